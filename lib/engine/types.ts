@@ -1,0 +1,115 @@
+/**
+ * The engine's public contract: what the GraphQL, MCP and Connect facets call,
+ * and the observer hooks the trace recorder implements. The engine owner may
+ * add members; renaming or removing one breaks the facets.
+ *
+ * @module
+ */
+import type { DocumentNode, GraphQLFormattedError, OperationDefinitionNode } from "graphql";
+
+/** A GraphQL request as a facet received it. */
+export interface GraphQLRequest {
+  readonly query: string;
+  readonly operationName?: string | null | undefined;
+  readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
+  readonly extensions?: Readonly<Record<string, unknown>> | null | undefined;
+}
+
+/** The three operation kinds. */
+export type OperationKind = "query" | "mutation" | "subscription";
+
+/** A parsed, validated, selected operation (cached by query text + operation name). */
+export interface PreparedOperation {
+  readonly kind: OperationKind;
+  /** The operation's name, null when anonymous. */
+  readonly name: string | null;
+  readonly document: DocumentNode;
+  readonly operation: OperationDefinitionNode;
+}
+
+/** Result of {@linkcode prepare}-like stages: the operation, or request errors. */
+export type PrepareResult =
+  | { readonly ok: true; readonly operation: PreparedOperation }
+  | {
+    readonly ok: false;
+    /** Which stage failed: `parse` (syntax), `validate`, or `select` (operationName). */
+    readonly stage: "parse" | "validate" | "select";
+    readonly errors: readonly GraphQLFormattedError[];
+  };
+
+/**
+ * A GraphQL response. A result without a `data` key is a request error (parse,
+ * validation, variable coercion): GraphQL over HTTP answers it with 4xx.
+ */
+export interface ExecutionResult {
+  data?: Record<string, unknown> | null;
+  errors?: GraphQLFormattedError[];
+  extensions?: Record<string, unknown>;
+}
+
+/** Per-request options of execution. */
+export interface ExecuteOptions {
+  readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
+  /** The client's request headers (propagated to subgraphs by the header rules). */
+  readonly headers?: Headers;
+  /** Aborts subgraph fetches (client gone, Connect-Timeout-Ms). */
+  readonly signal?: AbortSignal;
+  /** Trace hooks; absent when tracing is off (then no timing calls, no copies). */
+  readonly observer?: ExecutionObserver;
+}
+
+/** Pipeline stages timed for the trace. */
+export type StageName = "parse" | "normalize" | "validate" | "plan";
+
+/** A subgraph request as sent. */
+export interface FetchRequestRecord {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Headers;
+  /** The JSON body sent. */
+  readonly body: string;
+}
+
+/** A subgraph response as received. */
+export interface FetchResponseRecord {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The response body text. */
+  readonly body: string;
+}
+
+/** One executed fetch, reported once it settled. Times are `observer.now()` values. */
+export interface FetchRecord {
+  /** Plan fetch node identity (the object from the plan). */
+  readonly node: unknown;
+  /** `Single` (root fetch), `Entity` (one representation) or `BatchEntity`. */
+  readonly kind: "Single" | "Entity" | "BatchEntity";
+  readonly subgraph: string;
+  /** Response path the fetch merges at, e.g. `query.topProducts.@.reviews`. */
+  readonly path: string;
+  /** The data the input was rendered from (representations' source objects), or null. */
+  readonly rawInputData: unknown;
+  readonly request: FetchRequestRecord;
+  /** Absent when the fetch failed before a response. */
+  readonly response?: FetchResponseRecord;
+  /** Transport error message, when the fetch failed. */
+  readonly error?: string;
+  /** True when the response was shared with an identical in-flight request. */
+  readonly deduplicated: boolean;
+  readonly startNs: number;
+  /** When response headers arrived. */
+  readonly firstByteNs?: number;
+  readonly endNs: number;
+}
+
+/** Hooks the engine calls while tracing; implemented by `lib/trace`. */
+export interface ExecutionObserver {
+  /** Monotonic clock in nanoseconds. */
+  now(): number;
+  /** A pipeline stage took place between two `now()` values. */
+  stage(name: StageName, startNs: number, endNs: number): void;
+  /** The plan about to run, and whether it came from the plan cache. */
+  plan(plan: unknown, info: { readonly cached: boolean }): void;
+  /** A fetch settled. */
+  fetch(record: FetchRecord): void;
+}

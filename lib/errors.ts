@@ -1,0 +1,96 @@
+/**
+ * The one error family of GW Router. Every error a client or operator can see
+ * carries a stable machine-readable `code`; the HTTP mapping lives only in
+ * `lib/http/errors.ts` (and the Connect table in `lib/connect/`).
+ *
+ * @module
+ */
+
+/** Stable error codes. A new code must get an HTTP status in `lib/http/errors.ts`. */
+export type RouterErrorCode =
+  | "CONFIG_INVALID"
+  | "SUPERGRAPH_INVALID"
+  | "COMPOSITION_FAILED"
+  | "OPERATION_INVALID"
+  | "BAD_REQUEST"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "NOT_ACCEPTABLE"
+  | "METHOD_NOT_ALLOWED"
+  | "GRAPHQL_PARSE_FAILED"
+  | "GRAPHQL_VALIDATION_FAILED"
+  | "BAD_USER_INPUT"
+  | "PERSISTED_QUERY_NOT_FOUND"
+  | "UNAUTHENTICATED"
+  | "FORBIDDEN"
+  | "INVALID_TRACE_TOKEN"
+  | "NOT_FOUND"
+  | "SUBGRAPH_UNREACHABLE"
+  | "SUBGRAPH_ERROR"
+  | "DEADLINE_EXCEEDED"
+  | "INTERNAL";
+
+/** Options for {@linkcode RouterError}. */
+export interface RouterErrorOptions extends ErrorOptions {
+  /** Client-safe structured details, e.g. `{ path: "mcp.enabled" }`. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Base error of the router: a code, a sentence-case message, client-safe details.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RouterError } from "./errors.ts";
+ * const error = new RouterError("CONFIG_INVALID", 'Cannot read "mcp.enabled": expected a boolean', {
+ *   details: { path: "mcp.enabled" },
+ * });
+ * assert.equal(error.code, "CONFIG_INVALID");
+ * assert.equal(error.details.path, "mcp.enabled");
+ * ```
+ */
+export class RouterError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: RouterErrorCode;
+  /** Client-safe structured details. */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  /**
+   * @param code Stable code.
+   * @param message Sentence-case message without a final period.
+   * @param options Cause and details.
+   */
+  constructor(code: RouterErrorCode, message: string, options: RouterErrorOptions = {}) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = Object.freeze({ ...(options.details ?? {}) });
+  }
+}
+
+/**
+ * A 401/403 that carries its RFC 6750 `WWW-Authenticate` challenge.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AuthError } from "./errors.ts";
+ * const error = new AuthError("FORBIDDEN", "Insufficient scope", 'Bearer error="insufficient_scope"');
+ * assert.equal(error.challenge, 'Bearer error="insufficient_scope"');
+ * ```
+ */
+export class AuthError extends RouterError {
+  /** The `WWW-Authenticate` header value. */
+  readonly challenge: string;
+
+  /**
+   * @param code `UNAUTHENTICATED` (401) or `FORBIDDEN` (403).
+   * @param message Sentence-case message.
+   * @param challenge The `WWW-Authenticate` header value.
+   */
+  constructor(code: "UNAUTHENTICATED" | "FORBIDDEN", message: string, challenge: string) {
+    super(code, message);
+    this.challenge = challenge;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * `RouterState`: everything a request needs, built once by {@linkcode buildState}
+ * and replaced whole on reload (in-flight requests keep the state they started with).
+ *
+ * @module
+ */
+import type { Config } from "../config/types.ts";
+import { buildConnectState, type ConnectState } from "../connect/mod.ts";
+import { createEngine, type Engine, type SubgraphFetch } from "../engine/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { buildMcpState, type McpState } from "../mcp/mod.ts";
+import {
+  buildOperationRegistry,
+  type OperationFile,
+  type OperationRegistry,
+} from "../operations/mod.ts";
+import { buildSupergraph, type SupergraphModel } from "../supergraph/mod.ts";
+import { buildTraceState, type TraceState } from "../trace/mod.ts";
+
+/** The immutable state shared by every facet. */
+export interface RouterState {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly supergraph: SupergraphModel;
+  readonly engine: Engine;
+  readonly operations: OperationRegistry;
+  readonly mcp: McpState | null;
+  readonly connect: ConnectState | null;
+  readonly trace: TraceState;
+}
+
+/** Inputs of {@linkcode buildState}: the config plus every file it names, already read. */
+export interface StateInputs {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly supergraphSdl: string;
+  readonly operationFiles: readonly OperationFile[];
+  /** PEM of `engine.request_tracing_public_key_file`, or null. */
+  readonly traceKeyPem: string | null;
+  /** Subgraph fetch (tests inject one). */
+  readonly fetch?: SubgraphFetch;
+}
+
+/**
+ * Builds the router state from config and file contents. No I/O beyond key imports.
+ * @param inputs Config, logger and file contents.
+ * @returns The state.
+ */
+export async function buildState(inputs: StateInputs): Promise<RouterState> {
+  const { config, log } = inputs;
+  const supergraph = buildSupergraph(inputs.supergraphSdl);
+  const engine = createEngine(supergraph, inputs.fetch ? { fetch: inputs.fetch } : {});
+  const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema);
+  for (const skipped of operations.skipped) {
+    log.warn("Operation skipped", { path: skipped.path, reason: skipped.reason });
+  }
+  const base = { config, log, engine, operations };
+  const [mcp, trace] = await Promise.all([
+    buildMcpState(base),
+    buildTraceState(config, inputs.traceKeyPem),
+  ]);
+  const connect = buildConnectState(base);
+  return { config, log, supergraph, engine, operations, mcp, connect, trace };
+}
