@@ -40,3 +40,17 @@ export function buildMcpState(deps: Omit<McpDeps, "mcp">): Promise<McpState | nu
 export function handleMcp(_request: Request, _deps: McpDeps): Promise<Response> {
   return Promise.resolve(new Response("MCP not implemented", { status: 501 }));
 }
+
+/**
+ * Serves the RFC 9728 protected-resource metadata
+ * (`/.well-known/oauth-protected-resource/mcp`, also without `/mcp`).
+ * @param _request The request.
+ * @param _deps Router state.
+ * @returns The response.
+ */
+export function handleProtectedResourceMetadata(
+  _request: Request,
+  _deps: McpDeps,
+): Promise<Response> {
+  return Promise.resolve(new Response("Not implemented", { status: 501 }));
+}

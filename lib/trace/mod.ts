@@ -31,6 +31,16 @@ export function buildTraceState(config: Config, _publicKeyPem: string | null): P
 }
 
 /**
+ * Start-up warnings while ART is on (level `warn`; each message begins with
+ * `Advanced Request Tracing (ART) is enabled`).
+ * @param config The configuration.
+ * @returns Messages to log at `warn`, possibly none.
+ */
+export function traceStartupWarnings(config: Config): string[] {
+  return config.engine.enable_request_tracing ? ["Advanced Request Tracing (ART) is enabled"] : [];
+}
+
+/**
  * Decides whether a request is traced.
  * @param _request The inbound request.
  * @param _state The trace state.
