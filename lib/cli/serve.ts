@@ -1,17 +1,420 @@
 /**
- * The `serve` subcommand. STUB: its area's owner implements it.
+ * The `serve` subcommand and {@linkcode startRouter}, the programmatic way to
+ * run the router (used by `demo/main.ts` and the e2e tests). This is the I/O
+ * edge: it reads the files the config names, builds the state, listens,
+ * reloads on SIGHUP and file changes, and shuts down on SIGTERM/SIGINT.
  *
  * @module
  */
+import { dirname, extname, join, relative, resolve } from "node:path";
+import {
+  checkFiles,
+  type Config,
+  loadConfig,
+  parseListenAddr,
+  resolveConfigPath,
+  withBoundPort,
+} from "../config/mod.ts";
+import type { SubgraphFetch } from "../engine/mod.ts";
+import { RouterError } from "../errors.ts";
+import { createHandler } from "../http/mod.ts";
+import { createLogger, type Logger } from "../log/mod.ts";
+import type { OperationFile } from "../operations/mod.ts";
+import { buildState, type RouterState } from "../state/mod.ts";
+import { traceStartupWarnings } from "../trace/mod.ts";
 import type { CommandOptions } from "./mod.ts";
 
+/** Options for {@linkcode startRouter}: exactly one of `configPath` / `config`. */
+export interface StartRouterOptions {
+  /** Config file to load (and to reload on change). */
+  readonly configPath?: string;
+  /** A ready config (file paths in it absolute or relative to the working folder). */
+  readonly config?: Config;
+  /**
+   * Environment for config overrides.
+   * @default {{}} (the `serve` command passes the process environment)
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Logger; default: JSON lines on stdout at the config's `log_level`. */
+  readonly log?: Logger;
+  /** Subgraph fetch for the engine (tests inject one). */
+  readonly fetch?: SubgraphFetch;
+  /** Supergraph SDL to use instead of reading `supergraph_path` (tests). */
+  readonly supergraphSdl?: string;
+  /**
+   * Reload when the config, supergraph or operation files change.
+   * @default {false}
+   */
+  readonly watch?: boolean;
+  /**
+   * Reload on SIGHUP, shut down on SIGTERM/SIGINT.
+   * @default {false}
+   */
+  readonly signals?: boolean;
+  /**
+   * Quiet period after a file change before reloading, ms.
+   * @default {200}
+   */
+  readonly debounceMs?: number;
+  /**
+   * How long shutdown waits for in-flight requests (and open streams), ms.
+   * @default {10000}
+   */
+  readonly shutdownGraceMs?: number;
+}
+
+/** A running router. */
+export interface RunningRouter {
+  /** Base URL of the listener (`http://127.0.0.1:4123`). */
+  readonly url: string;
+  /** The current state (replaced whole on reload). */
+  state(): RouterState;
+  /** Re-reads config and files and swaps the state; on failure logs and keeps the old one. */
+  reload(): Promise<boolean>;
+  /** Stops listening (in-flight requests finish), watchers and signal handlers. */
+  shutdown(): Promise<void>;
+  /** Resolves once the router has shut down. */
+  readonly finished: Promise<void>;
+}
+
 /**
- * Runs `serve`.
- * @param _args Command-line arguments after the subcommand.
- * @param _options Shared options.
- * @returns The exit code.
+ * Reads the operation files of `operations_dir` (`*.graphql`, sorted by path,
+ * sub-folders included). A missing folder gives no operations.
+ * @param dir The operations folder.
+ * @returns The files, paths relative to `dir`.
  */
-export function serveCommand(_args: string[], _options: CommandOptions): Promise<number> {
-  console.error("serve: not implemented yet");
-  return Promise.resolve(1);
+export async function readOperationFiles(dir: string): Promise<OperationFile[]> {
+  const files: OperationFile[] = [];
+  async function walk(folder: string): Promise<void> {
+    for await (const entry of Deno.readDir(folder)) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else if (entry.isFile && extname(entry.name) === ".graphql") {
+        files.push({ path: relative(dir, path), text: await Deno.readTextFile(path) });
+      }
+    }
+  }
+  try {
+    await walk(dir);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+async function readFileFor(key: string, path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    throw new RouterError(
+      "CONFIG_INVALID",
+      `Cannot read "${key}": file "${path}": ${(error as Error).message}`,
+      {
+        cause: error,
+        details: { path: key, file: path },
+      },
+    );
+  }
+}
+
+/**
+ * Starts the router: loads the config, binds `listen_addr` (port 0 = a free
+ * port; the bound port then replaces it in the config, and in
+ * `mcp.server.base_url` when that was derived), builds the state, serves.
+ *
+ * @example Port 0 and health
+ * ```ts ignore
+ * import { startRouter } from "./serve.ts";
+ * const router = await startRouter({ configPath: "config.yaml", env: { LISTEN_ADDR: "127.0.0.1:0" } });
+ * const response = await fetch(`${router.url}/health/ready`);
+ * await response.body?.cancel();
+ * await router.shutdown();
+ * ```
+ * @param options Config source, environment, logger, test hooks.
+ * @returns The running router.
+ * @throws {RouterError} `CONFIG_INVALID` (or the state's build error) when start-up fails.
+ */
+export async function startRouter(options: StartRouterOptions): Promise<RunningRouter> {
+  const env = options.env ?? {};
+  const loadInitial = async (): Promise<Config> => {
+    if (options.config !== undefined) {
+      if (options.supergraphSdl === undefined) await checkFiles(options.config);
+      return options.config;
+    }
+    if (options.configPath === undefined) {
+      throw new RouterError("CONFIG_INVALID", 'startRouter needs "configPath" or "config"', {
+        details: { path: "CONFIG_PATH" },
+      });
+    }
+    return await loadConfig(options.configPath, { env });
+  };
+  let config = await loadInitial();
+  const address = parseListenAddr(config.listen_addr);
+  if (address === undefined) {
+    throw new RouterError("CONFIG_INVALID", `Cannot read "listen_addr": "${config.listen_addr}"`, {
+      details: { path: "listen_addr" },
+    });
+  }
+  const originalListen = config.listen_addr;
+  const makeLog = (c: Config): Logger => options.log ?? createLogger({ level: c.log_level });
+  let log = makeLog(config);
+
+  let state: RouterState | null = null;
+  const handler = createHandler(() => state, { log });
+  const server = Deno.serve({
+    hostname: address.hostname,
+    port: address.port,
+    onListen: () => {},
+  }, handler);
+  const port = server.addr.port;
+  config = withBoundPort(config, port);
+  const host = address.hostname === "0.0.0.0" || address.hostname === "::"
+    ? "localhost"
+    : address.hostname.includes(":")
+    ? `[${address.hostname}]`
+    : address.hostname;
+  const url = `http://${host}:${port}`;
+
+  async function build(next: Config, nextLog: Logger): Promise<RouterState> {
+    const [supergraphSdl, operationFiles, traceKeyPem] = await Promise.all([
+      options.supergraphSdl ?? readFileFor("supergraph_path", next.supergraph_path),
+      readOperationFiles(next.operations_dir),
+      next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
+        "engine.request_tracing_public_key_file",
+        next.engine.request_tracing_public_key_file,
+      ),
+    ]);
+    return await buildState({
+      config: next,
+      log: nextLog,
+      supergraphSdl,
+      operationFiles,
+      traceKeyPem,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  }
+
+  try {
+    state = await build(config, log);
+  } catch (error) {
+    await server.shutdown();
+    throw error;
+  }
+  logStartup(log, config, url, state);
+
+  let reloading: Promise<boolean> = Promise.resolve(true);
+  async function reloadOnce(): Promise<boolean> {
+    try {
+      let next = options.configPath === undefined
+        ? config
+        : await loadConfig(options.configPath, { env });
+      if (next.listen_addr !== originalListen) {
+        log.warn("listen_addr changed; restart the router to listen there", {
+          listen_addr: next.listen_addr,
+        });
+      }
+      next = withBoundPort(
+        next.listen_addr === originalListen ? next : { ...next, listen_addr: originalListen },
+        port,
+      );
+      const nextLog = makeLog(next);
+      const nextState = await build(next, nextLog);
+      state = nextState;
+      config = next;
+      log = nextLog;
+      log.info("Configuration reloaded", { operations: nextState.operations.operations.length });
+      restartWatcher();
+      return true;
+    } catch (error) {
+      log.error("Reload failed; keeping the previous configuration", describeError(error));
+      return false;
+    }
+  }
+  function reload(): Promise<boolean> {
+    reloading = reloading.then(reloadOnce, reloadOnce);
+    return reloading;
+  }
+
+  // File watching: watch folders (editors replace files by rename) and filter
+  // events by path. The folders of the config and supergraph files are watched
+  // flat (the config folder may be a whole repository), operations_dir deep.
+  let watchers: Deno.FsWatcher[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let watchedKey: string | null = null;
+  function isDirectory(path: string): boolean {
+    try {
+      return Deno.statSync(path).isDirectory;
+    } catch {
+      return false;
+    }
+  }
+  function watch(paths: string[], recursive: boolean, matches: (path: string) => boolean): void {
+    if (paths.length === 0) return;
+    const watcher = Deno.watchFs(paths, { recursive });
+    watchers.push(watcher);
+    (async () => {
+      try {
+        for await (const event of watcher) {
+          if (!event.paths.some(matches)) continue;
+          clearTimeout(timer);
+          timer = setTimeout(() => {
+            timer = undefined;
+            void reload();
+          }, options.debounceMs ?? 200);
+        }
+      } catch {
+        // The watcher was closed.
+      }
+    })();
+  }
+  function closeWatchers(): void {
+    for (const watcher of watchers) watcher.close();
+    watchers = [];
+  }
+  function restartWatcher(): void {
+    if (!options.watch || closed) return;
+    const files = [
+      options.configPath === undefined ? null : resolve(options.configPath),
+      options.supergraphSdl === undefined ? resolve(config.supergraph_path) : null,
+    ].filter((file): file is string => file !== null);
+    const fileDirs = [...new Set(files.map((file) => dirname(file)))].filter(isDirectory);
+    const operationsDir = resolve(config.operations_dir);
+    const deep = isDirectory(operationsDir) ? [operationsDir] : [];
+    const key = JSON.stringify([fileDirs, deep, files]);
+    if (key === watchedKey) return;
+    closeWatchers();
+    watchedKey = key;
+    watch(fileDirs, false, (path) => files.includes(path));
+    watch(deep, true, (path) => path.startsWith(operationsDir + "/") && path.endsWith(".graphql"));
+  }
+  let closed = false;
+  restartWatcher();
+
+  const onHangup = () => void reload();
+  const onStop = () => void shutdown();
+  const signalNames: Deno.Signal[] = [];
+  if (options.signals) {
+    for (
+      const [signal, listener] of [["SIGHUP", onHangup], ["SIGTERM", onStop], [
+        "SIGINT",
+        onStop,
+      ]] as const
+    ) {
+      try {
+        Deno.addSignalListener(signal, listener);
+        signalNames.push(signal);
+      } catch {
+        // Signal not supported on this platform (SIGHUP on Windows).
+      }
+    }
+  }
+
+  let shuttingDown: Promise<void> | null = null;
+  const stopped = Promise.withResolvers<void>();
+  server.finished.then(stopped.resolve, stopped.resolve);
+  function shutdown(): Promise<void> {
+    shuttingDown ??= (async () => {
+      closed = true;
+      clearTimeout(timer);
+      closeWatchers();
+      for (const signal of signalNames) {
+        Deno.removeSignalListener(signal, signal === "SIGHUP" ? onHangup : onStop);
+      }
+      log.info("Shutting down");
+      await reloading.catch(() => {});
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      const expired = new Promise<void>((resolve) => {
+        grace = setTimeout(() => {
+          log.warn("Shutdown grace period over; closing with requests in flight");
+          resolve();
+        }, options.shutdownGraceMs ?? 10_000);
+      });
+      await Promise.race([server.shutdown(), expired]);
+      clearTimeout(grace);
+      stopped.resolve();
+    })();
+    return shuttingDown;
+  }
+
+  return {
+    url,
+    state: () => state as RouterState,
+    reload,
+    shutdown,
+    finished: stopped.promise,
+  };
+}
+
+function describeError(error: unknown): Record<string, unknown> {
+  if (error instanceof RouterError) {
+    return { error: error.message, code: error.code, ...error.details };
+  }
+  return { error: error instanceof Error ? error.message : String(error) };
+}
+
+function logStartup(log: Logger, config: Config, url: string, state: RouterState): void {
+  log.info("GW Router listening", {
+    url,
+    graphql: `${url}${config.graphql_path}`,
+    ...(state.mcp !== null ? { mcp: `${url}${config.mcp.path}` } : {}),
+    ...(state.connect !== null ? { connect: `${url}${state.connect.prefix}` } : {}),
+    ...(config.playground.enabled ? { playground: `${url}/` } : {}),
+    health: `${url}/health/ready`,
+    operations: state.operations.operations.length,
+    dev_mode: config.dev_mode,
+  });
+  for (const message of traceStartupWarnings(config)) log.warn(message);
+  if (config.workers > 1) {
+    log.warn("workers > 1 is not implemented yet; serving from one isolate", {
+      workers: config.workers,
+      hint: "run several replicas, or `deno serve --parallel`",
+    });
+  }
+}
+
+/** Parsed `serve` arguments. */
+interface ServeArgs {
+  readonly config: string | undefined;
+}
+
+function parseServeArgs(args: readonly string[]): ServeArgs | string {
+  let config: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    if (arg === "--config" || arg === "-c") {
+      config = args[++i];
+      if (config === undefined || config === "") return `Missing value after "${arg}"`;
+    } else if (arg.startsWith("--config=")) {
+      config = arg.slice("--config=".length);
+    } else {
+      return `Unknown argument "${arg}"; usage: serve [--config FILE]`;
+    }
+  }
+  return { config };
+}
+
+/**
+ * Runs `serve [--config FILE]` (env `CONFIG_PATH`, default `config.yaml`)
+ * until SIGTERM/SIGINT.
+ * @param args Command-line arguments after the subcommand.
+ * @param _options Shared options.
+ * @returns The exit code: 0 after a clean shutdown, 1 when start-up fails, 2 on bad arguments.
+ */
+export async function serveCommand(args: string[], _options: CommandOptions): Promise<number> {
+  const parsed = parseServeArgs(args);
+  if (typeof parsed === "string") {
+    console.error(parsed);
+    return 2;
+  }
+  const env = Deno.env.toObject();
+  const configPath = resolveConfigPath(parsed.config, env);
+  let router: RunningRouter;
+  try {
+    router = await startRouter({ configPath, env, watch: true, signals: true });
+  } catch (error) {
+    createLogger({ level: "error" }).error("Router failed to start", describeError(error));
+    return 1;
+  }
+  await router.finished;
+  return 0;
 }

@@ -13,7 +13,9 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /** One subgraph for the `compose` subcommand. */
 export interface SubgraphSource {
+  /** Subgraph name (`accounts`); becomes its `join__Graph` value. */
   readonly name: string;
+  /** URL the router sends this subgraph's requests to. */
   readonly routing_url: string;
   /** Path of the subgraph SDL, relative to the config file. */
   readonly schema_file: string;
@@ -36,16 +38,21 @@ export type HeaderRule =
 
 /** `headers`: what is forwarded from client requests to subgraphs. */
 export interface HeadersConfig {
+  /** Rules for every subgraph request. */
   readonly all: { readonly request: readonly HeaderRule[] };
+  /** Rules per subgraph name, applied after `all`. */
   readonly subgraphs: Readonly<Record<string, { readonly request: readonly HeaderRule[] }>>;
 }
 
 /** One JWKS key source: exactly one of `url`, `file`, `secret`. */
 export interface JwksSource {
+  /** JWKS URL (refreshed every `refresh_interval_ms`). */
   readonly url?: string;
+  /** JWKS file, resolved against the config file's folder. */
   readonly file?: string;
   /** Shared secret for HS256/384/512 (then `symmetric_algorithm` is required). */
   readonly secret?: string;
+  /** Algorithm of `secret` (required with it). */
   readonly symmetric_algorithm?: "HS256" | "HS384" | "HS512";
   /** Milliseconds between refreshes of a URL source (YAML accepts `1m`, `30s`, `500ms`). */
   readonly refresh_interval_ms: number;
@@ -57,7 +64,9 @@ export interface JwksSource {
 
 /** `authentication`. */
 export interface AuthenticationConfig {
+  /** JWT bearer tokens. */
   readonly jwt: {
+    /** Key sources; the first that verifies a token wins. */
     readonly jwks: readonly JwksSource[];
     /** Header carrying the token. */
     readonly header_name: string;
@@ -68,46 +77,72 @@ export interface AuthenticationConfig {
 
 /** `authorization`: `@authenticated` / `@requiresScopes` on GraphQL and Connect requests. */
 export interface AuthorizationConfig {
+  /** Refuse GraphQL and Connect requests without a valid token. */
   readonly require_authentication: boolean;
+  /** Refuse the whole operation (instead of nulling fields) when a field is not authorized. */
   readonly reject_operation_if_unauthorized: boolean;
 }
 
 /** The six scope lists of spec §2.1. */
 export interface ScopesConfig {
+  /** Scopes required on every MCP request. */
   readonly initialize: readonly string[];
+  /** Additional scopes for `tools/list`. */
   readonly tools_list: readonly string[];
+  /** Additional scopes for `tools/call` (any tool). */
   readonly tools_call: readonly string[];
+  /** Additional scopes for the `execute_graphql` tool. */
   readonly execute_graphql: readonly string[];
+  /** Additional scopes for the `get_operation_info` tool. */
   readonly get_operation_info: readonly string[];
+  /** Additional scopes for the `get_schema` tool. */
   readonly get_schema: readonly string[];
 }
 
 /** `mcp`. */
 export interface McpConfig {
+  /** Serve the MCP tool server. */
   readonly enabled: boolean;
+  /** Name of the graph shown to MCP clients. */
   readonly graph_name: string;
   /** Path of the MCP endpoint on the main listener. */
   readonly path: string;
+  /** Public address of the router as MCP clients see it. */
   readonly server: { readonly base_url: string };
+  /** Do not expose mutations as tools. */
   readonly exclude_mutations: boolean;
+  /** Register `execute_graphql` (inline GraphQL). */
   readonly enable_arbitrary_operations: boolean;
+  /** Register `get_schema`. */
   readonly expose_schema: boolean;
+  /** Name tools `<snake_case name>` instead of `execute_operation_<snake_case name>`. */
   readonly omit_tool_name_prefix: boolean;
   /** HMAC secret for `Mcp-Session-Id` (env `MCP_SESSION_SECRET`); random per process when empty. */
   readonly session_secret: string;
+  /** OAuth 2.0 protection of the MCP endpoint. */
   readonly oauth: {
+    /** Require bearer tokens (needs a key source). */
     readonly enabled: boolean;
+    /** Key sources for MCP tokens; empty means `authentication.jwt.jwks`. */
+    readonly jwks: readonly JwksSource[];
+    /** Authorization servers listed in the RFC 9728 metadata. */
     readonly authorization_server_urls: readonly string[];
+    /** Scope gates of spec §2.1. */
     readonly scopes: ScopesConfig;
+    /** Put the token's scopes into 403 `scope` challenges too (spec §7.3). */
     readonly scope_challenge_include_token_scopes: boolean;
+    /** Most OR-of-AND groups an operation's combined requirement may have. */
     readonly max_scope_combinations: number;
   };
 }
 
 /** `connect_rpc`. */
 export interface ConnectRpcConfig {
+  /** Serve Connect RPC. */
   readonly enabled: boolean;
+  /** Protobuf package, ending in a version (`service.v1`). */
   readonly package: string;
+  /** Protobuf service name, ending in `Service`. */
   readonly service: string;
   /** `Cache-Control: max-age` of GET responses, seconds. */
   readonly get_cache_max_age: number;
@@ -117,12 +152,18 @@ export interface ConnectRpcConfig {
 
 /** `engine`. */
 export interface EngineConfig {
+  /** Advanced Request Tracing on (`false` disables it entirely). */
   readonly enable_request_tracing: boolean;
+  /** Trace without a signed token and without dev mode (logs a warning). */
   readonly force_unauthenticated_request_tracing: boolean;
   /** PEM SPKI ES256 public key that verifies `X-GW-Token`. */
   readonly request_tracing_public_key_file: string;
+  /** Required `iss` of `X-GW-Token`; empty: not checked. */
   readonly request_tracing_issuer: string;
+  /** Required `aud` of `X-GW-Token`; empty: not checked. */
   readonly request_tracing_audience: string;
+  /** Extra header names masked in traces (besides the fixed list and the JWT header). */
+  readonly request_tracing_masked_headers: readonly string[];
   /** Share one response among identical in-flight subgraph requests. */
   readonly enable_single_flight: boolean;
   /** Per-subgraph-request timeout, milliseconds. */
@@ -133,11 +174,17 @@ export interface EngineConfig {
 
 /** `cors`. */
 export interface CorsConfig {
+  /** Answer CORS preflights and add CORS headers. */
   readonly enabled: boolean;
+  /** Allowed origins: `*`, exact origins, or patterns like `https://*.example.com`. */
   readonly allow_origins: readonly string[];
+  /** Request headers allowed in preflights. */
   readonly allow_headers: readonly string[];
+  /** Headers exposed to browsers besides `Mcp-Session-Id` and `WWW-Authenticate`. */
   readonly expose_headers: readonly string[];
+  /** Allow credentials (not with the origin `*`). */
   readonly allow_credentials: boolean;
+  /** How long browsers may cache a preflight, seconds. */
   readonly max_age_seconds: number;
 }
 
@@ -151,22 +198,36 @@ export interface PlaygroundConfig {
 export interface Config {
   /** `host:port` of the one listener. */
   readonly listen_addr: string;
+  /** Path of the GraphQL endpoint. */
   readonly graphql_path: string;
+  /** Development mode: tracing without token, playground on. */
   readonly dev_mode: boolean;
+  /** Lowest level logged. */
   readonly log_level: LogLevel;
   /** Worker processes/isolates serving the listener (1 = no extra workers). */
   readonly workers: number;
+  /** Supergraph SDL file (Apollo Federation), relative to the config file. */
   readonly supergraph_path: string;
+  /** Folder of named operations (`*.graphql`): the MCP and Connect contract. */
   readonly operations_dir: string;
   /** Largest accepted request body, bytes. */
   readonly max_request_body_bytes: number;
+  /** Subgraphs for `compose`. */
   readonly subgraphs: readonly SubgraphSource[];
+  /** Header propagation to subgraphs. */
   readonly headers: HeadersConfig;
+  /** Token verification. */
   readonly authentication: AuthenticationConfig;
+  /** `@authenticated` / `@requiresScopes` enforcement. */
   readonly authorization: AuthorizationConfig;
+  /** CORS. */
   readonly cors: CorsConfig;
+  /** The MCP tool server. */
   readonly mcp: McpConfig;
+  /** Connect RPC. */
   readonly connect_rpc: ConnectRpcConfig;
+  /** Query engine and tracing. */
   readonly engine: EngineConfig;
+  /** The local playground. */
   readonly playground: PlaygroundConfig;
 }

@@ -1,44 +1,109 @@
 /**
- * Connect RPC facet. STUB: the Connect owner implements it.
+ * Connect RPC facet: every operation of `operations_dir` is a unary method
+ * `/<package>.<Service>/<Method>` callable over POST (all) and GET (queries)
+ * with JSON in the proto3 JSON mapping of the generated `.proto`; plus the
+ * `.proto` and OpenAPI generators. The codec, the model and the generators are
+ * pure; {@linkcode handleConnect} is the edge.
  *
  * @module
  */
-import type { Config } from "../config/types.ts";
-import type { Engine } from "../engine/mod.ts";
-import type { Logger } from "../log/mod.ts";
-import type { OperationRegistry } from "../operations/mod.ts";
+import { buildAuthState, operationAccess, type OperationRequirement } from "../auth/mod.ts";
+import type { ConnectDeps, ConnectState } from "./handler.ts";
+import { buildContractModel } from "./model.ts";
 
-/** Compiled Connect methods. */
-export interface ConnectState {
-  /** `/<package>.<Service>/`. */
-  readonly prefix: string;
-}
-
-/** What the Connect handler reads from the router state. */
-export interface ConnectDeps {
-  readonly config: Config;
-  readonly engine: Engine;
-  readonly operations: OperationRegistry;
-  readonly connect: ConnectState | null;
-  readonly log: Logger;
-}
+export { type ConnectDeps, type ConnectState, handleConnect } from "./handler.ts";
+export {
+  cacheControl,
+  type CodecResult,
+  type ConnectCall,
+  type ConnectHttpRequest,
+  decodeCallMessage,
+  isJsonContentType,
+  matchesEtag,
+  type MessageSource,
+  resolveCall,
+} from "./codec.ts";
+export {
+  codeOfGraphQLErrors,
+  CONNECT_HTTP_STATUS,
+  type ConnectCode,
+  type ConnectErrorBody,
+  connectErrorBody,
+  connectErrorResponse,
+  type ConnectFailure,
+  connectFailure,
+  connectStatus,
+} from "./errors.ts";
+export { decodeRequestMessage, encodeResponseMessage, MessageDecodeError } from "./json.ts";
+export {
+  buildContractModel,
+  type ContractModel,
+  type ContractOperation,
+  type EnumModel,
+  type EnumValueModel,
+  type FieldModel,
+  type FieldType,
+  jsonName,
+  type MessageModel,
+  type MethodModel,
+  pascalCase,
+  type ScalarKind,
+  snakeCase,
+  upperSnakeCase,
+} from "./model.ts";
+export {
+  type GeneratedProto,
+  generateProto,
+  type GenerateProtoOptions,
+  type LockedEnum,
+  type LockedMessage,
+  parseProtoLock,
+  PROTO_LOCK_FILE,
+  protoFieldType,
+  type ProtoLock,
+} from "./proto.ts";
+export { generateOpenApi, type GenerateOpenApiOptions, type JsonObject } from "./openapi.ts";
 
 /**
- * Builds the Connect state.
+ * Builds the Connect state: the contract model of the registry's operations
+ * against the API schema, each method's access requirement, and (when
+ * `authentication.jwt.jwks` is set) the token verifier. Operations that cannot
+ * be methods (subscriptions, RPC-name clashes) are logged and left out.
+ *
  * @param deps Config, engine, operations, logger.
  * @returns The state, or null when Connect is disabled.
  */
 export function buildConnectState(deps: Omit<ConnectDeps, "connect">): ConnectState | null {
   const c = deps.config.connect_rpc;
-  return c.enabled ? { prefix: `/${c.package}.${c.service}/` } : null;
-}
-
-/**
- * Handles `POST/GET /<package>.<Service>/<Method>`.
- * @param _request The request.
- * @param _deps Router state.
- * @returns The response.
- */
-export function handleConnect(_request: Request, _deps: ConnectDeps): Promise<Response> {
-  return Promise.resolve(new Response("Connect not implemented", { status: 501 }));
+  if (!c.enabled) return null;
+  const { apiSchema, access } = deps.engine.model;
+  const contract = buildContractModel(apiSchema, deps.operations.operations);
+  for (const skipped of contract.skipped) {
+    deps.log.warn("Connect method skipped", { operation: skipped.name, reason: skipped.reason });
+  }
+  const requirements = new Map<string, OperationRequirement>();
+  for (const method of contract.methods) {
+    const result = operationAccess(method.operation.document, apiSchema, access, {
+      operationName: method.operation.name,
+      maxCombinations: deps.config.mcp.oauth.max_scope_combinations,
+    });
+    // Over the combination cap: fail closed (a scope nobody can hold).
+    requirements.set(
+      method.name,
+      result.ok ? result.requirement : { authenticated: true, scopes: [["\u0000unsatisfiable"]] },
+    );
+  }
+  let auth: ConnectState["auth"] = null;
+  if (deps.config.authentication.jwt.jwks.length > 0) {
+    auth = buildAuthState(deps.config);
+    auth.catch((error) => deps.log.error("Connect: key sources failed", { error: String(error) }));
+  }
+  return {
+    prefix: `/${c.package}.${c.service}/`,
+    contract,
+    requirements,
+    auth,
+    maxMessageBytes: c.max_message_bytes,
+    cacheMaxAge: c.get_cache_max_age,
+  };
 }

@@ -2,14 +2,29 @@
  * The engine: parse+validate (graphql-js) → normalize → plan (cached) →
  * execute the plan against subgraphs → shape the response.
  *
- * STUB: the engine owner replaces the bodies; the exported names and
- * signatures are the contract the facets use.
- *
  * @module
  */
-import type { SupergraphCore } from "../supergraph/types.ts";
+import {
+  type DocumentNode,
+  execute as graphqlExecute,
+  getVariableValues,
+  type GraphQLFormattedError,
+  Kind,
+  type OperationDefinitionNode,
+} from "graphql";
+import type { HeadersConfig } from "../config/types.ts";
+import type { SupergraphModel } from "../supergraph/mod.ts";
+import { executePlan } from "./execute.ts";
+import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
+import { Lru } from "./_lru.ts";
+import { normalizeOperation, type NSelection } from "./normalize.ts";
+import { type PlannedOperation, PlanningError, planOperation } from "./plan.ts";
+import { prepareOperation } from "./prepare.ts";
+import { shapeResponse } from "./shape.ts";
+import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
 import type {
   ExecuteOptions,
+  ExecutionObserver,
   ExecutionResult,
   GraphQLRequest,
   PreparedOperation,
@@ -17,52 +32,228 @@ import type {
 } from "./types.ts";
 
 export type * from "./types.ts";
+export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
 
 /** Options for {@linkcode createEngine}. */
 export interface EngineOptions {
-  /** Defaults to the global `fetch`. */
+  /** Defaults to the global `fetch` (keep-alive connection pool). */
   readonly fetch?: SubgraphFetch;
+  /** Header propagation rules (`headers`); default: nothing forwarded. */
+  readonly headers?: HeadersConfig;
+  /** Share one response among identical in-flight subgraph requests. @default true */
+  readonly enableSingleFlight?: boolean;
+  /** Per-subgraph-request timeout in milliseconds. @default 30000 */
+  readonly subgraphRequestTimeoutMs?: number;
+  /** Plans (and prepared operations) kept. @default 1000 */
+  readonly planCacheSize?: number;
+}
+
+/** A cached plan with what shaping needs. */
+interface CachedPlan {
+  readonly planned: PlannedOperation;
+  readonly selection: NSelection;
+  readonly introspection: DocumentNode | null;
+  readonly error: GraphQLFormattedError | null;
 }
 
 /** The engine state for one supergraph: model, plan cache, subgraph client. */
 export interface Engine {
-  readonly model: SupergraphCore;
+  readonly model: SupergraphModel;
+  /** @internal Prepared operations by query text + operation name (failures included). */
+  readonly prepared: Lru<string, PrepareResult>;
+  /** @internal Plans by query text + operation name + `@skip`/`@include` values. */
+  readonly plans: Lru<string, CachedPlan>;
+  /** @internal The subgraph HTTP client. */
+  readonly client: SubgraphClient;
+  /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
+  readonly abstractNames: ReadonlySet<string>;
 }
 
 /**
  * Builds the engine for a supergraph model.
  * @param model The supergraph model.
- * @param _options Subgraph client options.
+ * @param options Subgraph client, header rules and cache options.
  * @returns The engine.
  */
-export function createEngine(model: SupergraphCore, _options: EngineOptions = {}): Engine {
-  return { model };
+export function createEngine(model: SupergraphModel, options: EngineOptions = {}): Engine {
+  const size = options.planCacheSize ?? 1000;
+  const propagators = new Map<string, HeaderPropagator | null>();
+  for (const name of model.subgraphs.keys()) {
+    propagators.set(name, compileHeaderRules(options.headers, name));
+  }
+  const client = createSubgraphClient({
+    subgraphs: model.subgraphs,
+    propagators,
+    fetch: options.fetch ?? ((request) => fetch(request)),
+    singleFlight: options.enableSingleFlight ?? true,
+    timeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
+  });
+  const abstractNames = new Set<string>();
+  for (const type of model.types.values()) {
+    if (type.kind === "interface") abstractNames.add(type.name);
+  }
+  return { model, prepared: new Lru(size), plans: new Lru(size), client, abstractNames };
+}
+
+/** Options of {@linkcode prepare}. */
+export interface PrepareCallOptions {
+  /** Trace hooks (parse/validate timings). */
+  readonly observer?: ExecutionObserver;
 }
 
 /**
- * Parses, validates and selects the operation (cached by text + name).
- * @param _engine The engine.
- * @param _request The request.
+ * Parses, validates and selects the operation (cached by text + name, failures included).
+ * @param engine The engine.
+ * @param request The request.
+ * @param options Observer for stage timings.
  * @returns The prepared operation or request errors.
  */
-export function prepare(_engine: Engine, _request: GraphQLRequest): PrepareResult {
-  return { ok: false, stage: "parse", errors: [{ message: "Engine not implemented" }] };
+export function prepare(
+  engine: Engine,
+  request: GraphQLRequest,
+  options: PrepareCallOptions = {},
+): PrepareResult {
+  const key = `${request.query}\u0000${request.operationName ?? ""}`;
+  const cached = engine.prepared.get(key);
+  if (cached) return cached;
+  const observer = options.observer;
+  const result = prepareOperation(
+    engine.model.apiSchema,
+    request,
+    observer ? { now: () => observer.now(), stage: (n, s, e) => observer.stage(n, s, e) } : {},
+  );
+  engine.prepared.set(key, result);
+  return result;
+}
+
+function introspectionDocument(operation: OperationDefinitionNode): DocumentNode | null {
+  const selections = operation.selectionSet.selections.filter((s) =>
+    s.kind === Kind.FIELD && (s.name.value === "__schema" || s.name.value === "__type")
+  );
+  if (selections.length === 0) return null;
+  return {
+    kind: Kind.DOCUMENT,
+    definitions: [{ ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections } }],
+  };
+}
+
+function planFor(
+  engine: Engine,
+  operation: PreparedOperation,
+  variables: Readonly<Record<string, unknown>>,
+  observer: ExecutionObserver | undefined,
+): CachedPlan {
+  const conditions = operation.conditionVariables ?? [];
+  let key = operation.key ?? "";
+  for (const name of conditions) key += variables[name] === true ? "\u00011" : "\u00010";
+  const cached = operation.key === undefined ? undefined : engine.plans.get(key);
+  if (cached) {
+    observer?.plan(cached.planned.plan, { cached: true });
+    return cached;
+  }
+  const t0 = observer?.now() ?? 0;
+  const normalized = normalizeOperation(engine.model.apiSchema, operation.document, {
+    operation: operation.operation,
+    variables,
+  });
+  const t1 = observer?.now() ?? 0;
+  observer?.stage("normalize", t0, t1);
+  let planned: PlannedOperation = { plan: { kind: "QueryPlan", node: null }, step: null };
+  let error: GraphQLFormattedError | null = null;
+  try {
+    planned = planOperation(engine.model, normalized);
+  } catch (e) {
+    if (!(e instanceof PlanningError)) throw e;
+    error = { message: e.message, extensions: { code: "INTERNAL" } };
+  }
+  observer?.stage("plan", t1, observer.now());
+  const entry: CachedPlan = {
+    planned,
+    selection: normalized.selection,
+    introspection: introspectionDocument(operation.operation),
+    error,
+  };
+  if (operation.key !== undefined) engine.plans.set(key, entry);
+  observer?.plan(planned.plan, { cached: false });
+  return entry;
 }
 
 /**
  * Coerces variables, plans (cached) and executes the operation.
- * @param _engine The engine.
- * @param _operation The prepared operation.
- * @param _options Variables, headers, signal, observer.
- * @returns The GraphQL response.
+ * @param engine The engine.
+ * @param operation The prepared operation.
+ * @param options Variables, headers, signal, observer.
+ * @returns The GraphQL response (no `data` key for request errors).
  */
-export function execute(
-  _engine: Engine,
-  _operation: PreparedOperation,
-  _options: ExecuteOptions = {},
+export async function execute(
+  engine: Engine,
+  operation: PreparedOperation,
+  options: ExecuteOptions = {},
 ): Promise<ExecutionResult> {
-  return Promise.resolve({ errors: [{ message: "Engine not implemented" }] });
+  const schema = engine.model.apiSchema;
+  if (operation.kind === "subscription") {
+    return {
+      errors: [{
+        message: "Subscriptions are not supported",
+        extensions: { code: "BAD_REQUEST" },
+      }],
+    };
+  }
+  const coerced = getVariableValues(
+    schema,
+    operation.operation.variableDefinitions ?? [],
+    (options.variables ?? {}) as Record<string, unknown>,
+    { maxErrors: 50 },
+  );
+  if (coerced.errors) {
+    return {
+      errors: coerced.errors.map((e) => {
+        const json = e.toJSON();
+        return { ...json, extensions: { ...json.extensions, code: "BAD_USER_INPUT" } };
+      }),
+    };
+  }
+  const variables = coerced.coerced;
+  const observer = options.observer;
+  const planned = planFor(engine, operation, variables, observer);
+  if (planned.error) return { data: null, errors: [planned.error] };
+  const sendOptions = {
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(observer ? { now: () => observer.now() } : {}),
+  };
+  const [executed, introspected] = await Promise.all([
+    executePlan(planned.planned.step, {
+      send: (subgraph, body, shareable) =>
+        engine.client.send(
+          subgraph,
+          body,
+          shareable ? sendOptions : { ...sendOptions, unshared: true },
+        ),
+      variables,
+      operationKind: operation.kind,
+      abstractNames: engine.abstractNames,
+      ...(observer
+        ? {
+          observer,
+          describe: (subgraph: string, body: string) =>
+            engine.client.describe(subgraph, body, options.headers),
+        }
+        : {}),
+    }),
+    planned.introspection
+      ? graphqlExecute({ schema, document: planned.introspection, variableValues: variables })
+      : null,
+  ]);
+  const errors = executed.errors;
+  if (introspected) {
+    // Plain objects (graphql-js builds null-prototype ones); introspection only, so rare.
+    if (introspected.data) Object.assign(executed.data, JSON.parse(JSON.stringify(introspected.data)));
+    for (const e of introspected.errors ?? []) errors.push(e.toJSON());
+  }
+  const data = shapeResponse(executed.data, planned.selection, { errors });
+  return errors.length > 0 ? { data, errors } : { data };
 }

@@ -25,6 +25,10 @@ export interface PreparedOperation {
   readonly name: string | null;
   readonly document: DocumentNode;
   readonly operation: OperationDefinitionNode;
+  /** Plan cache key (query text + operation name); set by `prepare`. */
+  readonly key?: string;
+  /** Variables deciding `@skip`/`@include` (part of the plan cache key); set by `prepare`. */
+  readonly conditionVariables?: readonly string[];
 }
 
 /** Result of {@linkcode prepare}-like stages: the operation, or request errors. */

@@ -1,17 +1,145 @@
 /**
- * Logging contract: one JSON object per line (`level`, `msg`, `time`, fields).
- * The implementation lives in `logger.ts`; pure modules never log, they return.
+ * Structured logging: one JSON object per line (`level`, `msg`, `time`, then
+ * the fields), filtered by a threshold (`log_level`, env `LOG_LEVEL`). Pure
+ * modules never log, they return; the edges (`lib/http`, `lib/cli`) do.
  *
  * @module
  */
 import type { LogLevel } from "../config/types.ts";
 
+export type { LogLevel };
+
 /** A structured logger. */
 export interface Logger {
+  /** Logs at `debug`. */
   debug(msg: string, fields?: Record<string, unknown>): void;
+  /** Logs at `info`. */
   info(msg: string, fields?: Record<string, unknown>): void;
+  /** Logs at `warn`. */
   warn(msg: string, fields?: Record<string, unknown>): void;
+  /** Logs at `error`. */
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export type { LogLevel };
+/** Options for {@linkcode createLogger}. */
+export interface LoggerOptions {
+  /**
+   * Lowest level written.
+   * @default {"info"}
+   */
+  readonly level?: LogLevel;
+  /**
+   * Receives each finished line (without the newline).
+   * @default {writes the line to stdout}
+   */
+  readonly write?: (line: string) => void;
+  /**
+   * The clock, for `time`.
+   * @default {() => new Date()}
+   */
+  readonly now?: () => Date;
+  /** Fields added to every line (after `time`, before the call's fields). */
+  readonly fields?: Readonly<Record<string, unknown>>;
+}
+
+const RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/**
+ * Creates a JSON-lines logger. Lines below the threshold cost one comparison.
+ * `Error` values in fields are written as `{name, message, code?}`; values
+ * that cannot be serialized are written as strings, never thrown.
+ *
+ * @example Threshold and line shape
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createLogger } from "./mod.ts";
+ * const lines: string[] = [];
+ * const log = createLogger({
+ *   level: "info",
+ *   write: (line) => lines.push(line),
+ *   now: () => new Date(0),
+ * });
+ * log.debug("hidden");
+ * log.info("Router listening", { url: "http://127.0.0.1:3002" });
+ * assert.deepEqual(lines.map((line) => JSON.parse(line)), [{
+ *   level: "info",
+ *   msg: "Router listening",
+ *   time: "1970-01-01T00:00:00.000Z",
+ *   url: "http://127.0.0.1:3002",
+ * }]);
+ * ```
+ * @param options Threshold, writer, clock, fixed fields.
+ * @returns The logger.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const threshold = RANK[options.level ?? "info"];
+  const write = options.write ?? writeStdout;
+  const now = options.now ?? (() => new Date());
+  const fixed = options.fields ?? {};
+  function emit(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
+    if (RANK[level] < threshold) return;
+    const record = { level, msg, time: now().toISOString(), ...fixed, ...fields };
+    write(stringify(record));
+  }
+  return {
+    debug: (msg, fields) => emit("debug", msg, fields),
+    info: (msg, fields) => emit("info", msg, fields),
+    warn: (msg, fields) => emit("warn", msg, fields),
+    error: (msg, fields) => emit("error", msg, fields),
+  };
+}
+
+/**
+ * A logger that drops everything (tests and library use).
+ *
+ * @example
+ * ```ts
+ * import { silentLogger } from "./mod.ts";
+ * silentLogger.error("nobody hears this");
+ * ```
+ */
+export const silentLogger: Logger = Object.freeze({
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+});
+
+function stringify(record: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(record, replacer);
+  } catch {
+    const safe: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(record)) {
+      try {
+        JSON.stringify(value, replacer);
+        safe[key] = value;
+      } catch {
+        safe[key] = String(value);
+      }
+    }
+    return JSON.stringify(safe, replacer);
+  }
+}
+
+function replacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) {
+    const code = (value as { code?: unknown }).code;
+    return {
+      name: value.name,
+      message: value.message,
+      ...(typeof code === "string" ? { code } : {}),
+      ...(value.cause === undefined ? {} : { cause: String(value.cause) }),
+    };
+  }
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+const encoder = new TextEncoder();
+
+function writeStdout(line: string): void {
+  const bytes = encoder.encode(line + "\n");
+  let written = 0;
+  while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
+}

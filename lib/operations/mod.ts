@@ -5,8 +5,20 @@
  *
  * @module
  */
-import type { DocumentNode, GraphQLSchema, OperationDefinitionNode } from "graphql";
+import {
+  type DocumentNode,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  parse,
+  specifiedRules,
+  TokenKind,
+  validate,
+} from "graphql";
 import type { OperationKind } from "../engine/types.ts";
+import { type JsonSchema, variablesJsonSchema } from "./json_schema.ts";
+
+export { type JsonSchema, validateArguments, variablesJsonSchema } from "./json_schema.ts";
 
 /** One operation file as read from disk. */
 export interface OperationFile {
@@ -28,6 +40,8 @@ export interface RegisteredOperation {
   readonly operation: OperationDefinitionNode;
   /** The operation's description (leading comment / description), or null. */
   readonly description: string | null;
+  /** JSON Schema of the variables (see {@linkcode variablesJsonSchema}). */
+  readonly inputSchema: JsonSchema;
 }
 
 /** The registry, in file-name order. */
@@ -38,15 +52,123 @@ export interface OperationRegistry {
   readonly skipped: readonly { readonly path: string; readonly reason: string }[];
 }
 
+/** Parser token cap for operation files (hostile input guard). */
+const MAX_TOKENS = 50_000;
+
 /**
- * Builds the registry. STUB: the MCP owner implements it.
- * @param _files Operation files, any order (sorted by path here).
- * @param _schema The API schema the operations are validated against.
+ * The `#` comment lines directly above an operation, joined by newlines.
+ * graphql-js links comment tokens into the token list, so no re-lexing is needed.
+ */
+function leadingComment(operation: OperationDefinitionNode): string | null {
+  const lines: string[] = [];
+  let token = operation.loc?.startToken.prev ?? null;
+  let line = operation.loc?.startToken.line ?? 0;
+  while (token && token.kind === TokenKind.COMMENT && token.line === line - 1) {
+    lines.unshift((token.value ?? "").trim());
+    line = token.line;
+    token = token.prev;
+  }
+  const text = lines.join("\n").trim();
+  return text === "" ? null : text;
+}
+
+type Parsed =
+  | { readonly ok: true; readonly operation: RegisteredOperation }
+  | { readonly ok: false; readonly reason: string };
+
+function parseFile(file: OperationFile, schema: GraphQLSchema): Parsed {
+  let document: DocumentNode;
+  try {
+    document = parse(file.text, { maxTokens: MAX_TOKENS });
+  } catch (error) {
+    return { ok: false, reason: `Syntax error: ${(error as Error).message}` };
+  }
+  const operations = document.definitions.filter(
+    (definition): definition is OperationDefinitionNode =>
+      definition.kind === Kind.OPERATION_DEFINITION,
+  );
+  const [operation] = operations;
+  if (operation === undefined || operations.length !== 1) {
+    return {
+      ok: false,
+      reason: `Expected exactly one operation per file, found ${operations.length}`,
+    };
+  }
+  if (!operation.name) return { ok: false, reason: "The operation has no name" };
+  if (operation.operation === "subscription") {
+    return { ok: false, reason: "Subscriptions are not supported" };
+  }
+  const errors = validate(schema, document, specifiedRules, { maxErrors: 10 });
+  if (errors.length > 0) {
+    return { ok: false, reason: `Invalid operation: ${errors.map((e) => e.message).join("; ")}` };
+  }
+  return {
+    ok: true,
+    operation: Object.freeze({
+      name: operation.name.value,
+      kind: operation.operation,
+      path: file.path,
+      text: file.text,
+      document,
+      operation,
+      description: leadingComment(operation),
+      inputSchema: variablesJsonSchema(operation, schema),
+    }),
+  };
+}
+
+/**
+ * Builds the registry: files in path order, one named operation each
+ * (fragments allowed); subscriptions, invalid operations and files with zero or
+ * several operations are skipped with a reason; of two operations with the same
+ * name the first (by path) wins.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSchema } from "graphql";
+ * import { buildOperationRegistry } from "./mod.ts";
+ * const schema = buildSchema("type Query { hello: String }");
+ * const registry = buildOperationRegistry([
+ *   { path: "b.graphql", text: "# Says hello\nquery Hello { hello }" },
+ *   { path: "a.graphql", text: "query Broken { nope }" },
+ * ], schema);
+ * assert.deepEqual(registry.operations.map((o) => o.name), ["Hello"]);
+ * assert.equal(registry.byName.get("Hello")?.description, "Says hello");
+ * assert.equal(registry.skipped[0]?.path, "a.graphql");
+ * ```
+ * @param files Operation files, any order (sorted by path here).
+ * @param schema The API schema the operations are validated against.
  * @returns The registry.
  */
 export function buildOperationRegistry(
-  _files: readonly OperationFile[],
-  _schema: GraphQLSchema,
+  files: readonly OperationFile[],
+  schema: GraphQLSchema,
 ): OperationRegistry {
-  return { operations: [], byName: new Map(), skipped: [] };
+  const operations: RegisteredOperation[] = [];
+  const byName = new Map<string, RegisteredOperation>();
+  const skipped: { path: string; reason: string }[] = [];
+  const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  for (const file of sorted) {
+    const parsed = parseFile(file, schema);
+    if (!parsed.ok) {
+      skipped.push({ path: file.path, reason: parsed.reason });
+      continue;
+    }
+    const first = byName.get(parsed.operation.name);
+    if (first) {
+      skipped.push({
+        path: file.path,
+        reason: `Duplicate operation name "${parsed.operation.name}" (first in ${first.path})`,
+      });
+      continue;
+    }
+    operations.push(parsed.operation);
+    byName.set(parsed.operation.name, parsed.operation);
+  }
+  return Object.freeze({
+    operations: Object.freeze(operations),
+    byName,
+    skipped: Object.freeze(skipped),
+  });
 }

@@ -19,21 +19,33 @@ import { buildTraceState, type TraceState } from "../trace/mod.ts";
 
 /** The immutable state shared by every facet. */
 export interface RouterState {
+  /** The validated, frozen configuration. */
   readonly config: Config;
+  /** The logger at `config.log_level`. */
   readonly log: Logger;
+  /** The supergraph model. */
   readonly supergraph: SupergraphModel;
+  /** The engine (plan cache, subgraph client) for this supergraph. */
   readonly engine: Engine;
+  /** Named operations of `operations_dir`. */
   readonly operations: OperationRegistry;
+  /** MCP tools and scope policy; null when MCP is disabled. */
   readonly mcp: McpState | null;
+  /** Connect methods; null when Connect is disabled. */
   readonly connect: ConnectState | null;
+  /** The trace gate. */
   readonly trace: TraceState;
 }
 
 /** Inputs of {@linkcode buildState}: the config plus every file it names, already read. */
 export interface StateInputs {
+  /** The configuration. */
   readonly config: Config;
+  /** The logger. */
   readonly log: Logger;
+  /** Text of `supergraph_path`. */
   readonly supergraphSdl: string;
+  /** The `*.graphql` files of `operations_dir`. */
   readonly operationFiles: readonly OperationFile[];
   /** PEM of `engine.request_tracing_public_key_file`, or null. */
   readonly traceKeyPem: string | null;
@@ -49,7 +61,13 @@ export interface StateInputs {
 export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const { config, log } = inputs;
   const supergraph = buildSupergraph(inputs.supergraphSdl);
-  const engine = createEngine(supergraph, inputs.fetch ? { fetch: inputs.fetch } : {});
+  const engine = createEngine(supergraph, {
+    headers: config.headers,
+    enableSingleFlight: config.engine.enable_single_flight,
+    subgraphRequestTimeoutMs: config.engine.subgraph_request_timeout_ms,
+    planCacheSize: config.engine.plan_cache_size,
+    ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
+  });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema);
   for (const skipped of operations.skipped) {
     log.warn("Operation skipped", { path: skipped.path, reason: skipped.reason });

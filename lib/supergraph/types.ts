@@ -32,3 +32,55 @@ export interface SupergraphCore {
   /** Access requirements keyed `"Type"` (type level) and `"Type.field"` (field level). */
   readonly access: ReadonlyMap<string, AccessRequirement>;
 }
+
+/** A `@key` of an entity in one subgraph. */
+export interface KeyModel {
+  /** Subgraph name. */
+  readonly graph: string;
+  /** The field set as written (`id organization { id }`). */
+  readonly fields: string;
+  /** False for `resolvable: false` keys (the subgraph cannot be entered by this key). */
+  readonly resolvable: boolean;
+}
+
+/** What the supergraph says about one field. */
+export interface FieldModel {
+  readonly name: string;
+  /** Subgraphs that resolve the field (not external, not overridden away). */
+  readonly resolvableIn: readonly string[];
+  /** Subgraphs that declare the field `@external` (or keep it only as an overridden key). */
+  readonly externalIn: readonly string[];
+  /** `@requires` field sets by subgraph. */
+  readonly requires: ReadonlyMap<string, string>;
+  /** `@provides` field sets by subgraph. */
+  readonly provides: ReadonlyMap<string, string>;
+  /** The field's type in a subgraph when it differs from the supergraph's (`join__field(type:)`). */
+  readonly typeIn: ReadonlyMap<string, string>;
+  /** The field's type in the supergraph, printed (`[Product!]!`). */
+  readonly type: string;
+  /** Named type of the field's type. */
+  readonly namedType: string;
+}
+
+/** What the supergraph says about one named type. */
+export interface TypeModel {
+  readonly name: string;
+  readonly kind: "object" | "interface" | "union" | "enum" | "input" | "scalar";
+  /** Subgraphs that define the type. */
+  readonly graphs: readonly string[];
+  /** Keys of the type, all subgraphs. */
+  readonly keys: readonly KeyModel[];
+  /** Subgraphs where this interface is an `@interfaceObject`. */
+  readonly interfaceObjectIn: readonly string[];
+  /** Fields by name (objects, interfaces, input objects). */
+  readonly fields: ReadonlyMap<string, FieldModel>;
+  /** Interfaces implemented, per subgraph. */
+  readonly implementsIn: ReadonlyMap<string, readonly string[]>;
+  /** Union members, per subgraph. */
+  readonly membersIn: ReadonlyMap<string, readonly string[]>;
+  /** All implemented interfaces / union members in the supergraph. */
+  readonly interfaces: readonly string[];
+  readonly members: readonly string[];
+  /** Enum values in the supergraph (all, hidden included). */
+  readonly enumValues: readonly string[];
+}

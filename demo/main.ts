@@ -1,0 +1,161 @@
+/**
+ * `deno task demo [--config FILE]`: serves the four demo subgraphs (accounts,
+ * products, reviews, inventory) on the ports of the config's `subgraphs`
+ * routing URLs (4001–4004 in `config.yaml`), starts the router on the same
+ * config and prints where everything answers. Ctrl-C stops it all.
+ *
+ * @module
+ */
+import { type RunningRouter, startRouter } from "../lib/cli/serve.ts";
+import { loadConfig, resolveConfigPath } from "../lib/config/mod.ts";
+import type { Config } from "../lib/config/types.ts";
+import type { Logger } from "../lib/log/mod.ts";
+import { DEMO_SUBGRAPHS, type RunningDemo, startDemoSubgraphs } from "./subgraphs/mod.ts";
+
+/** The query the banner's curl example sends: it crosses all four subgraphs. */
+export const DEMO_QUERY =
+  '{ product(upc: "5") { name price shippingEstimate stockStatus reviews { rating author { name username } } } }';
+
+/** Options for {@linkcode startDemo}. */
+export interface StartDemoOptions {
+  /** Config file of the router (its `subgraphs` must route to the demo ports). */
+  readonly configPath: string;
+  /** Environment for config overrides (`LISTEN_ADDR`, …). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Serve the subgraphs on free ports and give the router a supergraph composed
+   * for them, instead of ports 4001–4004 and `supergraph_path` (tests).
+   */
+  readonly freePorts?: boolean;
+  /** Reload on file changes and handle SIGHUP/SIGTERM/SIGINT (the `deno task demo` process). */
+  readonly interactive?: boolean;
+  /** Router logger (default: JSON lines on stdout). */
+  readonly log?: Logger;
+}
+
+/** A running demo: subgraphs and router. */
+export interface RunningDemoRouter {
+  readonly router: RunningRouter;
+  readonly subgraphs: RunningDemo;
+  /** What `deno task demo` prints: URLs and curl examples. */
+  readonly banner: string;
+  /** Stops the router, then the subgraphs. */
+  close(): Promise<void>;
+}
+
+function parseArgs(args: readonly string[]): { config: string | undefined } {
+  let config: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--config") config = args[++i];
+    else if (arg.startsWith("--config=")) config = arg.slice("--config=".length);
+    else throw new Error(`Unknown argument "${arg}"; usage: deno task demo [--config FILE]`);
+  }
+  return { config };
+}
+
+/** Checks that the config routes each demo subgraph to the port the demo serves it on. */
+function checkRoutingUrls(config: Config): void {
+  for (const subgraph of DEMO_SUBGRAPHS) {
+    const source = config.subgraphs.find((s) => s.name === subgraph.name);
+    if (source === undefined) continue;
+    const port = new URL(source.routing_url).port;
+    if (port !== String(subgraph.port)) {
+      throw new Error(
+        `Config routes subgraph "${subgraph.name}" to ${source.routing_url}, but the demo serves it on port ${subgraph.port}`,
+      );
+    }
+  }
+}
+
+function banner(router: RunningRouter, subgraphs: RunningDemo): string {
+  const base = router.url;
+  const state = router.state();
+  const config = state.config;
+  const lines = ["", "GW Router demo", ""];
+  for (const subgraph of subgraphs.subgraphs) {
+    lines.push(`  subgraph ${subgraph.name.padEnd(10)} ${subgraph.url}`);
+  }
+  lines.push("", `  GraphQL     ${base}${config.graphql_path}`);
+  if (state.mcp !== null) lines.push(`  MCP         ${base}${config.mcp.path}`);
+  if (state.connect !== null) lines.push(`  Connect     ${base}${state.connect.prefix}<Operation>`);
+  if (config.playground.enabled) lines.push(`  Playground  ${base}/`);
+  lines.push(
+    `  Health      ${base}/health/ready`,
+    `  Operations  ${state.operations.operations.map((o) => o.name).join(", ")}`,
+    "",
+    "Try (a query that crosses all four subgraphs):",
+    `  curl -s ${base}${config.graphql_path} -H 'content-type: application/json' \\`,
+    `    -d '${JSON.stringify({ query: DEMO_QUERY })}'`,
+  );
+  if (state.connect !== null) {
+    const message = encodeURIComponent(JSON.stringify({ upc: "5" }));
+    lines.push(
+      "",
+      "A registered operation (operations/GetProduct.graphql) through Connect GET:",
+      `  curl -s '${base}${state.connect.prefix}GetProduct?connect=v1&encoding=json&message=${message}'`,
+    );
+  }
+  lines.push("", "Ctrl-C stops the router and the subgraphs.", "");
+  return lines.join("\n");
+}
+
+/**
+ * Starts the demo subgraphs and the router in front of them.
+ * @param options Config file, environment, ports, signals.
+ * @returns The running demo and its banner.
+ * @throws {Error} When a port is taken or the config does not route to the demo ports.
+ * @throws {RouterError} `CONFIG_INVALID` when the config is invalid.
+ */
+export async function startDemo(options: StartDemoOptions): Promise<RunningDemoRouter> {
+  const env = options.env ?? {};
+  const freePorts = options.freePorts ?? false;
+  if (!freePorts) checkRoutingUrls(await loadConfig(options.configPath, { env }));
+  const subgraphs = startDemoSubgraphs(freePorts ? { basePort: 0 } : {});
+  let router: RunningRouter;
+  try {
+    router = await startRouter({
+      configPath: options.configPath,
+      env,
+      watch: options.interactive ?? false,
+      signals: options.interactive ?? false,
+      ...(freePorts ? { supergraphSdl: subgraphs.supergraphSdl } : {}),
+      ...(options.log === undefined ? {} : { log: options.log }),
+    });
+  } catch (error) {
+    await subgraphs.close();
+    throw error;
+  }
+  return {
+    router,
+    subgraphs,
+    banner: banner(router, subgraphs),
+    close: async () => {
+      await router.shutdown();
+      await subgraphs.close();
+    },
+  };
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  const { config: flag } = parseArgs(args);
+  const env = Deno.env.toObject();
+  const demo = await startDemo({
+    configPath: resolveConfigPath(flag, env),
+    env,
+    interactive: true,
+  });
+  console.log(demo.banner);
+  await demo.router.finished; // SIGINT/SIGTERM shut the router down
+  await demo.close();
+  return 0;
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main(Deno.args));
+  } catch (error) {
+    console.error(`demo: ${error instanceof Error ? error.message : String(error)}`);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,440 @@
+/**
+ * Bearer JWT verification with `npm:jose` against the configured key sources
+ * (`authentication.jwt.jwks`): URLs (cached, see `_remote_keys.ts`), files
+ * (JWKS JSON or a PEM SPKI key) and shared secrets. Algorithms are pinned per
+ * source: `none` never, HS* only with a secret, asymmetric ones only with keys.
+ *
+ * @module
+ */
+import {
+  createLocalJWKSet,
+  importSPKI,
+  type JSONWebKeySet,
+  type JWTPayload,
+  jwtVerify,
+  type JWTVerifyGetKey,
+} from "jose";
+import type { Config, JwksSource } from "../config/types.ts";
+import { AuthError, RouterError } from "../errors.ts";
+import { formatBearerChallenge } from "./challenge.ts";
+import { RemoteKeySet } from "./_remote_keys.ts";
+import { parseScopeClaim } from "./scope_grammar.ts";
+
+/** The asymmetric algorithms accepted when a key source lists none. */
+const ASYMMETRIC = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+];
+const SYMMETRIC = ["HS256", "HS384", "HS512"];
+
+/** A compiled key source. */
+export interface KeySource {
+  /** `url`, `file` or `secret`, for logs. */
+  readonly kind: "url" | "file" | "secret";
+  readonly algorithms: readonly string[];
+  readonly audiences: readonly string[];
+  readonly key: JWTVerifyGetKey | CryptoKey | Uint8Array;
+  /** The remote set, for URL sources (warm-up and tests). */
+  readonly remote: RemoteKeySet | null;
+}
+
+/** Everything needed to authenticate requests, built once per state. */
+export interface AuthState {
+  readonly sources: readonly KeySource[];
+  /** Lower-cased header name carrying the token (`authorization`). */
+  readonly headerName: string;
+  /** Prefix before the token (`Bearer `), matched case-insensitively. */
+  readonly prefix: string;
+  /** Verified tokens, so a client re-sending its token skips the signature check. */
+  readonly cache?: VerifiedTokenCache;
+  /** Clock for the cache, milliseconds. */
+  readonly now?: () => number;
+}
+
+/**
+ * Verified tokens by their exact compact form, each kept until the earlier of
+ * its `exp` and `maxAgeMs` after verification (so a key removed from the JWKS
+ * stops being honoured within `maxAgeMs`); bounded, oldest dropped first.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { VerifiedTokenCache } from "./jwt.ts";
+ * const cache = new VerifiedTokenCache({ maxAgeMs: 1000 });
+ * const token = { issuer: "", subject: "u", scopes: [], scopeSet: new Set<string>(), claims: {} };
+ * cache.set("jwt", token, { now: 0 });
+ * assert.equal(cache.get("jwt", { now: 999 }), token);
+ * assert.equal(cache.get("jwt", { now: 1000 }), undefined);
+ * ```
+ */
+export class VerifiedTokenCache {
+  readonly #entries = new Map<string, { token: VerifiedToken; expires: number }>();
+  readonly #maxAgeMs: number;
+  readonly #maxEntries: number;
+
+  /** @param options `maxAgeMs` (default 60000), `maxEntries` (default 10000). */
+  constructor(options: { readonly maxAgeMs?: number; readonly maxEntries?: number } = {}) {
+    this.#maxAgeMs = options.maxAgeMs ?? 60_000;
+    this.#maxEntries = options.maxEntries ?? 10_000;
+  }
+
+  /**
+   * Looks a token up.
+   * @param jwt The compact JWT.
+   * @param options `now` in milliseconds.
+   * @returns The verified token, or undefined.
+   */
+  get(jwt: string, options: { readonly now: number }): VerifiedToken | undefined {
+    const entry = this.#entries.get(jwt);
+    if (entry === undefined) return undefined;
+    if (entry.expires <= options.now) {
+      this.#entries.delete(jwt);
+      return undefined;
+    }
+    return entry.token;
+  }
+
+  /**
+   * Records a verified token.
+   * @param jwt The compact JWT.
+   * @param token The verified token.
+   * @param options `now` in milliseconds.
+   */
+  set(jwt: string, token: VerifiedToken, options: { readonly now: number }): void {
+    const exp = typeof token.claims.exp === "number" ? token.claims.exp * 1000 : Infinity;
+    const expires = Math.min(exp, options.now + this.#maxAgeMs);
+    if (expires <= options.now) return;
+    if (this.#entries.size >= this.#maxEntries) {
+      const oldest = this.#entries.keys().next();
+      if (!oldest.done) this.#entries.delete(oldest.value);
+    }
+    this.#entries.set(jwt, { token, expires });
+  }
+}
+
+/** A verified token. */
+export interface VerifiedToken {
+  readonly issuer: string;
+  readonly subject: string;
+  /** The `scope` claim's scopes in claim order (valid RFC 6749 tokens only). */
+  readonly scopes: readonly string[];
+  /** The same, for set tests. */
+  readonly scopeSet: ReadonlySet<string>;
+  readonly claims: JWTPayload;
+}
+
+/** Result of {@linkcode authenticate}. */
+export type AuthResult =
+  | { readonly ok: true; readonly token: VerifiedToken | null }
+  | { readonly ok: false; readonly error: AuthError };
+
+/** Options for {@linkcode buildAuthState}. */
+export interface BuildAuthStateOptions {
+  /** Fetch for JWKS URLs (tests inject one). */
+  readonly fetch?: typeof fetch;
+  /** Reads a key file (defaults to `Deno.readTextFile`). */
+  readonly readTextFile?: (path: string) => Promise<string>;
+  /** Clock for the key cache, milliseconds. */
+  readonly now?: () => number;
+  /** Minimum milliseconds between refetches for unknown `kid`s. @default {10000} */
+  readonly cooldownMs?: number;
+  /** Key sources to use instead of `authentication.jwt.jwks` (e.g. `mcp.oauth.jwks`). */
+  readonly jwks?: readonly JwksSource[];
+  /** Config path of `jwks`, for error messages. @default {"authentication.jwt.jwks"} */
+  readonly jwksPath?: string;
+}
+
+function invalid(path: string, message: string): RouterError {
+  return new RouterError("CONFIG_INVALID", message, { details: { path } });
+}
+
+function pinAlgorithms(source: JwksSource, path: string): readonly string[] {
+  for (const alg of source.algorithms) {
+    if (alg.toLowerCase() === "none") {
+      throw invalid(`${path}.algorithms`, `Cannot use "none" in "${path}.algorithms"`);
+    }
+  }
+  if (source.secret !== undefined) {
+    const alg = source.symmetric_algorithm;
+    if (!alg) {
+      throw invalid(
+        `${path}.symmetric_algorithm`,
+        `Cannot read "${path}.symmetric_algorithm": required with "secret"`,
+      );
+    }
+    const extra = source.algorithms.filter((a) => a !== alg);
+    if (extra.length > 0) {
+      throw invalid(
+        `${path}.algorithms`,
+        `Cannot use ${extra.join(", ")} with a shared secret in "${path}"`,
+      );
+    }
+    return [alg];
+  }
+  const symmetric = source.algorithms.filter((a) =>
+    SYMMETRIC.includes(a) || !ASYMMETRIC.includes(a)
+  );
+  if (symmetric.length > 0) {
+    throw invalid(
+      `${path}.algorithms`,
+      `Cannot use ${symmetric.join(", ")} with a public key source in "${path}"`,
+    );
+  }
+  return source.algorithms.length > 0 ? source.algorithms : ASYMMETRIC;
+}
+
+async function compileSource(
+  source: JwksSource,
+  path: string,
+  options: BuildAuthStateOptions,
+): Promise<KeySource> {
+  const algorithms = pinAlgorithms(source, path);
+  const base = { algorithms, audiences: source.audiences };
+  if (source.secret !== undefined) {
+    if (source.secret.length < 32) {
+      throw invalid(`${path}.secret`, `Cannot use "${path}.secret": shorter than 32 characters`);
+    }
+    return { ...base, kind: "secret", key: new TextEncoder().encode(source.secret), remote: null };
+  }
+  if (source.file !== undefined) {
+    const read = options.readTextFile ?? Deno.readTextFile;
+    let text: string;
+    try {
+      text = await read(source.file);
+    } catch (error) {
+      throw new RouterError(
+        "CONFIG_INVALID",
+        `Cannot read "${path}.file": ${(error as Error).message}`,
+        {
+          cause: error,
+          details: { path: `${path}.file` },
+        },
+      );
+    }
+    try {
+      if (text.trimStart().startsWith("-----BEGIN")) {
+        const key = await importSPKI(text, algorithms[0]!);
+        return { ...base, kind: "file", key, remote: null };
+      }
+      const jwks = JSON.parse(text) as JSONWebKeySet;
+      if (!Array.isArray(jwks.keys)) throw new TypeError("no keys array");
+      return { ...base, kind: "file", key: createLocalJWKSet(jwks), remote: null };
+    } catch (error) {
+      throw new RouterError(
+        "CONFIG_INVALID",
+        `Cannot read "${path}.file": not a JWKS or PEM public key`,
+        {
+          cause: error,
+          details: { path: `${path}.file` },
+        },
+      );
+    }
+  }
+  if (source.url !== undefined) {
+    const remote = new RemoteKeySet(source.url, {
+      refreshIntervalMs: source.refresh_interval_ms > 0 ? source.refresh_interval_ms : 60_000,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.cooldownMs === undefined ? {} : { cooldownMs: options.cooldownMs }),
+    });
+    return {
+      ...base,
+      kind: "url",
+      key: (header, token) => remote.getKey(header, token),
+      remote,
+    };
+  }
+  throw invalid(path, `Cannot read "${path}": expected one of url, file, secret`);
+}
+
+/**
+ * Builds the authentication state from `authentication.jwt` (reads key files;
+ * URL sources are fetched lazily, on the first token).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildAuthState } from "./jwt.ts";
+ * import type { Config } from "../config/types.ts";
+ * const config = { authentication: { jwt: { header_name: "Authorization", header_value_prefix: "Bearer ", jwks: [
+ *   { secret: "0123456789abcdef0123456789abcdef", symmetric_algorithm: "HS256", algorithms: [], audiences: [], refresh_interval_ms: 0 },
+ * ] } } } as unknown as Config;
+ * const state = await buildAuthState(config);
+ * assert.deepEqual(state.sources[0]?.algorithms, ["HS256"]);
+ * ```
+ * @param config The router config.
+ * @param options Fetch, file reader and clock (tests).
+ * @returns The state.
+ * @throws {RouterError} `CONFIG_INVALID` naming the bad key source.
+ */
+export async function buildAuthState(
+  config: Config,
+  options: BuildAuthStateOptions = {},
+): Promise<AuthState> {
+  const jwt = config.authentication.jwt;
+  const jwks = options.jwks ?? jwt.jwks;
+  const path = options.jwksPath ?? "authentication.jwt.jwks";
+  const sources = await Promise.all(
+    jwks.map((source, i) => compileSource(source, `${path}[${i}]`, options)),
+  );
+  return {
+    sources,
+    cache: new VerifiedTokenCache(),
+    ...(options.now ? { now: options.now } : {}),
+    headerName: (jwt.header_name || "Authorization").toLowerCase(),
+    prefix: jwt.header_value_prefix ?? "Bearer ",
+  };
+}
+
+function describe(error: unknown): string {
+  const { code, claim } = error as { code?: string; claim?: string };
+  switch (code) {
+    case "ERR_JWT_EXPIRED":
+      return "The access token expired";
+    case "ERR_JWT_CLAIM_VALIDATION_FAILED":
+      return `The access token's "${claim ?? "?"}" claim is invalid`;
+    case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED":
+      return "The access token signature is invalid";
+    case "ERR_JOSE_ALG_NOT_ALLOWED":
+      return "The access token algorithm is not accepted";
+    case "ERR_JWKS_NO_MATCHING_KEY":
+    case "ERR_JWKS_MULTIPLE_MATCHING_KEYS":
+      return "No signing key matches the access token";
+    case "ERR_JWKS_UNAVAILABLE":
+      return "The signing keys are unavailable";
+    case "ERR_JWS_INVALID":
+    case "ERR_JWT_INVALID":
+      return "The access token is malformed";
+    default:
+      return "The access token is invalid";
+  }
+}
+
+/** Errors that only say "this source does not hold the key": another one may. */
+const NOT_THIS_SOURCE = new Set([
+  "ERR_JWKS_NO_MATCHING_KEY",
+  "ERR_JOSE_ALG_NOT_ALLOWED",
+  "ERR_JWS_SIGNATURE_VERIFICATION_FAILED",
+  "ERR_JWKS_UNAVAILABLE",
+]);
+
+function failure(description: string): AuthResult {
+  const challenge = formatBearerChallenge([], {
+    error: "invalid_token",
+    errorDescription: description,
+  });
+  return { ok: false, error: new AuthError("UNAUTHENTICATED", description, challenge) };
+}
+
+/**
+ * Verifies a raw JWT against the key sources, first that verifies wins.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SignJWT } from "jose";
+ * import { verifyToken, type AuthState } from "./jwt.ts";
+ * const secret = new TextEncoder().encode("0123456789abcdef0123456789abcdef");
+ * const state: AuthState = { headerName: "authorization", prefix: "Bearer ", sources: [
+ *   { kind: "secret", algorithms: ["HS256"], audiences: [], key: secret, remote: null },
+ * ] };
+ * const jwt = await new SignJWT({ scope: "a b" }).setProtectedHeader({ alg: "HS256" })
+ *   .setSubject("u1").setIssuer("idp").sign(secret);
+ * const result = await verifyToken(jwt, state);
+ * assert.equal(result.ok && result.token?.subject, "u1");
+ * assert.deepEqual(result.ok && result.token?.scopes, ["a", "b"]);
+ * ```
+ * @param jwt The compact JWT.
+ * @param state The auth state.
+ * @param options `currentDate` for claim checks (tests).
+ * @returns The verified token or an `invalid_token` error.
+ */
+export async function verifyToken(
+  jwt: string,
+  state: AuthState,
+  options: { readonly currentDate?: Date } = {},
+): Promise<AuthResult> {
+  if (state.sources.length === 0) return failure("No key source is configured to verify tokens");
+  const cache = options.currentDate ? undefined : state.cache;
+  const now = cache ? (state.now ?? Date.now)() : 0;
+  const cached = cache?.get(jwt, { now });
+  if (cached) return { ok: true, token: cached };
+  let first: unknown = undefined;
+  for (const source of state.sources) {
+    try {
+      const verifyOptions = {
+        algorithms: [...source.algorithms],
+        ...(source.audiences.length > 0 ? { audience: [...source.audiences] } : {}),
+        ...(options.currentDate ? { currentDate: options.currentDate } : {}),
+      };
+      const { payload } = typeof source.key === "function"
+        ? await jwtVerify(jwt, source.key, verifyOptions)
+        : await jwtVerify(jwt, source.key, verifyOptions);
+      const scopes = parseScopeClaim(payload.scope);
+      const token: VerifiedToken = {
+        issuer: typeof payload.iss === "string" ? payload.iss : "",
+        subject: typeof payload.sub === "string" ? payload.sub : "",
+        scopes,
+        scopeSet: new Set(scopes),
+        claims: payload,
+      };
+      cache?.set(jwt, token, { now });
+      return { ok: true, token };
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? "";
+      if (
+        first === undefined ||
+        (NOT_THIS_SOURCE.has((first as { code?: string }).code ?? "") && !NOT_THIS_SOURCE.has(code))
+      ) {
+        first = error;
+      }
+    }
+  }
+  return failure(describe(first));
+}
+
+/**
+ * Authenticates a request: no token → `{ ok: true, token: null }`; a token →
+ * verified, or an `invalid_token` {@linkcode AuthError} (401). Facets add their
+ * own challenge parameters (MCP: `scope`, `resource_metadata`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { authenticate, type AuthState } from "./jwt.ts";
+ * const state: AuthState = { headerName: "authorization", prefix: "Bearer ", sources: [] };
+ * assert.deepEqual(await authenticate(new Request("http://x/"), state), { ok: true, token: null });
+ * const bad = await authenticate(new Request("http://x/", { headers: { authorization: "Basic x" } }), state);
+ * assert.equal(bad.ok, false);
+ * ```
+ * @param request The request.
+ * @param state The auth state.
+ * @param options `currentDate` for claim checks (tests).
+ * @returns The result.
+ */
+export function authenticate(
+  request: Request,
+  state: AuthState,
+  options: { readonly currentDate?: Date } = {},
+): Promise<AuthResult> {
+  const header = request.headers.get(state.headerName);
+  if (header === null) return Promise.resolve({ ok: true, token: null });
+  const prefix = state.prefix;
+  if (
+    header.length <= prefix.length ||
+    header.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase()
+  ) {
+    return Promise.resolve(
+      failure(`Expected "${prefix.trim()} <token>" in the ${state.headerName} header`),
+    );
+  }
+  return verifyToken(header.slice(prefix.length).trim(), state, options);
+}

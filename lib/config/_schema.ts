@@ -1,0 +1,250 @@
+/**
+ * The configuration schema as data: every key, its kind and its default. The
+ * reader in `parse.ts` walks it, so unknown keys, env names and defaults all
+ * come from this one table.
+ *
+ * @module
+ */
+
+/** A string leaf. */
+export interface StringNode {
+  readonly kind: "string";
+  /** Default; `undefined` with `optional` means "absent stays absent". */
+  readonly default?: string;
+  /** May be absent (the key is then left out of the result). */
+  readonly optional?: boolean;
+  /** Must be present (array items only). */
+  readonly required?: boolean;
+  /** A file path: resolved against the config file's folder. */
+  readonly file?: boolean;
+  /** Derived from other keys when absent (filled after the walk). */
+  readonly derived?: boolean;
+}
+
+/** A boolean leaf (`true`/`false`; env is case-insensitive). */
+export interface BooleanNode {
+  readonly kind: "boolean";
+  readonly default: boolean;
+  readonly derived?: boolean;
+}
+
+/** A non-negative integer leaf. */
+export interface IntNode {
+  readonly kind: "int";
+  readonly default: number;
+  readonly min?: number;
+}
+
+/** A byte size: a number of bytes or `512KB`, `5MB`, `1MiB`. */
+export interface SizeNode {
+  readonly kind: "size";
+  readonly default: number;
+}
+
+/**
+ * A duration in milliseconds. Its key ends in `_ms`; YAML and env also take
+ * the key without `_ms` with a unit (`1m`, `30s`, `500ms`, `1h`).
+ */
+export interface DurationNode {
+  readonly kind: "duration";
+  readonly default: number;
+}
+
+/** A list of strings (env: comma or space separated). */
+export interface ListNode {
+  readonly kind: "list";
+  readonly default: readonly string[];
+}
+
+/** One of a fixed set of strings. */
+export interface EnumNode {
+  readonly kind: "enum";
+  readonly values: readonly string[];
+  readonly default?: string;
+  readonly optional?: boolean;
+}
+
+/** A mapping with a fixed set of keys. */
+export interface ObjectNode {
+  readonly kind: "object";
+  readonly fields: Readonly<Record<string, Node>>;
+}
+
+/** A list of objects (YAML only: no env names below it). */
+export interface ArrayNode {
+  readonly kind: "array";
+  readonly item: ObjectNode;
+}
+
+/** A mapping with free keys (YAML only). */
+export interface RecordNode {
+  readonly kind: "record";
+  readonly value: ObjectNode;
+}
+
+/** Any schema node. */
+export type Node =
+  | StringNode
+  | BooleanNode
+  | IntNode
+  | SizeNode
+  | DurationNode
+  | ListNode
+  | EnumNode
+  | ObjectNode
+  | ArrayNode
+  | RecordNode;
+
+function object(fields: Record<string, Node>): ObjectNode {
+  return { kind: "object", fields };
+}
+function str(defaultValue: string, extra: Omit<StringNode, "kind" | "default"> = {}): StringNode {
+  return { kind: "string", default: defaultValue, ...extra };
+}
+function bool(defaultValue: boolean): BooleanNode {
+  return { kind: "boolean", default: defaultValue };
+}
+function list(defaultValue: readonly string[] = []): ListNode {
+  return { kind: "list", default: defaultValue };
+}
+
+/** Asymmetric JWS algorithms (what a `url` or `file` key source may use). */
+export const ASYMMETRIC_ALGORITHMS: readonly string[] = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+];
+
+/** Symmetric JWS algorithms (only with a `secret` key source). */
+export const SYMMETRIC_ALGORITHMS: readonly string[] = ["HS256", "HS384", "HS512"];
+
+/** Default request body limit: 5 MB. */
+export const DEFAULT_MAX_BODY_BYTES = 5_000_000;
+
+const JWKS_SOURCE = object({
+  url: { kind: "string", optional: true },
+  file: { kind: "string", optional: true, file: true },
+  secret: { kind: "string", optional: true },
+  symmetric_algorithm: { kind: "enum", values: SYMMETRIC_ALGORITHMS, optional: true },
+  refresh_interval_ms: { kind: "duration", default: 60_000 },
+  algorithms: { kind: "list", default: [] },
+  audiences: list(),
+});
+
+const HEADER_RULE = object({
+  op: { kind: "enum", values: ["propagate", "set"] },
+  named: { kind: "string", optional: true },
+  matching: { kind: "string", optional: true },
+  rename: { kind: "string", optional: true },
+  default: { kind: "string", optional: true },
+  name: { kind: "string", optional: true },
+  value: { kind: "string", optional: true },
+});
+
+const HEADER_RULES = object({ request: { kind: "array", item: HEADER_RULE } });
+
+/** The whole configuration schema; key names are the YAML names. */
+export const CONFIG_SCHEMA: ObjectNode = object({
+  listen_addr: str("localhost:3002"),
+  graphql_path: str("/graphql"),
+  dev_mode: bool(false),
+  log_level: { kind: "enum", values: ["debug", "info", "warn", "error"], default: "info" },
+  workers: { kind: "int", default: 1, min: 1 },
+  supergraph_path: str("schema/supergraph.graphql", { file: true }),
+  operations_dir: str("operations", { file: true }),
+  max_request_body_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES },
+  subgraphs: {
+    kind: "array",
+    item: object({
+      name: { kind: "string", required: true },
+      routing_url: { kind: "string", required: true },
+      schema_file: { kind: "string", required: true, file: true },
+    }),
+  },
+  headers: object({
+    all: HEADER_RULES,
+    subgraphs: { kind: "record", value: HEADER_RULES },
+  }),
+  authentication: object({
+    jwt: object({
+      jwks: { kind: "array", item: JWKS_SOURCE },
+      header_name: str("Authorization"),
+      header_value_prefix: str("Bearer"),
+    }),
+  }),
+  authorization: object({
+    require_authentication: bool(false),
+    reject_operation_if_unauthorized: bool(false),
+  }),
+  cors: object({
+    enabled: bool(true),
+    allow_origins: list(["*"]),
+    allow_headers: list([
+      "Accept",
+      "Authorization",
+      "Content-Type",
+      "Connect-Protocol-Version",
+      "Connect-Timeout-Ms",
+      "Last-Event-ID",
+      "Mcp-Protocol-Version",
+      "Mcp-Session-Id",
+      "X-GW-Trace",
+      "X-GW-Token",
+    ]),
+    expose_headers: list(),
+    allow_credentials: bool(false),
+    max_age_seconds: { kind: "int", default: 300 },
+  }),
+  mcp: object({
+    enabled: bool(true),
+    graph_name: str("mygraph"),
+    path: str("/mcp"),
+    server: object({ base_url: { kind: "string", derived: true } }),
+    exclude_mutations: bool(false),
+    enable_arbitrary_operations: bool(false),
+    expose_schema: bool(false),
+    omit_tool_name_prefix: bool(false),
+    session_secret: str(""),
+    oauth: object({
+      enabled: bool(false),
+      jwks: { kind: "array", item: JWKS_SOURCE },
+      authorization_server_urls: list(),
+      scopes: object({
+        initialize: list(),
+        tools_list: list(),
+        tools_call: list(),
+        execute_graphql: list(),
+        get_operation_info: list(),
+        get_schema: list(),
+      }),
+      scope_challenge_include_token_scopes: bool(false),
+      max_scope_combinations: { kind: "int", default: 2048, min: 1 },
+    }),
+  }),
+  connect_rpc: object({
+    enabled: bool(true),
+    package: str("service.v1"),
+    service: str("GraphService"),
+    get_cache_max_age: { kind: "int", default: 0 },
+    max_message_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES },
+  }),
+  engine: object({
+    enable_request_tracing: bool(true),
+    force_unauthenticated_request_tracing: bool(false),
+    request_tracing_public_key_file: str("", { file: true }),
+    request_tracing_issuer: str(""),
+    request_tracing_audience: str(""),
+    request_tracing_masked_headers: list(),
+    enable_single_flight: bool(true),
+    subgraph_request_timeout_ms: { kind: "duration", default: 30_000 },
+    plan_cache_size: { kind: "int", default: 1000 },
+  }),
+  playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
+});

@@ -1,0 +1,145 @@
+/**
+ * The I/O edge of configuration: read the YAML file, parse it, check that the
+ * files it names exist.
+ *
+ * @module
+ */
+import { dirname, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { RouterError } from "../errors.ts";
+import { parseConfig } from "./parse.ts";
+import type { Config } from "./types.ts";
+
+/** Options for {@linkcode loadConfig}. */
+export interface LoadConfigOptions {
+  /**
+   * Environment variables (overrides and `CONFIG_PATH`).
+   * @default {{}}
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** The config file used when neither `--config` nor `CONFIG_PATH` is given. */
+export const DEFAULT_CONFIG_PATH = "config.yaml";
+
+/**
+ * Picks the config file: the `--config` value, else env `CONFIG_PATH`, else
+ * `config.yaml`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resolveConfigPath } from "./load.ts";
+ * assert.equal(resolveConfigPath(undefined, { CONFIG_PATH: "prod.yaml" }), "prod.yaml");
+ * assert.equal(resolveConfigPath("dev.yaml", { CONFIG_PATH: "prod.yaml" }), "dev.yaml");
+ * assert.equal(resolveConfigPath(undefined, {}), "config.yaml");
+ * ```
+ * @param flag The `--config` value, if any.
+ * @param env Environment variables.
+ * @returns The path to read.
+ */
+export function resolveConfigPath(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
+  return flag || env.CONFIG_PATH || DEFAULT_CONFIG_PATH;
+}
+
+/**
+ * Parses YAML text into the raw document for {@linkcode parseConfig}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfigYaml } from "./load.ts";
+ * assert.deepEqual(parseConfigYaml("dev_mode: true\n", "config.yaml"), { dev_mode: true });
+ * assert.throws(() => parseConfigYaml("a: [", "config.yaml"), { code: "CONFIG_INVALID" });
+ * ```
+ * @param text YAML text.
+ * @param file The file name, for messages.
+ * @returns The raw document.
+ * @throws {RouterError} `CONFIG_INVALID` on a YAML syntax error.
+ */
+export function parseConfigYaml(text: string, file: string): unknown {
+  try {
+    return parseYaml(text, { prettyErrors: true });
+  } catch (error) {
+    const position = (error as { linePos?: [{ line: number; col: number }] }).linePos?.[0];
+    const at = position ? `:${position.line}:${position.col}` : "";
+    const first = String((error as Error).message).split("\n")[0];
+    throw new RouterError("CONFIG_INVALID", `Cannot parse "${file}${at}": ${first}`, {
+      cause: error,
+      details: { path: "", file, ...(position ? { line: position.line } : {}) },
+    });
+  }
+}
+
+/**
+ * Reads and validates the config file, then checks that the files it names
+ * exist (`supergraph_path`, `engine.request_tracing_public_key_file`, JWKS
+ * `file` sources). Relative paths in the file are resolved against its folder.
+ *
+ * @param path The config file path (see {@linkcode resolveConfigPath}).
+ * @param options Environment variables.
+ * @returns The frozen configuration.
+ * @throws {RouterError} `CONFIG_INVALID`; `details.path` is the key path, or
+ * `"CONFIG_PATH"` when the config file itself cannot be read.
+ */
+export async function loadConfig(path: string, options: LoadConfigOptions = {}): Promise<Config> {
+  const env = options.env ?? {};
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    const reason = error instanceof Deno.errors.NotFound
+      ? "no such file"
+      : (error as Error).message;
+    throw new RouterError("CONFIG_INVALID", `Cannot read config file "${path}": ${reason}`, {
+      cause: error,
+      details: { path: "CONFIG_PATH", file: path },
+    });
+  }
+  const config = parseConfig(parseConfigYaml(text, path), {
+    env,
+    baseDir: dirname(resolve(path)),
+  });
+  await checkFiles(config);
+  return config;
+}
+
+/**
+ * Checks that the files a config names exist (what {@linkcode loadConfig} does
+ * after parsing; also used for configs built in code).
+ * @param config The configuration.
+ * @returns Nothing; throws on the first missing file.
+ * @throws {RouterError} `CONFIG_INVALID` naming the key path and the file.
+ */
+export async function checkFiles(config: Config): Promise<void> {
+  const files: [string, string][] = [["supergraph_path", config.supergraph_path]];
+  if (config.engine.request_tracing_public_key_file !== "") {
+    files.push([
+      "engine.request_tracing_public_key_file",
+      config.engine.request_tracing_public_key_file,
+    ]);
+  }
+  config.authentication.jwt.jwks.forEach((source, i) => {
+    if (source.file !== undefined) files.push([`authentication.jwt.jwks[${i}].file`, source.file]);
+  });
+  config.mcp.oauth.jwks.forEach((source, i) => {
+    if (source.file !== undefined) files.push([`mcp.oauth.jwks[${i}].file`, source.file]);
+  });
+  for (const [key, file] of files) {
+    try {
+      const info = await Deno.stat(file);
+      if (!info.isFile) throw new Error("not a file");
+    } catch (error) {
+      const reason = error instanceof Deno.errors.NotFound
+        ? "no such file"
+        : (error as Error).message;
+      throw new RouterError("CONFIG_INVALID", `Cannot read "${key}": file "${file}": ${reason}`, {
+        cause: error,
+        details: { path: key, file },
+      });
+    }
+  }
+}

@@ -1,0 +1,636 @@
+/**
+ * `parseConfig`: raw YAML data + environment → validated, frozen {@linkcode Config}.
+ * Pure: the environment and the config file's folder come in as options.
+ *
+ * @module
+ */
+import { isAbsolute, join } from "node:path";
+import { RouterError } from "../errors.ts";
+import type { Config } from "./types.ts";
+import {
+  ASYMMETRIC_ALGORITHMS,
+  CONFIG_SCHEMA,
+  type Node,
+  type ObjectNode,
+  SYMMETRIC_ALGORITHMS,
+} from "./_schema.ts";
+import { parseBoolean, parseDuration, parseListenAddr, parseSize, splitList } from "./_values.ts";
+
+/** Options for {@linkcode parseConfig}. */
+export interface ParseConfigOptions {
+  /**
+   * Environment variables; each config leaf can be overridden by its key path
+   * upper-cased and joined with `_` (`mcp.oauth.enabled` → `MCP_OAUTH_ENABLED`).
+   * @default {{}}
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Folder relative file paths in the config are resolved against (the config
+   * file's folder). Unset: paths are kept as written.
+   */
+  readonly baseDir?: string;
+}
+
+interface Context {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly baseDir: string | undefined;
+}
+
+type Raw = Record<string, unknown>;
+
+/**
+ * Reads, defaults and validates a configuration. Environment variables win
+ * over YAML values. Every failure is a `RouterError` with code
+ * `CONFIG_INVALID`, `details.path` the key path, and a message naming it.
+ *
+ * @example Defaults and an env override
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig } from "./parse.ts";
+ * const config = parseConfig({ dev_mode: true }, { env: { LISTEN_ADDR: "127.0.0.1:4000" } });
+ * assert.equal(config.listen_addr, "127.0.0.1:4000");
+ * assert.equal(config.playground.enabled, true);
+ * assert.equal(config.mcp.server.base_url, "http://127.0.0.1:4000");
+ * assert.ok(Object.isFrozen(config.mcp.oauth.scopes));
+ * ```
+ * @example A wrong type names the key
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig } from "./parse.ts";
+ * assert.throws(() => parseConfig({ mcp: { oauth: { scopes: { initialize: "a" } } } }), {
+ *   code: "CONFIG_INVALID",
+ *   message: 'Cannot read "mcp.oauth.scopes.initialize": expected a list of strings',
+ * });
+ * ```
+ * @param raw The parsed YAML document (`undefined`/`null` for an empty file).
+ * @param options Environment and base folder.
+ * @returns The frozen configuration.
+ * @throws {RouterError} `CONFIG_INVALID` naming the key path.
+ */
+export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Config {
+  const context: Context = { env: options.env ?? {}, baseDir: options.baseDir };
+  const out = readObject(CONFIG_SCHEMA, raw, "", context, "");
+  fillDerived(out);
+  validate(out);
+  return deepFreeze(out) as unknown as Config;
+}
+
+function fail(path: string, reason: string, envName?: string): never {
+  const where = envName === undefined ? `"${path}"` : `"${path}" (env ${envName})`;
+  throw new RouterError("CONFIG_INVALID", `Cannot read ${where}: ${reason}`, {
+    details: envName === undefined ? { path } : { path, env: envName },
+  });
+}
+
+function isMapping(value: unknown): value is Raw {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function joinPath(parent: string, key: string): string {
+  return parent === "" ? key : `${parent}.${key}`;
+}
+
+function readObject(
+  node: ObjectNode,
+  raw: unknown,
+  path: string,
+  context: Context,
+  envPrefix: string | null,
+): Raw {
+  const value = raw ?? {};
+  if (!isMapping(value)) fail(path === "" ? "(root)" : path, "expected a mapping");
+  const aliases = new Map<string, string>();
+  for (const [key, child] of Object.entries(node.fields)) {
+    if (child.kind === "duration" && key.endsWith("_ms")) aliases.set(key.slice(0, -3), key);
+  }
+  for (const key of Object.keys(value)) {
+    if (!(key in node.fields) && !aliases.has(key)) {
+      fail(
+        joinPath(path, key),
+        unknownKeyReason(key, [...Object.keys(node.fields), ...aliases.keys()]),
+      );
+    }
+  }
+  const out: Raw = {};
+  for (const [key, child] of Object.entries(node.fields)) {
+    const childPath = joinPath(path, key);
+    const envName = envPrefix === null
+      ? null
+      : (envPrefix === "" ? "" : envPrefix + "_") + key.toUpperCase();
+    let childRaw = value[key];
+    let yamlPath = childPath;
+    if (child.kind === "duration") {
+      const alias = key.slice(0, -3);
+      if (value[alias] !== undefined && value[key] !== undefined) {
+        fail(childPath, `set either "${joinPath(path, alias)}" or "${childPath}", not both`);
+      }
+      if (value[alias] !== undefined) {
+        childRaw = value[alias];
+        yamlPath = joinPath(path, alias);
+      }
+    }
+    const result = readNode(child, childRaw, { path: childPath, yamlPath }, context, envName);
+    if (result !== undefined) out[key] = result;
+  }
+  return out;
+}
+
+function unknownKeyReason(key: string, known: readonly string[]): string {
+  const close = known.filter((candidate) => editDistance(candidate, key) <= 2);
+  const hint = close.length > 0
+    ? `did you mean "${close[0]}"?`
+    : `known keys: ${[...known].sort().join(", ")}`;
+  return `unknown key "${key}" (${hint})`;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + cost,
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+interface Where {
+  /** The canonical key path (what `details.path` carries). */
+  readonly path: string;
+  /** The key as written in YAML (differs for `refresh_interval` → `refresh_interval_ms`). */
+  readonly yamlPath: string;
+}
+
+function readNode(
+  node: Node,
+  raw: unknown,
+  where: Where,
+  context: Context,
+  envName: string | null,
+): unknown {
+  switch (node.kind) {
+    case "object":
+      return readObject(node, raw, where.path, context, envName);
+    case "array": {
+      if (raw === undefined || raw === null) return [];
+      if (!Array.isArray(raw)) fail(where.path, "expected a list");
+      return raw.map((item, i) =>
+        readObject(node.item, item, `${where.path}[${i}]`, context, null)
+      );
+    }
+    case "record": {
+      if (raw === undefined || raw === null) return {};
+      if (!isMapping(raw)) fail(where.path, "expected a mapping");
+      const out: Raw = {};
+      for (const [key, item] of Object.entries(raw)) {
+        out[key] = readObject(node.value, item, `${where.path}.${key}`, context, null);
+      }
+      return out;
+    }
+    default:
+      return readLeaf(node, raw, where, context, envName);
+  }
+}
+
+type LeafNode = Exclude<Node, { kind: "object" | "array" | "record" }>;
+
+function envValue(
+  node: LeafNode,
+  context: Context,
+  envName: string | null,
+): { name: string; text: string } | undefined {
+  if (envName === null) return undefined;
+  const names = node.kind === "duration" && envName.endsWith("_MS")
+    ? [envName, envName.slice(0, -3)]
+    : [envName];
+  for (const name of names) {
+    const text = context.env[name];
+    if (text === undefined) continue;
+    if (text === "" && node.kind !== "string" && node.kind !== "list") continue;
+    return { name, text };
+  }
+  return undefined;
+}
+
+function readLeaf(
+  node: LeafNode,
+  raw: unknown,
+  where: Where,
+  context: Context,
+  envName: string | null,
+): unknown {
+  const fromEnv = envValue(node, context, envName);
+  let value: unknown;
+  if (fromEnv !== undefined) {
+    value = readEnvLeaf(node, fromEnv.text, where.path, fromEnv.name);
+  } else if (raw === undefined || raw === null) {
+    if (node.kind === "string" && node.required) fail(where.path, "required, expected a string");
+    if ("derived" in node && node.derived) return undefined;
+    if ("optional" in node && node.optional) return undefined;
+    value = "default" in node ? node.default : undefined;
+    if (Array.isArray(value)) value = [...value];
+  } else {
+    value = readYamlLeaf(node, raw, where.yamlPath, where.path);
+  }
+  if (node.kind === "string" && node.file && typeof value === "string") {
+    return resolveFile(value, context.baseDir);
+  }
+  return value;
+}
+
+function resolveFile(value: string, baseDir: string | undefined): string {
+  if (value === "" || baseDir === undefined || isAbsolute(value)) return value;
+  return join(baseDir, value);
+}
+
+function expected(node: LeafNode): string {
+  switch (node.kind) {
+    case "string":
+      return "expected a string";
+    case "boolean":
+      return "expected a boolean (true or false)";
+    case "int":
+      return `expected a whole number of at least ${node.min ?? 0}`;
+    case "size":
+      return "expected a size in bytes, like 1048576, 512KB or 5MB";
+    case "duration":
+      return "expected a duration, like 500ms, 30s or 1m";
+    case "list":
+      return "expected a list of strings";
+    case "enum":
+      return `expected one of ${node.values.map((v) => `"${v}"`).join(", ")}`;
+  }
+}
+
+function readYamlLeaf(node: LeafNode, raw: unknown, yamlPath: string, path: string): unknown {
+  const bad = (): never => {
+    // Name the key as the user wrote it when it differs (refresh_interval vs _ms).
+    fail(path, yamlPath === path ? expected(node) : `"${yamlPath}" ${expected(node)}`);
+  };
+  switch (node.kind) {
+    case "string":
+      return typeof raw === "string" ? raw : bad();
+    case "boolean":
+      return typeof raw === "boolean" ? raw : bad();
+    case "int":
+      return Number.isSafeInteger(raw) && (raw as number) >= (node.min ?? 0) ? raw : bad();
+    case "size":
+      if (Number.isSafeInteger(raw) && (raw as number) >= 0) return raw;
+      return (typeof raw === "string" ? parseSize(raw) : undefined) ?? bad();
+    case "duration":
+      if (Number.isSafeInteger(raw) && (raw as number) >= 0) return raw;
+      return (typeof raw === "string" ? parseDuration(raw) : undefined) ?? bad();
+    case "list":
+      return Array.isArray(raw) && raw.every((item) => typeof item === "string") ? [...raw] : bad();
+    case "enum":
+      return typeof raw === "string" && node.values.includes(raw) ? raw : bad();
+  }
+}
+
+function readEnvLeaf(node: LeafNode, text: string, path: string, envName: string): unknown {
+  const bad = (): never => fail(path, `${expected(node)}, got "${text}"`, envName);
+  switch (node.kind) {
+    case "string":
+      return text;
+    case "boolean":
+      return parseBoolean(text) ?? bad();
+    case "int": {
+      const value = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+      return Number.isSafeInteger(value) && value >= (node.min ?? 0) ? value : bad();
+    }
+    case "size":
+      return parseSize(text) ?? bad();
+    case "duration":
+      return parseDuration(text) ?? bad();
+    case "list":
+      return splitList(text);
+    case "enum":
+      return node.values.includes(text.trim()) ? text.trim() : bad();
+  }
+}
+
+function section(out: Raw, ...keys: string[]): Raw {
+  let current = out;
+  for (const key of keys) current = current[key] as Raw;
+  return current;
+}
+
+function fillDerived(out: Raw): void {
+  const playground = section(out, "playground");
+  if (playground.enabled === undefined) playground.enabled = out.dev_mode;
+  const server = section(out, "mcp", "server");
+  if (server.base_url === undefined) {
+    const address = parseListenAddr(String(out.listen_addr));
+    if (address === undefined) failListenAddr(String(out.listen_addr));
+    server.base_url = `http://${publicHost(address.hostname)}:${address.port}`;
+  }
+  for (const [sourcesPath, sources] of jwksLists(out)) {
+    sources.forEach((source, i) => {
+      if ((source.algorithms as string[]).length > 0) return;
+      const symmetric = source.symmetric_algorithm;
+      if (source.secret !== undefined && typeof symmetric === "string") {
+        source.algorithms = [symmetric];
+      } else if (source.secret === undefined) {
+        source.algorithms = [...ASYMMETRIC_ALGORITHMS];
+      } else {
+        fail(
+          `${sourcesPath}[${i}].symmetric_algorithm`,
+          `a "secret" key source needs "symmetric_algorithm" (one of ${
+            SYMMETRIC_ALGORITHMS.join(", ")
+          })`,
+        );
+      }
+    });
+  }
+}
+
+/**
+ * The host clients should use for a listen host (`0.0.0.0` and `::` → `localhost`).
+ * @param hostname The listen host.
+ * @returns A host for URLs.
+ */
+function publicHost(hostname: string): string {
+  if (hostname === "0.0.0.0" || hostname === "::" || hostname === "") return "localhost";
+  return hostname.includes(":") ? `[${hostname}]` : hostname;
+}
+
+function failListenAddr(value: string): never {
+  fail("listen_addr", `expected "host:port" with a port from 0 to 65535, got "${value}"`);
+}
+
+function jwksLists(out: Raw): [string, Raw[]][] {
+  return [
+    ["authentication.jwt.jwks", section(out, "authentication", "jwt").jwks as Raw[]],
+    ["mcp.oauth.jwks", section(out, "mcp", "oauth").jwks as Raw[]],
+  ];
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function validate(out: Raw): void {
+  if (parseListenAddr(String(out.listen_addr)) === undefined) {
+    failListenAddr(String(out.listen_addr));
+  }
+  const graphqlPath = String(out.graphql_path);
+  const mcp = section(out, "mcp");
+  const mcpPath = String(mcp.path);
+  for (const [path, value] of [["graphql_path", graphqlPath], ["mcp.path", mcpPath]]) {
+    if (!/^\/[A-Za-z0-9._~\/-]*$/.test(value ?? "")) {
+      fail(path ?? "", `expected a URL path starting with "/", got "${value}"`);
+    }
+  }
+  if (mcp.enabled === true && mcpPath === graphqlPath) {
+    fail("mcp.path", `must differ from "graphql_path" (both are "${graphqlPath}")`);
+  }
+  const server = section(out, "mcp", "server");
+  const baseUrl = String(server.base_url);
+  if (!isHttpUrl(baseUrl)) fail("mcp.server.base_url", `expected an http(s) URL, got "${baseUrl}"`);
+  server.base_url = baseUrl.replace(/\/+$/, "");
+  const oauth = section(out, "mcp", "oauth");
+  (oauth.authorization_server_urls as string[]).forEach((url, i) => {
+    if (!isHttpUrl(url)) {
+      fail(`mcp.oauth.authorization_server_urls[${i}]`, `expected an http(s) URL, got "${url}"`);
+    }
+  });
+
+  for (const [sourcesPath, sources] of jwksLists(out)) {
+    sources.forEach((source, i) => validateJwks(source, `${sourcesPath}[${i}]`));
+  }
+  const ownSources = (oauth.jwks as Raw[]).length;
+  const sharedSources = (section(out, "authentication", "jwt").jwks as Raw[]).length;
+  if (mcp.enabled === true && oauth.enabled === true && ownSources + sharedSources === 0) {
+    fail(
+      "mcp.oauth.enabled",
+      'OAuth needs at least one key source in "mcp.oauth.jwks" or "authentication.jwt.jwks"',
+    );
+  }
+  if (section(out, "authorization").require_authentication === true && sharedSources === 0) {
+    fail(
+      "authorization.require_authentication",
+      'authentication needs at least one key source in "authentication.jwt.jwks"',
+    );
+  }
+
+  const connect = section(out, "connect_rpc");
+  if (connect.enabled === true) {
+    const service = String(connect.service);
+    if (!/^[A-Z][A-Za-z0-9]*Service$/.test(service)) {
+      fail(
+        "connect_rpc.service",
+        `expected a PascalCase name ending in "Service" (buf lint SERVICE_SUFFIX), got "${service}"`,
+      );
+    }
+    const pkg = String(connect.package);
+    if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\.v\d+((alpha|beta|test)\d*)?$/.test(pkg)) {
+      fail(
+        "connect_rpc.package",
+        `expected a lower-case dotted package ending in a version like "v1" (buf lint PACKAGE_VERSION_SUFFIX), got "${pkg}"`,
+      );
+    }
+  }
+
+  const cors = section(out, "cors");
+  if (
+    cors.enabled === true && cors.allow_credentials === true &&
+    (cors.allow_origins as string[]).includes("*")
+  ) {
+    fail(
+      "cors.allow_credentials",
+      'credentials cannot be allowed with the origin "*"; list the allowed origins in "cors.allow_origins"',
+    );
+  }
+
+  const headers = section(out, "headers");
+  validateRules(section(headers, "all").request as Raw[], "headers.all.request");
+  for (const [name, rules] of Object.entries(headers.subgraphs as Record<string, Raw>)) {
+    validateRules(rules.request as Raw[], `headers.subgraphs.${name}.request`);
+  }
+
+  const names = new Set<string>();
+  (out.subgraphs as Raw[]).forEach((subgraph, i) => {
+    const name = String(subgraph.name);
+    if (names.has(name)) fail(`subgraphs[${i}].name`, `duplicate subgraph name "${name}"`);
+    names.add(name);
+    if (!isHttpUrl(String(subgraph.routing_url))) {
+      fail(`subgraphs[${i}].routing_url`, `expected an http(s) URL, got "${subgraph.routing_url}"`);
+    }
+  });
+}
+
+function validateJwks(source: Raw, path: string): void {
+  const kinds = (["url", "file", "secret"] as const).filter((key) => source[key] !== undefined);
+  if (kinds.length !== 1) {
+    fail(
+      path,
+      kinds.length === 0
+        ? 'a key source needs one of "url", "file" or "secret"'
+        : `a key source takes exactly one of "url", "file" or "secret", got ${
+          kinds.map((k) => `"${k}"`).join(" and ")
+        }`,
+    );
+  }
+  const algorithms = source.algorithms as string[];
+  const known = [...ASYMMETRIC_ALGORITHMS, ...SYMMETRIC_ALGORITHMS];
+  algorithms.forEach((algorithm, i) => {
+    if (!known.includes(algorithm)) {
+      fail(
+        `${path}.algorithms[${i}]`,
+        `unsupported algorithm "${algorithm}" (known: ${known.join(", ")})`,
+      );
+    }
+  });
+  if (source.secret !== undefined) {
+    if (source.symmetric_algorithm === undefined) {
+      fail(`${path}.symmetric_algorithm`, `a "secret" key source needs "symmetric_algorithm"`);
+    }
+    const asymmetric = algorithms.find((a) => !SYMMETRIC_ALGORITHMS.includes(a));
+    if (asymmetric !== undefined) {
+      fail(`${path}.algorithms`, `"${asymmetric}" cannot verify with a shared "secret"`);
+    }
+    if (source.secret === "") fail(`${path}.secret`, "expected a non-empty secret");
+  } else {
+    if (source.symmetric_algorithm !== undefined) {
+      fail(`${path}.symmetric_algorithm`, 'only a "secret" key source takes "symmetric_algorithm"');
+    }
+    const symmetric = algorithms.find((a) => SYMMETRIC_ALGORITHMS.includes(a));
+    if (symmetric !== undefined) {
+      fail(
+        `${path}.algorithms`,
+        `"${symmetric}" is a shared-secret algorithm and cannot be used with a "${
+          kinds[0]
+        }" key source`,
+      );
+    }
+    if (source.url !== undefined && !isHttpUrl(String(source.url))) {
+      fail(`${path}.url`, `expected an http(s) URL, got "${source.url}"`);
+    }
+  }
+}
+
+function validateRules(rules: Raw[], path: string): void {
+  rules.forEach((rule, i) => {
+    const at = `${path}[${i}]`;
+    const present = (key: string) => rule[key] !== undefined;
+    const only = (allowed: string[]) => {
+      for (const key of ["named", "matching", "rename", "default", "name", "value"]) {
+        if (present(key) && !allowed.includes(key)) {
+          fail(`${at}.${key}`, `not allowed in a "${rule.op}" rule`);
+        }
+      }
+    };
+    if (rule.op === undefined) fail(`${at}.op`, 'required, expected one of "propagate", "set"');
+    if (rule.op === "set") {
+      if (!present("name")) fail(`${at}.name`, 'a "set" rule needs "name"');
+      if (!present("value")) fail(`${at}.value`, 'a "set" rule needs "value"');
+      only(["name", "value"]);
+      return;
+    }
+    if (present("named") === present("matching")) {
+      fail(at, 'a "propagate" rule takes exactly one of "named" or "matching"');
+    }
+    if (present("matching")) {
+      only(["matching"]);
+      try {
+        new RegExp(String(rule.matching), "i");
+      } catch (error) {
+        fail(`${at}.matching`, `invalid regular expression: ${(error as Error).message}`);
+      }
+    } else {
+      only(["named", "rename", "default"]);
+    }
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** One environment-settable key. */
+export interface ConfigEnvKey {
+  /** Key path (`mcp.oauth.scopes.initialize`). */
+  readonly path: string;
+  /** Environment variable (`MCP_OAUTH_SCOPES_INITIALIZE`). */
+  readonly env: string;
+  /** Leaf kind: string, boolean, int, size, duration, list or enum. */
+  readonly kind: string;
+}
+
+/**
+ * Lists every key that an environment variable can set (all leaves outside
+ * lists of objects), in schema order.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { configEnvKeys } from "./parse.ts";
+ * const keys = configEnvKeys();
+ * assert.ok(keys.some((k) => k.path === "mcp.server.base_url" && k.env === "MCP_SERVER_BASE_URL"));
+ * ```
+ * @returns The keys with their env names.
+ */
+export function configEnvKeys(): ConfigEnvKey[] {
+  const keys: ConfigEnvKey[] = [];
+  function walk(node: ObjectNode, path: string): void {
+    for (const [key, child] of Object.entries(node.fields)) {
+      const childPath = joinPath(path, key);
+      if (child.kind === "object") walk(child, childPath);
+      else if (child.kind !== "array" && child.kind !== "record") {
+        keys.push({
+          path: childPath,
+          env: childPath.toUpperCase().replaceAll(".", "_"),
+          kind: child.kind,
+        });
+      }
+    }
+  }
+  walk(CONFIG_SCHEMA, "");
+  return keys;
+}
+
+/**
+ * Returns the config with the port the listener actually got (after binding
+ * port 0); `mcp.server.base_url` follows when it was the derived default.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig, withBoundPort } from "./parse.ts";
+ * const config = withBoundPort(parseConfig({ listen_addr: "127.0.0.1:0" }), 4123);
+ * assert.equal(config.listen_addr, "127.0.0.1:4123");
+ * assert.equal(config.mcp.server.base_url, "http://127.0.0.1:4123");
+ * ```
+ * @param config The configuration.
+ * @param port The bound port.
+ * @returns The same config when nothing changes, else an updated frozen copy.
+ */
+export function withBoundPort(config: Config, port: number): Config {
+  const address = parseListenAddr(config.listen_addr);
+  if (address === undefined || address.port === port) return config;
+  const derived = `http://${publicHost(address.hostname)}:${address.port}`;
+  const host = config.listen_addr.slice(0, config.listen_addr.lastIndexOf(":"));
+  const baseUrl = config.mcp.server.base_url === derived
+    ? `http://${publicHost(address.hostname)}:${port}`
+    : config.mcp.server.base_url;
+  return deepFreeze({
+    ...config,
+    listen_addr: `${host}:${port}`,
+    mcp: { ...config.mcp, server: { ...config.mcp.server, base_url: baseUrl } },
+  });
+}

@@ -1,0 +1,372 @@
+/**
+ * The Connect facet's edge: reads the message (size-limited, after gzip),
+ * authenticates, runs the operation in-process through the engine under the
+ * call's deadline, and writes the Connect response (ETag and Cache-Control on
+ * GET). Everything it decides is delegated to the pure codec.
+ *
+ * @module
+ */
+import {
+  authenticate,
+  type AuthState,
+  bestScopeGroup,
+  formatBearerChallenge,
+  type OperationRequirement,
+  satisfiesScopes,
+} from "../auth/mod.ts";
+import type { Config } from "../config/types.ts";
+import { type Engine, execute, prepare } from "../engine/mod.ts";
+import type { ExecutionResult } from "../engine/types.ts";
+import type { Logger } from "../log/mod.ts";
+import type { OperationRegistry } from "../operations/mod.ts";
+import {
+  cacheControl,
+  type CodecResult,
+  type ConnectCall,
+  decodeCallMessage,
+  matchesEtag,
+  resolveCall,
+} from "./codec.ts";
+import {
+  codeOfGraphQLErrors,
+  connectErrorResponse,
+  type ConnectFailure,
+  connectFailure,
+} from "./errors.ts";
+import { encodeResponseMessage } from "./json.ts";
+import type { ContractModel } from "./model.ts";
+
+/** Compiled Connect methods (built once per router state). */
+export interface ConnectState {
+  /** `/<package>.<Service>/`. */
+  readonly prefix: string;
+  /** The contract: methods, messages, enums. */
+  readonly contract: ContractModel;
+  /** `@authenticated` / `@requiresScopes` of each method (by RPC name). */
+  readonly requirements: ReadonlyMap<string, OperationRequirement>;
+  /** Token verification, when authentication is configured; else null. */
+  readonly auth: Promise<AuthState> | null;
+  /** `connect_rpc.max_message_bytes`. */
+  readonly maxMessageBytes: number;
+  /** `connect_rpc.get_cache_max_age`, seconds. */
+  readonly cacheMaxAge: number;
+}
+
+/** What the Connect handler reads from the router state. */
+export interface ConnectDeps {
+  readonly config: Config;
+  readonly engine: Engine;
+  readonly operations: OperationRegistry;
+  readonly connect: ConnectState | null;
+  readonly log: Logger;
+}
+
+const DECODER = new TextDecoder("utf-8", { fatal: true });
+const ENCODER = new TextEncoder();
+
+function tooLarge(limit: number): ConnectFailure {
+  return connectFailure(
+    "resource_exhausted",
+    `The request message exceeds the limit of ${limit} bytes (measured after decompression)`,
+  );
+}
+
+async function readLimited(
+  stream: ReadableStream<Uint8Array>,
+  options: { readonly gzip: boolean; readonly limit: number },
+): Promise<CodecResult<Uint8Array>> {
+  const source = options.gzip
+    ? stream.pipeThrough(
+      new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>,
+    )
+    : stream;
+  const reader = source.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > options.limit) {
+        await reader.cancel().catch(() => {});
+        return { ok: false, failure: tooLarge(options.limit) };
+      }
+      chunks.push(value);
+    }
+  } catch {
+    await reader.cancel().catch(() => {});
+    return {
+      ok: false,
+      failure: connectFailure(
+        "invalid_argument",
+        options.gzip
+          ? "Malformed gzip data in the request message"
+          : "The request body could not be read",
+      ),
+    };
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return { ok: true, value: bytes };
+}
+
+async function readMessage(
+  request: Request,
+  call: ConnectCall,
+  limit: number,
+): Promise<CodecResult<string>> {
+  let bytes: CodecResult<Uint8Array>;
+  const source = call.source;
+  if (source.kind === "body") {
+    const declared = Number(request.headers.get("content-length") ?? "NaN");
+    if (source.compression === "identity" && declared > limit) {
+      await request.body?.cancel().catch(() => {});
+      return { ok: false, failure: tooLarge(limit) };
+    }
+    bytes = request.body === null
+      ? { ok: true, value: new Uint8Array() }
+      : await readLimited(request.body, { gzip: source.compression === "gzip", limit });
+  } else if (typeof source.message === "string") {
+    if (ENCODER.encode(source.message).byteLength > limit) {
+      return { ok: false, failure: tooLarge(limit) };
+    }
+    return { ok: true, value: source.message };
+  } else {
+    const raw = source.message;
+    bytes = source.compression === "gzip"
+      ? await readLimited(new Blob([raw as Uint8Array<ArrayBuffer>]).stream(), {
+        gzip: true,
+        limit,
+      })
+      : raw.byteLength > limit
+      ? { ok: false, failure: tooLarge(limit) }
+      : { ok: true, value: raw };
+  }
+  if (!bytes.ok) return bytes;
+  try {
+    return { ok: true, value: DECODER.decode(bytes.value) };
+  } catch {
+    return {
+      ok: false,
+      failure: connectFailure("invalid_argument", "The request message is not valid UTF-8"),
+    };
+  }
+}
+
+async function checkAccess(
+  request: Request,
+  state: ConnectState,
+  call: ConnectCall,
+  config: Config,
+): Promise<ConnectFailure | null> {
+  if (state.auth === null) return null;
+  let auth: AuthState;
+  try {
+    auth = await state.auth;
+  } catch {
+    return connectFailure(
+      "unavailable",
+      "Token verification is unavailable: its key sources failed to load",
+    );
+  }
+  const result = await authenticate(request, auth);
+  if (!result.ok) {
+    return connectFailure("unauthenticated", result.error.message, {
+      headers: { "www-authenticate": result.error.challenge },
+    });
+  }
+  const token = result.token;
+  const requirement = state.requirements.get(call.method.name);
+  const needsToken = config.authorization.require_authentication ||
+    (requirement?.authenticated ?? false);
+  if (token === null) {
+    if (!needsToken) return null;
+    return connectFailure(
+      "unauthenticated",
+      `Method ${call.method.name} needs an authenticated request: send a bearer token`,
+      { headers: { "www-authenticate": formatBearerChallenge([]) } },
+    );
+  }
+  const scopes = requirement?.scopes ?? [];
+  if (satisfiesScopes(scopes, token.scopeSet)) return null;
+  const best = bestScopeGroup(scopes, token.scopeSet);
+  return connectFailure(
+    "permission_denied",
+    `Method ${call.method.name} needs the scopes ${best.join(" ")}${
+      scopes.length > 1 ? " (or another group of its @requiresScopes)" : ""
+    }`,
+    {
+      headers: {
+        "www-authenticate": formatBearerChallenge(best, { error: "insufficient_scope" }),
+      },
+    },
+  );
+}
+
+function deadlineFailure(timeoutMs: number | null): ConnectFailure {
+  return connectFailure(
+    "deadline_exceeded",
+    `The call exceeded its deadline (Connect-Timeout-Ms: ${timeoutMs ?? "?"})`,
+  );
+}
+
+async function run(
+  request: Request,
+  call: ConnectCall,
+  variables: Record<string, unknown>,
+  deps: ConnectDeps,
+): Promise<CodecResult<ExecutionResult>> {
+  const operation = call.method.operation;
+  const prepared = prepare(deps.engine, { query: operation.text, operationName: operation.name });
+  if (!prepared.ok) {
+    return {
+      ok: false,
+      failure: connectFailure(
+        codeOfGraphQLErrors(prepared.errors, { requestError: true }),
+        prepared.errors[0]?.message ?? "The operation is invalid",
+        { graphqlErrors: prepared.errors },
+      ),
+    };
+  }
+  // The deadline (or the client going away) aborts the engine's subgraph fetches and
+  // answers at once, without waiting for the engine to notice.
+  const controller = new AbortController();
+  const stopped = Promise.withResolvers<null>();
+  let expired = false;
+  const stop = () => {
+    controller.abort();
+    stopped.resolve(null);
+  };
+  const timer = call.timeoutMs === null ? undefined : setTimeout(() => {
+    expired = true;
+    stop();
+  }, call.timeoutMs);
+  request.signal.addEventListener("abort", stop);
+  try {
+    const execution = execute(deps.engine, prepared.operation, {
+      variables,
+      headers: request.headers,
+      signal: controller.signal,
+    });
+    execution.catch(() => {}); // a rejection after the deadline is not an unhandled one
+    const outcome = await Promise.race([execution, stopped.promise]);
+    if (outcome !== null && !controller.signal.aborted) return { ok: true, value: outcome };
+    return {
+      ok: false,
+      failure: expired
+        ? deadlineFailure(call.timeoutMs)
+        : connectFailure("canceled", "The client canceled the call"),
+    };
+  } catch (error) {
+    if (expired) return { ok: false, failure: deadlineFailure(call.timeoutMs) };
+    deps.log.error("Connect call failed", { method: call.method.name, error: String(error) });
+    return { ok: false, failure: connectFailure("internal", "Internal error") };
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener("abort", stop);
+  }
+}
+
+async function etagOf(body: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", ENCODER.encode(body));
+  const hex = Array.from(
+    new Uint8Array(digest).slice(0, 16),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
+    .join("");
+  return `"${hex}"`;
+}
+
+/**
+ * Handles `POST/GET /<package>.<Service>/<Method>`: a Connect unary call of
+ * one operation. Never throws: every failure is a Connect error response.
+ *
+ * @example Connect disabled: every path is an unknown method
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type ConnectDeps, handleConnect } from "./handler.ts";
+ * const deps = { connect: null } as unknown as ConnectDeps;
+ * const response = await handleConnect(new Request("http://localhost/a.v1.S/M"), deps);
+ * assert.equal(response.status, 404);
+ * assert.equal((await response.json()).code, "unimplemented");
+ * ```
+ * @param request The request.
+ * @param deps Router state.
+ * @returns The response.
+ */
+export async function handleConnect(request: Request, deps: ConnectDeps): Promise<Response> {
+  try {
+    return await serve(request, deps);
+  } catch (error) {
+    deps.log.error("Connect call failed", {
+      path: new URL(request.url).pathname,
+      error: String(error),
+    });
+    return connectErrorResponse(connectFailure("internal", "Internal error"));
+  }
+}
+
+async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
+  const state = deps.connect;
+  if (state === null) {
+    return connectErrorResponse(
+      connectFailure("unimplemented", "Connect RPC is disabled (connect_rpc.enabled)", {
+        status: 404,
+      }),
+    );
+  }
+  const resolved = resolveCall(state.contract, state.prefix, {
+    method: request.method,
+    url: new URL(request.url),
+    headers: request.headers,
+  });
+  if (!resolved.ok) {
+    await request.body?.cancel().catch(() => {});
+    return connectErrorResponse(resolved.failure);
+  }
+  const call = resolved.value;
+  const text = await readMessage(request, call, state.maxMessageBytes);
+  if (!text.ok) return connectErrorResponse(text.failure);
+  const variables = decodeCallMessage(call.method, text.value);
+  if (!variables.ok) return connectErrorResponse(variables.failure);
+  const denied = await checkAccess(request, state, call, deps.config);
+  if (denied !== null) return connectErrorResponse(denied);
+  const executed = await run(request, call, variables.value, deps);
+  if (!executed.ok) return connectErrorResponse(executed.failure);
+  const result = executed.value;
+  if (result.errors !== undefined && result.errors.length > 0) {
+    return connectErrorResponse(connectFailure(
+      codeOfGraphQLErrors(result.errors, { requestError: !("data" in result) }),
+      result.errors[0]!.message,
+      { graphqlErrors: result.errors },
+    ));
+  }
+  if (result.data === null || result.data === undefined) {
+    return connectErrorResponse(connectFailure("internal", "The operation returned no data"));
+  }
+  const body = JSON.stringify(encodeResponseMessage(call.method.response, result.data));
+  const headers = new Headers({ "content-type": "application/json" });
+  if (!call.get) return new Response(body, { status: 200, headers });
+  const etag = await etagOf(body);
+  headers.set("etag", etag);
+  // Shared caches must not answer a request with credentials from an anonymous copy.
+  headers.set("vary", "Authorization");
+  headers.set(
+    "cache-control",
+    cacheControl({
+      maxAge: state.cacheMaxAge,
+      authorized: request.headers.has("authorization") ||
+        request.headers.has(deps.config.authentication.jwt.header_name || "authorization"),
+    }),
+  );
+  if (matchesEtag(request.headers.get("if-none-match"), etag)) {
+    headers.delete("content-type");
+    return new Response(null, { status: 304, headers });
+  }
+  return new Response(body, { status: 200, headers });
+}

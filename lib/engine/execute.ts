@@ -1,0 +1,387 @@
+/**
+ * The plan executor: walks a {@linkcode PlanStep} tree, sends each fetch through
+ * an injected subgraph client, builds deduplicated representations for entity
+ * fetches, merges results in place at their paths and re-paths subgraph errors
+ * to the client's response path. No graphql-js `execute` here.
+ *
+ * @module
+ */
+import type { GraphQLFormattedError } from "graphql";
+import type { ExecutionObserver, FetchRecord } from "./types.ts";
+import type { FetchStep, PlanStep, RepField, RepSelection } from "./plan.ts";
+
+/** A subgraph response as the executor needs it. */
+export interface SubgraphResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Response body text. */
+  readonly body: string;
+  /** True when shared with an identical in-flight request. */
+  readonly deduplicated: boolean;
+  /** `observer.now()` when headers arrived, when observed. */
+  readonly firstByteNs?: number;
+}
+
+/** Sends one subgraph request (the engine's client: headers, timeout, single flight). */
+export type SubgraphSender = (
+  subgraph: string,
+  body: string,
+  shareable: boolean,
+) => Promise<SubgraphResponse>;
+
+/** Per-request inputs of {@linkcode executePlan}. */
+export interface ExecutePlanOptions {
+  readonly send: SubgraphSender;
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly operationKind: string;
+  /** Builds the request record of a fetch, for the observer. */
+  readonly describe?: (subgraph: string, body: string) => FetchRecord["request"];
+  readonly observer?: ExecutionObserver;
+  /** Interface names: an incoming `__typename` naming one never replaces a concrete type. */
+  readonly abstractNames?: ReadonlySet<string>;
+}
+
+/** What execution produced, before shaping. */
+export interface ExecutedData {
+  readonly data: Record<string, unknown>;
+  readonly errors: GraphQLFormattedError[];
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Deep-merges `source` into `target` (entity results into the objects they belong to).
+ * An existing `__typename` is kept: an `@interfaceObject` answers with the interface name.
+ * @param target Object to write into.
+ * @param source Object to read from.
+ */
+export function mergeInto(
+  target: Json,
+  source: Json,
+  abstractNames?: ReadonlySet<string>,
+): void {
+  for (const key in source) {
+    const value = source[key];
+    const existing = target[key];
+    if (existing === undefined) {
+      target[key] = value;
+    } else if (key === "__typename") {
+      // An @interfaceObject answers with the interface name: keep a concrete type.
+      if (!abstractNames?.has(value as string)) target[key] = value;
+    } else if (isObject(existing) && isObject(value)) {
+      mergeInto(existing, value, abstractNames);
+    } else if (
+      Array.isArray(existing) && Array.isArray(value) && existing.length === value.length
+    ) {
+      for (let i = 0; i < value.length; i++) {
+        const e = existing[i];
+        const v = value[i];
+        if (isObject(e) && isObject(v)) mergeInto(e, v, abstractNames);
+        else existing[i] = v;
+      }
+    } else {
+      target[key] = value;
+    }
+  }
+}
+
+function collect(value: unknown, path: readonly string[], index: number, out: Json[]): void {
+  if (value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    for (const item of value) collect(item, path, index, out);
+    return;
+  }
+  if (!isObject(value)) return;
+  if (index === path.length) {
+    out.push(value);
+    return;
+  }
+  const key = path[index]!;
+  if (key === "@") collect(value, path, index + 1, out);
+  else collect(value[key], path, index + 1, out);
+}
+
+function collectPaths(
+  value: unknown,
+  path: readonly string[],
+  index: number,
+  at: (string | number)[],
+  out: Map<Json, (string | number)[]>,
+): void {
+  if (value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) collectPaths(value[i], path, index, [...at, i], out);
+    return;
+  }
+  if (!isObject(value)) return;
+  if (index === path.length) {
+    if (!out.has(value)) out.set(value, at);
+    return;
+  }
+  const key = path[index]!;
+  if (key === "@") collectPaths(value, path, index + 1, at, out);
+  else collectPaths(value[key], path, index + 1, [...at, key], out);
+}
+
+function renderFields(source: Json, fields: readonly RepField[], out: Json): void {
+  for (const f of fields) {
+    const value = source[f.dataKey];
+    out[f.key] = f.selection ? renderValue(value, f.selection) : value === undefined ? null : value;
+  }
+}
+
+function renderValue(value: unknown, selection: RepSelection): unknown {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return value.map((v) => renderValue(v, selection));
+  if (!isObject(value)) return value;
+  const out: Json = {};
+  renderFields(value, selection.fields, out);
+  const typename = value.__typename;
+  if (typeof typename === "string") {
+    const typed = selection.byType.get(typename);
+    if (typed) renderFields(value, typed, out);
+  }
+  return out;
+}
+
+function pick(variables: Readonly<Record<string, unknown>>, names: readonly string[]): Json {
+  const out: Json = {};
+  for (const name of names) if (name in variables) out[name] = variables[name];
+  return out;
+}
+
+class Executor {
+  readonly data: Json = {};
+  readonly errors: GraphQLFormattedError[] = [];
+  readonly #options: ExecutePlanOptions;
+
+  constructor(options: ExecutePlanOptions) {
+    this.#options = options;
+  }
+
+  async run(step: PlanStep): Promise<void> {
+    switch (step.kind) {
+      case "Fetch":
+        return await this.#fetch(step);
+      case "Sequence":
+        for (const s of step.steps) await this.run(s);
+        return;
+      case "Parallel":
+        await Promise.all(step.steps.map((s) => this.run(s)));
+        return;
+    }
+  }
+
+  async #fetch(step: FetchStep): Promise<void> {
+    const options = this.#options;
+    let objects: Json[] = [];
+    let indexes: number[] = [];
+    let variables: Json = pick(options.variables, step.variableUsages);
+    if (step.representations) {
+      const candidates: Json[] = [];
+      collect(this.data, step.path, 0, candidates);
+      const representations: Json[] = [];
+      const seen = new Map<string, number>();
+      for (const object of candidates) {
+        const typename = object.__typename;
+        if (typeof typename !== "string") continue;
+        const selection = step.representations.get(typename);
+        if (!selection) continue;
+        const rep: Json = {};
+        renderFields(object, selection.fields, rep);
+        rep.__typename = step.sendTypename.get(typename) ?? typename;
+        const key = JSON.stringify(rep);
+        let index = seen.get(key);
+        if (index === undefined) {
+          index = representations.length;
+          seen.set(key, index);
+          representations.push(rep);
+        }
+        objects.push(object);
+        indexes.push(index);
+      }
+      if (representations.length === 0) return;
+      variables = { representations, ...variables };
+      if (objects.length === 0) {
+        objects = [];
+        indexes = [];
+      }
+    }
+    const body = JSON.stringify({ query: step.node.operation, variables });
+    const observer = options.observer;
+    const startNs = observer?.now() ?? 0;
+    // Trace only: snapshot the raw input now; parallel siblings merge into `objects` meanwhile.
+    const rawInput = observer && objects.length > 0 ? structuredClone(objects) : objects;
+    let response: SubgraphResponse;
+    try {
+      response = await options.send(step.subgraph, body, step.node.operationKind === "query");
+    } catch (error) {
+      const code = error instanceof DOMException && error.name === "TimeoutError"
+        ? "DEADLINE_EXCEEDED"
+        : "SUBGRAPH_UNREACHABLE";
+      const message = code === "DEADLINE_EXCEEDED"
+        ? `The subgraph "${step.subgraph}" did not answer in time`
+        : `Cannot reach the subgraph "${step.subgraph}": ${
+          error instanceof Error ? error.message : String(error)
+        }`;
+      this.errors.push({ message, extensions: { code, serviceName: step.subgraph } });
+      if (observer) this.#record(step, body, rawInput, startNs, null, message);
+      return;
+    }
+    if (observer) this.#record(step, body, rawInput, startNs, response, undefined);
+    let payload: unknown;
+    try {
+      payload = JSON.parse(response.body);
+    } catch {
+      payload = null;
+    }
+    if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
+      this.errors.push({
+        message:
+          `The subgraph "${step.subgraph}" answered HTTP ${response.status} without a GraphQL response`,
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      });
+      return;
+    }
+    const data = payload.data;
+    if (!step.representations) {
+      if (isObject(data)) mergeInto(this.data, data, options.abstractNames);
+      this.#rewrite(step);
+      this.#errors(payload.errors, null, null);
+      return;
+    }
+    const entities = isObject(data) ? data._entities : undefined;
+    if (Array.isArray(entities)) {
+      for (let i = 0; i < objects.length; i++) {
+        const entity = entities[indexes[i]!];
+        if (isObject(entity)) mergeInto(objects[i]!, entity, options.abstractNames);
+      }
+    }
+    this.#rewrite(step);
+    this.#errors(payload.errors, step, { objects, indexes });
+  }
+
+  #rewrite(step: FetchStep): void {
+    for (const rewrite of step.rewrites) {
+      const objects: Json[] = [];
+      collect(this.data, rewrite.path, 0, objects);
+      for (const object of objects) {
+        if (object.__typename !== rewrite.type || !(rewrite.from in object)) continue;
+        object[rewrite.to] = object[rewrite.from];
+        delete object[rewrite.from];
+      }
+    }
+  }
+
+  #errors(
+    errors: unknown,
+    step: FetchStep | null,
+    entity: { objects: Json[]; indexes: number[] } | null,
+  ): void {
+    if (!Array.isArray(errors)) return;
+    let paths: Map<Json, (string | number)[]> | null = null;
+    for (const error of errors) {
+      if (!isObject(error)) continue;
+      const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
+      if (!entity || !step || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
+        this.errors.push(
+          entity && path?.[0] === "_entities"
+            ? withoutPath(error)
+            : (error as unknown as GraphQLFormattedError),
+        );
+        continue;
+      }
+      if (!paths) {
+        paths = new Map();
+        collectPaths(this.data, step.path, 0, [], paths);
+      }
+      const index = path[1];
+      let placed = false;
+      for (let i = 0; i < entity.objects.length; i++) {
+        if (entity.indexes[i] !== index) continue;
+        const at = paths.get(entity.objects[i]!);
+        if (!at) continue;
+        this.errors.push(
+          { ...error, path: [...at, ...path.slice(2)] } as unknown as GraphQLFormattedError,
+        );
+        placed = true;
+      }
+      if (!placed) this.errors.push(withoutPath(error));
+    }
+  }
+
+  #record(
+    step: FetchStep,
+    body: string,
+    objects: Json[],
+    startNs: number,
+    response: SubgraphResponse | null,
+    error: string | undefined,
+  ): void {
+    const observer = this.#options.observer;
+    if (!observer) return;
+    const request = this.#options.describe?.(step.subgraph, body) ??
+      { method: "POST", url: "", headers: new Headers(), body };
+    const kind = !step.representations ? "Single" : objects.length === 1 ? "Entity" : "BatchEntity";
+    const record: FetchRecord = {
+      node: step.node,
+      kind,
+      subgraph: step.subgraph,
+      path: [this.#options.operationKind, ...step.path].join("."),
+      rawInputData: step.representations ? objects : null,
+      request,
+      ...(response
+        ? {
+          response: { status: response.status, headers: response.headers, body: response.body },
+        }
+        : {}),
+      ...(error === undefined ? {} : { error }),
+      deduplicated: response?.deduplicated ?? false,
+      startNs,
+      ...(response?.firstByteNs === undefined ? {} : { firstByteNs: response.firstByteNs }),
+      endNs: observer.now(),
+    };
+    observer.fetch(record);
+  }
+}
+
+function withoutPath(error: Json): GraphQLFormattedError {
+  const { path: _path, ...rest } = error;
+  return rest as unknown as GraphQLFormattedError;
+}
+
+/**
+ * Executes a plan.
+ *
+ * @example A root fetch merged into the data
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { executePlan } from "./execute.ts";
+ * const step = {
+ *   rewrites: [],
+ *   kind: "Fetch" as const,
+ *   node: { kind: "Fetch" as const, serviceName: "a", variableUsages: [], operation: "{hello}", operationKind: "query" as const },
+ *   subgraph: "a", path: [], representations: null, sendTypename: new Map(), variableUsages: [],
+ * };
+ * const send = () => Promise.resolve({
+ *   status: 200, headers: new Headers(), body: '{"data":{"hello":"hi"}}', deduplicated: false,
+ * });
+ * const result = await executePlan(step, { send, variables: {}, operationKind: "query" });
+ * assert.deepEqual(result.data, { hello: "hi" });
+ * ```
+ * @param step The plan's executable root.
+ * @param options Subgraph sender, variables, observer.
+ * @returns Merged data and errors.
+ */
+export async function executePlan(
+  step: PlanStep | null,
+  options: ExecutePlanOptions,
+): Promise<ExecutedData> {
+  const executor = new Executor(options);
+  if (step) await executor.run(step);
+  return { data: executor.data, errors: executor.errors };
+}

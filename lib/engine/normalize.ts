@@ -1,0 +1,382 @@
+/**
+ * Normalization: a validated operation → a plain selection tree with fragments
+ * inlined, fields merged by response key, `@skip`/`@include` applied, and
+ * selections on abstract types split per possible concrete type (the
+ * spec's CollectFields, run once per operation and variable condition set).
+ *
+ * @module
+ */
+import {
+  type DirectiveNode,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  getNamedType,
+  type GraphQLCompositeType,
+  type GraphQLField,
+  GraphQLInterfaceType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  GraphQLUnionType,
+  isAbstractType,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isUnionType,
+  Kind,
+  type OperationDefinitionNode,
+  print,
+  type SelectionSetNode,
+  type ValueNode,
+} from "graphql";
+
+/** A compiled output type: how the shaper completes a value. */
+export type TypeRef =
+  | { readonly kind: "nonNull"; readonly of: TypeRef }
+  | { readonly kind: "list"; readonly of: TypeRef }
+  | { readonly kind: "scalar" }
+  | { readonly kind: "enum"; readonly name: string; readonly values: ReadonlySet<string> }
+  | { readonly kind: "composite"; readonly name: string };
+
+/** One field of a normalized selection. */
+export interface NField {
+  /** Response key (alias or name). */
+  readonly key: string;
+  readonly name: string;
+  /** Printed arguments, `(first:$n)`, or `""`. */
+  readonly args: string;
+  /** Variables the arguments use. */
+  readonly variables: readonly string[];
+  /** The API schema type the field is selected on (concrete when sliced). */
+  readonly parentType: string;
+  /** Named type of the field. */
+  readonly namedType: string;
+  /** Compiled output type. */
+  readonly type: TypeRef;
+  /** Sub-selection, null for leaves. */
+  readonly selection: NSelection | null;
+  /** True for `__schema` / `__type` (answered by the router). */
+  readonly introspection: boolean;
+}
+
+/** A normalized selection set. */
+export interface NSelection {
+  /** Declared type of the position. */
+  readonly typeName: string;
+  /** True when `typeName` is an interface or union (then see `byType`). */
+  readonly abstract: boolean;
+  /** Fields of an object-typed position. */
+  readonly fields: readonly NField[];
+  /** Fields per possible concrete type, for an abstract position. */
+  readonly byType: ReadonlyMap<string, readonly NField[]>;
+  /**
+   * Abstract positions: the fields selected on the abstract type itself (fragments on
+   * members excluded), used when only the interface is known (`@interfaceObject` data).
+   */
+  readonly interfaceFields: readonly NField[];
+}
+
+/** A normalized operation. */
+export interface NormalizedOperation {
+  readonly kind: "query" | "mutation" | "subscription";
+  readonly name: string | null;
+  readonly rootType: string;
+  readonly selection: NSelection;
+  /** Printed variable types by name (`Int!`), for subgraph operations. */
+  readonly variableTypes: ReadonlyMap<string, string>;
+}
+
+/** Options for {@linkcode normalizeOperation}. */
+export interface NormalizeOptions {
+  /** Coerced variable values (used only to evaluate `@skip`/`@include`). */
+  readonly variables?: Readonly<Record<string, unknown>>;
+}
+
+function conditionValue(value: ValueNode, variables: Readonly<Record<string, unknown>>): boolean {
+  if (value.kind === Kind.BOOLEAN) return value.value;
+  if (value.kind === Kind.VARIABLE) return variables[value.name.value] === true;
+  return false;
+}
+
+/**
+ * Evaluates `@skip`/`@include` of a node.
+ * @param directives The node's directives.
+ * @param variables Coerced variables.
+ * @returns True when the node is included.
+ */
+export function isIncluded(
+  directives: readonly DirectiveNode[] | undefined,
+  variables: Readonly<Record<string, unknown>>,
+): boolean {
+  if (!directives) return true;
+  for (const d of directives) {
+    const ifArg = d.arguments?.find((a) => a.name.value === "if");
+    if (!ifArg) continue;
+    if (d.name.value === "skip" && conditionValue(ifArg.value, variables)) return false;
+    if (d.name.value === "include" && !conditionValue(ifArg.value, variables)) return false;
+  }
+  return true;
+}
+
+/**
+ * The variables that decide `@skip`/`@include` in a document (part of the plan cache key).
+ * @param document The document.
+ * @returns Sorted variable names.
+ */
+export function conditionVariables(document: DocumentNode): string[] {
+  const names = new Set<string>();
+  const scan = (set: SelectionSetNode | undefined) => {
+    for (const s of set?.selections ?? []) {
+      for (const d of s.directives ?? []) {
+        if (d.name.value !== "skip" && d.name.value !== "include") continue;
+        for (const a of d.arguments ?? []) {
+          if (a.value.kind === Kind.VARIABLE) names.add(a.value.name.value);
+        }
+      }
+      if (s.kind !== Kind.FRAGMENT_SPREAD) scan(s.selectionSet);
+    }
+  };
+  for (const def of document.definitions) {
+    if (def.kind === Kind.OPERATION_DEFINITION || def.kind === Kind.FRAGMENT_DEFINITION) {
+      scan(def.selectionSet);
+    }
+  }
+  return [...names].sort();
+}
+
+function compileType(type: GraphQLOutputType): TypeRef {
+  if (isNonNullType(type)) return { kind: "nonNull", of: compileType(type.ofType) };
+  if (isListType(type)) return { kind: "list", of: compileType(type.ofType) };
+  if (isEnumType(type)) {
+    return { kind: "enum", name: type.name, values: new Set(type.getValues().map((v) => v.value)) };
+  }
+  const named = getNamedType(type);
+  if (isObjectType(named) || isAbstractType(named)) return { kind: "composite", name: named.name };
+  return { kind: "scalar" };
+}
+
+function collectVariables(node: FieldNode, out: Set<string>): void {
+  for (const arg of node.arguments ?? []) collectValueVariables(arg.value, out);
+}
+
+function collectValueVariables(value: ValueNode, out: Set<string>): void {
+  if (value.kind === Kind.VARIABLE) out.add(value.name.value);
+  else if (value.kind === Kind.LIST) {
+    for (const v of value.values) {
+      collectValueVariables(v, out);
+    }
+  } else if (value.kind === Kind.OBJECT) {
+    for (const f of value.fields) collectValueVariables(f.value, out);
+  }
+}
+
+const TYPENAME_TYPE: TypeRef = { kind: "nonNull", of: { kind: "scalar" } };
+
+class Normalizer {
+  readonly #schema: GraphQLSchema;
+  readonly #fragments: Map<string, FragmentDefinitionNode>;
+  readonly #variables: Readonly<Record<string, unknown>>;
+  readonly #typeCache = new Map<GraphQLOutputType, TypeRef>();
+
+  constructor(
+    schema: GraphQLSchema,
+    fragments: Map<string, FragmentDefinitionNode>,
+    variables: Readonly<Record<string, unknown>>,
+  ) {
+    this.#schema = schema;
+    this.#fragments = fragments;
+    this.#variables = variables;
+  }
+
+  typeRef(type: GraphQLOutputType): TypeRef {
+    let ref = this.#typeCache.get(type);
+    if (!ref) {
+      ref = compileType(type);
+      this.#typeCache.set(type, ref);
+    }
+    return ref;
+  }
+
+  #applies(condition: string | undefined, runtime: GraphQLCompositeType): boolean {
+    if (condition === undefined || condition === runtime.name) return true;
+    if (!isObjectType(runtime)) return false;
+    const type = this.#schema.getType(condition);
+    if (type instanceof GraphQLInterfaceType || type instanceof GraphQLUnionType) {
+      return this.#schema.isSubType(type, runtime);
+    }
+    return false;
+  }
+
+  #collect(
+    sets: readonly SelectionSetNode[],
+    runtime: GraphQLCompositeType,
+    out: Map<string, FieldNode[]>,
+    visited: Set<string>,
+  ): void {
+    for (const set of sets) {
+      for (const s of set.selections) {
+        if (!isIncluded(s.directives, this.#variables)) continue;
+        if (s.kind === Kind.FIELD) {
+          const key = s.alias?.value ?? s.name.value;
+          const list = out.get(key);
+          if (list) list.push(s);
+          else out.set(key, [s]);
+        } else if (s.kind === Kind.INLINE_FRAGMENT) {
+          if (this.#applies(s.typeCondition?.name.value, runtime)) {
+            this.#collect([s.selectionSet], runtime, out, visited);
+          }
+        } else {
+          const name = s.name.value;
+          if (visited.has(name)) continue;
+          const fragment = this.#fragments.get(name);
+          if (!fragment || !this.#applies(fragment.typeCondition.name.value, runtime)) continue;
+          visited.add(name);
+          this.#collect([fragment.selectionSet], runtime, out, visited);
+          visited.delete(name);
+        }
+      }
+    }
+  }
+
+  fields(sets: readonly SelectionSetNode[], runtime: GraphQLCompositeType): NField[] {
+    const grouped = new Map<string, FieldNode[]>();
+    this.#collect(sets, runtime, grouped, new Set());
+    const fields: NField[] = [];
+    const defs: Record<string, GraphQLField<unknown, unknown>> = isUnionType(runtime)
+      ? {}
+      : runtime.getFields();
+    for (const [key, nodes] of grouped) {
+      const first = nodes[0]!;
+      const name = first.name.value;
+      if (name === "__typename") {
+        fields.push({
+          key,
+          name,
+          args: "",
+          variables: [],
+          parentType: runtime.name,
+          namedType: "String",
+          type: TYPENAME_TYPE,
+          selection: null,
+          introspection: false,
+        });
+        continue;
+      }
+      const introspection = name === "__schema" || name === "__type";
+      if (introspection) {
+        fields.push({
+          key,
+          name,
+          args: "",
+          variables: [],
+          parentType: runtime.name,
+          namedType: name === "__schema" ? "__Schema" : "__Type",
+          type: { kind: "scalar" },
+          selection: null,
+          introspection: true,
+        });
+        continue;
+      }
+      const def: GraphQLField<unknown, unknown> | undefined = defs[name];
+      if (!def) continue;
+      const variables = new Set<string>();
+      collectVariables(first, variables);
+      const args = first.arguments && first.arguments.length > 0
+        ? `(${first.arguments.map((a) => `${a.name.value}:${print(a.value)}`).join(",")})`
+        : "";
+      const named = getNamedType(def.type);
+      let selection: NSelection | null = null;
+      if (isObjectType(named) || isAbstractType(named)) {
+        const subSets: SelectionSetNode[] = [];
+        for (const n of nodes) if (n.selectionSet) subSets.push(n.selectionSet);
+        selection = this.selection(subSets, named);
+      }
+      fields.push({
+        key,
+        name,
+        args,
+        variables: [...variables].sort(),
+        parentType: runtime.name,
+        namedType: named.name,
+        type: this.typeRef(def.type),
+        selection,
+        introspection: false,
+      });
+    }
+    return fields;
+  }
+
+  selection(sets: readonly SelectionSetNode[], type: GraphQLCompositeType): NSelection {
+    if (isObjectType(type)) {
+      return {
+        typeName: type.name,
+        abstract: false,
+        fields: this.fields(sets, type),
+        byType: new Map(),
+        interfaceFields: [],
+      };
+    }
+    const byType = new Map<string, readonly NField[]>();
+    for (const possible of this.#schema.getPossibleTypes(type)) {
+      byType.set(possible.name, this.fields(sets, possible));
+    }
+    return {
+      typeName: type.name,
+      abstract: true,
+      fields: [],
+      byType,
+      interfaceFields: this.fields(sets, type),
+    };
+  }
+}
+
+/**
+ * Normalizes a validated operation against the API schema.
+ *
+ * @example Fragments inlined, `@skip` applied
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSchema, parse } from "graphql";
+ * import { normalizeOperation } from "./normalize.ts";
+ * const schema = buildSchema("type Query { a: Int b: Int }");
+ * const document = parse("query Q($s: Boolean!) { ...F b @skip(if: $s) } fragment F on Query { a }");
+ * const op = normalizeOperation(schema, document, { variables: { s: true } });
+ * assert.deepEqual(op.selection.fields.map((f) => f.key), ["a"]);
+ * ```
+ * @param schema The API schema.
+ * @param document The validated document.
+ * @param options Variables for `@skip`/`@include`, and the operation to pick.
+ * @returns The normalized operation.
+ */
+export function normalizeOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  options: NormalizeOptions & { readonly operation?: OperationDefinitionNode } = {},
+): NormalizedOperation {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  let operation = options.operation;
+  for (const def of document.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+    else if (def.kind === Kind.OPERATION_DEFINITION && !operation) operation = def;
+  }
+  if (!operation) throw new TypeError("The document has no operation");
+  const root = operation.operation === "mutation"
+    ? schema.getMutationType()
+    : operation.operation === "subscription"
+    ? schema.getSubscriptionType()
+    : schema.getQueryType();
+  if (!root) throw new TypeError(`The schema has no ${operation.operation} type`);
+  const normalizer = new Normalizer(schema, fragments, options.variables ?? {});
+  const variableTypes = new Map<string, string>();
+  for (const v of operation.variableDefinitions ?? []) {
+    variableTypes.set(v.variable.name.value, print(v.type));
+  }
+  return {
+    kind: operation.operation,
+    name: operation.name?.value ?? null,
+    rootType: root.name,
+    selection: normalizer.selection([operation.selectionSet], root),
+    variableTypes,
+  };
+}

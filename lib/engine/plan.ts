@@ -1,0 +1,1046 @@
+/**
+ * The query planner: a normalized operation + the supergraph model → a plain,
+ * printable {@linkcode QueryPlan} (Apollo/Hive node names) and its executable
+ * twin ({@linkcode PlanStep}). Pure and deterministic: equal inputs give
+ * byte-equal JSON.
+ *
+ * Fields are assigned greedily: a field stays in the subgraph of its parent
+ * when that subgraph resolves it (or `@provides` it); otherwise an entity
+ * fetch (`_entities`) to a subgraph that resolves it is added at the field's
+ * response path, with the `@key` fields (and `@requires` fields) planned in
+ * the parent as requirements. Fetches form a dependency graph, printed as
+ * `Sequence` of `Parallel` levels.
+ *
+ * @module
+ */
+import type { FieldModel, TypeModel } from "../supergraph/types.ts";
+import type { SupergraphModel } from "../supergraph/mod.ts";
+import { type FieldSetItem, parseFieldSet } from "./_fieldset.ts";
+import type { NField, NormalizedOperation, NSelection, TypeRef } from "./normalize.ts";
+
+/** A plan: plain data (no functions, Maps, Sets or ids), so equal inputs give byte-equal JSON. */
+export interface QueryPlan {
+  readonly kind: "QueryPlan";
+  readonly node: PlanNode | null;
+}
+
+/** A node of the plan tree. */
+export type PlanNode = FetchNode | SequenceNode | ParallelNode | FlattenNode;
+
+/** Fetches run one after the other. */
+export interface SequenceNode {
+  readonly kind: "Sequence";
+  readonly nodes: readonly PlanNode[];
+}
+
+/** Fetches run concurrently. */
+export interface ParallelNode {
+  readonly kind: "Parallel";
+  readonly nodes: readonly PlanNode[];
+}
+
+/** An entity fetch merged at a response path (`["products", "@"]`). */
+export interface FlattenNode {
+  readonly kind: "Flatten";
+  readonly path: readonly string[];
+  readonly node: FetchNode;
+}
+
+/** One subgraph request. */
+export interface FetchNode {
+  readonly kind: "Fetch";
+  readonly serviceName: string;
+  /** Client variables the operation uses, sorted. */
+  readonly variableUsages: readonly string[];
+  /** The printed, minified subgraph operation. */
+  readonly operation: string;
+  readonly operationKind: "query" | "mutation";
+  /** Entity fetches only: the representation selection (`...on Product{__typename upc}`). */
+  readonly requires?: string;
+}
+
+/** One field of a representation: read `dataKey` from the merged data, send as `key`. */
+export interface RepField {
+  readonly key: string;
+  readonly dataKey: string;
+  readonly selection: RepSelection | null;
+}
+
+/** A representation selection (per concrete type for abstract positions). */
+export interface RepSelection {
+  readonly fields: RepField[];
+  /** Type-conditioned parts (nested abstract requirements). */
+  readonly byType: Map<string, RepField[]>;
+}
+
+/** After a fetch: objects of `type` at `path` get key `from` renamed to `to`. */
+export interface Rewrite {
+  readonly path: readonly string[];
+  readonly type: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** The executable twin of a fetch node. */
+export interface FetchStep {
+  readonly kind: "Fetch";
+  readonly node: FetchNode;
+  readonly subgraph: string;
+  /** Merge path; empty for root fetches. */
+  readonly path: readonly string[];
+  /** Entity fetches: representation selection per `__typename`; null for root fetches. */
+  readonly representations: ReadonlyMap<string, RepSelection> | null;
+  /** `__typename` to send per data `__typename` (`@interfaceObject` targets get the interface). */
+  readonly sendTypename: ReadonlyMap<string, string>;
+  readonly variableUsages: readonly string[];
+  /** Internal aliases renamed back after the fetch, outermost first. */
+  readonly rewrites: readonly Rewrite[];
+}
+
+/** Executable plan tree. */
+export type PlanStep =
+  | FetchStep
+  | { readonly kind: "Sequence" | "Parallel"; readonly steps: readonly PlanStep[] };
+
+/** A planned operation. */
+export interface PlannedOperation {
+  readonly plan: QueryPlan;
+  readonly step: PlanStep | null;
+}
+
+// ---------------------------------------------------------------- building blocks
+
+interface SelField {
+  readonly key: string;
+  readonly name: string;
+  readonly args: string;
+  /** The field's type in the subgraph (`String!`), when known. */
+  readonly type: string;
+  child: Sel | null;
+}
+
+class Sel {
+  readonly fields = new Map<string, SelField>();
+  readonly fragments = new Map<string, Sel>();
+  readonly parent: Sel | null;
+
+  constructor(parent: Sel | null = null) {
+    this.parent = parent;
+  }
+
+  field(key: string, name: string, args: string, type = ""): SelField | null {
+    const existing = this.fields.get(key);
+    if (existing) return existing.name === name && existing.args === args ? existing : null;
+    const created: SelField = { key, name, args, type, child: null };
+    this.fields.set(key, created);
+    return created;
+  }
+
+  /** True when a sibling type condition selects `key` as another field or type. */
+  conflicts(key: string, name: string, args: string, type: string): boolean {
+    const parent = this.parent;
+    if (!parent) return false;
+    const clash = (f: SelField | undefined) =>
+      f !== undefined &&
+      (f.name !== name || f.args !== args || (f.type !== "" && type !== "" && f.type !== type));
+    if (clash(parent.fields.get(key))) return true;
+    for (const sibling of parent.fragments.values()) {
+      if (sibling !== this && clash(sibling.fields.get(key))) return true;
+    }
+    return false;
+  }
+
+  fragment(type: string): Sel {
+    let sel = this.fragments.get(type);
+    if (!sel) {
+      sel = new Sel(this);
+      this.fragments.set(type, sel);
+    }
+    return sel;
+  }
+
+  typename(): void {
+    this.field("__typename", "__typename", "");
+  }
+
+  print(): string {
+    const parts: string[] = [];
+    for (const f of this.fields.values()) {
+      let text = f.key === f.name ? f.name : `${f.key}:${f.name}`;
+      text += f.args;
+      if (f.child) text += `{${f.child.printOrTypename()}}`;
+      parts.push(text);
+    }
+    for (const [type, sel] of this.fragments) parts.push(`...on ${type}{${sel.printOrTypename()}}`);
+    return parts.join(" ");
+  }
+
+  printOrTypename(): string {
+    const text = this.print();
+    return text === "" ? "__typename" : text;
+  }
+}
+
+interface Group {
+  readonly id: number;
+  readonly subgraph: string;
+  readonly entity: boolean;
+  readonly path: readonly string[];
+  readonly pathKey: string;
+  readonly sel: Sel;
+  readonly reqs: Map<string, RepSelection>;
+  readonly sendTypename: Map<string, string>;
+  readonly deps: Set<Group>;
+  readonly variables: Set<string>;
+  /** Internal aliases renamed back after the fetch. */
+  readonly rewrites: Rewrite[];
+  /** Index of the root group it descends from (mutations run roots in order). */
+  readonly root: number;
+}
+
+interface Pos {
+  readonly group: Group;
+  readonly sel: Sel;
+  /** Type of the position in the group's subgraph (a concrete object type or interface object). */
+  readonly type: string;
+  readonly path: readonly string[];
+  readonly provided: readonly FieldSetItem[] | null;
+  /** Position in the parent group when this is an entity fetch's root. */
+  readonly parent: Pos | null;
+  /** Client fields at this object (response keys the planner must not reuse). */
+  readonly clientKeys: ReadonlyMap<string, NField>;
+  /** The position and field this position is the sub-selection of (same group). */
+  readonly up?: { readonly pos: Pos; readonly field: NField; readonly fragment: string | null };
+}
+
+const EMPTY_KEYS: ReadonlyMap<string, NField> = new Map();
+
+function listDepth(type: TypeRef): number {
+  if (type.kind === "nonNull") return listDepth(type.of);
+  if (type.kind === "list") return 1 + listDepth(type.of);
+  return 0;
+}
+
+function typeRefOf(printed: string): TypeRef {
+  if (printed.endsWith("!")) return { kind: "nonNull", of: typeRefOf(printed.slice(0, -1)) };
+  if (printed.startsWith("[")) return { kind: "list", of: typeRefOf(printed.slice(1, -1)) };
+  return { kind: "composite", name: printed };
+}
+
+/** Planning failed: the operation cannot be served by the subgraphs. */
+export class PlanningError extends Error {
+  /** @param message Sentence-case message. */
+  constructor(message: string) {
+    super(message);
+    this.name = "PlanningError";
+  }
+}
+
+class Planner {
+  readonly #model: SupergraphModel;
+  readonly #op: NormalizedOperation;
+  readonly #groups: Group[] = [];
+  readonly #recorders: Set<Group>[] = [];
+  readonly #fieldSets = new Map<string, FieldSetItem[]>();
+  #root = 0;
+
+  constructor(model: SupergraphModel, op: NormalizedOperation) {
+    this.#model = model;
+    this.#op = op;
+  }
+
+  // -------------------------------------------------------------- model helpers
+
+  #type(name: string): TypeModel | undefined {
+    return this.#model.types.get(name);
+  }
+
+  #field(type: string, name: string): FieldModel | undefined {
+    const model = this.#type(type);
+    const own = model?.fields.get(name);
+    if (own && own.resolvableIn.length > 0) return own;
+    // An @interfaceObject or entity interface may own a field of a concrete type.
+    for (const i of model?.interfaces ?? []) {
+      const f = this.#type(i)?.fields.get(name);
+      if (f && f.resolvableIn.length > 0) return f;
+    }
+    return own;
+  }
+
+  #fieldSet(text: string): FieldSetItem[] {
+    let items = this.#fieldSets.get(text);
+    if (!items) {
+      items = parseFieldSet(text);
+      this.#fieldSets.set(text, items);
+    }
+    return items;
+  }
+
+  #isKeyField(type: string, subgraph: string, name: string): boolean {
+    for (const key of this.#type(type)?.keys ?? []) {
+      if (key.graph !== subgraph) continue;
+      if (this.#fieldSet(key.fields).some((item) => item.name === name)) return true;
+    }
+    return false;
+  }
+
+  #provided(
+    provided: readonly FieldSetItem[] | null,
+    type: string,
+    name: string,
+  ): FieldSetItem | null {
+    if (!provided) return null;
+    const interfaces = this.#type(type)?.interfaces ?? [];
+    for (const item of provided) {
+      if (item.name === name) return item;
+      if (
+        item.name === null &&
+        (item.typeCondition === null || item.typeCondition === type ||
+          interfaces.includes(item.typeCondition))
+      ) {
+        const found = this.#provided(item.selection, type, name);
+        if (found) return found;
+      }
+    }
+    return null;
+  }
+
+  #resolvable(pos: Pos, name: string): boolean {
+    const subgraph = pos.group.subgraph;
+    const field = this.#field(pos.type, name);
+    if (!field) return false;
+    if (field.resolvableIn.includes(subgraph)) {
+      // A field of an interface resolved through a concrete type: the subgraph must know the type.
+      return true;
+    }
+    if (this.#provided(pos.provided, pos.type, name)) return true;
+    return this.#isKeyField(pos.type, subgraph, name);
+  }
+
+  #possibleIn(subgraph: string, abstract: string, concrete: string): boolean {
+    const a = this.#type(abstract);
+    const c = this.#type(concrete);
+    if (!a || !c || !c.graphs.includes(subgraph)) return false;
+    if (a.kind === "union") return (a.membersIn.get(subgraph) ?? []).includes(concrete);
+    return (c.implementsIn.get(subgraph) ?? []).includes(abstract);
+  }
+
+  // -------------------------------------------------------------- groups
+
+  #touch(group: Group): void {
+    for (const r of this.#recorders) r.add(group);
+  }
+
+  #newGroup(subgraph: string, entity: boolean, path: readonly string[], root: number): Group {
+    const group: Group = {
+      id: this.#groups.length,
+      subgraph,
+      entity,
+      path,
+      pathKey: path.join("."),
+      sel: new Sel(),
+      reqs: new Map(),
+      sendTypename: new Map(),
+      deps: new Set(),
+      variables: new Set(),
+      rewrites: [],
+      root,
+    };
+    this.#groups.push(group);
+    return group;
+  }
+
+  #dependsOn(group: Group, target: Group, seen = new Set<Group>()): boolean {
+    if (group === target) return true;
+    if (seen.has(group)) return false;
+    seen.add(group);
+    for (const d of group.deps) if (this.#dependsOn(d, target, seen)) return true;
+    return false;
+  }
+
+  #compatible(existing: RepSelection | undefined, added: RepSelection): boolean {
+    if (!existing) return true;
+    for (const f of added.fields) {
+      const other = existing.fields.find((e) => e.key === f.key);
+      if (other && other.dataKey !== f.dataKey) return false;
+    }
+    return true;
+  }
+
+  #entityGroup(
+    subgraph: string,
+    top: Pos,
+    type: string,
+    reqs: RepSelection,
+    touched: Set<Group>,
+  ): Group {
+    for (const g of this.#groups) {
+      if (
+        !g.entity || g.subgraph !== subgraph ||
+        g.pathKey !== top.group.pathKey + "|" + top.path.join(".")
+      ) {
+        continue;
+      }
+      if (touched.has(g)) continue;
+      let cycle = false;
+      for (const t of touched) if (this.#dependsOn(t, g)) cycle = true;
+      if (cycle || !this.#compatible(g.reqs.get(type), reqs)) continue;
+      return g;
+    }
+    const group = this.#newGroup(subgraph, true, top.path, top.group.root);
+    // pathKey includes nothing of the parent: groups at one path share it.
+    (group as { pathKey: string }).pathKey = top.group.pathKey + "|" + top.path.join(".");
+    return group;
+  }
+
+  // -------------------------------------------------------------- planning
+
+  plan(): PlannedOperation {
+    const op = this.#op;
+    const fields = op.selection.fields;
+    const rootType = op.rootType;
+    let previous: Group | null = null;
+    for (const f of fields) {
+      if (f.introspection || f.name === "__typename") continue;
+      const model = this.#field(rootType, f.name);
+      if (!model || model.resolvableIn.length === 0) {
+        throw new PlanningError(`No subgraph resolves the field "${rootType}.${f.name}"`);
+      }
+      let group: Group | undefined;
+      if (op.kind === "mutation") {
+        if (previous && model.resolvableIn.includes(previous.subgraph)) group = previous;
+        else group = this.#newGroup(this.#chooseRoot(model, f), false, [], this.#root++);
+        previous = group;
+      } else {
+        group = this.#groups.find((g) => !g.entity && model.resolvableIn.includes(g.subgraph));
+        group ??= this.#newGroup(this.#chooseRoot(model, f), false, [], 0);
+      }
+      const pos: Pos = {
+        group,
+        sel: group.sel,
+        type: rootType,
+        path: [],
+        provided: null,
+        parent: null,
+        clientKeys: EMPTY_KEYS,
+      };
+      this.#addLocal(pos, f);
+    }
+    return this.#build();
+  }
+
+  #chooseRoot(model: FieldModel, field: NField): string {
+    if (model.resolvableIn.length === 1) return model.resolvableIn[0]!;
+    let best = model.resolvableIn[0]!;
+    let bestScore = -1;
+    for (const subgraph of model.resolvableIn) {
+      const score = this.#score(subgraph, field.selection, model.namedType);
+      if (score > bestScore) {
+        best = subgraph;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+
+  #score(subgraph: string, selection: NSelection | null, type: string): number {
+    if (!selection) return 0;
+    let score = 0;
+    const slices = selection.abstract ? [...selection.byType] : [[type, selection.fields] as const];
+    for (const [typeName, fields] of slices) {
+      for (const f of fields) {
+        const m = this.#field(typeName, f.name);
+        if (f.name === "__typename" || m?.resolvableIn.includes(subgraph)) {
+          score += 1 + (m ? this.#score(subgraph, f.selection, m.namedType) : 0);
+        }
+      }
+    }
+    return score;
+  }
+
+  #planFields(pos: Pos, fields: readonly NField[]): void {
+    for (const f of fields) {
+      if (f.introspection || f.name === "__typename") continue;
+      this.#planField(pos, f);
+    }
+  }
+
+  #planField(pos: Pos, f: NField): void {
+    const model = this.#field(pos.type, f.name);
+    if (!model) return;
+    const subgraph = pos.group.subgraph;
+    const local = this.#resolvable(pos, f.name);
+    const provided = this.#provided(pos.provided, pos.type, f.name) !== null;
+    if (local && (provided || !model.requires.has(subgraph))) {
+      this.#addLocal(pos, f);
+      return;
+    }
+    const target = local ? subgraph : this.#chooseTarget(model, pos);
+    if (target === null && this.#jumpUp(pos, f, model)) return;
+    if (target === null) {
+      throw new PlanningError(`No subgraph can resolve the field "${pos.type}.${f.name}"`);
+    }
+    this.#jump(pos, f, target, model);
+  }
+
+  /**
+   * A field of a value object (no key) that the current subgraph cannot resolve: enter the
+   * nearest entity ancestor in a subgraph that resolves the whole path down to the field.
+   */
+  #jumpUp(pos: Pos, f: NField, model: FieldModel): boolean {
+    const chain: Pos[] = [pos];
+    for (let cur = pos; cur.up; cur = cur.up.pos) {
+      const anc = cur.up.pos;
+      chain.unshift(anc);
+      for (const target of model.resolvableIn) {
+        if (!this.#enterable(anc.type, target)) continue;
+        let ok = true;
+        for (let i = 1; i < chain.length; i++) {
+          const link = chain[i]!.up!;
+          if (!this.#field(link.pos.type, link.field.name)?.resolvableIn.includes(target)) {
+            ok = false;
+          }
+        }
+        if (!ok) continue;
+        let at = this.#enter(anc, target, undefined);
+        for (let i = 1; i < chain.length; i++) {
+          const original = chain[i]!;
+          const link = original.up!;
+          const sf = at.sel.field(link.field.key, link.field.name, link.field.args);
+          if (!sf) return false;
+          sf.child ??= new Sel();
+          const sel = link.fragment ? sf.child.fragment(link.fragment) : sf.child;
+          if (link.fragment) sf.child.typename();
+          at = {
+            group: at.group,
+            sel,
+            type: original.type,
+            path: original.path,
+            provided: null,
+            parent: null,
+            clientKeys: original.clientKeys,
+            up: { pos: at, field: link.field, fragment: link.fragment },
+          };
+        }
+        this.#addLocal(at, f);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  #chooseTarget(model: FieldModel, pos: Pos): string | null {
+    let top = pos;
+    while (top.parent) top = top.parent;
+    const pathKey = top.group.pathKey + "|" + top.path.join(".");
+    const candidates = model.resolvableIn.filter((s) => this.#enterable(pos.type, s));
+    const existing = candidates.find((s) =>
+      this.#groups.some((g) => g.entity && g.subgraph === s && g.pathKey === pathKey)
+    );
+    return existing ?? candidates[0] ?? null;
+  }
+
+  /** The subgraph can be entered for objects of `type` (a resolvable key, maybe on an interface object). */
+  #enterable(type: string, subgraph: string): boolean {
+    return this.#entryKey(type, subgraph) !== null;
+  }
+
+  #entryKey(type: string, subgraph: string): { type: string; fields: string[] } | null {
+    const keys = (this.#type(type)?.keys ?? []).filter((k) => k.graph === subgraph && k.resolvable);
+    if (keys.length > 0) return { type, fields: keys.map((k) => k.fields) };
+    for (const i of this.#type(type)?.interfaces ?? []) {
+      const iface = this.#type(i);
+      if (!iface) continue;
+      const ikeys = iface.keys.filter((k) => k.graph === subgraph && k.resolvable);
+      if (ikeys.length > 0 && iface.interfaceObjectIn.includes(subgraph)) {
+        return { type: i, fields: ikeys.map((k) => k.fields) };
+      }
+    }
+    return null;
+  }
+
+  #jump(pos: Pos, f: NField, target: string, model: FieldModel): void {
+    this.#addLocal(this.#enter(pos, target, model.requires.get(target)), f);
+  }
+
+  /** Adds (or reuses) an entity fetch to `target` for the object at `pos`; returns its position. */
+  #enter(pos: Pos, target: string, requires: string | undefined): Pos {
+    let top = pos;
+    while (top.parent) top = top.parent;
+    const type = pos.type;
+    const entry = this.#entryKey(type, target);
+    if (!entry) throw new PlanningError(`No key of "${type}" enters the subgraph "${target}"`);
+    // Prefer a key the current subgraph resolves without further fetches.
+    let keyText = entry.fields[0]!;
+    for (const k of entry.fields) {
+      if (
+        this.#fieldSet(k).every((item) => item.name === null || this.#resolvable(top, item.name))
+      ) {
+        keyText = k;
+        break;
+      }
+    }
+    const items = [...this.#fieldSet(keyText)];
+    if (requires !== undefined) items.push(...this.#fieldSet(requires));
+    const touched = new Set<Group>([top.group]);
+    this.#recorders.push(touched);
+    let reqs: RepSelection;
+    try {
+      reqs = this.#planRequirements(top, type, items);
+    } finally {
+      this.#recorders.pop();
+    }
+    const group = this.#entityGroup(target, top, type, reqs, touched);
+    for (const t of touched) if (t !== group) group.deps.add(t);
+    this.#mergeReqs(group, type, reqs);
+    if (entry.type !== type) group.sendTypename.set(type, entry.type);
+    this.#touch(group);
+    const fragmentType = entry.type !== type ? entry.type : type;
+    return {
+      group,
+      sel: group.sel.fragment(fragmentType),
+      type: entry.type !== type ? entry.type : type,
+      path: top.path,
+      provided: null,
+      parent: top,
+      clientKeys: top.clientKeys,
+    };
+  }
+
+  #mergeReqs(group: Group, type: string, reqs: RepSelection): void {
+    const existing = group.reqs.get(type);
+    if (!existing) {
+      group.reqs.set(type, reqs);
+      return;
+    }
+    mergeRep(existing, reqs);
+  }
+
+  /** Plans internal fields (keys, requires) at a position; returns how to read them. */
+  #planRequirements(pos: Pos, type: string, items: readonly FieldSetItem[]): RepSelection {
+    const rep: RepSelection = { fields: [], byType: new Map() };
+    pos.sel.typename();
+    this.#touch(pos.group);
+    rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
+    this.#planRequirementItems(pos, type, items, rep);
+    return rep;
+  }
+
+  #planRequirementItems(
+    pos: Pos,
+    type: string,
+    items: readonly FieldSetItem[],
+    rep: RepSelection,
+  ): void {
+    for (const item of items) {
+      if (item.name === null) {
+        // Inline fragment inside a requirement on an abstract position: handled by the caller.
+        continue;
+      }
+      if (item.name === "__typename") continue;
+      const model = this.#field(type, item.name);
+      if (!model) continue;
+      const dataKey = this.#internalKey(pos, item.name, item.args);
+      const nfield = this.#internalField(dataKey, item, type, model);
+      const before = pos.sel.fields.get(dataKey);
+      this.#planField(pos, nfield);
+      void before;
+      rep.fields.push({ key: item.name, dataKey, selection: this.#repSelection(item, model) });
+    }
+  }
+
+  #repSelection(item: FieldSetItem, model: FieldModel): RepSelection | null {
+    if (item.selection.length === 0) return null;
+    const rep: RepSelection = { fields: [], byType: new Map() };
+    const named = this.#type(model.namedType);
+    const abstract = named?.kind === "interface" || named?.kind === "union";
+    if (abstract) rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
+    for (const sub of item.selection) {
+      if (sub.name === null) {
+        if (!sub.typeCondition) continue;
+        const list = rep.byType.get(sub.typeCondition) ?? [];
+        for (const s of sub.selection) {
+          if (s.name === null) continue;
+          const m = this.#field(sub.typeCondition, s.name);
+          list.push({
+            key: s.name,
+            dataKey: s.name,
+            selection: m ? this.#repSelection(s, m) : null,
+          });
+        }
+        rep.byType.set(sub.typeCondition, list);
+        continue;
+      }
+      if (sub.name === "__typename") {
+        if (!abstract) {
+          rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
+        }
+        continue;
+      }
+      const m = this.#field(model.namedType, sub.name);
+      rep.fields.push({
+        key: sub.name,
+        dataKey: sub.name,
+        selection: m ? this.#repSelection(sub, m) : null,
+      });
+    }
+    return rep;
+  }
+
+  #internalKey(pos: Pos, name: string, args: string): string {
+    const free = (key: string) => {
+      const client = pos.clientKeys.get(key);
+      if (client && (client.name !== name || client.args !== args)) return false;
+      const existing = pos.sel.fields.get(key);
+      return !existing || (existing.name === name && existing.args === args);
+    };
+    if (free(name)) return name;
+    for (let i = 1;; i++) {
+      const key = `${name}__gw${i}`;
+      if (free(key)) return key;
+    }
+  }
+
+  /** A field set item as a normalized field (so requirements plan like client fields). */
+  #internalField(key: string, item: FieldSetItem, type: string, model: FieldModel): NField {
+    return {
+      key,
+      name: item.name ?? "",
+      args: item.args,
+      variables: [],
+      parentType: type,
+      namedType: model.namedType,
+      type: typeRefOf(model.type),
+      selection: item.selection.length > 0
+        ? this.#selectionOf(model.namedType, item.selection)
+        : null,
+      introspection: false,
+    };
+  }
+
+  #selectionOf(typeName: string, items: readonly FieldSetItem[]): NSelection {
+    const type = this.#type(typeName);
+    const toFields = (t: string, list: readonly FieldSetItem[]): NField[] => {
+      const out: NField[] = [];
+      for (const item of list) {
+        if (item.name === null || item.name === "__typename") continue;
+        const m = this.#field(t, item.name);
+        if (m) out.push(this.#internalField(item.name, item, t, m));
+      }
+      return out;
+    };
+    if (type?.kind === "interface" || type?.kind === "union") {
+      const byType = new Map<string, NField[]>();
+      const possible = [...this.#model.types.values()].filter((t) =>
+        t.kind === "object" && (t.interfaces.includes(typeName) || type.members.includes(t.name))
+      );
+      for (const p of possible) {
+        const list = items.filter((i) => i.name !== null);
+        const fromFragments = items.filter((i) =>
+          i.name === null && (i.typeCondition === p.name || i.typeCondition === typeName)
+        ).flatMap((i) => i.selection);
+        byType.set(p.name, toFields(p.name, [...list, ...fromFragments]));
+      }
+      const interfaceFields = toFields(typeName, items.filter((i) => i.name !== null));
+      return { typeName, abstract: true, fields: [], byType, interfaceFields };
+    }
+    return {
+      typeName,
+      abstract: false,
+      fields: toFields(typeName, items),
+      byType: new Map(),
+      interfaceFields: [],
+    };
+  }
+
+  #addLocal(pos: Pos, f: NField): void {
+    const model = this.#field(pos.type, f.name);
+    const subgraph = pos.group.subgraph;
+    const type = model ? model.typeIn.get(subgraph) ?? model.type : "";
+    let key = f.key;
+    if (!pos.sel.fields.has(key) && pos.sel.conflicts(key, f.name, f.args, type)) {
+      // Same response key, other type in a sibling type condition: alias, renamed back later.
+      for (let i = 0;; i++) {
+        key = `${f.key}__alias_${i}`;
+        if (!pos.sel.fields.has(key) && !pos.sel.conflicts(key, f.name, f.args, type)) break;
+      }
+      pos.group.rewrites.push({ path: pos.path, type: pos.type, from: key, to: f.key });
+    }
+    const sf = pos.sel.field(key, f.name, f.args, type);
+    if (!sf) throw new PlanningError(`Conflicting selections of "${f.key}" in "${pos.type}"`);
+    this.#touch(pos.group);
+    for (const v of f.variables) pos.group.variables.add(v);
+    if (!f.selection) return;
+    const path = [...pos.path, f.key];
+    for (let i = listDepth(f.type); i > 0; i--) path.push("@");
+    let provided: readonly FieldSetItem[] | null = null;
+    const providesText = model?.provides.get(subgraph);
+    if (providesText !== undefined) provided = this.#fieldSet(providesText);
+    else provided = this.#provided(pos.provided, pos.type, f.name)?.selection ?? null;
+    if (provided && provided.length === 0) provided = null;
+    sf.child ??= new Sel();
+    const child = sf.child;
+    const selection = f.selection;
+    if (!selection.abstract) {
+      this.#planFields({
+        group: pos.group,
+        sel: child,
+        type: selection.typeName,
+        path,
+        provided,
+        parent: null,
+        clientKeys: keysOf(selection.fields),
+        up: { pos, field: f, fragment: null },
+      }, selection.fields);
+      return;
+    }
+    child.typename();
+    const abstractModel = this.#type(selection.typeName);
+    if (abstractModel?.interfaceObjectIn.includes(subgraph)) {
+      this.#planInterfaceObject(pos.group, child, path, provided, selection);
+      return;
+    }
+    for (const [concrete, fields] of selection.byType) {
+      if (fields.length === 0 || !this.#possibleIn(subgraph, selection.typeName, concrete)) {
+        continue;
+      }
+      this.#planFields({
+        group: pos.group,
+        sel: child.fragment(concrete),
+        type: concrete,
+        path,
+        provided,
+        parent: null,
+        clientKeys: keysOf(fields),
+        up: { pos, field: f, fragment: concrete },
+      }, fields);
+    }
+  }
+
+  /**
+   * An abstract position whose subgraph sees the interface as an object (`@interfaceObject`):
+   * interface fields plan on the interface; `__typename` and member-only fields need the
+   * interface's owner, entered by the interface key.
+   */
+  #planInterfaceObject(
+    group: Group,
+    sel: Sel,
+    path: readonly string[],
+    provided: readonly FieldSetItem[] | null,
+    selection: NSelection,
+  ): void {
+    const iface = selection.typeName;
+    const ifaceKeys = keysOf(selection.interfaceFields);
+    const pos: Pos = {
+      group,
+      sel,
+      type: iface,
+      path,
+      provided,
+      parent: null,
+      clientKeys: ifaceKeys,
+    };
+    this.#planFields(pos, selection.interfaceFields);
+    let concrete = selection.interfaceFields.some((f) => f.name === "__typename");
+    for (const fields of selection.byType.values()) {
+      for (const f of fields) {
+        const same = ifaceKeys.get(f.key);
+        if (!same || f.name === "__typename" || same.name !== f.name) concrete = true;
+      }
+    }
+    if (!concrete) return;
+    const model = this.#type(iface);
+    const owner = model?.keys.find((k) =>
+      k.resolvable && !model.interfaceObjectIn.includes(k.graph)
+    )?.graph;
+    if (!owner) throw new PlanningError(`No subgraph resolves the concrete type of "${iface}"`);
+    const epos = this.#enter(pos, owner, undefined);
+    epos.sel.typename();
+    for (const [type, fields] of selection.byType) {
+      const extra = fields.filter((f) =>
+        f.name !== "__typename" && ifaceKeys.get(f.key)?.name !== f.name
+      );
+      if (extra.length === 0) continue;
+      this.#planFields({
+        group: epos.group,
+        sel: epos.sel.fragment(type),
+        type,
+        path,
+        provided: null,
+        parent: null,
+        clientKeys: keysOf(fields),
+      }, extra);
+    }
+  }
+
+  // -------------------------------------------------------------- output
+
+  #build(): PlannedOperation {
+    const groups = this.#groups;
+    if (groups.length === 0) return { plan: { kind: "QueryPlan", node: null }, step: null };
+    const built = new Map<Group, { node: PlanNode; step: FetchStep }>();
+    for (const g of groups) built.set(g, this.#buildFetch(g));
+    const level = new Map<Group, number>();
+    const levelOf = (g: Group, seen = new Set<Group>()): number => {
+      const known = level.get(g);
+      if (known !== undefined) return known;
+      if (seen.has(g)) return 0;
+      seen.add(g);
+      let l = 0;
+      for (const d of g.deps) l = Math.max(l, levelOf(d, seen) + 1);
+      level.set(g, l);
+      return l;
+    };
+    const roots = [...new Set(groups.map((g) => g.root))].sort((a, b) => a - b);
+    const nodes: PlanNode[] = [];
+    const steps: PlanStep[] = [];
+    for (const root of roots) {
+      const members = groups.filter((g) => g.root === root);
+      const levels: Group[][] = [];
+      for (const g of members) (levels[levelOf(g)] ??= []).push(g);
+      const seqNodes: PlanNode[] = [];
+      const seqSteps: PlanStep[] = [];
+      for (const list of levels) {
+        if (!list || list.length === 0) continue;
+        const parNodes = list.map((g) => built.get(g)!.node);
+        const parSteps = list.map((g) => built.get(g)!.step);
+        seqNodes.push(parNodes.length === 1 ? parNodes[0]! : { kind: "Parallel", nodes: parNodes });
+        seqSteps.push(parSteps.length === 1 ? parSteps[0]! : { kind: "Parallel", steps: parSteps });
+      }
+      nodes.push(seqNodes.length === 1 ? seqNodes[0]! : { kind: "Sequence", nodes: seqNodes });
+      steps.push(seqSteps.length === 1 ? seqSteps[0]! : { kind: "Sequence", steps: seqSteps });
+    }
+    const node: PlanNode = nodes.length === 1 ? nodes[0]! : { kind: "Sequence", nodes };
+    const step: PlanStep = steps.length === 1 ? steps[0]! : { kind: "Sequence", steps };
+    return { plan: { kind: "QueryPlan", node }, step };
+  }
+
+  #buildFetch(g: Group): { node: PlanNode; step: FetchStep } {
+    const operationKind = !g.entity && this.#op.kind === "mutation" ? "mutation" : "query";
+    const variableUsages = [...g.variables].sort();
+    const defs: string[] = [];
+    if (g.entity) defs.push("$representations:[_Any!]!");
+    for (const v of variableUsages) defs.push(`$${v}:${this.#op.variableTypes.get(v) ?? "String"}`);
+    const head = `${operationKind}${
+      this.#op.name ? ` ${this.#op.name}__${g.subgraph}__${g.id}` : ""
+    }${defs.length > 0 ? `(${defs.join(",")})` : ""}`;
+    const body = g.entity
+      ? `_entities(representations:$representations){${g.sel.printOrTypename()}}`
+      : g.sel.printOrTypename();
+    const operation = `${head}{${body}}`;
+    const requires = g.entity ? printReps(g.reqs) : undefined;
+    const fetch: FetchNode = Object.freeze({
+      kind: "Fetch",
+      serviceName: g.subgraph,
+      variableUsages,
+      operation,
+      operationKind,
+      ...(requires === undefined ? {} : { requires }),
+    });
+    let representations: Map<string, RepSelection> | null = null;
+    const sendTypename = new Map(g.sendTypename);
+    if (g.entity) {
+      representations = new Map(g.reqs);
+      // Data of an interface (from an @interfaceObject) may already carry the concrete type.
+      for (const [type, rep] of g.reqs) {
+        const model = this.#type(type);
+        if (model?.kind !== "interface") continue;
+        for (const t of this.#model.types.values()) {
+          if (t.kind !== "object" || !t.interfaces.includes(type) || representations.has(t.name)) {
+            continue;
+          }
+          representations.set(t.name, rep);
+          sendTypename.set(t.name, sendTypename.get(type) ?? type);
+        }
+      }
+    }
+    const step: FetchStep = {
+      kind: "Fetch",
+      node: fetch,
+      subgraph: g.subgraph,
+      path: g.path,
+      representations,
+      sendTypename,
+      variableUsages,
+      rewrites: [...g.rewrites].sort((a, b) => a.path.length - b.path.length),
+    };
+    const node: PlanNode = g.entity ? { kind: "Flatten", path: [...g.path], node: fetch } : fetch;
+    return { node, step };
+  }
+}
+
+function keysOf(fields: readonly NField[]): Map<string, NField> {
+  const map = new Map<string, NField>();
+  for (const f of fields) map.set(f.key, f);
+  return map;
+}
+
+function mergeRep(into: RepSelection, from: RepSelection): void {
+  for (const f of from.fields) {
+    const existing = into.fields.find((e) => e.key === f.key);
+    if (!existing) into.fields.push(f);
+    else if (existing.selection && f.selection) mergeRep(existing.selection, f.selection);
+  }
+  for (const [type, list] of from.byType) {
+    const existing = into.byType.get(type);
+    if (!existing) into.byType.set(type, list);
+    else mergeRep({ fields: existing, byType: new Map() }, { fields: list, byType: new Map() });
+  }
+}
+
+function printRepFields(fields: readonly RepField[]): string {
+  return fields.map((f) => {
+    const head = f.key === f.dataKey ? f.key : `${f.key}:${f.dataKey}`;
+    return f.selection ? `${head}{${printRep(f.selection)}}` : head;
+  }).join(" ");
+}
+
+function printRep(rep: RepSelection): string {
+  const parts = [printRepFields(rep.fields)];
+  for (const [type, list] of rep.byType) parts.push(`...on ${type}{${printRepFields(list)}}`);
+  return parts.filter((p) => p !== "").join(" ");
+}
+
+function printReps(reqs: ReadonlyMap<string, RepSelection>): string {
+  return [...reqs].map(([type, rep]) => `...on ${type}{${printRep(rep)}}`).join(" ");
+}
+
+/**
+ * Plans a normalized operation.
+ *
+ * @example One root field, one fetch
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSchema, parse } from "graphql";
+ * import { normalizeOperation } from "./normalize.ts";
+ * import { planOperation } from "./plan.ts";
+ * import { buildSupergraph } from "../supergraph/mod.ts";
+ * const model = buildSupergraph(`
+ * schema @link(url: "https://specs.apollo.dev/link/v1.0")
+ *   @link(url: "https://specs.apollo.dev/join/v0.3", for: EXECUTION) { query: Query }
+ * directive @join__graph(name: String!, url: String!) on ENUM_VALUE
+ * directive @join__type(graph: join__Graph!, key: join__FieldSet, extension: Boolean! = false, resolvable: Boolean! = true, isInterfaceObject: Boolean! = false) repeatable on OBJECT | INTERFACE | UNION | ENUM | INPUT_OBJECT | SCALAR
+ * directive @link(url: String, as: String, for: link__Purpose, import: [link__Import]) repeatable on SCHEMA
+ * scalar join__FieldSet
+ * scalar link__Import
+ * enum link__Purpose { SECURITY EXECUTION }
+ * enum join__Graph { A @join__graph(name: "a", url: "http://a/graphql") }
+ * type Query @join__type(graph: A) { hello: String }
+ * `);
+ * const op = normalizeOperation(model.apiSchema, parse("{ hello }"));
+ * const { plan } = planOperation(model, op);
+ * assert.deepEqual(plan.node, {
+ *   kind: "Fetch", serviceName: "a", variableUsages: [], operation: "query{hello}", operationKind: "query",
+ * });
+ * ```
+ * @param model The supergraph model.
+ * @param operation The normalized operation.
+ * @returns The plan and its executable twin.
+ * @throws {PlanningError} When no subgraph can resolve a selected field.
+ */
+export function planOperation(
+  model: SupergraphModel,
+  operation: NormalizedOperation,
+): PlannedOperation {
+  return new Planner(model, operation).plan();
+}

@@ -1,0 +1,134 @@
+/**
+ * Parse + validate + operation selection (graphql-js), as values: a failing
+ * stage returns its errors, never throws.
+ *
+ * @module
+ */
+import {
+  type DocumentNode,
+  GraphQLError,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  parse,
+  validate,
+} from "graphql";
+import type { PrepareResult } from "./types.ts";
+import { conditionVariables } from "./normalize.ts";
+
+/** Options for {@linkcode prepareOperation}. */
+export interface PrepareOptions {
+  /** Parser token limit. @default 15000 */
+  readonly maxTokens?: number;
+  /** Validation error limit. @default 50 */
+  readonly maxErrors?: number;
+  /** Monotonic clock and stage hook (tracing). */
+  readonly stage?: (name: "parse" | "validate", startNs: number, endNs: number) => void;
+  readonly now?: () => number;
+}
+
+/** Parsed and validated document, shared by every operation name of one query text. */
+export interface ParsedDocument {
+  readonly document: DocumentNode;
+}
+
+function formatted(error: GraphQLError, code: string) {
+  const json = error.toJSON();
+  return { ...json, extensions: { ...json.extensions, code } };
+}
+
+/**
+ * Parses, validates and selects the operation.
+ *
+ * @example Parse error as a value
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSchema } from "graphql";
+ * import { prepareOperation } from "./prepare.ts";
+ * const schema = buildSchema("type Query { a: Int }");
+ * const result = prepareOperation(schema, { query: "{ a" });
+ * assert.equal(result.ok, false);
+ * assert.equal(result.ok ? "" : result.stage, "parse");
+ * assert.equal(prepareOperation(schema, { query: "{ a }" }).ok, true);
+ * ```
+ * @param schema The API schema.
+ * @param request Query text and operation name.
+ * @param options Limits and stage hook.
+ * @returns The operation or request errors.
+ */
+export function prepareOperation(
+  schema: GraphQLSchema,
+  request: { readonly query: string; readonly operationName?: string | null | undefined },
+  options: PrepareOptions = {},
+): PrepareResult {
+  const now = options.now;
+  let t0 = now?.() ?? 0;
+  let document: DocumentNode;
+  try {
+    document = parse(request.query, { maxTokens: options.maxTokens ?? 15000 });
+  } catch (error) {
+    const e = error instanceof GraphQLError ? error : new GraphQLError(String(error));
+    return { ok: false, stage: "parse", errors: [formatted(e, "GRAPHQL_PARSE_FAILED")] };
+  }
+  if (now && options.stage) {
+    const t1 = now();
+    options.stage("parse", t0, t1);
+    t0 = t1;
+  }
+  const errors = validate(schema, document, undefined, { maxErrors: options.maxErrors ?? 50 });
+  if (now && options.stage) options.stage("validate", t0, now());
+  if (errors.length > 0) {
+    return {
+      ok: false,
+      stage: "validate",
+      errors: errors.map((e) => formatted(e, "GRAPHQL_VALIDATION_FAILED")),
+    };
+  }
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode =>
+    d.kind === Kind.OPERATION_DEFINITION
+  );
+  const name = request.operationName ?? null;
+  let operation: OperationDefinitionNode | undefined;
+  if (name !== null && name !== "") {
+    operation = operations.find((o) => o.name?.value === name);
+    if (!operation) {
+      return {
+        ok: false,
+        stage: "select",
+        errors: [{
+          message: `Unknown operation named "${name}".`,
+          extensions: { code: "BAD_REQUEST" },
+        }],
+      };
+    }
+  } else if (operations.length === 1) {
+    operation = operations[0];
+  } else {
+    return {
+      ok: false,
+      stage: "select",
+      errors: [{
+        message: "Must provide operation name if query contains multiple operations.",
+        extensions: { code: "BAD_REQUEST" },
+      }],
+    };
+  }
+  if (!operation) {
+    return {
+      ok: false,
+      stage: "select",
+      errors: [{ message: "Must provide an operation.", extensions: { code: "BAD_REQUEST" } }],
+    };
+  }
+  return {
+    ok: true,
+    operation: {
+      kind: operation.operation,
+      name: operation.name?.value ?? null,
+      document,
+      operation,
+      key: `${request.query}\u0000${operation.name?.value ?? ""}`,
+      conditionVariables: conditionVariables(document),
+    },
+  };
+}

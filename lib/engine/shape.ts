@@ -1,0 +1,171 @@
+/**
+ * The response shaper: walks the client's normalized selection over the merged
+ * subgraph data and writes the response once: client keys in selection order,
+ * no internal fields, `__typename` answered, enum values checked against the
+ * API schema, and null propagation exactly as the GraphQL spec says.
+ *
+ * @module
+ */
+import type { GraphQLFormattedError } from "graphql";
+import type { NField, NSelection, TypeRef } from "./normalize.ts";
+
+/** A response path as a linked list (made into an array only for errors). */
+export interface PathLink {
+  readonly prev: PathLink | undefined;
+  readonly key: string | number;
+}
+
+/** Options for {@linkcode shapeResponse}. */
+export interface ShapeOptions {
+  /** Errors so far (subgraph errors, re-pathed); the shaper appends its own. */
+  readonly errors: GraphQLFormattedError[];
+}
+
+/** A non-null position got null: the parent must be nulled (the error is recorded). */
+const INVALID = Symbol("invalid");
+/** Null with its error already recorded (a nullable position keeps null, no second error). */
+const ERRORED = Symbol("errored");
+
+function pathArray(path: PathLink | undefined): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (let p = path; p; p = p.prev) out.push(p.key);
+  return out.reverse();
+}
+
+function samePrefix(errorPath: readonly (string | number)[], path: (string | number)[]): boolean {
+  if (errorPath.length < path.length) return false;
+  for (let i = 0; i < path.length; i++) if (errorPath[i] !== path[i]) return false;
+  return true;
+}
+
+class Shaper {
+  readonly #errors: GraphQLFormattedError[];
+  readonly #initialErrors: number;
+
+  constructor(errors: GraphQLFormattedError[]) {
+    this.#errors = errors;
+    this.#initialErrors = errors.length;
+  }
+
+  #nullError(parentType: string, field: NField, path: PathLink): void {
+    const arr = pathArray(path);
+    for (let i = 0; i < this.#initialErrors; i++) {
+      const p = this.#errors[i]?.path;
+      if (p && samePrefix(p, arr)) return;
+    }
+    for (let i = 0; i < this.#initialErrors; i++) {
+      const p = this.#errors[i]?.path;
+      // A subgraph error on an ancestor (the entity failed) already explains the null.
+      if (p && samePrefix(arr, [...p])) return;
+    }
+    this.#errors.push({
+      message: `Cannot return null for non-nullable field ${parentType}.${field.name}.`,
+      path: arr,
+    });
+  }
+
+  object(
+    source: Record<string, unknown>,
+    selection: NSelection,
+    path: PathLink | undefined,
+  ): Record<string, unknown> | typeof INVALID | null {
+    let typeName = selection.typeName;
+    let fields = selection.fields;
+    if (selection.abstract) {
+      const runtime = source.__typename;
+      let sliced = typeof runtime === "string" ? selection.byType.get(runtime) : undefined;
+      if (!sliced && runtime === selection.typeName) sliced = selection.interfaceFields;
+      if (!sliced) return null;
+      typeName = runtime as string;
+      fields = sliced;
+    }
+    const out: Record<string, unknown> = {};
+    for (const f of fields) {
+      if (f.name === "__typename") {
+        out[f.key] = typeName;
+        continue;
+      }
+      const fieldPath: PathLink = { prev: path, key: f.key };
+      const value = this.value(source[f.key], f.type, f, typeName, fieldPath);
+      if (value === INVALID) return INVALID;
+      out[f.key] = value === ERRORED ? null : value;
+    }
+    return out;
+  }
+
+  value(
+    raw: unknown,
+    type: TypeRef,
+    field: NField,
+    parentType: string,
+    path: PathLink,
+  ): unknown {
+    if (type.kind === "nonNull") {
+      const v = this.value(raw, type.of, field, parentType, path);
+      if (v === null || v === INVALID || v === ERRORED) {
+        if (v === null) this.#nullError(parentType, field, path);
+        return INVALID;
+      }
+      return v;
+    }
+    if (raw === null || raw === undefined) return null;
+    switch (type.kind) {
+      case "list": {
+        if (!Array.isArray(raw)) return null;
+        const out = new Array(raw.length);
+        for (let i = 0; i < raw.length; i++) {
+          const v = this.value(raw[i], type.of, field, parentType, { prev: path, key: i });
+          if (v === INVALID) return ERRORED;
+          out[i] = v === ERRORED ? null : v;
+        }
+        return out;
+      }
+      case "enum":
+        if (typeof raw !== "string" || !type.values.has(raw)) {
+          this.#errors.push({
+            message: `Enum "${type.name}" cannot represent value: ${JSON.stringify(raw)}`,
+            path: pathArray(path),
+          });
+          return ERRORED;
+        }
+        return raw;
+      case "composite": {
+        if (typeof raw !== "object" || field.selection === null) return null;
+        const v = this.object(raw as Record<string, unknown>, field.selection, path);
+        return v === INVALID ? ERRORED : v;
+      }
+      default:
+        return raw;
+    }
+  }
+}
+
+/**
+ * Shapes merged data to the client's selection.
+ *
+ * @example Aliases and non-null propagation
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSchema, parse } from "graphql";
+ * import { normalizeOperation } from "./normalize.ts";
+ * import { shapeResponse } from "./shape.ts";
+ * const schema = buildSchema("type Query { a: Int! b: String }");
+ * const op = normalizeOperation(schema, parse("{ x: b a }"));
+ * const errors: { message: string }[] = [];
+ * assert.equal(shapeResponse({ x: "hi" }, op.selection, { errors }), null);
+ * assert.equal(errors.length, 1);
+ * assert.deepEqual(shapeResponse({ x: "hi", a: 1 }, op.selection, { errors: [] }), { x: "hi", a: 1 });
+ * ```
+ * @param data The merged subgraph data (root object).
+ * @param selection The root selection.
+ * @param options Error list to append to.
+ * @returns The response `data` (null when a non-null root field is null).
+ */
+export function shapeResponse(
+  data: Record<string, unknown>,
+  selection: NSelection,
+  options: ShapeOptions,
+): Record<string, unknown> | null {
+  const result = new Shaper(options.errors).object(data, selection, undefined);
+  return result === INVALID ? null : result;
+}

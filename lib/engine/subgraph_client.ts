@@ -1,0 +1,126 @@
+/**
+ * The subgraph HTTP client: JSON POST with propagated headers, a per-request
+ * timeout, and single flight (identical in-flight requests share one response).
+ *
+ * @module
+ */
+import type { SubgraphInfo } from "../supergraph/types.ts";
+import type { SubgraphResponse } from "./execute.ts";
+import type { HeaderPropagator } from "./headers.ts";
+import type { FetchRequestRecord } from "./types.ts";
+
+/** Options for {@linkcode createSubgraphClient}. */
+export interface SubgraphClientOptions {
+  readonly subgraphs: ReadonlyMap<string, SubgraphInfo>;
+  readonly propagators: ReadonlyMap<string, HeaderPropagator | null>;
+  readonly fetch: (request: Request) => Promise<Response>;
+  readonly singleFlight: boolean;
+  readonly timeoutMs: number;
+}
+
+/** Per-request send options. */
+export interface SendOptions {
+  readonly headers?: Headers;
+  readonly signal?: AbortSignal;
+  readonly now?: () => number;
+  /** Never share this request (mutations). */
+  readonly unshared?: boolean;
+}
+
+/** The client. */
+export interface SubgraphClient {
+  /** Sends a JSON body to a subgraph. */
+  send(subgraph: string, body: string, options: SendOptions): Promise<SubgraphResponse>;
+  /** The request record of a send (for traces). */
+  describe(subgraph: string, body: string, clientHeaders: Headers | undefined): FetchRequestRecord;
+}
+
+/**
+ * Builds the subgraph client.
+ *
+ * @example Identical concurrent requests share one fetch
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createSubgraphClient } from "./subgraph_client.ts";
+ * let calls = 0;
+ * const client = createSubgraphClient({
+ *   subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+ *   propagators: new Map(),
+ *   fetch: () => { calls++; return Promise.resolve(Response.json({ data: {} })); },
+ *   singleFlight: true,
+ *   timeoutMs: 1000,
+ * });
+ * const [x, y] = await Promise.all([client.send("a", "{}", {}), client.send("a", "{}", {})]);
+ * assert.equal(calls, 1);
+ * assert.equal(x.body, y.body);
+ * assert.equal(y.deduplicated, true);
+ * ```
+ * @param options Subgraphs, header rules, fetch, single flight, timeout.
+ * @returns The client.
+ */
+export function createSubgraphClient(options: SubgraphClientOptions): SubgraphClient {
+  const inflight = new Map<string, Promise<SubgraphResponse>>();
+  const headersFor = (subgraph: string, client: Headers | undefined): Headers => {
+    const headers = new Headers({
+      "content-type": "application/json",
+      accept: "application/graphql-response+json, application/json",
+    });
+    options.propagators.get(subgraph)?.(client, headers);
+    return headers;
+  };
+  const urlOf = (subgraph: string): string => {
+    const info = options.subgraphs.get(subgraph);
+    if (!info) throw new TypeError(`Unknown subgraph "${subgraph}"`);
+    return info.url;
+  };
+  async function once(
+    url: string,
+    body: string,
+    headers: Headers,
+    signal: AbortSignal,
+    now: (() => number) | undefined,
+  ): Promise<SubgraphResponse> {
+    const response = await options.fetch(
+      new Request(url, { method: "POST", headers, body, signal }),
+    );
+    const firstByteNs = now?.();
+    const text = await response.text();
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text,
+      deduplicated: false,
+      ...(firstByteNs === undefined ? {} : { firstByteNs }),
+    };
+  }
+  return {
+    send(subgraph, body, sendOptions) {
+      const url = urlOf(subgraph);
+      const headers = headersFor(subgraph, sendOptions.headers);
+      const timeout = AbortSignal.timeout(options.timeoutMs);
+      if (!options.singleFlight || sendOptions.unshared) {
+        const signal = sendOptions.signal
+          ? AbortSignal.any([timeout, sendOptions.signal])
+          : timeout;
+        return once(url, body, headers, signal, sendOptions.now);
+      }
+      let key = `${url}\n${body}`;
+      for (const [name, value] of headers) key += `\n${name}:${value}`;
+      const existing = inflight.get(key);
+      if (existing) return existing.then((r) => ({ ...r, deduplicated: true }));
+      const promise = once(url, body, headers, timeout, sendOptions.now);
+      inflight.set(key, promise);
+      const clear = () => inflight.delete(key);
+      promise.then(clear, clear);
+      return promise;
+    },
+    describe(subgraph, body, clientHeaders) {
+      return {
+        method: "POST",
+        url: urlOf(subgraph),
+        headers: headersFor(subgraph, clientHeaders),
+        body,
+      };
+    },
+  };
+}

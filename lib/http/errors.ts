@@ -1,0 +1,87 @@
+/**
+ * The one place where errors become HTTP responses: a status per
+ * {@linkcode RouterErrorCode} and a GraphQL-shaped JSON body.
+ *
+ * @module
+ */
+import { AuthError, RouterError, type RouterErrorCode } from "../errors.ts";
+import type { Logger } from "../log/mod.ts";
+
+/** HTTP status per error code. A `Record` over the union: a new code does not compile without one. */
+export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
+  CONFIG_INVALID: 500,
+  SUPERGRAPH_INVALID: 500,
+  COMPOSITION_FAILED: 500,
+  OPERATION_INVALID: 400,
+  BAD_REQUEST: 400,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  NOT_ACCEPTABLE: 406,
+  METHOD_NOT_ALLOWED: 405,
+  GRAPHQL_PARSE_FAILED: 400,
+  GRAPHQL_VALIDATION_FAILED: 400,
+  BAD_USER_INPUT: 400,
+  PERSISTED_QUERY_NOT_FOUND: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  INVALID_TRACE_TOKEN: 400,
+  NOT_FOUND: 404,
+  SUBGRAPH_UNREACHABLE: 502,
+  SUBGRAPH_ERROR: 502,
+  DEADLINE_EXCEEDED: 504,
+  INTERNAL: 500,
+});
+
+/** Options for {@linkcode errorResponse}. */
+export interface ErrorResponseOptions {
+  /** Where `INTERNAL` errors (and their causes) are logged; never echoed to the client. */
+  readonly log?: Logger;
+  /**
+   * Media type of the body (the GraphQL facet passes the negotiated one).
+   * @default {"application/json"}
+   */
+  readonly contentType?: string;
+  /** Extra response headers. */
+  readonly headers?: HeadersInit;
+}
+
+/**
+ * Turns any thrown value into a `Response`: a {@linkcode RouterError} keeps its
+ * code, message and details (`details.allow` becomes the `Allow` header, an
+ * {@linkcode AuthError} adds `WWW-Authenticate`); anything else is logged and
+ * answered with a bare 500 `Internal server error`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RouterError } from "../errors.ts";
+ * import { errorResponse } from "./errors.ts";
+ * const response = errorResponse(
+ *   new RouterError("METHOD_NOT_ALLOWED", "Mutations need POST", { details: { allow: "POST" } }),
+ * );
+ * assert.equal(response.status, 405);
+ * assert.equal(response.headers.get("allow"), "POST");
+ * const body = await response.json();
+ * assert.equal(body.errors[0].extensions.code, "METHOD_NOT_ALLOWED");
+ * ```
+ * @param error The thrown value.
+ * @param options Logger, media type, headers.
+ * @returns The response.
+ */
+export function errorResponse(error: unknown, options: ErrorResponseOptions = {}): Response {
+  const known = error instanceof RouterError
+    ? error
+    : new RouterError("INTERNAL", "Internal server error", { cause: error });
+  if (known.code === "INTERNAL") {
+    options.log?.error("Internal error", { error: known.cause ?? known });
+  }
+  const headers = new Headers(options.headers);
+  headers.set("content-type", `${options.contentType ?? "application/json"}; charset=utf-8`);
+  if (known instanceof AuthError) headers.set("www-authenticate", known.challenge);
+  const { allow, ...details } = known.details;
+  if (typeof allow === "string") headers.set("allow", allow);
+  const body = {
+    errors: [{ message: known.message, extensions: { code: known.code, ...details } }],
+  };
+  return new Response(JSON.stringify(body), { status: STATUS[known.code], headers });
+}

@@ -1,0 +1,250 @@
+/**
+ * GraphQL over HTTP (the GraphQL-over-HTTP draft): POST JSON and GET with
+ * query parameters, `Accept` negotiation, status codes per media type, and
+ * the ART hooks (`startTrace` → `execute({observer})` → `finishTrace`).
+ *
+ * @module
+ */
+import { type DocumentNode, getOperationAST, parse } from "graphql";
+import type { Config } from "../config/types.ts";
+import { execute, prepare } from "../engine/mod.ts";
+import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
+import { RouterError } from "../errors.ts";
+import type { Logger } from "../log/mod.ts";
+import {
+  finishTrace,
+  startTrace,
+  TRACED_RESPONSE_HEADERS,
+  traceRejectionResult,
+  type TraceState,
+} from "../trace/mod.ts";
+import {
+  APPLICATION_JSON,
+  GRAPHQL_RESPONSE_JSON,
+  type GraphQLMediaType,
+  isJsonContentType,
+  negotiateMediaType,
+} from "./_media.ts";
+import { errorResponse, STATUS } from "./errors.ts";
+
+/** What the GraphQL facet reads from the router state. */
+export interface GraphQLDeps {
+  /** The configuration. */
+  readonly config: Config;
+  /** The engine that prepares and executes operations. */
+  readonly engine: Engine;
+  /** The trace gate. */
+  readonly trace: TraceState;
+  /** Where internal errors are logged. */
+  readonly log: Logger;
+}
+
+/**
+ * Handles a request on `graphql_path`.
+ *
+ * - `GET` (queries only: a mutation gets 405 with `Allow: POST`) and `POST`
+ *   with `Content-Type: application/json` (else 415); other methods get 405.
+ * - Response media type from `Accept`: `application/graphql-response+json`,
+ *   `application/json` (also for wildcards and no `Accept`); 406 otherwise.
+ * - Malformed JSON or parameters → 400. With `application/graphql-response+json`
+ *   a request error (result without `data`) is a 400; with `application/json`
+ *   every GraphQL result is a 200.
+ * - Traced responses carry `Cache-Control: no-store`.
+ *
+ * @param request The request (its body already size-checked by the handler).
+ * @param deps Config, engine, trace state, logger.
+ * @returns The response.
+ */
+export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
+  const method = request.method;
+  if (method !== "GET" && method !== "POST") {
+    return errorResponse(
+      new RouterError("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET or POST`, {
+        details: { allow: "GET, POST" },
+      }),
+    );
+  }
+  const mediaType = negotiateMediaType(request.headers.get("accept"));
+  if (mediaType === null) {
+    return errorResponse(
+      new RouterError(
+        "NOT_ACCEPTABLE",
+        `Cannot answer with any type in Accept "${
+          request.headers.get("accept")
+        }"; accept ${GRAPHQL_RESPONSE_JSON} or ${APPLICATION_JSON}`,
+      ),
+    );
+  }
+  let params: GraphQLRequest;
+  try {
+    params = method === "GET"
+      ? readSearchParams(new URL(request.url).searchParams)
+      : await readJsonBody(request);
+  } catch (error) {
+    return errorResponse(error, { contentType: mediaType, log: deps.log });
+  }
+
+  const start = await startTrace(request, deps.trace);
+  if (start.kind === "rejected") {
+    // A request error: 400 whatever the media type (the token is bad, not the query).
+    return new Response(JSON.stringify(traceRejectionResult(start)), {
+      status: STATUS.INVALID_TRACE_TOKEN,
+      headers: { "content-type": `${mediaType}; charset=utf-8` },
+    });
+  }
+  const observer = start.kind === "on" ? start.observer : undefined;
+
+  const prepared = prepare(deps.engine, params, observer ? { observer } : {});
+  let result: ExecutionResult;
+  if (!prepared.ok) {
+    if (method === "GET" && isMutationText(params)) return mutationOverGet(mediaType);
+    result = { errors: [...prepared.errors] };
+  } else if (method === "GET" && prepared.operation.kind !== "query") {
+    return mutationOverGet(mediaType);
+  } else if (prepared.operation.kind === "subscription") {
+    result = {
+      errors: [{
+        message: "Subscriptions are not supported over GraphQL over HTTP by this router",
+        extensions: { code: "BAD_REQUEST" },
+      }],
+    };
+  } else {
+    try {
+      result = await execute(deps.engine, prepared.operation, {
+        variables: params.variables,
+        headers: request.headers,
+        ...(observer ? { observer } : {}),
+      });
+    } catch (error) {
+      return errorResponse(error, { contentType: mediaType, log: deps.log });
+    }
+  }
+  if (start.kind === "on") result = finishTrace(start, result, { request: params });
+  return graphQLResponse(result, mediaType, start.kind === "on");
+}
+
+function graphQLResponse(
+  result: ExecutionResult,
+  mediaType: GraphQLMediaType,
+  traced: boolean,
+): Response {
+  const requestError = !("data" in result) || result.data === undefined;
+  const status = mediaType === GRAPHQL_RESPONSE_JSON && requestError ? 400 : 200;
+  const headers = new Headers({ "content-type": `${mediaType}; charset=utf-8` });
+  if (traced) {
+    for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
+  }
+  return new Response(JSON.stringify(result), { status, headers });
+}
+
+function mutationOverGet(mediaType: GraphQLMediaType): Response {
+  return errorResponse(
+    new RouterError(
+      "METHOD_NOT_ALLOWED",
+      "Only queries can be sent with GET; send mutations with POST",
+      { details: { allow: "POST" } },
+    ),
+    { contentType: mediaType },
+  );
+}
+
+/** True when the selected operation of an (unvalidated) document is not a query. */
+function isMutationText(params: GraphQLRequest): boolean {
+  let document: DocumentNode;
+  try {
+    document = parse(params.query, { noLocation: true, maxTokens: 10_000 });
+  } catch {
+    return false;
+  }
+  const operation = getOperationAST(document, params.operationName ?? undefined);
+  return operation?.operation === "mutation";
+}
+
+function badRequest(message: string): RouterError {
+  return new RouterError("BAD_REQUEST", message);
+}
+
+/**
+ * Reads `query`, `operationName`, `variables` and `extensions` from a POST body.
+ * @param request The request.
+ * @returns The GraphQL request.
+ */
+async function readJsonBody(request: Request): Promise<GraphQLRequest> {
+  const contentType = request.headers.get("content-type");
+  if (!isJsonContentType(contentType)) {
+    throw new RouterError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      contentType === null
+        ? `Missing Content-Type; send the request body as ${APPLICATION_JSON}`
+        : `Unsupported Content-Type "${contentType}"; send the request body as ${APPLICATION_JSON}`,
+    );
+  }
+  const text = await request.text();
+  if (text.trim() === "") {
+    throw badRequest('Empty request body; expected a JSON object with a "query"');
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw badRequest(`Malformed JSON in the request body: ${(error as Error).message}`);
+  }
+  if (Array.isArray(body)) throw badRequest("Batched requests are not supported");
+  if (typeof body !== "object" || body === null) {
+    throw badRequest('Expected the request body to be a JSON object with a "query"');
+  }
+  const record = body as Record<string, unknown>;
+  return checkParams(record.query, record.operationName, record.variables, record.extensions);
+}
+
+/**
+ * Reads the GET parameters (`variables` and `extensions` as JSON text).
+ * @param search The query parameters.
+ * @returns The GraphQL request.
+ */
+function readSearchParams(search: URLSearchParams): GraphQLRequest {
+  const json = (name: string): unknown => {
+    const text = search.get(name);
+    if (text === null || text === "") return undefined;
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw badRequest(`Malformed JSON in the "${name}" parameter: ${(error as Error).message}`);
+    }
+  };
+  return checkParams(
+    search.get("query") ?? undefined,
+    search.get("operationName") ?? undefined,
+    json("variables"),
+    json("extensions"),
+  );
+}
+
+function isMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function checkParams(
+  query: unknown,
+  operationName: unknown,
+  variables: unknown,
+  extensions: unknown,
+): GraphQLRequest {
+  if (query === undefined || query === null) throw badRequest('Missing the "query" parameter');
+  if (typeof query !== "string") throw badRequest('The "query" parameter must be a string');
+  if (operationName !== undefined && operationName !== null && typeof operationName !== "string") {
+    throw badRequest('The "operationName" parameter must be a string or null');
+  }
+  if (variables !== undefined && variables !== null && !isMap(variables)) {
+    throw badRequest('The "variables" parameter must be a JSON object or null');
+  }
+  if (extensions !== undefined && extensions !== null && !isMap(extensions)) {
+    throw badRequest('The "extensions" parameter must be a JSON object or null');
+  }
+  return {
+    query,
+    operationName: operationName ?? null,
+    variables: variables ?? null,
+    extensions: extensions ?? null,
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * The `Deno.serve` handler: CORS, body limit, a route table compiled per
+ * state, facets, and {@linkcode errorResponse} as the one error exit.
+ *
+ * @module
+ */
+import { handleConnect } from "../connect/mod.ts";
+import { RouterError } from "../errors.ts";
+import type { Logger } from "../log/mod.ts";
+import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
+import { handlePlayground } from "../playground/mod.ts";
+import type { RouterState } from "../state/mod.ts";
+import { readBodyLimited } from "./body.ts";
+import { compileCors, type CorsPolicy } from "./cors.ts";
+import { errorResponse } from "./errors.ts";
+import { handleGraphQL } from "./graphql.ts";
+
+/** A route's handler. */
+export type FacetHandler = (request: Request, state: RouterState) => Promise<Response>;
+
+/** The routes of one state, compiled once. */
+interface Routes {
+  readonly exact: ReadonlyMap<string, FacetHandler>;
+  readonly prefixes: readonly (readonly [string, FacetHandler])[];
+  readonly cors: CorsPolicy;
+  readonly bodyLimit: number;
+}
+
+/** Paths of the health endpoints. */
+export const HEALTH_LIVE_PATH = "/health/live";
+/** Readiness: 200 once a state is built, 503 before. */
+export const HEALTH_READY_PATH = "/health/ready";
+/** RFC 9728 metadata, without the resource path. */
+export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
+
+/** The facet handlers the route table dispatches to. */
+export interface Facets {
+  /** GraphQL over HTTP on `graphql_path`. */
+  readonly graphql: FacetHandler;
+  /** MCP on `mcp.path`. */
+  readonly mcp: FacetHandler;
+  /** RFC 9728 metadata under `/.well-known/oauth-protected-resource`. */
+  readonly protectedResource: FacetHandler;
+  /** Connect RPC under `/<package>.<Service>/`. */
+  readonly connect: FacetHandler;
+  /** The playground (`/`, `/playground/*`, browser GETs of `graphql_path`). */
+  readonly playground: FacetHandler;
+}
+
+const DEFAULT_FACETS: Facets = {
+  graphql: handleGraphQL,
+  mcp: handleMcp,
+  protectedResource: handleProtectedResourceMetadata,
+  connect: handleConnect,
+  playground: handlePlayground,
+};
+
+/** Options for {@linkcode createHandler}. */
+export interface HandlerOptions {
+  /** Logs internal errors that happen before a state exists. */
+  readonly log?: Logger;
+  /** Replaces facet handlers (tests observe routing with them). */
+  readonly facets?: Partial<Facets>;
+}
+
+/**
+ * Creates the request handler. `current` is read once per request, so a
+ * reload mid-request leaves that request on the state it started with.
+ *
+ * @example Health and routing without a socket
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "./handler.ts";
+ * const handle = createHandler(() => null);
+ * assert.equal((await handle(new Request("http://r/health/live"))).status, 200);
+ * assert.equal((await handle(new Request("http://r/health/ready"))).status, 503);
+ * ```
+ * @param current Returns the current state (null while the first is being built).
+ * @param options Logger for errors outside any state.
+ * @returns The handler for `Deno.serve`.
+ */
+export function createHandler(
+  current: () => RouterState | null,
+  options: HandlerOptions = {},
+): (request: Request) => Promise<Response> {
+  const compiled = new WeakMap<RouterState, Routes>();
+  const facets: Facets = { ...DEFAULT_FACETS, ...options.facets };
+  function routesOf(state: RouterState): Routes {
+    let routes = compiled.get(state);
+    if (routes === undefined) {
+      routes = compileRoutes(state, facets);
+      compiled.set(state, routes);
+    }
+    return routes;
+  }
+  return async function handle(request: Request): Promise<Response> {
+    const state = current();
+    const { pathname } = new URL(request.url);
+    if (pathname === HEALTH_LIVE_PATH) return Response.json({ status: "live" });
+    if (state === null) {
+      if (pathname === HEALTH_READY_PATH) {
+        return Response.json({ status: "starting" }, { status: 503 });
+      }
+      return Response.json({ errors: [{ message: "Router is starting" }] }, { status: 503 });
+    }
+    const routes = routesOf(state);
+    const preflight = routes.cors.preflight(request);
+    if (preflight !== null) return preflight;
+    let response: Response;
+    try {
+      const facet = routes.exact.get(pathname) ??
+        routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
+      response = await facet(await limitBody(request, routes.bodyLimit), state);
+    } catch (error) {
+      response = errorResponse(error, { log: state.log ?? options.log });
+    }
+    return routes.cors.apply(request, response);
+  };
+}
+
+function notFound(request: Request): Promise<Response> {
+  const { pathname } = new URL(request.url);
+  return Promise.reject(new RouterError("NOT_FOUND", `No route for ${request.method} ${pathname}`));
+}
+
+/**
+ * Buffers the body within the limit (413 over it), so facets read it freely.
+ * The copy also keeps facets off `request.signal` of `Deno.serve`, whose
+ * legacy abort-after-response behaviour prints a warning once touched.
+ */
+async function limitBody(request: Request, limit: number): Promise<Request> {
+  const bytes = request.body === null ? null : await readBodyLimited(request, limit);
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: bytes,
+  });
+}
+
+function ready(): Promise<Response> {
+  return Promise.resolve(Response.json({ status: "ready" }));
+}
+
+function live(): Promise<Response> {
+  return Promise.resolve(Response.json({ status: "live" }));
+}
+
+function wantsHtml(request: Request): boolean {
+  if (request.method !== "GET") return false;
+  if (new URL(request.url).searchParams.has("query")) return false;
+  return (request.headers.get("accept") ?? "").includes("text/html");
+}
+
+/**
+ * Compiles the route table of a state: exact paths, then prefixes.
+ * @param state The router state.
+ * @param facets The facet handlers.
+ * @returns The routes.
+ */
+function compileRoutes(state: RouterState, facets: Facets): Routes {
+  const { config } = state;
+  const exact = new Map<string, FacetHandler>();
+  const prefixes: [string, FacetHandler][] = [];
+  exact.set(HEALTH_LIVE_PATH, live);
+  exact.set(HEALTH_READY_PATH, ready);
+  const playground = config.playground.enabled;
+  exact.set(
+    config.graphql_path,
+    playground
+      ? (request, s) =>
+        wantsHtml(request) ? facets.playground(request, s) : facets.graphql(request, s)
+      : facets.graphql,
+  );
+  if (state.mcp !== null) {
+    exact.set(config.mcp.path, facets.mcp);
+    exact.set(`${PROTECTED_RESOURCE_PATH}${config.mcp.path}`, facets.protectedResource);
+    exact.set(PROTECTED_RESOURCE_PATH, facets.protectedResource);
+  }
+  if (playground) {
+    exact.set("/", facets.playground);
+    exact.set("/playground", facets.playground);
+    prefixes.push(["/playground/", facets.playground]);
+  }
+  if (state.connect !== null) prefixes.push([state.connect.prefix, facets.connect]);
+  return {
+    exact,
+    prefixes,
+    cors: compileCors(config.cors),
+    bodyLimit: config.max_request_body_bytes,
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * The MCP slice of the router state: tools, scope policy, keys and metadata,
+ * compiled once per state so the request path only looks things up.
+ *
+ * @module
+ */
+import type { GraphQLSchema } from "graphql";
+import {
+  type AuthState,
+  buildAuthState,
+  type BuildAuthStateOptions,
+  isValidScope,
+} from "../auth/mod.ts";
+import type { Config } from "../config/types.ts";
+import type { Engine } from "../engine/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { OperationRegistry } from "../operations/mod.ts";
+import type { AccessRequirement } from "../supergraph/types.ts";
+import { compileScopePolicy, type ScopePolicy } from "./policy.ts";
+import { importSessionKey, SessionRevocations } from "./session.ts";
+import { buildTools, type McpTool } from "./tools.ts";
+
+/** Everything MCP needs, compiled once per state (tools, scope policy, keys). */
+export interface McpState {
+  readonly enabled: boolean;
+  /** `mcp.oauth.enabled`: bearer tokens required and scopes enforced. */
+  readonly oauth: boolean;
+  readonly tools: readonly McpTool[];
+  readonly toolsByName: ReadonlyMap<string, McpTool>;
+  /** Registered-operation tools by GraphQL operation name. */
+  readonly toolsByOperation: ReadonlyMap<string, McpTool>;
+  /** The `tools/list` entries, built once. */
+  readonly toolList: readonly Readonly<Record<string, unknown>>[];
+  readonly policy: ScopePolicy;
+  readonly auth: AuthState | null;
+  readonly sessionKey: CryptoKey;
+  /** Session ids ended by DELETE (in-process; see `session.ts`). */
+  readonly revocations: SessionRevocations;
+  /** `<base_url>/mcp`. */
+  readonly resource: string;
+  /** `<base_url>/.well-known/oauth-protected-resource/mcp`. */
+  readonly resourceMetadataUrl: string;
+  /** The RFC 9728 document, serialized once. */
+  readonly metadataJson: string;
+  readonly includeTokenScopes: boolean;
+  readonly maxScopeCombinations: number;
+  /** `<base_url><graphql_path>`, for `get_operation_info`. */
+  readonly graphqlUrl: string;
+  readonly schema: GraphQLSchema;
+  readonly access: ReadonlyMap<string, AccessRequirement>;
+  /** Largest accepted body, bytes. */
+  readonly maxBodyBytes: number;
+  /** Clock, milliseconds. */
+  readonly now: () => number;
+  /** Browser origins accepted (DNS-rebinding guard): own origin plus origins listed in `cors.allow_origins` (`*` is not honoured here). */
+  readonly allowedOrigins: ReadonlySet<string>;
+}
+
+/** What the MCP handlers read from the router state. */
+export interface McpDeps {
+  readonly config: Config;
+  readonly engine: Engine;
+  readonly operations: OperationRegistry;
+  readonly mcp: McpState | null;
+  readonly log: Logger;
+}
+
+/** Options for {@linkcode buildMcpState} (tests). */
+export interface BuildMcpStateOptions extends BuildAuthStateOptions {
+  /** Clock, milliseconds. */
+  readonly now?: () => number;
+}
+
+/** Per-process fallback secret when `mcp.session_secret` is empty (sessions then die with the process). */
+const PROCESS_SECRET = crypto.getRandomValues(new Uint8Array(32));
+
+/**
+ * Builds the MCP state.
+ * @param deps Config, engine, operations, logger (mcp not yet set).
+ * @param options Fetch, file reader and clock (tests).
+ * @returns The MCP state, or null when MCP is disabled.
+ * @throws {RouterError} `CONFIG_INVALID` for a scope outside the RFC 6749 grammar or a bad key source.
+ */
+export async function buildMcpState(
+  deps: Omit<McpDeps, "mcp">,
+  options: BuildMcpStateOptions = {},
+): Promise<McpState | null> {
+  const { config, engine, operations, log } = deps;
+  const mcp = config.mcp;
+  if (!mcp.enabled) return null;
+  const schema = engine.model.apiSchema;
+  const access = engine.model.access;
+  const built = buildTools({ config: mcp, registry: operations, schema, access });
+  for (const skipped of built.skipped) {
+    log.warn("MCP tool skipped", { operation: skipped.operation, reason: skipped.reason });
+  }
+  const tools = built.tools;
+  const perTool = new Map<string, McpTool["requirement"]>();
+  for (const tool of tools) {
+    if (tool.kind !== "operation") continue;
+    const bad = tool.requirement.flat().find((scope) => !isValidScope(scope));
+    if (bad !== undefined) {
+      log.warn("MCP tool has a scope outside the RFC 6749 grammar", {
+        tool: tool.name,
+        scope: bad,
+      });
+    }
+    perTool.set(tool.name, tool.requirement);
+  }
+  const builtIns = tools.flatMap((tool) => tool.kind === "operation" ? [] : [tool.kind]);
+  const policy = compileScopePolicy(mcp.oauth.scopes, { builtIns, tools: perTool });
+  const base = mcp.server.base_url.replace(/\/+$/, "");
+  const path = mcp.path || "/mcp";
+  const resource = `${base}${path}`;
+  const resourceMetadataUrl = `${base}/.well-known/oauth-protected-resource${path}`;
+  const supported = new Set<string>([
+    ...policy.initialize,
+    ...policy.toolsList,
+    ...policy.toolsCall,
+    ...[...policy.builtIns.values()].flat(),
+    ...tools.flatMap((tool) => tool.requirement.flat()),
+  ]);
+  const metadata = {
+    resource,
+    authorization_servers: [...mcp.oauth.authorization_server_urls],
+    bearer_methods_supported: ["header"],
+    scopes_supported: [...supported].filter(isValidScope).sort(),
+  };
+  const ownKeys = mcp.oauth.jwks.length > 0;
+  const auth = mcp.oauth.enabled
+    ? await buildAuthState(config, {
+      ...options,
+      ...(ownKeys ? { jwks: mcp.oauth.jwks, jwksPath: "mcp.oauth.jwks" } : {}),
+    })
+    : null;
+  const secret = mcp.session_secret ? mcp.session_secret : PROCESS_SECRET;
+  if (!mcp.session_secret) {
+    log.warn("mcp.session_secret is empty: MCP sessions are valid in this process only");
+  }
+  return Object.freeze({
+    enabled: true,
+    oauth: mcp.oauth.enabled,
+    tools,
+    toolsByName: new Map(tools.map((tool) => [tool.name, tool])),
+    toolsByOperation: new Map(
+      tools.flatMap((tool) => tool.operation ? [[tool.operation.name, tool] as const] : []),
+    ),
+    toolList: tools.map((tool) =>
+      Object.freeze({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        annotations: tool.annotations,
+      })
+    ),
+    policy,
+    auth,
+    sessionKey: await importSessionKey(secret),
+    revocations: new SessionRevocations(),
+    resource,
+    resourceMetadataUrl,
+    metadataJson: JSON.stringify(metadata),
+    includeTokenScopes: mcp.oauth.scope_challenge_include_token_scopes,
+    maxScopeCombinations: mcp.oauth.max_scope_combinations,
+    graphqlUrl: `${base}${config.graphql_path || "/graphql"}`,
+    schema,
+    access,
+    maxBodyBytes: config.max_request_body_bytes > 0 ? config.max_request_body_bytes : 4 << 20,
+    now: options.now ?? Date.now,
+    allowedOrigins: new Set([
+      new URL(base).origin,
+      ...(config.cors.enabled ? config.cors.allow_origins.filter((o) => o !== "*") : []),
+    ]),
+  });
+}

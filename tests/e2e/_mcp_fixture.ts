@@ -1,0 +1,231 @@
+/**
+ * Shared set-up of the MCP e2e tests: a real subgraph whose fields carry
+ * `@requiresScopes`, composed into a supergraph, the real router on port 0,
+ * an ES256 key pair whose JWKS is served from a loopback server, and a token
+ * minter.
+ *
+ * @module
+ */
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { parseConfig } from "../../lib/config/mod.ts";
+import type { Logger } from "../../lib/log/mod.ts";
+import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
+import { type RunningSubgraph, serveSubgraph } from "../../demo/subgraph.ts";
+
+export const ISSUER = "https://idp.test";
+
+const TYPE_DEFS = `
+extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key", "@requiresScopes"])
+
+type Query {
+  "A public greeting"
+  hello: String
+  "The spec §7.2 example: (A AND B AND C) OR (D)"
+  secret: String @requiresScopes(scopes: [["A", "B", "C"], ["D"]])
+  "Three alternative groups"
+  three: String @requiresScopes(scopes: [["x:read"], ["y:read", "z:read"], ["admin"]])
+  profile(id: ID!): Profile
+  "Always fails"
+  flaky: String
+}
+
+type Profile @key(fields: "id") {
+  id: ID!
+  name: String
+  email: String @requiresScopes(scopes: [["read:email"]])
+}
+
+type Mutation {
+  "Renames a profile"
+  rename(id: ID!, name: String!): Profile @requiresScopes(scopes: [["write:profile"]])
+}
+`;
+
+const OPERATIONS: Record<string, string> = {
+  "GetHello.graphql": "# Says hello to the caller\nquery GetHello { hello }\n",
+  "GetSecret.graphql": "query GetSecret { secret }\n",
+  "GetThree.graphql": "query GetThree { three }\n",
+  "GetFlaky.graphql": "query GetFlaky { hello flaky }\n",
+  "GetProfile.graphql":
+    "query GetProfile($id: ID!) {\n  profile(id: $id) { ...P }\n}\nfragment P on Profile { id name email }\n",
+  "Rename.graphql":
+    "mutation Rename($id: ID!, $name: String!) { rename(id: $id, name: $name) { id name } }\n",
+};
+
+/** Scopes configured by default (spec §2.1). */
+export const DEFAULT_SCOPES = {
+  initialize: ["mcp:connect"],
+  tools_list: ["mcp:list"],
+  tools_call: ["mcp:call"],
+  execute_graphql: ["mcp:exec"],
+  get_operation_info: ["mcp:info"],
+  get_schema: ["mcp:schema"],
+};
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A running fixture. */
+export interface McpFixture {
+  readonly router: RunningRouter;
+  readonly mcpUrl: string;
+  readonly metadataUrl: string;
+  /** Queries the subgraph received (to prove a denied call never reached it). */
+  readonly subgraphQueries: string[];
+  /** Mints a token with `scope` = the scopes joined by spaces (or a raw claim). */
+  token(scope: string | unknown, options?: { sub?: string; expired?: boolean }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Options for {@linkcode startMcpFixture}. */
+export interface FixtureOptions {
+  readonly scopes?: Partial<typeof DEFAULT_SCOPES>;
+  readonly includeTokenScopes?: boolean;
+  readonly maxScopeCombinations?: number;
+}
+
+/**
+ * Starts the subgraph, the JWKS server and the router.
+ * @param options Scope config overrides.
+ * @returns The fixture.
+ */
+export async function startMcpFixture(options: FixtureOptions = {}): Promise<McpFixture> {
+  const subgraphQueries: string[] = [];
+  const profiles = new Map([["1", { id: "1", name: "Ada", email: "ada@example.com" }]]);
+  const subgraph: RunningSubgraph = serveSubgraph("shop", {
+    typeDefs: TYPE_DEFS,
+    resolvers: {
+      Query: {
+        hello: () => "Hello!",
+        secret: () => "s3cret",
+        three: () => "three",
+        flaky: () => {
+          throw new Error("Flaky failed");
+        },
+        profile: (_: unknown, { id }: { id: string }) => profiles.get(id) ?? null,
+      },
+      Mutation: {
+        rename: (_: unknown, { id, name }: { id: string; name: string }) => {
+          const p = profiles.get(id);
+          if (!p) return null;
+          p.name = name;
+          return p;
+        },
+      },
+      Profile: { __resolveReference: (ref: { id: string }) => profiles.get(ref.id) ?? null },
+    },
+  }, { onRequest: (body) => subgraphQueries.push(body.query) });
+  const outcome = composeSupergraph([{ name: "shop", url: subgraph.url, sdl: subgraph.sdl }]);
+  if (!outcome.ok) {
+    await subgraph.close();
+    throw new Error("Fixture does not compose");
+  }
+  const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
+  const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
+  const jwks = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => Response.json({ keys: [jwk] }),
+  );
+  const operationsDir = await Deno.makeTempDir({ prefix: "gw_mcp_ops_" });
+  for (const [name, text] of Object.entries(OPERATIONS)) {
+    await Deno.writeTextFile(`${operationsDir}/${name}`, text);
+  }
+  const config = parseConfig({
+    listen_addr: "127.0.0.1:0",
+    supergraph_path: "unused.graphql",
+    operations_dir: operationsDir,
+    log_level: "error",
+    mcp: {
+      enabled: true,
+      graph_name: "fixture",
+      session_secret: "fixture-session-secret-0123456789abcdef",
+      enable_arbitrary_operations: true,
+      expose_schema: true,
+      oauth: {
+        enabled: true,
+        authorization_server_urls: [ISSUER],
+        jwks: [{ url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`, algorithms: ["ES256"] }],
+        scopes: { ...DEFAULT_SCOPES, ...options.scopes },
+        scope_challenge_include_token_scopes: options.includeTokenScopes ?? false,
+        ...(options.maxScopeCombinations === undefined
+          ? {}
+          : { max_scope_combinations: options.maxScopeCombinations }),
+      },
+    },
+  });
+  let router: RunningRouter;
+  try {
+    router = await startRouter({ config, supergraphSdl: outcome.supergraphSdl, log: silent });
+  } catch (error) {
+    await Promise.all([subgraph.close(), jwks.shutdown()]);
+    throw error;
+  }
+  const base = router.state().config.mcp.server.base_url;
+  return {
+    router,
+    mcpUrl: `${router.url}/mcp`,
+    metadataUrl: `${base}/.well-known/oauth-protected-resource/mcp`,
+    subgraphQueries,
+    async token(scope, opts = {}) {
+      const claims = typeof scope === "string" || scope === undefined ? { scope } : { scope };
+      const jwt = new SignJWT(claims as Record<string, unknown>)
+        .setProtectedHeader({ alg: "ES256", kid: "k1" })
+        .setIssuer(ISSUER)
+        .setSubject(opts.sub ?? "user-1")
+        .setIssuedAt();
+      jwt.setExpirationTime(opts.expired ? Math.floor(Date.now() / 1000) - 60 : "5m");
+      return await jwt.sign(privateKey);
+    },
+    async close() {
+      await router.shutdown();
+      await Promise.all([subgraph.close(), jwks.shutdown()]);
+      await Deno.remove(operationsDir, { recursive: true });
+    },
+  };
+}
+
+/** Sends one JSON-RPC request to the MCP endpoint. */
+export async function rpc(
+  fixture: McpFixture,
+  body: unknown,
+  options: { token?: string | null; session?: string | null; headers?: Record<string, string> } =
+    {},
+): Promise<{ status: number; challenge: string | null; session: string | null; json: unknown }> {
+  const headers = new Headers({
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    ...options.headers,
+  });
+  if (options.token) headers.set("authorization", `Bearer ${options.token}`);
+  if (options.session) headers.set("mcp-session-id", options.session);
+  const response = await fetch(fixture.mcpUrl, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    challenge: response.headers.get("www-authenticate"),
+    session: response.headers.get("mcp-session-id"),
+    json: text === "" ? null : JSON.parse(text),
+  };
+}
+
+/** Initializes a 2025-11-25 session and returns its id. */
+export async function initialize(fixture: McpFixture, token: string): Promise<string> {
+  const result = await rpc(fixture, {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" },
+    },
+  }, { token });
+  if (result.status !== 200 || !result.session) {
+    throw new Error(`initialize failed: ${result.status} ${JSON.stringify(result.json)}`);
+  }
+  return result.session;
+}

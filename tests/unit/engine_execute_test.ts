@@ -1,0 +1,251 @@
+import assert from "node:assert/strict";
+import { buildSupergraph } from "../../lib/supergraph/mod.ts";
+import {
+  createEngine,
+  type EngineOptions,
+  execute,
+  type ExecutionObserver,
+  type FetchRecord,
+  prepare,
+} from "../../lib/engine/mod.ts";
+
+const MODEL = buildSupergraph(
+  Deno.readTextFileSync(new URL("../../schema/supergraph.graphql", import.meta.url)),
+);
+const NAME_BY_URL = new Map([...MODEL.subgraphs.values()].map((s) => [s.url, s.name]));
+
+interface Seen {
+  subgraph: string;
+  query: string;
+  variables: Record<string, unknown>;
+  headers: Headers;
+}
+
+type Handler = (subgraph: string, body: { query: string; variables: Record<string, unknown> }) =>
+  unknown;
+
+function fakeFetch(handler: Handler, seen: Seen[], delayMs = 0) {
+  return async (request: Request): Promise<Response> => {
+    const body = await request.json();
+    const subgraph = NAME_BY_URL.get(request.url) ?? "?";
+    seen.push({ subgraph, query: body.query, variables: body.variables, headers: request.headers });
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+    const answer = handler(subgraph, body);
+    if (answer instanceof Error) throw answer;
+    return Response.json(answer);
+  };
+}
+
+async function run(
+  query: string,
+  handler: Handler,
+  options: {
+    variables?: Record<string, unknown>;
+    headers?: Headers;
+    engine?: Omit<EngineOptions, "fetch">;
+    observer?: ExecutionObserver;
+  } = {},
+) {
+  const seen: Seen[] = [];
+  const engine = createEngine(MODEL, { ...options.engine, fetch: fakeFetch(handler, seen) });
+  const prepared = prepare(engine, { query });
+  assert.ok(prepared.ok, JSON.stringify(prepared));
+  const result = await execute(engine, prepared.operation, {
+    variables: options.variables ?? {},
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
+  });
+  return { result, seen };
+}
+
+const PRODUCTS = [
+  { __typename: "Product", upc: "1", name: "Table" },
+  { __typename: "Product", upc: "2", name: "Couch" },
+  { __typename: "Product", upc: "1", name: "Table" },
+];
+
+Deno.test("issue 3: a batch entity fetch sends each distinct representation once and fans results out", async () => {
+  const { result, seen } = await run(`{ topProducts { name averageRating } }`, (subgraph, body) => {
+    if (subgraph === "products") return { data: { topProducts: PRODUCTS } };
+    const reps = body.variables.representations as { upc: string }[];
+    return { data: { _entities: reps.map((r) => ({ averageRating: Number(r.upc) + 0.5 })) } };
+  });
+  assert.deepEqual(result, {
+    data: {
+      topProducts: [
+        { name: "Table", averageRating: 1.5 },
+        { name: "Couch", averageRating: 2.5 },
+        { name: "Table", averageRating: 1.5 },
+      ],
+    },
+  });
+  const reviews = seen.find((s) => s.subgraph === "reviews");
+  assert.deepEqual(reviews?.variables.representations, [
+    { __typename: "Product", upc: "1" },
+    { __typename: "Product", upc: "2" },
+  ]);
+});
+
+Deno.test("issue 3: an entity error is re-pathed to every client path of its representation", async () => {
+  const { result } = await run(`{ topProducts { name averageRating } }`, (subgraph) => {
+    if (subgraph === "products") return { data: { topProducts: PRODUCTS } };
+    return {
+      data: { _entities: [null, { averageRating: 4 }] },
+      errors: [{ message: "no rating for 1", path: ["_entities", 0, "averageRating"] }],
+    };
+  });
+  assert.deepEqual(result.data, {
+    topProducts: [
+      { name: "Table", averageRating: null },
+      { name: "Couch", averageRating: 4 },
+      { name: "Table", averageRating: null },
+    ],
+  });
+  assert.deepEqual(result.errors?.map((e) => [e.message, e.path]), [
+    ["no rating for 1", ["topProducts", 0, "averageRating"]],
+    ["no rating for 1", ["topProducts", 2, "averageRating"]],
+  ]);
+});
+
+Deno.test("spec 6.4.4: a null non-null field nulls the nearest nullable parent, with one error", async () => {
+  const { result } = await run(`{ user(id: "1") { id name } }`, () => ({
+    data: { user: { id: "1", name: null } },
+  }));
+  assert.deepEqual(result.data, { user: null });
+  assert.deepEqual(result.errors?.map((e) => [e.message, e.path]), [
+    ["Cannot return null for non-nullable field User.name.", ["user", "name"]],
+  ]);
+});
+
+Deno.test("issue 3: a failing subgraph yields partial data plus an error", async () => {
+  const { result } = await run(`{ user(id: "1") { id } warehouses { id } }`, (subgraph) => {
+    if (subgraph === "inventory") return new TypeError("connection refused");
+    return { data: { user: { id: "1" } } };
+  });
+  assert.deepEqual(result.data, null);
+  assert.equal(result.errors?.[0]?.extensions?.code, "SUBGRAPH_UNREACHABLE");
+  const partial = await run(`{ user(id: "1") { id reviews { body } } }`, (subgraph) => {
+    if (subgraph === "reviews") return new TypeError("connection refused");
+    return { data: { user: { __typename: "User", id: "1" } } };
+  });
+  assert.deepEqual(partial.result.data, { user: null });
+  assert.ok((partial.result.errors ?? []).some((e) => e.extensions?.code === "SUBGRAPH_UNREACHABLE"));
+});
+
+Deno.test("issue 3: the response follows the client's selection: aliases, order, no internal fields", async () => {
+  const { result } = await run(
+    `{ top: topProducts { t: __typename averageRating n: name } }`,
+    (subgraph) => {
+      if (subgraph === "products") {
+        return { data: { top: [{ n: "Table", __typename: "Product", upc: "1" }] } };
+      }
+      return { data: { _entities: [{ averageRating: 5 }] } };
+    },
+  );
+  assert.equal(
+    JSON.stringify(result),
+    '{"data":{"top":[{"t":"Product","averageRating":5,"n":"Table"}]}}',
+  );
+});
+
+Deno.test("issue 3: a hidden or unknown enum value in output is an error at its path", async () => {
+  const { result } = await run(`{ user(id: "1") { tier } warehouses { id } }`, (subgraph) =>
+    subgraph === "accounts"
+      ? { data: { user: { tier: "NOT_A_VALUE" } } }
+      : { data: { warehouses: [] } });
+  assert.deepEqual(result.data, { user: null, warehouses: [] });
+  assert.deepEqual(result.errors?.map((e) => [e.message, e.path]), [
+    ['Enum "MembershipTier" cannot represent value: "NOT_A_VALUE"', ["user", "tier"]],
+  ]);
+});
+
+Deno.test("DESIGN §4: only headers a rule names are propagated to subgraphs", async () => {
+  const { seen } = await run(`{ users { id } }`, () => ({ data: { users: [] } }), {
+    headers: new Headers({ "x-tenant": "t1", authorization: "Bearer x", cookie: "c=1" }),
+    engine: {
+      headers: {
+        all: { request: [{ op: "propagate", named: "X-Tenant" }] },
+        subgraphs: { accounts: { request: [{ op: "set", name: "x-from", value: "router" }] } },
+      },
+    },
+  });
+  const headers = seen[0]?.headers;
+  assert.equal(headers?.get("x-tenant"), "t1");
+  assert.equal(headers?.get("x-from"), "router");
+  assert.equal(headers?.get("authorization"), null);
+  assert.equal(headers?.get("cookie"), null);
+});
+
+Deno.test("issue 3: single flight shares identical in-flight subgraph requests, and can be switched off", async () => {
+  for (const enableSingleFlight of [true, false]) {
+    const seen: Seen[] = [];
+    const engine = createEngine(MODEL, {
+      enableSingleFlight,
+      fetch: fakeFetch(() => ({ data: { users: [{ id: "1" }] } }), seen, 5),
+    });
+    const prepared = prepare(engine, { query: "{ users { id } }" });
+    assert.ok(prepared.ok);
+    const results = await Promise.all([1, 2, 3].map(() => execute(engine, prepared.operation)));
+    for (const r of results) assert.deepEqual(r, { data: { users: [{ id: "1" }] } });
+    assert.equal(seen.length, enableSingleFlight ? 1 : 3);
+  }
+});
+
+Deno.test("issue 3: a subgraph that does not answer in time gives DEADLINE_EXCEEDED", async () => {
+  const seen: Seen[] = [];
+  const engine = createEngine(MODEL, {
+    subgraphRequestTimeoutMs: 10,
+    fetch: (request) =>
+      new Promise((_, reject) => {
+        seen.push({ subgraph: "", query: "", variables: {}, headers: request.headers });
+        request.signal.addEventListener("abort", () => reject(request.signal.reason));
+      }),
+  });
+  const prepared = prepare(engine, { query: "{ users { id } }" });
+  assert.ok(prepared.ok);
+  const result = await execute(engine, prepared.operation);
+  assert.equal(result.data, null);
+  assert.equal(result.errors?.[0]?.extensions?.code, "DEADLINE_EXCEEDED");
+});
+
+Deno.test("issue 6: observer sees stages, the plan (cached on the second run) and one record per fetch", async () => {
+  const stages: string[] = [];
+  const plans: boolean[] = [];
+  const fetches: FetchRecord[] = [];
+  let clock = 0;
+  const observer: ExecutionObserver = {
+    now: () => ++clock,
+    stage: (name) => stages.push(name),
+    plan: (_plan, info) => plans.push(info.cached),
+    fetch: (record) => fetches.push(record),
+  };
+  const seen: Seen[] = [];
+  const engine = createEngine(MODEL, {
+    fetch: fakeFetch((subgraph, body) =>
+      subgraph === "products"
+        ? { data: { topProducts: PRODUCTS } }
+        : {
+          data: {
+            _entities: (body.variables.representations as unknown[]).map(() => ({
+              averageRating: 1,
+            })),
+          },
+        }, seen),
+  });
+  const query = "{ topProducts { name averageRating } }";
+  for (let i = 0; i < 2; i++) {
+    const prepared = prepare(engine, { query }, { observer });
+    assert.ok(prepared.ok);
+    await execute(engine, prepared.operation, { observer });
+  }
+  assert.deepEqual(stages, ["parse", "validate", "normalize", "plan"]);
+  assert.deepEqual(plans, [false, true]);
+  assert.deepEqual(fetches.map((f) => [f.kind, f.subgraph, f.path]), [
+    ["Single", "products", "query"],
+    ["BatchEntity", "reviews", "query.topProducts.@"],
+    ["Single", "products", "query"],
+    ["BatchEntity", "reviews", "query.topProducts.@"],
+  ]);
+  assert.equal((fetches[1]?.rawInputData as unknown[]).length, 3);
+  assert.equal(fetches[1]?.response?.status, 200);
+});

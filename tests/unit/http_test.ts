@@ -1,0 +1,348 @@
+import assert from "node:assert/strict";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { parseConfig } from "../../lib/config/mod.ts";
+import { AuthError, RouterError } from "../../lib/errors.ts";
+import { createHandler, errorResponse, type FacetHandler } from "../../lib/http/mod.ts";
+import { silentLogger } from "../../lib/log/mod.ts";
+import { buildState, type RouterState } from "../../lib/state/mod.ts";
+
+const LINK =
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+const composed = composeSupergraph([{
+  name: "greetings",
+  url: "http://greetings.invalid/graphql",
+  sdl: `${LINK}
+type Query { hello: String! }
+type Mutation { setHello(text: String!): String! }`,
+}]);
+if (!composed.ok) throw new Error("test supergraph does not compose");
+const SUPERGRAPH = composed.supergraphSdl;
+
+/** A subgraph stand-in: no sockets in unit tests. */
+async function fakeSubgraph(request: Request): Promise<Response> {
+  const { query } = await request.json();
+  const data = String(query).includes("setHello") ? { setHello: "ok" } : { hello: "world" };
+  return Response.json({ data });
+}
+
+async function stateWith(raw: Record<string, unknown> = {}): Promise<RouterState> {
+  return await buildState({
+    config: parseConfig(raw),
+    log: silentLogger,
+    supergraphSdl: SUPERGRAPH,
+    operationFiles: [],
+    traceKeyPem: null,
+    fetch: fakeSubgraph,
+  });
+}
+
+const GQL = "application/graphql-response+json";
+const URL_BASE = "http://router.test";
+
+function post(body: string, headers: Record<string, string> = {}): Request {
+  return new Request(`${URL_BASE}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
+}
+
+async function errorOf(response: Response): Promise<{ message: string; code: unknown }> {
+  const body = await response.json();
+  return { message: body.errors[0].message, code: body.errors[0].extensions?.code };
+}
+
+Deno.test("issue 2: /health/live answers always, /health/ready once a state is built", async () => {
+  let state: RouterState | null = null;
+  const handle = createHandler(() => state);
+  const live = await handle(new Request(`${URL_BASE}/health/live`));
+  assert.equal(live.status, 200);
+  assert.deepEqual(await live.json(), { status: "live" });
+  const starting = await handle(new Request(`${URL_BASE}/health/ready`));
+  assert.equal(starting.status, 503);
+  await starting.body?.cancel();
+  state = await stateWith();
+  const ready = await handle(new Request(`${URL_BASE}/health/ready`));
+  assert.equal(ready.status, 200);
+  assert.deepEqual(await ready.json(), { status: "ready" });
+});
+
+Deno.test("DESIGN §2: an unknown path is a 404 GraphQL-shaped error with code NOT_FOUND", async () => {
+  const state = await stateWith();
+  const response = await createHandler(() => state)(new Request(`${URL_BASE}/nope`));
+  assert.equal(response.status, 404);
+  assert.deepEqual(await errorOf(response), {
+    message: "No route for GET /nope",
+    code: "NOT_FOUND",
+  });
+});
+
+Deno.test("DESIGN §2: routes go to their facets (MCP, RFC 9728 metadata, Connect prefix, playground)", async () => {
+  const seen: string[] = [];
+  const spy = (name: string): FacetHandler => (request) => {
+    seen.push(`${name} ${new URL(request.url).pathname}`);
+    return Promise.resolve(new Response(name));
+  };
+  const facets = {
+    graphql: spy("graphql"),
+    mcp: spy("mcp"),
+    protectedResource: spy("metadata"),
+    connect: spy("connect"),
+    playground: spy("playground"),
+  };
+  const state = await stateWith({ dev_mode: true });
+  const handle = createHandler(() => state, { facets });
+  const requests: [string, RequestInit?][] = [
+    ["/graphql?query={hello}"],
+    ["/graphql", { headers: { accept: "text/html" } }],
+    ["/graphql?query={hello}", { headers: { accept: "text/html" } }],
+    ["/mcp", { method: "POST", body: "{}" }],
+    ["/.well-known/oauth-protected-resource/mcp"],
+    ["/.well-known/oauth-protected-resource"],
+    ["/service.v1.GraphService/GetHello"],
+    ["/"],
+    ["/playground/app.js"],
+  ];
+  for (const [path, init] of requests) {
+    const response = await handle(new Request(`${URL_BASE}${path}`, init));
+    assert.equal(response.status, 200, path);
+    await response.body?.cancel();
+  }
+  assert.deepEqual(seen, [
+    "graphql /graphql",
+    "playground /graphql",
+    "graphql /graphql",
+    "mcp /mcp",
+    "metadata /.well-known/oauth-protected-resource/mcp",
+    "metadata /.well-known/oauth-protected-resource",
+    "connect /service.v1.GraphService/GetHello",
+    "playground /",
+    "playground /playground/app.js",
+  ]);
+
+  // Disabled facets have no routes.
+  const off = await stateWith({ mcp: { enabled: false }, connect_rpc: { enabled: false } });
+  const handleOff = createHandler(() => off, { facets });
+  for (
+    const path of [
+      "/mcp",
+      "/.well-known/oauth-protected-resource/mcp",
+      "/service.v1.GraphService/GetHello",
+      "/",
+    ]
+  ) {
+    const response = await handleOff(new Request(`${URL_BASE}${path}`));
+    assert.equal(response.status, 404, path);
+    await response.body?.cancel();
+  }
+});
+
+Deno.test("GraphQL over HTTP: methods other than GET and POST get 405 with Allow", async () => {
+  const state = await stateWith();
+  const response = await createHandler(() => state)(
+    new Request(`${URL_BASE}/graphql`, { method: "PUT", body: "{}" }),
+  );
+  assert.equal(response.status, 405);
+  assert.equal(response.headers.get("allow"), "GET, POST");
+  assert.equal((await errorOf(response)).code, "METHOD_NOT_ALLOWED");
+});
+
+Deno.test("GraphQL over HTTP: a mutation over GET gets 405 with Allow: POST", async () => {
+  const state = await stateWith();
+  const handle = createHandler(() => state);
+  const query = encodeURIComponent('mutation { setHello(text: "x") }');
+  const response = await handle(
+    new Request(`${URL_BASE}/graphql?query=${query}`, { headers: { accept: GQL } }),
+  );
+  assert.equal(response.status, 405);
+  assert.equal(response.headers.get("allow"), "POST");
+  assert.match((await errorOf(response)).message, /send mutations with POST/);
+});
+
+Deno.test("GraphQL over HTTP: Accept without a GraphQL media type gets 406", async () => {
+  const state = await stateWith();
+  const response = await createHandler(() => state)(
+    post('{"query":"{hello}"}', { accept: "text/xml" }),
+  );
+  assert.equal(response.status, 406);
+  const { message, code } = await errorOf(response);
+  assert.equal(code, "NOT_ACCEPTABLE");
+  assert.match(message, /application\/graphql-response\+json or application\/json/);
+});
+
+Deno.test("GraphQL over HTTP: POST needs Content-Type application/json (415)", async () => {
+  const state = await stateWith();
+  const handle = createHandler(() => state);
+  const missing = await handle(
+    new Request(`${URL_BASE}/graphql`, { method: "POST", body: new Blob(['{"query":"{hello}"}']) }),
+  );
+  assert.equal(missing.status, 415);
+  assert.match((await errorOf(missing)).message, /Missing Content-Type/);
+  const text = await handle(post('{"query":"{hello}"}', { "content-type": "text/plain" }));
+  assert.equal(text.status, 415);
+  assert.match((await errorOf(text)).message, /Unsupported Content-Type "text\/plain"/);
+});
+
+Deno.test("GraphQL over HTTP: malformed JSON and bad parameters are 400 with a clear message", async () => {
+  const state = await stateWith();
+  const handle = createHandler(() => state);
+  const cases: [string, RegExp][] = [
+    ['{ "not a JSON', /Malformed JSON in the request body/],
+    ["", /Empty request body/],
+    ['{"qeury":"{hello}"}', /Missing the "query" parameter/],
+    ['{"query":1}', /"query" parameter must be a string/],
+    [
+      '{"query":"{hello}","operationName":false}',
+      /"operationName" parameter must be a string or null/,
+    ],
+    ['{"query":"{hello}","variables":"x"}', /"variables" parameter must be a JSON object/],
+    ['{"query":"{hello}","extensions":[1]}', /"extensions" parameter must be a JSON object/],
+    ['[{"query":"{hello}"}]', /Batched requests are not supported/],
+  ];
+  for (const accept of [GQL, "application/json"]) {
+    for (const [body, message] of cases) {
+      const response = await handle(post(body, { accept }));
+      assert.equal(response.status, 400, `${accept} ${body}`);
+      assert.ok(response.headers.get("content-type")?.startsWith(accept));
+      const error = await errorOf(response);
+      assert.equal(error.code, "BAD_REQUEST");
+      assert.match(error.message, message);
+    }
+  }
+  const get = await handle(new Request(`${URL_BASE}/graphql?query={hello}&variables={oops`));
+  assert.equal(get.status, 400);
+  assert.match((await errorOf(get)).message, /Malformed JSON in the "variables" parameter/);
+});
+
+Deno.test("GraphQL over HTTP: request errors are 400 with graphql-response+json and 200 with application/json", async () => {
+  const state = await stateWith();
+  const handle = createHandler(() => state);
+  const strict = await handle(post('{"query":"{"}', { accept: GQL }));
+  assert.equal(strict.status, 400);
+  assert.equal(strict.headers.get("content-type"), `${GQL}; charset=utf-8`);
+  const strictBody = await strict.json();
+  assert.equal("data" in strictBody, false);
+  assert.ok(strictBody.errors.length > 0);
+  const legacy = await handle(post('{"query":"{"}', { accept: "application/json" }));
+  assert.equal(legacy.status, 200);
+  assert.equal(legacy.headers.get("content-type"), "application/json; charset=utf-8");
+  const legacyBody = await legacy.json();
+  assert.equal("data" in legacyBody, false);
+});
+
+Deno.test("GraphQL over HTTP: Accept negotiation picks the response media type", async () => {
+  const state = await stateWith();
+  const handle = createHandler(() => state);
+  const cases: [string | null, string][] = [
+    [null, "application/json"],
+    ["*/*", "application/json"],
+    ["application/json", "application/json"],
+    [GQL, GQL],
+    [`application/json;q=0.5, ${GQL}`, GQL],
+    [`${GQL};q=0.1, application/json`, "application/json"],
+  ];
+  for (const [accept, want] of cases) {
+    const response = await handle(post('{"query":"{"}', accept === null ? {} : { accept }));
+    assert.equal(response.headers.get("content-type"), `${want}; charset=utf-8`, String(accept));
+    await response.body?.cancel();
+  }
+});
+
+Deno.test("issue 2: bodies over max_request_body_bytes get 413, by header and by counting", async () => {
+  const state = await stateWith({ max_request_body_bytes: 64 });
+  const handle = createHandler(() => state);
+  const big = JSON.stringify({ query: `{ hello } # ${"x".repeat(100)}` });
+  const declared = await handle(post(big));
+  assert.equal(declared.status, 413);
+  assert.equal((await errorOf(declared)).code, "PAYLOAD_TOO_LARGE");
+  const bytes = new TextEncoder().encode(big);
+  const streamed = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let i = 0; i < bytes.length; i += 16) controller.enqueue(bytes.slice(i, i + 16));
+      controller.close();
+    },
+  });
+  const chunked = await handle(
+    new Request(`${URL_BASE}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: streamed,
+    }),
+  );
+  assert.equal(chunked.status, 413);
+  assert.match((await errorOf(chunked)).message, /larger than 64 bytes \(max_request_body_bytes\)/);
+});
+
+Deno.test("issue 2: CORS preflight and exposed headers (Mcp-Session-Id, WWW-Authenticate)", async () => {
+  const state = await stateWith({
+    cors: { allow_origins: ["https://app.example", "https://*.dev.example"] },
+  });
+  const handle = createHandler(() => state);
+  const preflight = await handle(
+    new Request(`${URL_BASE}/mcp`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://a.dev.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "mcp-session-id",
+      },
+    }),
+  );
+  assert.equal(preflight.status, 204);
+  assert.equal(preflight.headers.get("access-control-allow-origin"), "https://a.dev.example");
+  assert.match(preflight.headers.get("access-control-allow-methods") ?? "", /POST/);
+  assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /Mcp-Session-Id/);
+  assert.equal(preflight.headers.get("access-control-max-age"), "300");
+  const actual = await handle(
+    new Request(`${URL_BASE}/health/ready`, { headers: { origin: "https://app.example" } }),
+  );
+  assert.equal(actual.headers.get("access-control-allow-origin"), "https://app.example");
+  assert.equal(
+    actual.headers.get("access-control-expose-headers"),
+    "Mcp-Session-Id, WWW-Authenticate",
+  );
+  assert.equal(actual.headers.get("vary"), "Origin");
+  await actual.body?.cancel();
+  const foreign = await handle(
+    new Request(`${URL_BASE}/health/ready`, { headers: { origin: "https://evil.example" } }),
+  );
+  assert.equal(foreign.headers.get("access-control-allow-origin"), null);
+  await foreign.body?.cancel();
+});
+
+Deno.test("STYLE §4: errorResponse maps codes to statuses and hides internal errors", async () => {
+  const auth = errorResponse(new AuthError("UNAUTHENTICATED", "Missing token", 'Bearer scope="a"'));
+  assert.equal(auth.status, 401);
+  assert.equal(auth.headers.get("www-authenticate"), 'Bearer scope="a"');
+  await auth.body?.cancel();
+  const config = errorResponse(
+    new RouterError("BAD_REQUEST", "Bad", { details: { path: "x" } }),
+  );
+  assert.deepEqual(await config.json(), {
+    errors: [{ message: "Bad", extensions: { code: "BAD_REQUEST", path: "x" } }],
+  });
+  const logged: unknown[] = [];
+  const log = {
+    ...silentLogger,
+    error: (_msg: string, fields?: Record<string, unknown>) => logged.push(fields),
+  };
+  const internal = errorResponse(new Error("secret database password"), { log });
+  assert.equal(internal.status, 500);
+  const text = await internal.text();
+  assert.ok(!text.includes("secret"));
+  assert.equal(JSON.parse(text).errors[0].message, "Internal server error");
+  assert.equal(logged.length, 1);
+});
+
+Deno.test("GraphQL over HTTP: a query runs through the engine (POST JSON and GET)", async () => {
+  const state = await stateWith();
+  const handle = createHandler(() => state);
+  const viaPost = await handle(post('{"query":"{ hello }"}', { accept: GQL }));
+  assert.equal(viaPost.status, 200);
+  assert.deepEqual(await viaPost.json(), { data: { hello: "world" } });
+  const viaGet = await handle(
+    new Request(`${URL_BASE}/graphql?query=${encodeURIComponent("{ hello }")}`),
+  );
+  assert.equal(viaGet.status, 200);
+  assert.deepEqual(await viaGet.json(), { data: { hello: "world" } });
+});
