@@ -18,7 +18,7 @@ import { executePlan } from "./execute.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { Lru } from "./_lru.ts";
 import { normalizeOperation, type NSelection } from "./normalize.ts";
-import { type PlannedOperation, PlanningError, planOperation } from "./plan.ts";
+import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
 import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
@@ -167,7 +167,7 @@ function planFor(
     planned = planOperation(engine.model, normalized);
   } catch (e) {
     if (!(e instanceof PlanningError)) throw e;
-    error = { message: e.message, extensions: { code: "INTERNAL" } };
+    error = { message: e.message, extensions: { code: "QUERY_PLANNING_FAILED" } };
   }
   observer?.stage("plan", t1, observer.now());
   const entry: CachedPlan = {
@@ -179,6 +179,34 @@ function planFor(
   if (operation.key !== undefined) engine.plans.set(key, entry);
   observer?.plan(planned.plan, { cached: false });
   return entry;
+}
+
+/**
+ * The plan of a prepared operation (from the plan cache, or planned and cached now).
+ * Variables only decide `@skip`/`@include`.
+ *
+ * @example A plan is plain data
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSupergraph } from "../supergraph/mod.ts";
+ * import { createEngine, planOf, prepare } from "./mod.ts";
+ * const sdl = await Deno.readTextFile(new URL("../../schema/supergraph.graphql", import.meta.url));
+ * const engine = createEngine(buildSupergraph(sdl));
+ * const prepared = prepare(engine, { query: "{ users { id } }" });
+ * assert.ok(prepared.ok);
+ * assert.equal(planOf(engine, prepared.operation).node?.kind, "Fetch");
+ * ```
+ * @param engine The engine.
+ * @param operation The prepared operation.
+ * @param variables Coerced variables.
+ * @returns The query plan.
+ */
+export function planOf(
+  engine: Engine,
+  operation: PreparedOperation,
+  variables: Readonly<Record<string, unknown>> = {},
+): QueryPlan {
+  return planFor(engine, operation, variables, undefined).planned.plan;
 }
 
 /**
@@ -251,7 +279,9 @@ export async function execute(
   const errors = executed.errors;
   if (introspected) {
     // Plain objects (graphql-js builds null-prototype ones); introspection only, so rare.
-    if (introspected.data) Object.assign(executed.data, JSON.parse(JSON.stringify(introspected.data)));
+    if (introspected.data) {
+      Object.assign(executed.data, JSON.parse(JSON.stringify(introspected.data)));
+    }
     for (const e of introspected.errors ?? []) errors.push(e.toJSON());
   }
   const data = shapeResponse(executed.data, planned.selection, { errors });

@@ -243,6 +243,8 @@ class Planner {
   readonly #recorders: Set<Group>[] = [];
   readonly #fieldSets = new Map<string, FieldSetItem[]>();
   #root = 0;
+  #entries = 0;
+  readonly #entering: string[] = [];
 
   constructor(model: SupergraphModel, op: NormalizedOperation) {
     this.#model = model;
@@ -492,8 +494,10 @@ class Planner {
     for (let cur = pos; cur.up; cur = cur.up.pos) {
       const anc = cur.up.pos;
       chain.unshift(anc);
+      const atRoot = !anc.group.entity && anc.path.length === 0 && anc.parent === null &&
+        this.#op.kind === "query";
       for (const target of model.resolvableIn) {
-        if (!this.#enterable(anc.type, target)) continue;
+        if (!atRoot && !this.#enterable(anc.type, target)) continue;
         let ok = true;
         for (let i = 1; i < chain.length; i++) {
           const link = chain[i]!.up!;
@@ -502,7 +506,16 @@ class Planner {
           }
         }
         if (!ok) continue;
-        let at = this.#enter(anc, target, undefined);
+        let at: Pos;
+        if (atRoot) {
+          // A shared root field: ask the other subgraph's root for the rest of the value.
+          const group = this.#groups.find((g) => !g.entity && g.subgraph === target) ??
+            this.#newGroup(target, false, [], 0);
+          this.#touch(group);
+          at = { ...anc, group, sel: group.sel, parent: null };
+        } else {
+          at = this.#enter(anc, target, undefined);
+        }
         for (let i = 1; i < chain.length; i++) {
           const original = chain[i]!;
           const link = original.up!;
@@ -533,11 +546,20 @@ class Planner {
     let top = pos;
     while (top.parent) top = top.parent;
     const pathKey = top.group.pathKey + "|" + top.path.join(".");
-    const candidates = model.resolvableIn.filter((s) => this.#enterable(pos.type, s));
+    // Never a subgraph whose key is being planned right now (its key would need itself).
+    const candidates = model.resolvableIn.filter((s) =>
+      this.#enterable(pos.type, s) && !this.#entering.includes(`${pos.type}@${s}`)
+    );
     const existing = candidates.find((s) =>
       this.#groups.some((g) => g.entity && g.subgraph === s && g.pathKey === pathKey)
     );
-    return existing ?? candidates[0] ?? null;
+    // Else prefer a subgraph entered by a key the current position resolves without fetches.
+    const direct = candidates.find((s) =>
+      (this.#entryKey(pos.type, s)?.fields ?? []).some((k) =>
+        this.#fieldSet(k).every((item) => item.name === null || this.#resolvable(top, item.name))
+      )
+    );
+    return existing ?? direct ?? candidates[0] ?? null;
   }
 
   /** The subgraph can be entered for objects of `type` (a resolvable key, maybe on an interface object). */
@@ -565,6 +587,12 @@ class Planner {
 
   /** Adds (or reuses) an entity fetch to `target` for the object at `pos`; returns its position. */
   #enter(pos: Pos, target: string, requires: string | undefined): Pos {
+    if (++this.#entries > 10_000) {
+      throw new PlanningError("The operation needs too many entity fetches to plan");
+    }
+    if (this.#recorders.length > 32) {
+      throw new PlanningError(`Cannot plan the requirements of "${pos.type}": they form a cycle`);
+    }
     let top = pos;
     while (top.parent) top = top.parent;
     const type = pos.type;
@@ -584,11 +612,13 @@ class Planner {
     if (requires !== undefined) items.push(...this.#fieldSet(requires));
     const touched = new Set<Group>([top.group]);
     this.#recorders.push(touched);
+    this.#entering.push(`${type}@${target}`);
     let reqs: RepSelection;
     try {
       reqs = this.#planRequirements(top, type, items);
     } finally {
       this.#recorders.pop();
+      this.#entering.pop();
     }
     const group = this.#entityGroup(target, top, type, reqs, touched);
     for (const t of touched) if (t !== group) group.deps.add(t);
@@ -880,6 +910,8 @@ class Planner {
     if (groups.length === 0) return { plan: { kind: "QueryPlan", node: null }, step: null };
     const built = new Map<Group, { node: PlanNode; step: FetchStep }>();
     for (const g of groups) built.set(g, this.#buildFetch(g));
+    const tree = this.#buildTree(built);
+    if (tree) return tree;
     const level = new Map<Group, number>();
     const levelOf = (g: Group, seen = new Set<Group>()): number => {
       const known = level.get(g);
@@ -913,6 +945,70 @@ class Planner {
     const node: PlanNode = nodes.length === 1 ? nodes[0]! : { kind: "Sequence", nodes };
     const step: PlanStep = steps.length === 1 ? steps[0]! : { kind: "Sequence", steps };
     return { plan: { kind: "QueryPlan", node }, step };
+  }
+
+  /**
+   * The plan as a tree when every fetch has one last dependency (all its other dependencies
+   * come before that one): each fetch is followed by its dependents in parallel, so a branch
+   * never waits for an unrelated one. Null when some fetch joins two independent branches.
+   */
+  #buildTree(
+    built: Map<Group, { node: PlanNode; step: FetchStep }>,
+  ): PlannedOperation | null {
+    const children = new Map<Group, Group[]>();
+    const roots: Group[] = [];
+    for (const g of this.#groups) {
+      const deps = [...g.deps];
+      if (deps.length === 0) {
+        roots.push(g);
+        continue;
+      }
+      const last = deps.find((d) => deps.every((o) => o === d || this.#dependsOn(d, o)));
+      if (!last || last.root !== g.root) return null;
+      const list = children.get(last);
+      if (list) list.push(g);
+      else children.set(last, [g]);
+    }
+    type Built = { node: PlanNode; step: PlanStep };
+    const sequence = (items: Built[]): Built => {
+      const nodes: PlanNode[] = [];
+      const steps: PlanStep[] = [];
+      for (const item of items) {
+        if (item.node.kind === "Sequence" && item.step.kind === "Sequence") {
+          nodes.push(...item.node.nodes);
+          steps.push(...item.step.steps);
+        } else {
+          nodes.push(item.node);
+          steps.push(item.step);
+        }
+      }
+      return nodes.length === 1
+        ? { node: nodes[0]!, step: steps[0]! }
+        : { node: { kind: "Sequence", nodes }, step: { kind: "Sequence", steps } };
+    };
+    const parallel = (items: Built[]): Built =>
+      items.length === 1 ? items[0]! : {
+        node: { kind: "Parallel", nodes: items.map((i) => i.node) },
+        step: { kind: "Parallel", steps: items.map((i) => i.step) },
+      };
+    const subtree = (g: Group): Built => {
+      const own = built.get(g)!;
+      const kids = children.get(g) ?? [];
+      if (kids.length === 0) return own;
+      return sequence([own, parallel(kids.map(subtree))]);
+    };
+    const byRoot = new Map<number, Built[]>();
+    for (const g of roots) {
+      const list = byRoot.get(g.root);
+      if (list) list.push(subtree(g));
+      else byRoot.set(g.root, [subtree(g)]);
+    }
+    const ordered = [...byRoot.keys()].sort((a, b) => a - b).map((r) => parallel(byRoot.get(r)!));
+    const top = ordered.length === 1 ? ordered[0]! : {
+      node: { kind: "Sequence" as const, nodes: ordered.map((o) => o.node) },
+      step: { kind: "Sequence" as const, steps: ordered.map((o) => o.step) },
+    };
+    return { plan: { kind: "QueryPlan", node: top.node }, step: top.step };
   }
 
   #buildFetch(g: Group): { node: PlanNode; step: FetchStep } {

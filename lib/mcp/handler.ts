@@ -87,15 +87,15 @@ function scopeDenied(
   caller: Caller,
   decision: Exclude<GateDecision, { allow: true }>,
   id: JsonRpcId,
+  reason?: string,
 ): Response {
   const scopes = challengeScopes(
     decision.scopes,
     caller.token?.scopes ?? [],
     mcp.includeTokenScopes,
   );
-  const description = `Insufficient scope for ${decision.level} level: requires ${
-    decision.scopes.join(" ") || "nothing the token can hold"
-  }`;
+  const description = reason ??
+    `Insufficient scope for ${decision.level} level: requires ${decision.scopes.join(" ")}`;
   const challenge = formatBearerChallenge(scopes, {
     error: "insufficient_scope",
     resourceMetadata: mcp.resourceMetadataUrl,
@@ -213,11 +213,18 @@ async function callTool(
           });
           if (!access.ok) {
             // Fails closed: a requirement too large (or a bomb) is never executed.
-            return scopeDenied(request, mcp, caller, {
-              allow: false,
-              level: "runtime",
-              scopes: [],
-            }, id);
+            return scopeDenied(
+              request,
+              mcp,
+              caller,
+              {
+                allow: false,
+                level: "runtime",
+                scopes: [],
+              },
+              id,
+              `The query cannot be authorized (fails closed): ${access.reason}`,
+            );
           }
           const decision = checkRuntime(access.requirement.scopes, caller.scopes);
           if (!decision.allow) return scopeDenied(request, mcp, caller, decision, id);
@@ -257,8 +264,16 @@ async function handlePost(
     return rpcError(request, null, 415, -32600, "Content-Type must be application/json");
   }
   const accept = request.headers.get("accept");
-  if (accept !== null && !/application\/json|\*\/\*|application\/\*/i.test(accept)) {
-    return rpcError(request, null, 406, -32600, "Accept must include application/json");
+  if (
+    accept !== null && !/application\/json|\*\/\*|application\/\*|text\/event-stream/i.test(accept)
+  ) {
+    return rpcError(
+      request,
+      null,
+      406,
+      -32600,
+      "Accept must include application/json or text/event-stream",
+    );
   }
   const text = await request.text();
   if (text.length > mcp.maxBodyBytes) {
@@ -295,6 +310,20 @@ async function handlePost(
     (requestedMeta !== undefined || headerVersion === MODERN_PROTOCOL_VERSION ||
       method === "server/discover");
   if (modern) {
+    // SEP-2243: routing headers, when sent, must agree with the body.
+    const headerMethod = request.headers.get("mcp-method");
+    if (
+      (headerMethod !== null && headerMethod !== method) ||
+      (headerVersion !== null && requestedMeta !== undefined && headerVersion !== requestedMeta)
+    ) {
+      return rpcError(
+        request,
+        id,
+        400,
+        -32020,
+        "Header mismatch: Mcp-Method or MCP-Protocol-Version disagrees with the body",
+      );
+    }
     const requested = requestedMeta ?? headerVersion ?? MODERN_PROTOCOL_VERSION;
     if (requested !== MODERN_PROTOCOL_VERSION) {
       return rpcError(request, id, 400, -32022, `Unsupported protocol version: ${requested}`, {
@@ -388,6 +417,24 @@ async function handlePost(
   }
 }
 
+/** A client that accepts only `text/event-stream` gets the one JSON-RPC message as an SSE event. */
+async function asStream(request: Request, response: Response): Promise<Response> {
+  const accept = request.headers.get("accept") ?? "";
+  if (
+    response.status !== 200 || !/text\/event-stream/i.test(accept) ||
+    /application\/json|\*\/\*|application\/\*/i.test(accept)
+  ) {
+    return response;
+  }
+  const headers = new Headers(response.headers);
+  headers.set("content-type", "text/event-stream");
+  headers.set("cache-control", "no-cache");
+  return new Response(`event: message\ndata: ${await response.text()}\n\n`, {
+    status: 200,
+    headers,
+  });
+}
+
 /**
  * Handles a request on the MCP path.
  *
@@ -433,7 +480,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
   }
   switch (request.method) {
     case "POST":
-      return await handlePost(request, deps, mcp, caller);
+      return asStream(request, await handlePost(request, deps, mcp, caller));
     case "DELETE": {
       const sessionId = request.headers.get("mcp-session-id");
       if (sessionId === null) {

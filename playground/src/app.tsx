@@ -83,6 +83,7 @@ export function App({ graphqlPath }: AppProps) {
   const [source, setSource] = useState<string>("");
   const [pasteOpen, setPasteOpen] = useState(false);
   const [traceHeight, setTraceHeight] = useState<number | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
   const settingsRef = useRef(settings);
   settingsRef.current = settings;
 
@@ -137,6 +138,12 @@ export function App({ graphqlPath }: AppProps) {
       if (!introspection) {
         const found = findTrace(body);
         setTrace(found ? readTrace(found) : null);
+        setNotice(
+          found || !current.enabled
+            ? null
+            : "The response carried no trace. Outside dev mode (and without the force flag) " +
+              "the router traces only requests with a valid X-GW-Token: add it under Headers.",
+        );
         setSource(
           found ? `response of ${params.operationName || "the operation"}` : "",
         );
@@ -156,6 +163,7 @@ export function App({ graphqlPath }: AppProps) {
   const onPasted = (model: TraceModel) => {
     setTrace(model);
     setSource("pasted JSON");
+    setNotice(null);
     setPasteOpen(false);
   };
 
@@ -215,6 +223,7 @@ export function App({ graphqlPath }: AppProps) {
         <Splitter onResize={setTraceHeight} />
         <TraceView
           height={traceHeight}
+          notice={notice}
           trace={trace}
           source={source}
           pasteOpen={pasteOpen}

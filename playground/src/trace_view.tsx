@@ -26,6 +26,8 @@ export interface TraceViewProps {
   readonly onClosePaste: () => void;
   /** Height in CSS pixels set with the splitter, or null for the default. */
   readonly height: number | null;
+  /** Why the last traced operation shows no trace, if it asked for one. */
+  readonly notice: string | null;
 }
 
 /** The trace panel. */
@@ -46,6 +48,7 @@ export function TraceView(props: TraceViewProps) {
       {trace === null
         ? (
           <p className="gw-empty">
+            {props.notice && <span className="gw-notice">{props.notice}</span>}
             No trace yet. Turn on <b>Trace</b> and run an operation, or use <b>Load trace JSON</b>
             {" "}
             to inspect a trace from elsewhere.

@@ -72,6 +72,10 @@ export interface McpFixture {
   readonly metadataUrl: string;
   /** Queries the subgraph received (to prove a denied call never reached it). */
   readonly subgraphQueries: string[];
+  /** Headers of each subgraph request, in order. */
+  readonly subgraphHeaders: Headers[];
+  /** The operations folder (tests add files and reload). */
+  readonly operationsDir: string;
   /** Mints a token with `scope` = the scopes joined by spaces (or a raw claim). */
   token(scope: string | unknown, options?: { sub?: string; expired?: boolean }): Promise<string>;
   close(): Promise<void>;
@@ -82,6 +86,8 @@ export interface FixtureOptions {
   readonly scopes?: Partial<typeof DEFAULT_SCOPES>;
   readonly includeTokenScopes?: boolean;
   readonly maxScopeCombinations?: number;
+  /** `headers` config (propagation rules to subgraphs). */
+  readonly headers?: unknown;
 }
 
 /**
@@ -91,6 +97,7 @@ export interface FixtureOptions {
  */
 export async function startMcpFixture(options: FixtureOptions = {}): Promise<McpFixture> {
   const subgraphQueries: string[] = [];
+  const subgraphHeaders: Headers[] = [];
   const profiles = new Map([["1", { id: "1", name: "Ada", email: "ada@example.com" }]]);
   const subgraph: RunningSubgraph = serveSubgraph("shop", {
     typeDefs: TYPE_DEFS,
@@ -114,7 +121,12 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       },
       Profile: { __resolveReference: (ref: { id: string }) => profiles.get(ref.id) ?? null },
     },
-  }, { onRequest: (body) => subgraphQueries.push(body.query) });
+  }, {
+    onRequest: (body, headers) => {
+      subgraphQueries.push(body.query);
+      subgraphHeaders.push(headers);
+    },
+  });
   const outcome = composeSupergraph([{ name: "shop", url: subgraph.url, sdl: subgraph.sdl }]);
   if (!outcome.ok) {
     await subgraph.close();
@@ -135,6 +147,7 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
     supergraph_path: "unused.graphql",
     operations_dir: operationsDir,
     log_level: "error",
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
     mcp: {
       enabled: true,
       graph_name: "fixture",
@@ -166,6 +179,8 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
     mcpUrl: `${router.url}/mcp`,
     metadataUrl: `${base}/.well-known/oauth-protected-resource/mcp`,
     subgraphQueries,
+    subgraphHeaders,
+    operationsDir,
     async token(scope, opts = {}) {
       const claims = typeof scope === "string" || scope === undefined ? { scope } : { scope };
       const jwt = new SignJWT(claims as Record<string, unknown>)

@@ -360,3 +360,44 @@ Deno.test("MCP transport security: a request from a foreign Origin is refused (D
     assert.equal(ok.status, 200);
   });
 });
+
+Deno.test("DESIGN §4: over max_scope_combinations a tool is refused at load and an inline query fails closed", async () => {
+  await withFixture({ maxScopeCombinations: 2 }, async (f) => {
+    const token = await f.token(`${ALL} mcp:exec D x:read admin`);
+    const session = await initialize(f, token);
+    const list = await rpc(f, { jsonrpc: "2.0", id: 1, method: "tools/list" }, {
+      token: await f.token(`${ALL} mcp:list`),
+      session,
+    });
+    const names = (list.json as { result: { tools: { name: string }[] } }).result.tools.map((t) =>
+      t.name
+    );
+    assert.equal(names.includes("execute_operation_get_three"), false, "3 groups > 2");
+    assert.equal(names.includes("execute_operation_get_secret"), true);
+    const r = await rpc(f, call(2, "execute_graphql", { query: "{ secret three }" }), {
+      token,
+      session,
+    });
+    assert.equal(r.status, 403);
+    assert.equal(
+      r.challenge,
+      `Bearer error="insufficient_scope", resource_metadata="${f.metadataUrl}", ` +
+        `error_description="The query cannot be authorized (fails closed): The scope requirement exceeds 2 combinations"`,
+    );
+    assert.equal(f.subgraphQueries.length, 0);
+  });
+});
+
+Deno.test("issue 4: a fragment bomb in an inline query fails closed fast", async () => {
+  await withFixture({}, async (f) => {
+    const token = await f.token(`${ALL} mcp:exec`);
+    const session = await initialize(f, token);
+    const query = `{ ${"... on Query { ".repeat(80)} hello ${"} ".repeat(80)}}`;
+    const started = performance.now();
+    const r = await rpc(f, call(1, "execute_graphql", { query }), { token, session });
+    assert.equal(r.status, 403);
+    assert.match(r.challenge ?? "", /fails closed\): Selection depth exceeds 64/);
+    assert.ok(performance.now() - started < 1000);
+    assert.equal(f.subgraphQueries.length, 0);
+  });
+});

@@ -14,6 +14,8 @@ import { buildSubgraphSchema } from "@apollo/subgraph";
 import { parse } from "graphql";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { startRouter } from "../../lib/cli/serve.ts";
+import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
+import { buildSupergraph } from "../../lib/supergraph/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import { handlePlayground, PLAYGROUND_CSP, wantsPlayground } from "../../lib/playground/mod.ts";
 import { startDemoSubgraphs } from "../../demo/subgraphs/mod.ts";
@@ -259,7 +261,10 @@ function serveStub(schema: GraphQLSchema) {
         variableValues: body.variables,
       });
       return Response.json(
-        trace === null ? result : { ...result, extensions: { trace: PASTED_TRACE } },
+        // "Untraced" plays a router that does not honour the header (no token).
+        trace === null || body.operationName === "Untraced"
+          ? result
+          : { ...result, extensions: { trace: PASTED_TRACE } },
       );
     },
   );
@@ -320,9 +325,15 @@ Deno.test(
         trace: "exclude_input,enable_predictable_debug_timings",
       });
 
+      // Asked for but not given: the panel says why (token) instead of a stale trace.
+      await runOperation(page, "query Untraced { hello }", "Untraced");
+      await page.locator(".gw-notice", { hasText: "X-GW-Token" }).waitFor();
+      assert.equal(await page.locator(".gw-wf-bar").count(), 0);
+
       await page.uncheck("#gw-trace-toggle");
       await runOperation(page, "query Off { hello }", "Off");
-      await page.waitForSelector(".gw-empty");
+      await page.locator(".graphiql-tab-active", { hasText: "Off" }).waitFor();
+      await page.locator(".gw-empty:not(:has(.gw-notice))").waitFor();
       assert.deepEqual(stub.seen.at(-1), { operationName: "Off", trace: null });
 
       assert.deepEqual(await cspViolations(page), []);
@@ -585,14 +596,40 @@ Deno.test(
   },
 );
 
+/**
+ * Whether the engine answers introspection through named fragments (what
+ * GraphiQL's introspection query uses). Checked without sockets, so the test
+ * below runs by itself once the engine handles it.
+ */
+async function engineIntrospectsFragments(): Promise<boolean> {
+  try {
+    const sdl = await Deno.readTextFile(
+      new URL("../../schema/supergraph.graphql", import.meta.url),
+    );
+    const engine = createEngine(buildSupergraph(sdl));
+    const prepared = prepare(engine, {
+      query: "{ __schema { queryType { ...T } } } fragment T on __Type { name }",
+    });
+    if (!prepared.ok) return false;
+    const result = await execute(engine, prepared.operation);
+    return JSON.stringify(result.data) === '{"__schema":{"queryType":{"name":"Query"}}}';
+  } catch {
+    return false;
+  }
+}
+
+const introspectionGap = !(await engineIntrospectsFragments());
+
 Deno.test(
   named(
-    "KNOWN GAP: issue 7: schema-aware help against the demo router (GraphiQL's introspection query uses named fragments, which the engine answers with empty objects)",
+    introspectionGap
+      ? "KNOWN GAP: issue 7: schema-aware help against the demo router (GraphiQL's introspection query uses named fragments, which the engine answers with empty objects)"
+      : "issue 7: schema-aware help against the demo router: typing offers the router's fields",
   ),
   // The engine runs __schema/__type selections without the document's
   // fragment definitions (lib/engine/mod.ts introspectionDocument), so
   // `...FullType` resolves to {} and GraphiQL gets no usable schema.
-  { ...BROWSER_TEST, ignore: true },
+  { ...BROWSER_TEST, ignore: chromiumMissing || introspectionGap },
   async () => {
     const demo = startDemoSubgraphs({ basePort: 0 });
     const router = await startRouter({

@@ -21,8 +21,10 @@ interface Seen {
   headers: Headers;
 }
 
-type Handler = (subgraph: string, body: { query: string; variables: Record<string, unknown> }) =>
-  unknown;
+type Handler = (
+  subgraph: string,
+  body: { query: string; variables: Record<string, unknown> },
+) => unknown;
 
 function fakeFetch(handler: Handler, seen: Seen[], delayMs = 0) {
   return async (request: Request): Promise<Response> => {
@@ -129,7 +131,9 @@ Deno.test("issue 3: a failing subgraph yields partial data plus an error", async
     return { data: { user: { __typename: "User", id: "1" } } };
   });
   assert.deepEqual(partial.result.data, { user: null });
-  assert.ok((partial.result.errors ?? []).some((e) => e.extensions?.code === "SUBGRAPH_UNREACHABLE"));
+  assert.ok(
+    (partial.result.errors ?? []).some((e) => e.extensions?.code === "SUBGRAPH_UNREACHABLE"),
+  );
 });
 
 Deno.test("issue 3: the response follows the client's selection: aliases, order, no internal fields", async () => {
@@ -149,10 +153,13 @@ Deno.test("issue 3: the response follows the client's selection: aliases, order,
 });
 
 Deno.test("issue 3: a hidden or unknown enum value in output is an error at its path", async () => {
-  const { result } = await run(`{ user(id: "1") { tier } warehouses { id } }`, (subgraph) =>
-    subgraph === "accounts"
-      ? { data: { user: { tier: "NOT_A_VALUE" } } }
-      : { data: { warehouses: [] } });
+  const { result } = await run(
+    `{ user(id: "1") { tier } warehouses { id } }`,
+    (subgraph) =>
+      subgraph === "accounts"
+        ? { data: { user: { tier: "NOT_A_VALUE" } } }
+        : { data: { warehouses: [] } },
+  );
   assert.deepEqual(result.data, { user: null, warehouses: [] });
   assert.deepEqual(result.errors?.map((e) => [e.message, e.path]), [
     ['Enum "MembershipTier" cannot represent value: "NOT_A_VALUE"', ["user", "tier"]],
@@ -221,16 +228,17 @@ Deno.test("issue 6: observer sees stages, the plan (cached on the second run) an
   };
   const seen: Seen[] = [];
   const engine = createEngine(MODEL, {
-    fetch: fakeFetch((subgraph, body) =>
-      subgraph === "products"
-        ? { data: { topProducts: PRODUCTS } }
-        : {
+    fetch: fakeFetch(
+      (subgraph, body) =>
+        subgraph === "products" ? { data: { topProducts: PRODUCTS } } : {
           data: {
             _entities: (body.variables.representations as unknown[]).map(() => ({
               averageRating: 1,
             })),
           },
-        }, seen),
+        },
+      seen,
+    ),
   });
   const query = "{ topProducts { name averageRating } }";
   for (let i = 0; i < 2; i++) {

@@ -54,7 +54,10 @@ Deno.test("GraphQL over HTTP: operationName selects the operation; missing or un
 
 Deno.test("issue 2.6: prepare results are cached by text + name, failures included", () => {
   const e = engine();
-  assert.equal(prepare(e, { query: "{ users { id } }" }), prepare(e, { query: "{ users { id } }" }));
+  assert.equal(
+    prepare(e, { query: "{ users { id } }" }),
+    prepare(e, { query: "{ users { id } }" }),
+  );
   assert.equal(prepare(e, { query: "{ nope }" }), prepare(e, { query: "{ nope }" }));
 });
 
@@ -81,7 +84,7 @@ Deno.test("spec 4 (introspection): answered by the router from the API schema, n
   const calls: string[] = [];
   const e = engine(calls);
   const prepared = prepare(e, {
-    query: "{ __typename __schema { queryType { name } } t: __type(name: \"User\") { name } }",
+    query: '{ __typename __schema { queryType { name } } t: __type(name: "User") { name } }',
   });
   assert.ok(prepared.ok);
   const result = await execute(e, prepared.operation);

@@ -25,7 +25,7 @@ Deno.test("issue 3: a root field of one subgraph is one root fetch", () => {
   });
 });
 
-Deno.test("issue 3: demo nested query crosses four subgraphs: sequence of root fetch, parallel entity fetches, then the author fetch", () => {
+Deno.test("issue 3: demo nested query crosses four subgraphs: root fetch, then inventory in parallel with the reviews → accounts sequence", () => {
   const node = plan(
     `{ topProducts(first: 2) { name inStock shippingEstimate reviews { body author { name } } } }`,
   );
@@ -55,30 +55,35 @@ Deno.test("issue 3: demo nested query crosses four subgraphs: sequence of root f
             },
           },
           {
-            kind: "Flatten",
-            path: ["topProducts", "@"],
-            node: {
-              kind: "Fetch",
-              serviceName: "reviews",
-              variableUsages: [],
-              operation: `${entities}{...on Product{reviews{body author{__typename id}}}}}`,
-              operationKind: "query",
-              requires: "...on Product{__typename upc}",
-            },
+            kind: "Sequence",
+            nodes: [
+              {
+                kind: "Flatten",
+                path: ["topProducts", "@"],
+                node: {
+                  kind: "Fetch",
+                  serviceName: "reviews",
+                  variableUsages: [],
+                  operation: `${entities}{...on Product{reviews{body author{__typename id}}}}}`,
+                  operationKind: "query",
+                  requires: "...on Product{__typename upc}",
+                },
+              },
+              {
+                kind: "Flatten",
+                path: ["topProducts", "@", "reviews", "@", "author"],
+                node: {
+                  kind: "Fetch",
+                  serviceName: "accounts",
+                  variableUsages: [],
+                  operation: `${entities}{...on User{name}}}`,
+                  operationKind: "query",
+                  requires: "...on User{__typename id}",
+                },
+              },
+            ],
           },
         ],
-      },
-      {
-        kind: "Flatten",
-        path: ["topProducts", "@", "reviews", "@", "author"],
-        node: {
-          kind: "Fetch",
-          serviceName: "accounts",
-          variableUsages: [],
-          operation: `${entities}{...on User{name}}}`,
-          operationKind: "query",
-          requires: "...on User{__typename id}",
-        },
       },
     ],
   });
@@ -119,7 +124,8 @@ Deno.test("issue 3: independent root fields of two subgraphs run in parallel", (
 });
 
 Deno.test("issue 3: @skip/@include with variables: skipped fields are not planned", () => {
-  const query = `query($withStock: Boolean!) { topProducts { name inStock @include(if: $withStock) } }`;
+  const query =
+    `query($withStock: Boolean!) { topProducts { name inStock @include(if: $withStock) } }`;
   assert.deepEqual(plan(query, { withStock: false }), {
     kind: "Fetch",
     serviceName: "products",
@@ -131,7 +137,9 @@ Deno.test("issue 3: @skip/@include with variables: skipped fields are not planne
 });
 
 Deno.test("issue 3: variables used by a fetch are declared and listed sorted", () => {
-  const node = plan(`query($n: Int, $upc: ID!) { product(upc: $upc) { name } topProducts(first: $n) { upc } }`);
+  const node = plan(
+    `query($n: Int, $upc: ID!) { product(upc: $upc) { name } topProducts(first: $n) { upc } }`,
+  );
   assert.deepEqual(node, {
     kind: "Fetch",
     serviceName: "products",

@@ -88,7 +88,10 @@ Deno.test("issue 2.3: Federation 1 subgraphs (extend type, @external keys) compo
     product?.keys.map((k) => k.graph).sort(),
     ["products", "reviews"],
   );
-  assert.equal(model.types.get("Review")?.fields.get("author")?.provides.get("reviews"), "username");
+  assert.equal(
+    model.types.get("Review")?.fields.get("author")?.provides.get("reviews"),
+    "username",
+  );
 });
 
 const JOIN_V01 = `

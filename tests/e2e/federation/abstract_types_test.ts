@@ -189,6 +189,19 @@ export const area: Area = {
       query:
         `{ accounts { ... on Account { id } ... on User { name } ...A } } fragment A on Account { rating }`,
     },
+    {
+      name: "union fragment spread inside an interface selection",
+      query:
+        `{ media { id ... on SearchResult { ... on Book { title } ... on Movie { minutes } } } }`,
+    },
+    {
+      name: "aliased __typename on interface and union members",
+      query: `{ media { t: __typename } search { kind: __typename ... on Book { id } } }`,
+    },
+    {
+      name: "interface fragment inside a union selection applies to the members implementing it",
+      query: `{ search { ... on Media { id } ... on Book { title } } }`,
+    },
   ],
 };
 

@@ -70,16 +70,19 @@ export const area: Area = {
     },
     {
       name: "ratings",
-      typeDefs: fed2("@key", "@interfaceObject") + `
+      typeDefs: fed2("@key", "@interfaceObject", "@external", "@requires") + `
         type Account @key(fields: "id") @interfaceObject {
           id: ID!
           trust: Int!
+          name: String! @external
+          greeting: String! @requires(fields: "name")
         }
       `,
       resolvers: {
         Account: {
           __resolveReference: (r: { id: string }) => r,
           trust: (a: { id: string }) => TRUST[a.id] ?? 0,
+          greeting: (a: { name: string }) => `Hello ${a.name}`,
         },
       },
     },
@@ -164,6 +167,19 @@ export const area: Area = {
     {
       name: "provided field plus interface-owner and interface-object fields of the same entity",
       query: `{ reviews { author { handle name trust } } }`,
+      override: {
+        note: "Apollo Gateway takes Account.name from the @interfaceObject subgraph, where it " +
+          "is only @external (for a @requires), and fails with a non-null error",
+        response: {
+          data: {
+            reviews: [
+              { author: { handle: "@ada", name: "Ada", trust: 9 } },
+              { author: { handle: "@bob", name: "Bob", trust: 4 } },
+              { author: { handle: "@ada", name: "Ada", trust: 9 } },
+            ],
+          },
+        },
+      },
       check: (run) => ok(!fetched(run, "accounts", "handle"), describeRequests(run)),
     },
     {
@@ -179,6 +195,28 @@ export const area: Area = {
     {
       name: "subgraph error inside a requires chain re-pathed to the client path",
       query: `{ reviews { id product { upc s: shipping } } }`,
+    },
+    {
+      name: "@interfaceObject field with @requires on the interface owner's field",
+      query: `{ accounts { __typename greeting } reviews { author { handle greeting } } }`,
+      override: {
+        note: "Apollo Gateway does not send the required name to the @interfaceObject " +
+          'subgraph (greeting "Hello undefined")',
+        response: {
+          data: {
+            accounts: [
+              { __typename: "User", greeting: "Hello Ada" },
+              { __typename: "User", greeting: "Hello Bob" },
+              { __typename: "Org", greeting: "Hello Acme" },
+            ],
+            reviews: [
+              { author: { handle: "@ada", greeting: "Hello Ada" } },
+              { author: { handle: "@bob", greeting: "Hello Bob" } },
+              { author: { handle: "@ada", greeting: "Hello Ada" } },
+            ],
+          },
+        },
+      },
     },
   ],
 };

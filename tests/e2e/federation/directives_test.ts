@@ -153,6 +153,28 @@ export const area: Area = {
       query: `query Q($id: ID!) { product(id: $id) { name } }`,
       variables: {},
     },
+    {
+      name: "@skip and @include on the same field: included only when both allow",
+      query: `query Q($s: Boolean!, $i: Boolean!) {
+        products { id reviews @skip(if: $s) @include(if: $i) { id } name @skip(if: $i) @include(if: $i) }
+      }`,
+      variables: { s: false, i: true },
+    },
+    {
+      name: "fragment on the root type spreading fields of both subgraphs",
+      query:
+        `query { ...Root } fragment Root on Query { product(id: "p2") { ...on Product { name reviews { body } } } }`,
+    },
+    {
+      name: "variable used only by an entity fetch's field argument",
+      query: `query Q($first: Int!) { products { id reviews(first: $first) { id } } }`,
+      variables: { first: 1 },
+    },
+    {
+      name: "introspection fields next to federated fields in one operation",
+      query:
+        `{ __schema { queryType { name } } __type(name: "Review") { name kind } products { id reviews { id } } }`,
+    },
   ],
 };
 

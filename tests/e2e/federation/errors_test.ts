@@ -156,6 +156,10 @@ export const area: Area = {
       query: `{ topScore user(id: "u1") { name } }`,
       errors: "present",
     },
+    {
+      name: "errors in one entity fetch leave the sibling fetches' data intact",
+      query: `{ users { name badge bestPost { title } } }`,
+    },
   ],
 };
 

@@ -39,6 +39,7 @@ export const area: Area = {
         type Query {
           products: [Product!]!
           product(upc: String!): Product
+          productGrid: [[Product!]!]!
         }
         type Product @key(fields: "upc") @key(fields: "sku") {
           upc: String!
@@ -54,6 +55,7 @@ export const area: Area = {
       resolvers: {
         Query: {
           products: () => PRODUCTS,
+          productGrid: () => [[PRODUCTS[1]], [], [PRODUCTS[0], PRODUCTS[1]]],
           product: (_: unknown, { upc }: { upc: string }) =>
             PRODUCTS.find((p) => p.upc === upc) ?? null,
         },
@@ -124,6 +126,7 @@ export const area: Area = {
       typeDefs: fed2("@key") + `
         type Query {
           reviews: [Review!]!
+          orphanReviews: [Review!]!
         }
         type Review {
           id: ID!
@@ -140,6 +143,10 @@ export const area: Area = {
             { id: "r1", body: "Great", product: { upc: "1" } },
             { id: "r2", body: "Meh", product: { upc: "2" } },
             { id: "r3", body: "Again", product: { upc: "1" } },
+          ],
+          orphanReviews: () => [
+            { id: "r9", body: "Gone", product: { upc: "9" } },
+            { id: "r1", body: "Great", product: { upc: "1" } },
           ],
         },
       },
@@ -207,6 +214,47 @@ export const area: Area = {
       name: "three-hop entity chain keeps list order and aliases",
       query: `{ all: products { n: name w: warehouse { m: manager region { code } } } }`,
       ordered: true,
+    },
+    {
+      name: "client alias named like a key field does not clash with the key fetched for the join",
+      query: `{ products { sku: name inStock } }`,
+      override: {
+        note: "Apollo Gateway answers the key value (S1) under the client's alias sku instead of " +
+          "name: the key it fetches for the join overwrites the aliased field",
+        response: {
+          data: { products: [{ sku: "Table", inStock: true }, { sku: "Couch", inStock: false }] },
+        },
+      },
+    },
+    {
+      name: "client aliases swapping key field names on an entity reached by reference",
+      query: `{ reviews { product { upc: name name: upc inStock } } }`,
+    },
+    {
+      name: "entity fetched by one key and joined by another in one selection",
+      query: `{ product(upc: "2") { sku inStock warehouse { manager } variants { stock } } }`,
+    },
+    {
+      name:
+        "entity missing in the hop that converts keys (upc → sku): later hops skip it, no error",
+      query: `{ orphanReviews { id product { upc warehouse { manager } } } }`,
+    },
+    {
+      name: "entities in a list of lists joined at every position",
+      query: `{ productGrid { name inStock } }`,
+    },
+    {
+      name: "entity fetches under two aliased root fields",
+      query: `{ a: products { inStock } b: product(upc: "2") { upc inStock } }`,
+    },
+    {
+      name: "only __typename of a referenced entity: no entity fetch",
+      query: `{ reviews { product { __typename upc } } }`,
+      check: (run) => equal(run.requests.length, 1, describeRequests(run)),
+    },
+    {
+      name: "entity list nested in an entity list (reviews → product → variants → stock)",
+      query: `{ reviews { id product { variants { color stock } } } }`,
     },
   ],
 };

@@ -107,6 +107,11 @@ export const area: Area = {
       name: "unaliased mutation fields in one operation",
       query: `mutation { reset add(by: 7) { after } } `,
     },
+    {
+      name: "mutation with variables, __typename on the Mutation root and entity fields",
+      query: `mutation M($by: Int!) { __typename reset add(by: $by) { __typename id label } }`,
+      variables: { by: 4 },
+    },
   ],
 };
 

@@ -32,6 +32,8 @@ export const area: Area = {
           id: ID!
           name: String!
           price: Int!
+          weight: Int!
+          shipping: Int!
         }
       `,
       resolvers: {
@@ -39,12 +41,14 @@ export const area: Area = {
         Product: {
           __resolveReference: (ref: { id: string }) => PRODUCTS.find((p) => p.id === ref.id),
           price: () => -1,
+          weight: (p: { id: string }) => Number(p.id) * 7,
+          shipping: () => -1,
         },
       },
     },
     {
       name: "modern",
-      typeDefs: fed2("@key", "@override") + `
+      typeDefs: fed2("@key", "@override", "@external", "@requires") + `
         type Query {
           banner: String @override(from: "legacy")
         }
@@ -52,6 +56,8 @@ export const area: Area = {
           id: ID!
           price: Int! @override(from: "legacy")
           rating: Int! @override(from: "ghost")
+          weight: Int! @external
+          shipping: Int! @override(from: "legacy") @requires(fields: "weight")
         }
       `,
       resolvers: {
@@ -60,6 +66,7 @@ export const area: Area = {
           __resolveReference: (ref: { id: string }) => ref,
           price: (p: { id: string }) => Number(p.id) * 100,
           rating: (p: { id: string }) => Number(p.id) + 3,
+          shipping: (p: { weight: number }) => p.weight * 2,
         },
       },
     },
@@ -88,6 +95,14 @@ export const area: Area = {
       name: "overridden fields together with the old subgraph's own fields",
       query: `{ banner products { id name price rating } }`,
       check: (run) => ok(!fetched(run, "legacy", "price"), describeRequests(run)),
+    },
+    {
+      name: "overridden field with @requires on a field of the old subgraph",
+      query: `{ products { name shipping } }`,
+      check: (run) => {
+        ok(fetched(run, "legacy", "weight"), describeRequests(run));
+        ok(!fetched(run, "legacy", "shipping"), describeRequests(run));
+      },
     },
   ],
 };

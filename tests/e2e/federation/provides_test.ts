@@ -177,6 +177,11 @@ export const area: Area = {
       query: `{ topAuthor { username } reviews { author { username } } }`,
       check: (run) => ok(fetched(run, "accounts", "username"), describeRequests(run)),
     },
+    {
+      name: "provided fields under client aliases, swapped",
+      query: `{ reviews { author { username: id id: username } } }`,
+      check: (run) => equal(requestsTo(run, "accounts").length, 0, describeRequests(run)),
+    },
   ],
 };
 

@@ -209,6 +209,29 @@ export const area: Area = {
         equal(run.requests[0]!.subgraph, "products");
       },
     },
+    {
+      name: "client alias named like a required field does not clash with the requirement",
+      query: `{ products { weight: name shippingCost } }`,
+      override: {
+        note: "Apollo Gateway sends the client's aliased name as the required weight " +
+          "(NaN errors); the requirement must be fetched apart from client aliases",
+        response: {
+          data: {
+            products: [
+              { weight: "Atlas", shippingCost: 20 },
+              { weight: "Chair", shippingCost: null },
+              { weight: "Zine", shippingCost: 15 },
+            ],
+          },
+        },
+      },
+    },
+    {
+      name: "requires under a skipped and an included fragment",
+      query: `query Q($a: Boolean = true) {
+        products { id ... @include(if: $a) { volume } ... @skip(if: $a) { packaging } }
+      }`,
+    },
   ],
 };
 

@@ -28,6 +28,15 @@ export const area: Area = {
         type Query {
           products: [Product!]!
           items: [Item!]!
+          priced(range: Range, tier: Tier): [Product!]!
+        }
+        input Range {
+          min: Int
+          max: Int
+        }
+        enum Tier {
+          GOLD
+          SILVER
         }
         type Product @key(fields: "id") {
           id: ID!
@@ -54,14 +63,26 @@ export const area: Area = {
         type Coupon @key(fields: "id") {
           id: ID!
           code: String! @shareable
+          similar: [Item!]!
         }
         type Voucher @key(fields: "id") {
           id: ID!
           code: String @shareable
+          similar: [Item!]!
         }
       `,
       resolvers: {
-        Query: { products: () => PRODUCTS, items: () => ITEMS },
+        Query: {
+          products: () => PRODUCTS,
+          items: () => ITEMS,
+          priced: (_: unknown, a: { range?: { min?: number; max?: number }; tier?: string }) =>
+            PRODUCTS.filter((p) =>
+              p.price.amount >= (a.range?.min ?? 0) && p.price.amount <= (a.range?.max ?? 1e9) &&
+              (a.tier !== "GOLD" || p.price.amount > 100)
+            ),
+        },
+        Coupon: { similar: () => ITEMS },
+        Voucher: { similar: () => ITEMS.slice(1) },
         Item: { __resolveType: (i: { __typename: string }) => i.__typename },
         Product: { __resolveReference: (r: { id: string }) => PRODUCTS.find((p) => p.id === r.id) },
       },
@@ -86,12 +107,25 @@ export const area: Area = {
           code: String @shareable
           discount: Int!
         }
+        type Query {
+          costs(range: Range, tier: Tier): [Int!]!
+        }
+        input Range {
+          min: Int
+          max: Int
+          currency: Currency
+        }
+        enum Tier {
+          GOLD
+          BRONZE
+        }
       `,
       resolvers: {
         Product: {
           __resolveReference: (r: { id: string }) => r,
           cost: (p: { id: string }) => ({ amount: Number(p.id) * 50, currency: "EUR" }),
         },
+        Query: { costs: () => [50, 100] },
         Coupon: {
           __resolveReference: (r: { id: string }) => r,
           code: () => "SAVE10",
@@ -118,6 +152,24 @@ export const area: Area = {
       name: "same field with different types, client aliases and a field of the other subgraph",
       query:
         `{ items { __typename ... on Coupon { c: code discount } ... on Voucher { c: code } } }`,
+    },
+    {
+      name: "same field with different types aliased internally at every nesting level",
+      query:
+        `{ items { ...on Coupon { code similar { ... on Coupon { code } ... on Voucher { code } } }
+        ... on Voucher { code similar { ... on Coupon { code } ... on Voucher { code } } } } }`,
+    },
+    {
+      name: "input object and input enum are the intersection of the subgraphs' definitions",
+      query: `{ priced(range: { min: 100 }, tier: GOLD) { id } costs(range: { max: 5 }) }`,
+    },
+    {
+      name: "input field defined in one subgraph only is rejected",
+      query: `{ priced(range: { min: 1, currency: EUR }) { id } }`,
+    },
+    {
+      name: "input enum value defined in one subgraph only is rejected",
+      query: `{ priced(tier: SILVER) { id } }`,
     },
   ],
 };

@@ -1,0 +1,252 @@
+/**
+ * Multi-worker mode (`workers: N` in the config): N isolates in one process,
+ * each with its own router state and its own `Deno.serve` listener on the
+ * same address with `SO_REUSEPORT`, so the kernel spreads connections over
+ * them and every core serves requests. The main isolate serves too (it is
+ * worker 0); it spawns `N - 1` web `Worker`s running this very module (so
+ * `deno compile` needs no `--include`), forwards reload and shutdown to them,
+ * and stops them when it stops. Nothing is shared between isolates: each
+ * plans and caches on its own, which is what the router does across replicas
+ * anyway (MCP sessions are signed, config is files).
+ *
+ * `SO_REUSEPORT` is a Linux/BSD feature; elsewhere the workers fail to bind
+ * and the router keeps serving from the main isolate (logged).
+ *
+ * @module
+ */
+import { loadConfig } from "../config/mod.ts";
+import { createLogger } from "../log/mod.ts";
+import { type RunningRouter, startRouter, type StartRouterOptions } from "./serve.ts";
+
+/** Options for {@linkcode startWorkers}: those of `startRouter`, plus the count. */
+export interface StartWorkersOptions extends StartRouterOptions {
+  /**
+   * Isolates serving the listener, the main one included; default: the
+   * config's `workers`. 1 = exactly `startRouter`.
+   */
+  readonly workers?: number;
+  /**
+   * How long to wait for a worker to start (state built, listening), ms.
+   * @default {60000}
+   */
+  readonly workerStartTimeoutMs?: number;
+}
+
+/** `startRouter` options with the listener flag the workers need (see the module doc). */
+type ListenerOptions = StartRouterOptions & { readonly reusePort?: boolean };
+
+const TAG = "gw-router-worker";
+
+/** Main → worker. */
+type ToWorker =
+  | {
+    readonly tag: typeof TAG;
+    readonly kind: "start";
+    readonly configPath: string;
+    readonly env: Readonly<Record<string, string | undefined>>;
+    readonly index: number;
+    readonly watch: boolean;
+  }
+  | { readonly tag: typeof TAG; readonly kind: "reload" }
+  | { readonly tag: typeof TAG; readonly kind: "shutdown" };
+
+/** Worker → main. */
+type FromWorker =
+  | { readonly tag: typeof TAG; readonly kind: "ready"; readonly url: string }
+  | { readonly tag: typeof TAG; readonly kind: "failed"; readonly error: string }
+  | { readonly tag: typeof TAG; readonly kind: "stopped" };
+
+function isMessage<T extends { tag: string }>(value: unknown): value is T {
+  return typeof value === "object" && value !== null && (value as { tag?: unknown }).tag === TAG;
+}
+
+/** One spawned worker and how to talk to it. */
+interface WorkerHandle {
+  readonly worker: Worker;
+  readonly stopped: Promise<void>;
+}
+
+function spawnWorker(
+  start: Extract<ToWorker, { kind: "start" }>,
+  timeoutMs: number,
+): Promise<WorkerHandle> {
+  const worker = new Worker(import.meta.url, { type: "module", name: `gw-router-${start.index}` });
+  const ready = Promise.withResolvers<void>();
+  const stopped = Promise.withResolvers<void>();
+  const timer = setTimeout(
+    () => ready.reject(new Error(`worker ${start.index} did not start in ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  worker.addEventListener("message", (event: MessageEvent) => {
+    const message = event.data;
+    if (!isMessage<FromWorker>(message)) return;
+    if (message.kind === "ready") ready.resolve();
+    else if (message.kind === "failed") ready.reject(new Error(message.error));
+    else stopped.resolve();
+  });
+  worker.addEventListener("error", (event: ErrorEvent) => {
+    event.preventDefault();
+    const error = new Error(`worker ${start.index} crashed: ${event.message}`);
+    ready.reject(error);
+    stopped.resolve();
+  });
+  worker.postMessage(start);
+  return ready.promise.then(
+    () => ({ worker, stopped: stopped.promise }),
+    (error) => {
+      worker.terminate();
+      throw error;
+    },
+  ).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Starts the router on `workers` isolates sharing one listener (`SO_REUSEPORT`).
+ * With one worker this is exactly `startRouter`. The main isolate binds first
+ * (so port 0 works), then each worker loads the same config file with
+ * `LISTEN_ADDR` set to the bound address. Reload (SIGHUP or `reload()`)
+ * reaches every isolate; each also watches the files itself when `watch` is
+ * on. `shutdown()` (or SIGTERM/SIGINT on the main isolate) stops the workers
+ * after the main listener has drained. A worker that fails to start is
+ * logged and the others keep serving.
+ *
+ * @example From `serveCommand`
+ * ```ts ignore
+ * import { startWorkers } from "./workers.ts";
+ * const router = await startWorkers({ configPath: "config.yaml", env: Deno.env.toObject(), watch: true, signals: true });
+ * await router.finished;
+ * ```
+ * @param options `startRouter` options (a `configPath` is needed for more than one worker) and the count.
+ * @returns The running router (the main isolate's state; shutdown stops all).
+ * @throws {RouterError} When the main isolate cannot start (as `startRouter`).
+ */
+export async function startWorkers(options: StartWorkersOptions): Promise<RunningRouter> {
+  const { workers: requested, workerStartTimeoutMs, ...routerOptions } = options;
+  const env = options.env ?? {};
+  let count = requested;
+  if (count === undefined) {
+    count = options.config?.workers ??
+      (options.configPath === undefined ? 1 : (await loadConfig(options.configPath, { env })).workers);
+  }
+  if (count <= 1 || options.configPath === undefined) return await startRouter(routerOptions);
+
+  const mainOptions: ListenerOptions = { ...routerOptions, reusePort: true };
+  const main = await startRouter(mainOptions);
+  const log = options.log ?? createLogger({ level: main.state().config.log_level });
+  const listenAddr = main.state().config.listen_addr;
+  const handles = await Promise.allSettled(
+    Array.from({ length: count - 1 }, (_, i) =>
+      spawnWorker({
+        tag: TAG,
+        kind: "start",
+        configPath: options.configPath!,
+        env: { ...env, LISTEN_ADDR: listenAddr },
+        index: i + 1,
+        watch: options.watch ?? false,
+      }, workerStartTimeoutMs ?? 60_000)),
+  );
+  const running: WorkerHandle[] = [];
+  for (const handle of handles) {
+    if (handle.status === "fulfilled") running.push(handle.value);
+    else log.error("A worker failed to start", { error: String(handle.reason) });
+  }
+  log.info("Workers serving", { workers: running.length + 1, requested: count, listen_addr: listenAddr });
+
+  const onHangup = () => {
+    for (const { worker } of running) worker.postMessage({ tag: TAG, kind: "reload" });
+  };
+  let hangupListener = false;
+  if (options.signals) {
+    try {
+      Deno.addSignalListener("SIGHUP", onHangup);
+      hangupListener = true;
+    } catch {
+      // No SIGHUP on this platform.
+    }
+  }
+
+  let stopping: Promise<void> | null = null;
+  function stopWorkers(): Promise<void> {
+    stopping ??= (async () => {
+      if (hangupListener) Deno.removeSignalListener("SIGHUP", onHangup);
+      for (const { worker } of running) worker.postMessage({ tag: TAG, kind: "shutdown" });
+      const grace = (options.shutdownGraceMs ?? 10_000) + 1_000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expired = new Promise<void>((resolve) => timer = setTimeout(resolve, grace));
+      await Promise.race([Promise.all(running.map((h) => h.stopped)), expired]);
+      clearTimeout(timer);
+      for (const { worker } of running) worker.terminate();
+    })();
+    return stopping;
+  }
+  const finished = main.finished.then(stopWorkers);
+
+  return {
+    url: main.url,
+    state: () => main.state(),
+    async reload() {
+      onHangup();
+      return await main.reload();
+    },
+    async shutdown() {
+      await main.shutdown();
+      await finished;
+    },
+    finished,
+  };
+}
+
+/** Worker side: runs one router isolate on the shared listener. */
+function serveInWorker(scope: {
+  addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
+  postMessage(message: FromWorker): void;
+  close(): void;
+}): void {
+  let router: RunningRouter | null = null;
+  scope.addEventListener("message", async (event: MessageEvent) => {
+    const message = event.data;
+    if (!isMessage<ToWorker>(message)) return;
+    switch (message.kind) {
+      case "start": {
+        try {
+          const workerOptions: ListenerOptions = {
+            configPath: message.configPath,
+            env: message.env,
+            watch: message.watch,
+            signals: false,
+            reusePort: true,
+          };
+          router = await startRouter(workerOptions);
+          scope.postMessage({ tag: TAG, kind: "ready", url: router.url });
+        } catch (error) {
+          scope.postMessage({
+            tag: TAG,
+            kind: "failed",
+            error: error instanceof Error ? error.message : String(error),
+          });
+        }
+        return;
+      }
+      case "reload":
+        await router?.reload();
+        return;
+      case "shutdown":
+        await router?.shutdown();
+        scope.postMessage({ tag: TAG, kind: "stopped" });
+        scope.close();
+        return;
+    }
+  });
+}
+
+// Only inside a dedicated worker (this module is the worker's entry point);
+// the listener ignores every message that is not ours.
+const workerScope = globalThis as unknown as {
+  WorkerGlobalScope?: abstract new () => unknown;
+};
+if (
+  typeof workerScope.WorkerGlobalScope === "function" &&
+  globalThis instanceof workerScope.WorkerGlobalScope
+) {
+  serveInWorker(globalThis as unknown as Parameters<typeof serveInWorker>[0]);
+}

@@ -1,0 +1,157 @@
+import assert from "node:assert/strict";
+import { composeServices } from "@theguild/federation-composition";
+import { parse } from "graphql";
+import { buildSupergraph, type SupergraphModel } from "../../lib/supergraph/mod.ts";
+import { createEngine, execute, planOf, prepare } from "../../lib/engine/mod.ts";
+
+const fed2 = (...imports: string[]) =>
+  `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ${
+    JSON.stringify(imports)
+  })\n`;
+
+function compose(subgraphs: Record<string, string>): SupergraphModel {
+  const result = composeServices(
+    Object.entries(subgraphs).map(([name, typeDefs]) => ({
+      name,
+      typeDefs: parse(typeDefs),
+      url: `http://${name}.test/graphql`,
+    })),
+  );
+  if (result.errors !== undefined) throw new Error(result.errors.map((e) => e.message).join("\n"));
+  return buildSupergraph(result.supergraphSdl);
+}
+
+type Answer = (body: { query: string; variables: Record<string, unknown> }) => unknown;
+
+async function run(model: SupergraphModel, query: string, answers: Record<string, Answer>) {
+  const queries: [string, string][] = [];
+  const engine = createEngine(model, {
+    fetch: async (request) => {
+      const subgraph = new URL(request.url).hostname.replace(".test", "");
+      const body = await request.json();
+      queries.push([subgraph, body.query]);
+      return Response.json(answers[subgraph]?.(body) ?? { data: null });
+    },
+  });
+  const prepared = prepare(engine, { query });
+  assert.ok(prepared.ok, JSON.stringify(prepared));
+  const plan = planOf(engine, prepared.operation);
+  const result = await execute(engine, prepared.operation);
+  return { result, queries, plan };
+}
+
+Deno.test("issue 3: shared root field of a value type: the other subgraph's root answers its fields", async () => {
+  const model = compose({
+    a: fed2("@shareable") +
+      `type Query { info: Info @shareable } type Info @shareable { a: String }`,
+    b: fed2("@shareable") +
+      `type Query { info: Info @shareable } type Info @shareable { b: String }`,
+  });
+  const { result, queries } = await run(model, `{ info { a b } }`, {
+    a: () => ({ data: { info: { a: "from a" } } }),
+    b: () => ({ data: { info: { b: "from b" } } }),
+  });
+  assert.deepEqual(result, { data: { info: { a: "from a", b: "from b" } } });
+  assert.deepEqual(queries.map(([s]) => s).sort(), ["a", "b"]);
+});
+
+Deno.test("issue 3: shared root field: the subgraph resolving more of the selection is chosen", async () => {
+  const model = compose({
+    a: fed2("@shareable", "@key") +
+      `type Query { me: User @shareable } type User @key(fields: "id") { id: ID! name: String }`,
+    b: fed2("@shareable", "@key") +
+      `type Query { me: User @shareable } type User @key(fields: "id") { id: ID! email: String phone: String }`,
+  });
+  const { plan } = await run(model, `{ me { email phone } }`, {});
+  assert.deepEqual(plan.node, {
+    kind: "Fetch",
+    serviceName: "b",
+    variableUsages: [],
+    operation: "query{me{email phone}}",
+    operationKind: "query",
+  });
+});
+
+Deno.test("issue 3: node(id:) interface root field: members of other subgraphs fetched by key", async () => {
+  const model = compose({
+    nodes: fed2("@key") + `
+      type Query { node(id: ID!): Node }
+      interface Node { id: ID! }
+      type User implements Node @key(fields: "id") { id: ID! }
+      type Product implements Node @key(fields: "id") { id: ID! }`,
+    users: fed2("@key") + `type User @key(fields: "id") { id: ID! name: String }`,
+    products: fed2("@key") + `type Product @key(fields: "id") { id: ID! title: String }`,
+  });
+  const { result, plan } = await run(
+    model,
+    `{ node(id: "p1") { __typename id ... on User { name } ... on Product { title } } }`,
+    {
+      nodes: () => ({ data: { node: { __typename: "Product", id: "p1" } } }),
+      products: (body) => {
+        assert.deepEqual(body.variables.representations, [{ __typename: "Product", id: "p1" }]);
+        return { data: { _entities: [{ title: "Lamp" }] } };
+      },
+    },
+  );
+  assert.deepEqual(result, { data: { node: { __typename: "Product", id: "p1", title: "Lamp" } } });
+  assert.equal(plan.node?.kind, "Sequence");
+});
+
+Deno.test("issue 3: null entity half-way through a chain gives null, not an error", async () => {
+  const model = compose({
+    a: fed2("@key") +
+      `type Query { reviews: [Review!]! } type Review @key(fields: "id") { id: ID! product: Product } type Product @key(fields: "upc", resolvable: false) { upc: ID! }`,
+    b: fed2("@key") + `type Product @key(fields: "upc") { upc: ID! maker: Maker }
+      type Maker @key(fields: "id") { id: ID! }`,
+    c: fed2("@key") + `type Maker @key(fields: "id") { id: ID! name: String }`,
+  });
+  const { result } = await run(model, `{ reviews { id product { maker { name } } } }`, {
+    a: () => ({
+      data: {
+        reviews: [
+          { id: "r1", product: { __typename: "Product", upc: "1" } },
+          { id: "r2", product: { __typename: "Product", upc: "2" } },
+          { id: "r3", product: null },
+        ],
+      },
+    }),
+    b: () => ({ data: { _entities: [{ maker: { __typename: "Maker", id: "m1" } }, null] } }),
+    c: () => ({ data: { _entities: [{ name: "Acme" }] } }),
+  });
+  assert.deepEqual(result, {
+    data: {
+      reviews: [
+        { id: "r1", product: { maker: { name: "Acme" } } },
+        { id: "r2", product: { maker: null } },
+        { id: "r3", product: null },
+      ],
+    },
+  });
+});
+
+Deno.test("issue 3: @requires chain: required fields fetched first and sent in the representation", async () => {
+  const model = compose({
+    products: fed2("@key") +
+      `type Query { products: [Product!]! } type Product @key(fields: "id") { id: ID! weight: Int }`,
+    shipping: fed2("@key", "@external", "@requires") + `type Product @key(fields: "id") {
+      id: ID! weight: Int @external cost: Int @requires(fields: "weight") }`,
+  });
+  const { result, plan } = await run(model, `{ products { cost } }`, {
+    products: () => ({ data: { products: [{ __typename: "Product", id: "1", weight: 3 }] } }),
+    shipping: (body) => {
+      assert.deepEqual(body.variables.representations, [{
+        __typename: "Product",
+        id: "1",
+        weight: 3,
+      }]);
+      return { data: { _entities: [{ cost: 30 }] } };
+    },
+  });
+  assert.deepEqual(result, { data: { products: [{ cost: 30 }] } });
+  assert.equal(
+    plan.node?.kind === "Sequence" && plan.node.nodes[1]?.kind === "Flatten"
+      ? plan.node.nodes[1].node.requires
+      : "",
+    "...on Product{__typename id weight}",
+  );
+});
