@@ -32,6 +32,14 @@ export interface StartWorkersOptions extends StartRouterOptions {
   readonly workerStartTimeoutMs?: number;
 }
 
+/**
+ * True when `Deno.serve({reusePort})` is allowed (`--unstable-net`, or
+ * `"unstable": ["net"]` in deno.json); without it Deno exits the process.
+ */
+function canReusePort(): boolean {
+  return typeof (Deno as unknown as { listenDatagram?: unknown }).listenDatagram === "function";
+}
+
 /** `startRouter` options with the listener flag the workers need (see the module doc). */
 type ListenerOptions = StartRouterOptions & { readonly reusePort?: boolean };
 
@@ -122,15 +130,30 @@ function spawnWorker(
  */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningRouter> {
   const { workers: requested, workerStartTimeoutMs, ...routerOptions } = options;
-  const env = options.env ?? {};
-  let count = requested;
-  if (count === undefined) {
-    count = options.config?.workers ??
-      (options.configPath === undefined ? 1 : (await loadConfig(options.configPath, { env })).workers);
+  const configPath = options.configPath;
+  if (configPath === undefined || requested === 1) return await startRouter(routerOptions);
+  let env = options.env ?? {};
+  const config = await loadConfig(configPath, { env });
+  const count = requested ?? config.workers;
+  if (count <= 1) return await startRouter(routerOptions);
+  if (config.mcp.session_secret === "") {
+    // One secret for all isolates, so an MCP session works whichever one answers.
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    env = {
+      ...env,
+      MCP_SESSION_SECRET: Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""),
+    };
   }
-  if (count <= 1 || options.configPath === undefined) return await startRouter(routerOptions);
+  if (!canReusePort()) {
+    const router = await startRouter(routerOptions);
+    (options.log ?? createLogger({ level: router.state().config.log_level })).warn(
+      "workers > 1 needs SO_REUSEPORT, an unstable Deno API: serving from one isolate",
+      { workers: count, hint: 'add "unstable": ["net"] to deno.json or run with --unstable-net' },
+    );
+    return router;
+  }
 
-  const mainOptions: ListenerOptions = { ...routerOptions, reusePort: true };
+  const mainOptions: ListenerOptions = { ...routerOptions, env, reusePort: true };
   const main = await startRouter(mainOptions);
   const log = options.log ?? createLogger({ level: main.state().config.log_level });
   const listenAddr = main.state().config.listen_addr;
@@ -139,7 +162,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       spawnWorker({
         tag: TAG,
         kind: "start",
-        configPath: options.configPath!,
+        configPath,
         env: { ...env, LISTEN_ADDR: listenAddr },
         index: i + 1,
         watch: options.watch ?? false,
@@ -150,7 +173,11 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     if (handle.status === "fulfilled") running.push(handle.value);
     else log.error("A worker failed to start", { error: String(handle.reason) });
   }
-  log.info("Workers serving", { workers: running.length + 1, requested: count, listen_addr: listenAddr });
+  log.info("Workers serving", {
+    workers: running.length + 1,
+    requested: count,
+    listen_addr: listenAddr,
+  });
 
   const onHangup = () => {
     for (const { worker } of running) worker.postMessage({ tag: TAG, kind: "reload" });

@@ -156,7 +156,8 @@ function pick(variables: Readonly<Record<string, unknown>>, names: readonly stri
 
 class Executor {
   readonly data: Json = {};
-  readonly errors: GraphQLFormattedError[] = [];
+  /** Errors per fetch, by the fetch's plan index (so the order never depends on timing). */
+  readonly errorsByFetch: GraphQLFormattedError[][] = [];
   readonly #options: ExecutePlanOptions;
 
   constructor(options: ExecutePlanOptions) {
@@ -178,13 +179,15 @@ class Executor {
 
   async #fetch(step: FetchStep): Promise<void> {
     const options = this.#options;
-    let objects: Json[] = [];
-    let indexes: number[] = [];
-    let variables: Json = pick(options.variables, step.variableUsages);
+    const objects: Json[] = [];
+    const indexes: number[] = [];
+    const variablesJson = JSON.stringify(pick(options.variables, step.variableUsages));
+    let body: string;
     if (step.representations) {
       const candidates: Json[] = [];
       collect(this.data, step.path, 0, candidates);
-      const representations: Json[] = [];
+      // Each distinct representation once; its JSON is both the dedup key and the body part.
+      const representations: string[] = [];
       const seen = new Map<string, number>();
       for (const object of candidates) {
         const typename = object.__typename;
@@ -194,24 +197,24 @@ class Executor {
         const rep: Json = {};
         renderFields(object, selection.fields, rep);
         rep.__typename = step.sendTypename.get(typename) ?? typename;
-        const key = JSON.stringify(rep);
-        let index = seen.get(key);
+        const json = JSON.stringify(rep);
+        let index = seen.get(json);
         if (index === undefined) {
           index = representations.length;
-          seen.set(key, index);
-          representations.push(rep);
+          seen.set(json, index);
+          representations.push(json);
         }
         objects.push(object);
         indexes.push(index);
       }
       if (representations.length === 0) return;
-      variables = { representations, ...variables };
-      if (objects.length === 0) {
-        objects = [];
-        indexes = [];
-      }
+      const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
+      body = `{"query":${step.queryJson},"variables":{"representations":[${
+        representations.join(",")
+      }]${rest}}}`;
+    } else {
+      body = `{"query":${step.queryJson},"variables":${variablesJson}}`;
     }
-    const body = JSON.stringify({ query: step.node.operation, variables });
     const observer = options.observer;
     const startNs = observer?.now() ?? 0;
     // Trace only: snapshot the raw input now; parallel siblings merge into `objects` meanwhile.
@@ -228,7 +231,7 @@ class Executor {
         : `Cannot reach the subgraph "${step.subgraph}": ${
           error instanceof Error ? error.message : String(error)
         }`;
-      this.errors.push({ message, extensions: { code, serviceName: step.subgraph } });
+      this.#sink(step).push({ message, extensions: { code, serviceName: step.subgraph } });
       if (observer) this.#record(step, body, rawInput, startNs, null, message);
       return;
     }
@@ -240,7 +243,7 @@ class Executor {
       payload = null;
     }
     if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
-      this.errors.push({
+      this.#sink(step).push({
         message:
           `The subgraph "${step.subgraph}" answered HTTP ${response.status} without a GraphQL response`,
         extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
@@ -251,7 +254,7 @@ class Executor {
     if (!step.representations) {
       if (isObject(data)) mergeInto(this.data, data, options.abstractNames);
       this.#rewrite(step);
-      this.#errors(payload.errors, null, null);
+      this.#errors(payload.errors, step, null);
       return;
     }
     const entities = isObject(data) ? data._entities : undefined;
@@ -277,18 +280,23 @@ class Executor {
     }
   }
 
+  #sink(step: FetchStep): GraphQLFormattedError[] {
+    return (this.errorsByFetch[step.index] ??= []);
+  }
+
   #errors(
     errors: unknown,
-    step: FetchStep | null,
+    step: FetchStep,
     entity: { objects: Json[]; indexes: number[] } | null,
   ): void {
     if (!Array.isArray(errors)) return;
+    const sink = this.#sink(step);
     let paths: Map<Json, (string | number)[]> | null = null;
     for (const error of errors) {
       if (!isObject(error)) continue;
       const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
-      if (!entity || !step || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
-        this.errors.push(
+      if (!entity || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
+        sink.push(
           entity && path?.[0] === "_entities"
             ? withoutPath(error)
             : (error as unknown as GraphQLFormattedError),
@@ -305,12 +313,12 @@ class Executor {
         if (entity.indexes[i] !== index) continue;
         const at = paths.get(entity.objects[i]!);
         if (!at) continue;
-        this.errors.push(
+        sink.push(
           { ...error, path: [...at, ...path.slice(2)] } as unknown as GraphQLFormattedError,
         );
         placed = true;
       }
-      if (!placed) this.errors.push(withoutPath(error));
+      if (!placed) sink.push(withoutPath(error));
     }
   }
 
@@ -362,7 +370,7 @@ function withoutPath(error: Json): GraphQLFormattedError {
  * import assert from "node:assert/strict";
  * import { executePlan } from "./execute.ts";
  * const step = {
- *   rewrites: [],
+ *   rewrites: [], index: 0, queryJson: JSON.stringify("{hello}"),
  *   kind: "Fetch" as const,
  *   node: { kind: "Fetch" as const, serviceName: "a", variableUsages: [], operation: "{hello}", operationKind: "query" as const },
  *   subgraph: "a", path: [], representations: null, sendTypename: new Map(), variableUsages: [],
@@ -383,5 +391,7 @@ export async function executePlan(
 ): Promise<ExecutedData> {
   const executor = new Executor(options);
   if (step) await executor.run(step);
-  return { data: executor.data, errors: executor.errors };
+  const errors: GraphQLFormattedError[] = [];
+  for (const list of executor.errorsByFetch) if (list) errors.push(...list);
+  return { data: executor.data, errors };
 }

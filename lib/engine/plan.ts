@@ -85,6 +85,10 @@ export interface Rewrite {
 export interface FetchStep {
   readonly kind: "Fetch";
   readonly node: FetchNode;
+  /** Position of the fetch in planning order (orders errors independently of timing). */
+  readonly index: number;
+  /** `JSON.stringify(node.operation)`, computed once. */
+  readonly queryJson: string;
   readonly subgraph: string;
   /** Merge path; empty for root fetches. */
   readonly path: readonly string[];
@@ -1053,6 +1057,8 @@ class Planner {
     const step: FetchStep = {
       kind: "Fetch",
       node: fetch,
+      index: g.id,
+      queryJson: JSON.stringify(operation),
       subgraph: g.subgraph,
       path: g.path,
       representations,

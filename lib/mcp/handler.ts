@@ -253,6 +253,31 @@ function metaVersion(params: unknown): string | undefined {
   return typeof version === "string" ? version : undefined;
 }
 
+/** Reads the body as UTF-8, or null once it exceeds `limit` bytes (the rest is not read). */
+async function readLimited(request: Request, limit: number): Promise<string | null> {
+  if (request.body === null) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 async function handlePost(
   request: Request,
   deps: McpDeps,
@@ -275,8 +300,8 @@ async function handlePost(
       "Accept must include application/json or text/event-stream",
     );
   }
-  const text = await request.text();
-  if (text.length > mcp.maxBodyBytes) {
+  const text = await readLimited(request, mcp.maxBodyBytes);
+  if (text === null) {
     return rpcError(request, null, 413, -32600, "Request body is too large");
   }
   let message: unknown;

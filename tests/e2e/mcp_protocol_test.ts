@@ -233,3 +233,18 @@ Deno.test("DESIGN §3: JSON responses to POSTs; SSE only when the client accepts
     assert.deepEqual(json.json, { jsonrpc: "2.0", id: 8, result: {} });
   });
 });
+
+Deno.test("issue 4: a body over max_request_body_bytes is refused with 413 before parsing", async () => {
+  await withFixture({}, async (f) => {
+    const token = await f.token(ALL);
+    const limit = f.router.state().config.max_request_body_bytes;
+    const r = await rpc(
+      f,
+      `{"jsonrpc":"2.0","id":1,"method":"ping","pad":"${"x".repeat(limit)}"}`,
+      {
+        token,
+      },
+    );
+    assert.equal(r.status, 413);
+  });
+});

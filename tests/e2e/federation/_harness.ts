@@ -88,6 +88,8 @@ export interface FedCase {
   readonly ordered?: boolean;
   /** Runs the operation this many times concurrently (default 1). */
   readonly concurrent?: number;
+  /** Client headers of each concurrent run (default: {@linkcode headers} for all). */
+  readonly concurrentHeaders?: readonly Record<string, string>[];
   /** Extra assertions, e.g. on what subgraphs were (not) asked. */
   readonly check?: (run: CaseRun) => void;
   /**
@@ -365,15 +367,23 @@ export function caseName(area: Area, c: FedCase): string {
   return `${area.name}: ${c.name}`;
 }
 
+/** Engines of one area by settings: cases share them (and their plan caches), as a router would. */
+type EngineCache = Map<string, ReturnType<typeof createEngine>>;
+
 /** Runs one case against our engine. */
 async function runCase(
   started: StartedArea,
+  engines: EngineCache,
   c: FedCase,
 ): Promise<CaseRun> {
-  const model = buildSupergraph(started.supergraphSdl);
-  const engine = createEngine(model, engineOptions(c.settings));
+  const key = JSON.stringify(c.settings ?? {});
+  let engine = engines.get(key);
+  if (engine === undefined) {
+    engine = createEngine(buildSupergraph(started.supergraphSdl), engineOptions(c.settings));
+    engines.set(key, engine);
+  }
   started.requests.length = 0;
-  const once = async (): Promise<ExecutionResult> => {
+  const once = async (_: unknown, i: number): Promise<ExecutionResult> => {
     const prepared = prepare(engine, {
       query: c.query,
       operationName: c.operationName ?? null,
@@ -382,7 +392,7 @@ async function runCase(
     if (!prepared.ok) return { errors: [...prepared.errors] };
     return await execute(engine, prepared.operation, {
       variables: c.variables ?? null,
-      headers: new Headers(c.headers ?? {}),
+      headers: new Headers(c.concurrentHeaders?.[i] ?? c.headers ?? {}),
     });
   };
   const responses = await Promise.all(Array.from({ length: c.concurrent ?? 1 }, once));
@@ -396,7 +406,9 @@ async function runCase(
 
 /**
  * Registers the area's tests: one `Deno.test` (subgraphs up for its
- * duration), one step per case. Known gaps are ignored steps.
+ * duration), one step per case. Cases with the same settings share one
+ * engine (so a plan cached for one case must serve the next one's
+ * variables). Known gaps are ignored steps.
  * Does nothing when `globalThis.FED_REFERENCE_MODE` is set (`_reference.ts`
  * imports the area modules for their definitions).
  * @param area The area.
@@ -407,6 +419,7 @@ export function registerArea(area: Area): void {
   Deno.test(`federation ${area.title}`, async (t) => {
     const expected = readExpected(area.name);
     const started = await startArea(area);
+    const engines: EngineCache = new Map();
     try {
       for (const c of area.cases) {
         const full = caseName(area, c);
@@ -421,7 +434,7 @@ export function registerArea(area: Area): void {
                 `no expected response for "${c.name}": run tests/e2e/federation/_reference.ts --write`,
               );
             }
-            const run = await runCase(started, c);
+            const run = await runCase(started, engines, c);
             for (const response of run.responses) {
               const got = normalize(response, c.errors);
               deepStrictEqual(got, want.response);

@@ -57,6 +57,7 @@ async function referenceArea(area: Area): Promise<{ file: ExpectedFile; problems
     await server.start();
     for (const c of area.cases) {
       started.requests.length = 0;
+      // the reference has no header rules: client headers do not reach subgraphs
       const once = async (): Promise<ExecutionResult> => {
         try {
           const result = await server.executeOperation({

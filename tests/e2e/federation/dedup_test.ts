@@ -85,6 +85,25 @@ export const area: Area = {
       checkReference: false,
       check: (run) => equal(requestsTo(run, "products").length, 3, describeRequests(run)),
     },
+    {
+      name: "single flight on: requests whose propagated headers differ are not shared",
+      query: `{ products { name stock } }`,
+      concurrent: 2,
+      concurrentHeaders: [{ authorization: "Bearer a" }, { authorization: "Bearer b" }],
+      settings: {
+        enableSingleFlight: true,
+        headers: { all: [{ op: "propagate", named: "authorization" }] },
+      },
+      checkReference: false,
+      check: (run) => {
+        const sent = requestsTo(run, "products").map((r) => r.headers.get("authorization")).sort();
+        equal(
+          JSON.stringify(sent),
+          JSON.stringify(["Bearer a", "Bearer b"]),
+          describeRequests(run),
+        );
+      },
+    },
   ],
 };
 

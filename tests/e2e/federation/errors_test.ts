@@ -107,6 +107,25 @@ export const area: Area = {
       },
     },
     {
+      name: "moods",
+      typeDefs: fed2("@key") + `
+        type User @key(fields: "id") {
+          id: ID!
+          mood: String
+        }
+      `,
+      resolvers: {
+        User: {
+          // async: one rejected reference nulls that entity only (_entities: [{…}, null, {…}])
+          __resolveReference: async (r: { id: string }) => {
+            await Promise.resolve();
+            if (r.id === "u2") throw new Error(`cannot load ${r.id}`);
+            return { id: r.id, mood: r.id === "u1" ? "happy" : "calm" };
+          },
+        },
+      },
+    },
+    {
       name: "stats",
       down: true,
       typeDefs: fed2("@key") + `
@@ -159,6 +178,10 @@ export const area: Area = {
     {
       name: "errors in one entity fetch leave the sibling fetches' data intact",
       query: `{ users { name badge bestPost { title } } }`,
+    },
+    {
+      name: "entity that fails to load (error at _entities index) re-pathed to the client's object",
+      query: `{ users { id mood } }`,
     },
   ],
 };

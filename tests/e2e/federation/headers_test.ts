@@ -193,6 +193,23 @@ export const area: Area = {
         expectHeader(run, "products", "x-only-inventory", null);
       },
     },
+    {
+      name: "propagate named with rename and default: the default goes out under the new name",
+      query: QUERY,
+      headers: CLIENT,
+      settings: {
+        headers: {
+          all: [{ op: "propagate", named: "x-region", rename: "x-sub-region", default: "eu-1" }],
+        },
+      },
+      checkReference: false,
+      check: (run) => {
+        for (const subgraph of ["products", "inventory"]) {
+          expectHeader(run, subgraph, "x-sub-region", "eu-1");
+          expectHeader(run, subgraph, "x-region", null);
+        }
+      },
+    },
   ],
 };
 

@@ -47,6 +47,7 @@ export const area: Area = {
         type Query {
           reviews: [Review!]!
           topAuthor: User!
+          featuredAuthor: User @provides(fields: "username")
         }
         type Review {
           id: ID!
@@ -59,6 +60,7 @@ export const area: Area = {
           id: ID!
           username: String! @external
           profile: Profile @external
+          written: [Review!]!
         }
         type Profile @shareable {
           nickname: String!
@@ -89,6 +91,19 @@ export const area: Area = {
             { id: "r2", body: "Meh", author: user("u2"), item: media("m1"), featured: media("b1") },
           ],
           topAuthor: () => ({ id: "u1" }),
+          featuredAuthor: () => user("u2"),
+        },
+        User: {
+          written: (u: { id: string }) =>
+            u.id === "u1"
+              ? [{
+                id: "r1",
+                body: "Loved it",
+                author: user("u1"),
+                item: media("b1"),
+                featured: null,
+              }]
+              : [],
         },
         Media: { __resolveType: (m: { __typename: string }) => m.__typename },
         Thing: { __resolveType: (m: { __typename: string }) => m.__typename },
@@ -97,6 +112,9 @@ export const area: Area = {
     {
       name: "accounts",
       typeDefs: fed2("@key", "@shareable") + `
+        type Query {
+          users: [User!]!
+        }
         type User @key(fields: "id") {
           id: ID!
           username: String!
@@ -109,6 +127,7 @@ export const area: Area = {
         }
       `,
       resolvers: {
+        Query: { users: () => USERS },
         User: {
           __resolveReference: (ref: { id: string }) => USERS.find((u) => u.id === ref.id) ?? null,
         },
@@ -181,6 +200,16 @@ export const area: Area = {
       name: "provided fields under client aliases, swapped",
       query: `{ reviews { author { username: id id: username } } }`,
       check: (run) => equal(requestsTo(run, "accounts").length, 0, describeRequests(run)),
+    },
+    {
+      name: "provides on a root field",
+      query: `{ featuredAuthor { id username } }`,
+      check: (run) => equal(requestsTo(run, "accounts").length, 0, describeRequests(run)),
+    },
+    {
+      name: "provides inside an entity fetch (accounts → reviews → provided author)",
+      query: `{ users { email written { body author { username } } } }`,
+      check: (run) => equal(requestsTo(run, "accounts").length, 1, describeRequests(run)),
     },
   ],
 };

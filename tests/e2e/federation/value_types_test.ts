@@ -41,7 +41,7 @@ export const area: Area = {
         type Product @key(fields: "id") {
           id: ID!
           price: Money!
-          dims: Dims
+          dims: Dims @shareable
         }
         type Money @shareable {
           amount: Int!
@@ -93,6 +93,11 @@ export const area: Area = {
         type Product @key(fields: "id") {
           id: ID!
           cost: Money!
+          dims: Dims @shareable
+        }
+        type Dims @shareable {
+          w: Int!
+          volume: Int!
         }
         type Money @shareable {
           amount: Int!
@@ -124,6 +129,7 @@ export const area: Area = {
         Product: {
           __resolveReference: (r: { id: string }) => r,
           cost: (p: { id: string }) => ({ amount: Number(p.id) * 50, currency: "EUR" }),
+          dims: (p: { id: string }) => p.id === "1" ? { w: 120, volume: 9000 } : null,
         },
         Query: { costs: () => [50, 100] },
         Coupon: {
@@ -170,6 +176,10 @@ export const area: Area = {
     {
       name: "input enum value defined in one subgraph only is rejected",
       query: `{ priced(tier: SILVER) { id } }`,
+    },
+    {
+      name: "value type field known to another subgraph only, fetched through the parent entity",
+      query: `{ products { id dims { w unit volume } } }`,
     },
   ],
 };
