@@ -212,7 +212,9 @@ function envValue(
   for (const name of names) {
     const text = context.env[name];
     if (text === undefined) continue;
-    if (text === "" && node.kind !== "string" && node.kind !== "list") continue;
+    // Empty means unset, except for plain strings and lists (where empty is a value).
+    const derived = node.kind === "string" && node.derived === true;
+    if (text === "" && (derived || (node.kind !== "string" && node.kind !== "list"))) continue;
     return { name, text };
   }
   return undefined;
@@ -330,21 +332,15 @@ function fillDerived(out: Raw): void {
     if (address === undefined) failListenAddr(String(out.listen_addr));
     server.base_url = `http://${publicHost(address.hostname)}:${address.port}`;
   }
-  for (const [sourcesPath, sources] of jwksLists(out)) {
-    sources.forEach((source, i) => {
+  for (const [, sources] of jwksLists(out)) {
+    sources.forEach((source) => {
       if ((source.algorithms as string[]).length > 0) return;
       const symmetric = source.symmetric_algorithm;
+      // A secret without symmetric_algorithm keeps [] and fails in validateJwks.
       if (source.secret !== undefined && typeof symmetric === "string") {
         source.algorithms = [symmetric];
       } else if (source.secret === undefined) {
         source.algorithms = [...ASYMMETRIC_ALGORITHMS];
-      } else {
-        fail(
-          `${sourcesPath}[${i}].symmetric_algorithm`,
-          `a "secret" key source needs "symmetric_algorithm" (one of ${
-            SYMMETRIC_ALGORITHMS.join(", ")
-          })`,
-        );
       }
     });
   }
@@ -494,7 +490,12 @@ function validateJwks(source: Raw, path: string): void {
   });
   if (source.secret !== undefined) {
     if (source.symmetric_algorithm === undefined) {
-      fail(`${path}.symmetric_algorithm`, `a "secret" key source needs "symmetric_algorithm"`);
+      fail(
+        `${path}.symmetric_algorithm`,
+        `a "secret" key source needs "symmetric_algorithm" (one of ${
+          SYMMETRIC_ALGORITHMS.join(", ")
+        })`,
+      );
     }
     const asymmetric = algorithms.find((a) => !SYMMETRIC_ALGORITHMS.includes(a));
     if (asymmetric !== undefined) {

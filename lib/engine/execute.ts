@@ -127,11 +127,14 @@ function collectPaths(
   else collectPaths(value[key], path, index + 1, [...at, key], out);
 }
 
-function renderFields(source: Json, fields: readonly RepField[], out: Json): void {
+/** Renders representation fields; false when a `@key` field is missing (nothing to send). */
+function renderFields(source: Json, fields: readonly RepField[], out: Json): boolean {
   for (const f of fields) {
     const value = source[f.dataKey];
+    if (f.isKey && (value === null || value === undefined)) return false;
     out[f.key] = f.selection ? renderValue(value, f.selection) : value === undefined ? null : value;
   }
+  return true;
 }
 
 function renderValue(value: unknown, selection: RepSelection): unknown {
@@ -195,7 +198,7 @@ class Executor {
         const selection = step.representations.get(typename);
         if (!selection) continue;
         const rep: Json = {};
-        renderFields(object, selection.fields, rep);
+        if (!renderFields(object, selection.fields, rep)) continue;
         rep.__typename = step.sendTypename.get(typename) ?? typename;
         const json = JSON.stringify(rep);
         let index = seen.get(json);

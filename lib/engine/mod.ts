@@ -166,8 +166,10 @@ function planFor(
   try {
     planned = planOperation(engine.model, normalized);
   } catch (e) {
-    if (!(e instanceof PlanningError)) throw e;
-    error = { message: e.message, extensions: { code: "QUERY_PLANNING_FAILED" } };
+    // A planner bug must not become a 500: the client gets a request-scoped error.
+    error = e instanceof PlanningError
+      ? { message: e.message, extensions: { code: "QUERY_PLANNING_FAILED" } }
+      : { message: "Query planning failed", extensions: { code: "INTERNAL" } };
   }
   observer?.stage("plan", t1, observer.now());
   const entry: CachedPlan = {

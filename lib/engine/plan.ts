@@ -64,6 +64,8 @@ export interface RepField {
   readonly key: string;
   readonly dataKey: string;
   readonly selection: RepSelection | null;
+  /** A `@key` field: an object without it (null entity upstream) is not sent. */
+  isKey?: boolean;
 }
 
 /** A representation selection (per concrete type for abstract positions). */
@@ -320,7 +322,9 @@ class Planner {
       return true;
     }
     if (this.#provided(pos.provided, pos.type, name)) return true;
-    return this.#isKeyField(pos.type, subgraph, name);
+    // A key field the subgraph lists without resolving it (Federation 1 `extend type` keys);
+    // one it marks @external in Federation 2 is only ever received, never returned.
+    return !field.externalIn.includes(subgraph) && this.#isKeyField(pos.type, subgraph, name);
   }
 
   #possibleIn(subgraph: string, abstract: string, concrete: string): boolean {
@@ -620,6 +624,8 @@ class Planner {
     let reqs: RepSelection;
     try {
       reqs = this.#planRequirements(top, type, items);
+      const keyNames = new Set(this.#fieldSet(keyText).map((i) => i.name));
+      for (const f of reqs.fields) if (keyNames.has(f.key)) f.isKey = true;
     } finally {
       this.#recorders.pop();
       this.#entering.pop();

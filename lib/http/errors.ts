@@ -73,7 +73,11 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
     ? error
     : new RouterError("INTERNAL", "Internal server error", { cause: error });
   if (known.code === "INTERNAL") {
-    options.log?.error("Internal error", { error: known.cause ?? known });
+    const cause = known.cause ?? known;
+    options.log?.error("Internal error", {
+      error: cause,
+      ...(cause instanceof Error && cause.stack ? { stack: cause.stack } : {}),
+    });
   }
   const headers = new Headers(options.headers);
   headers.set("content-type", `${options.contentType ?? "application/json"}; charset=utf-8`);

@@ -81,6 +81,13 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       ? readSearchParams(new URL(request.url).searchParams)
       : await readJsonBody(request);
   } catch (error) {
+    if (error instanceof PersistedQueryNotFound) {
+      const errors = [{
+        message: "PersistedQueryNotFound",
+        extensions: { code: "PERSISTED_QUERY_NOT_FOUND" },
+      }];
+      return graphQLResponse({ errors }, mediaType, false);
+    }
     return errorResponse(error, { contentType: mediaType, log: deps.log });
   }
 
@@ -160,6 +167,9 @@ function isMutationText(params: GraphQLRequest): boolean {
   return operation?.operation === "mutation";
 }
 
+/** Thrown for an APQ hash without query text; answered as a GraphQL request error. */
+class PersistedQueryNotFound extends Error {}
+
 function badRequest(message: string): RouterError {
   return new RouterError("BAD_REQUEST", message);
 }
@@ -230,6 +240,13 @@ function checkParams(
   variables: unknown,
   extensions: unknown,
 ): GraphQLRequest {
+  if (
+    (query === undefined || query === null) && isMap(extensions) && isMap(extensions.persistedQuery)
+  ) {
+    // Automatic persisted queries: no store here, so ask the client to send the text
+    // (Apollo's APQ protocol); its retry with `query` then runs normally.
+    throw new PersistedQueryNotFound();
+  }
   if (query === undefined || query === null) throw badRequest('Missing the "query" parameter');
   if (typeof query !== "string") throw badRequest('The "query" parameter must be a string');
   if (operationName !== undefined && operationName !== null && typeof operationName !== "string") {

@@ -137,6 +137,9 @@ Deno.test("DESIGN §2: env overrides the named leaves and wins over YAML", () =>
   assert.equal(config.mcp.session_secret, "s3cret");
   assert.equal(config.max_request_body_bytes, 1_000_000);
   assert.equal(config.engine.subgraph_request_timeout_ms, 60_000);
+  // An empty variable leaves a derived default alone.
+  const derived = parseConfig({}, { env: { MCP_SERVER_BASE_URL: "", LISTEN_ADDR: "127.0.0.1:5" } });
+  assert.equal(derived.mcp.server.base_url, "http://127.0.0.1:5");
 });
 
 Deno.test("DESIGN §2: every leaf outside lists of objects has a working env name", () => {
@@ -325,6 +328,11 @@ Deno.test("DESIGN §2: impossible combinations stop start-up naming the key path
     () => parseConfig({ mcp: { oauth: { jwks: [{ ...JWKS_URL, file: "jwks.json" }] } } }),
     "mcp.oauth.jwks[0]",
     /exactly one of .* got "url" and "file"/,
+  );
+  assertConfigError(
+    () => parseConfig({ authentication: { jwt: { jwks: [{ ...JWKS_URL, secret: "k" }] } } }),
+    "authentication.jwt.jwks[0]",
+    /got "url" and "secret"/,
   );
   assertConfigError(
     () => parseConfig({ authentication: { jwt: { jwks: [{ secret: "k" }] } } }),

@@ -4,10 +4,11 @@ import { parse } from "graphql";
 import { buildSupergraph, type SupergraphModel } from "../../lib/supergraph/mod.ts";
 import { createEngine, execute, planOf, prepare } from "../../lib/engine/mod.ts";
 
-const fed2 = (...imports: string[]) =>
-  `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ${
+function fed2(...imports: string[]): string {
+  return `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ${
     JSON.stringify(imports)
   })\n`;
+}
 
 function compose(subgraphs: Record<string, string>): SupergraphModel {
   const result = composeServices(
@@ -154,4 +155,26 @@ Deno.test("issue 3: @requires chain: required fields fetched first and sent in t
       : "",
     "...on Product{__typename id weight}",
   );
+});
+
+Deno.test("issue 3: an entity whose key could not be fetched (null upstream) is not sent; its fields are null", async () => {
+  const model = compose({
+    a: fed2("@key") + `type Query { books: [Book] } type Book @key(fields: "upc") { upc: ID! }`,
+    b: fed2("@key") + `type Book @key(fields: "id") @key(fields: "upc") { id: ID! upc: ID! }`,
+    c: fed2("@key") + `type Book @key(fields: "id") { id: ID! author: String }`,
+  });
+  const { result, queries } = await run(model, `{ books { upc author } }`, {
+    a: () => ({
+      data: { books: [{ __typename: "Book", upc: "b1" }, { __typename: "Book", upc: "b3" }] },
+    }),
+    b: () => ({ data: { _entities: [{ id: "1" }, null] } }),
+    c: (body) => {
+      assert.deepEqual(body.variables.representations, [{ __typename: "Book", id: "1" }]);
+      return { data: { _entities: [{ author: "Alice" }] } };
+    },
+  });
+  assert.deepEqual(result, {
+    data: { books: [{ upc: "b1", author: "Alice" }, { upc: "b3", author: null }] },
+  });
+  assert.deepEqual(queries.map(([s]) => s), ["a", "b", "c"]);
 });

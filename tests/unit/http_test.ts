@@ -346,3 +346,21 @@ Deno.test("GraphQL over HTTP: a query runs through the engine (POST JSON and GET
   assert.equal(viaGet.status, 200);
   assert.deepEqual(await viaGet.json(), { data: { hello: "world" } });
 });
+
+Deno.test("GraphQL over HTTP: an APQ hash without query text asks for the text (PERSISTED_QUERY_NOT_FOUND)", async () => {
+  const state = await stateWith();
+  const handle = createHandler(() => state);
+  const extensions = { persistedQuery: { version: 1, sha256Hash: "ab".repeat(32) } };
+  const response = await handle(
+    post(JSON.stringify({ extensions }), { accept: "application/json" }),
+  );
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), {
+    errors: [{
+      message: "PersistedQueryNotFound",
+      extensions: { code: "PERSISTED_QUERY_NOT_FOUND" },
+    }],
+  });
+  const retry = await handle(post(JSON.stringify({ query: "{ hello }", extensions })));
+  assert.deepEqual(await retry.json(), { data: { hello: "world" } });
+});

@@ -13,10 +13,11 @@ function compose(subgraphs: { name: string; typeDefs: string }[]): string {
   return result.supergraphSdl;
 }
 
-const fed2 = (...imports: string[]) =>
-  `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ${
+function fed2(...imports: string[]): string {
+  return `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ${
     JSON.stringify(imports)
   })\n`;
+}
 
 const DEMO = Deno.readTextFileSync(new URL("../../schema/supergraph.graphql", import.meta.url));
 

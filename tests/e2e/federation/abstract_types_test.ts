@@ -202,6 +202,15 @@ export const area: Area = {
       name: "interface fragment inside a union selection applies to the members implementing it",
       query: `{ search { ... on Media { id } ... on Book { title } } }`,
     },
+    {
+      name: "interface fragment nested in a member fragment reaching an @interfaceObject field",
+      query: `{ accounts { ... on User { ... on Account { rating } } } }`,
+    },
+    {
+      name:
+        "member fragment not matching the object behind a resolvable: false @interfaceObject gives {}",
+      query: `{ lastActor { ... on Org { members } } }`,
+    },
   ],
 };
 

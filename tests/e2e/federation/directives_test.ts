@@ -175,6 +175,10 @@ export const area: Area = {
       query:
         `{ __schema { queryType { name } } __type(name: "Review") { name kind } products { id reviews { id } } }`,
     },
+    {
+      name: "root field skipped by a variable default: data is {}",
+      query: `query Q($s: Boolean = true) { product(id: "p1") @skip(if: $s) { name } }`,
+    },
   ],
 };
 

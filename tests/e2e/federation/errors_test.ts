@@ -183,6 +183,10 @@ export const area: Area = {
       name: "entity that fails to load (error at _entities index) re-pathed to the client's object",
       query: `{ users { id mood } }`,
     },
+    {
+      name: "nullable entity field error next to a null entity deep in a chain",
+      query: `{ user(id: "u2") { badge bestPost { editor { name } } } }`,
+    },
   ],
 };
 

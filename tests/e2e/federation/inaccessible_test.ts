@@ -25,6 +25,11 @@ export const area: Area = {
           item(id: ID!, debug: Boolean @inaccessible): Item
           search(filter: Filter): [Item!]!
           secret: Secret @inaccessible
+          boxes: [Box!]!
+        }
+        type Box @key(fields: "serial") {
+          serial: ID! @inaccessible
+          label: String!
         }
         type Item @key(fields: "id") {
           id: ID!
@@ -48,6 +53,7 @@ export const area: Area = {
       resolvers: {
         Query: {
           items: () => ITEMS,
+          boxes: () => [{ serial: "X1", label: "small" }, { serial: "X2", label: "big" }],
           item: (_: unknown, a: { id: string }) => ITEMS.find((i) => i.id === a.id) ?? null,
           search: (_: unknown, a: { filter?: { name?: string; status?: string } }) =>
             ITEMS.filter((i) =>
@@ -60,11 +66,17 @@ export const area: Area = {
     },
     {
       name: "extra",
-      typeDefs: fed2("@key", "@inaccessible") + `
+      typeDefs: fed2("@key", "@inaccessible", "@external", "@requires") + `
         type Item @key(fields: "id") {
           id: ID!
           rank: Int!
           weight: Int @inaccessible
+          internalCode: String @external
+          codeLength: Int @requires(fields: "internalCode")
+        }
+        type Box @key(fields: "serial") {
+          serial: ID! @inaccessible
+          size: Int!
         }
       `,
       resolvers: {
@@ -72,6 +84,11 @@ export const area: Area = {
           __resolveReference: (ref: { id: string }) => ref,
           rank: (i: { id: string }) => Number(i.id) * 10,
           weight: () => 5,
+          codeLength: (i: { internalCode: string | null }) => i.internalCode?.length ?? -1,
+        },
+        Box: {
+          __resolveReference: (ref: { serial: string }) => ref,
+          size: (b: { serial: string }) => Number(b.serial.slice(1)) * 10,
         },
       },
     },
@@ -147,6 +164,14 @@ export const area: Area = {
     {
       name: "visible members work across subgraphs",
       query: `{ search(filter: { status: ACTIVE }) { name status rank } }`,
+    },
+    {
+      name: "hidden key field still joins the entity across subgraphs",
+      query: `{ boxes { label size } }`,
+    },
+    {
+      name: "hidden field still feeds a @requires",
+      query: `{ items { id codeLength } }`,
     },
   ],
 };

@@ -256,6 +256,13 @@ export const area: Area = {
       name: "entity list nested in an entity list (reviews → product → variants → stock)",
       query: `{ reviews { id product { variants { color stock } } } }`,
     },
+    {
+      name:
+        "fragments without type condition under @include mixing entity fields of three subgraphs",
+      query: `query Q($on: Boolean = true) {
+        product(upc: "1") { ... on Product { inStock } ... @include(if: $on) { warehouse { region { code } manager } } }
+      }`,
+    },
   ],
 };
 

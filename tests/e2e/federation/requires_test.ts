@@ -232,6 +232,10 @@ export const area: Area = {
         products { id ... @include(if: $a) { volume } ... @skip(if: $a) { packaging } }
       }`,
     },
+    {
+      name: "one requiring field under two aliases, and every chain in one query",
+      query: `{ products { a: shippingCost b: shippingCost insurance discount volume } }`,
+    },
   ],
 };
 

@@ -97,6 +97,11 @@ export const area: Area = {
       query: `{ a: product(id: "1") { price } b: product(id: "2") { stock dims { h } } }`,
       check: (run) => equal(run.requests.length, 2, describeRequests(run)),
     },
+    {
+      name: "two different shared root fields each answered by the subgraph that has their fields",
+      query: `{ products { name stock } product(id: "1") { price } }`,
+      check: (run) => equal(run.requests.length, 2, describeRequests(run)),
+    },
   ],
 };
 
