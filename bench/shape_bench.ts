@@ -9,7 +9,7 @@ import { buildSupergraph } from "../lib/supergraph/mod.ts";
 import { createEngine, execute, prepare } from "../lib/engine/mod.ts";
 import { normalizeOperation } from "../lib/engine/normalize.ts";
 import { shapeResponse } from "../lib/engine/shape.ts";
-import { BENCH_QUERY, BENCH_SUPERGRAPH } from "./planner_bench.ts";
+import { BENCH_QUERY, BENCH_SUPERGRAPH } from "./_federation_fixture.ts";
 import { parse } from "graphql";
 
 let _sink: unknown;

@@ -61,6 +61,12 @@ export interface StartRouterOptions {
    * @default {10000}
    */
   readonly shutdownGraceMs?: number;
+  /**
+   * Bind with `SO_REUSEPORT` so several isolates share `listen_addr` (`workers.ts`;
+   * an unstable Deno API).
+   * @default {false}
+   */
+  readonly reusePort?: boolean;
 }
 
 /** A running router. */
@@ -164,6 +170,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const server = Deno.serve({
     hostname: address.hostname,
     port: address.port,
+    ...(options.reusePort ? { reusePort: true } : {}),
     onListen: () => {},
   }, handler);
   const port = server.addr.port;
@@ -364,12 +371,6 @@ function logStartup(log: Logger, config: Config, url: string, state: RouterState
     dev_mode: config.dev_mode,
   });
   for (const message of traceStartupWarnings(config)) log.warn(message);
-  if (config.workers > 1) {
-    log.warn("workers > 1 is not implemented yet; serving from one isolate", {
-      workers: config.workers,
-      hint: "run several replicas, or `deno serve --parallel`",
-    });
-  }
 }
 
 /** Parsed `serve` arguments. */
@@ -395,7 +396,7 @@ function parseServeArgs(args: readonly string[]): ServeArgs | string {
 
 /**
  * Runs `serve [--config FILE]` (env `CONFIG_PATH`, default `config.yaml`)
- * until SIGTERM/SIGINT.
+ * until SIGTERM/SIGINT, on `workers` isolates (see `workers.ts`).
  * @param args Command-line arguments after the subcommand.
  * @param _options Shared options.
  * @returns The exit code: 0 after a clean shutdown, 1 when start-up fails, 2 on bad arguments.
@@ -410,7 +411,10 @@ export async function serveCommand(args: string[], _options: CommandOptions): Pr
   const configPath = resolveConfigPath(parsed.config, env);
   let router: RunningRouter;
   try {
-    router = await startRouter({ configPath, env, watch: true, signals: true });
+    // workers.ts runs `workers` isolates (1: plain startRouter); imported lazily
+    // because it builds on this module.
+    const { startWorkers } = await import("./workers.ts");
+    router = await startWorkers({ configPath, env, watch: true, signals: true });
   } catch (error) {
     createLogger({ level: "error" }).error("Router failed to start", describeError(error));
     return 1;

@@ -295,8 +295,9 @@ class Executor {
     if (!Array.isArray(errors)) return;
     const sink = this.#sink(step);
     let paths: Map<Json, (string | number)[]> | null = null;
-    for (const error of errors) {
-      if (!isObject(error)) continue;
+    for (const raw of errors) {
+      if (!isObject(raw)) continue;
+      const error = clientError(raw);
       const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
       if (!entity || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
         sink.push(
@@ -358,6 +359,19 @@ class Executor {
     };
     observer.fetch(record);
   }
+}
+
+/**
+ * A subgraph error as the client sees it: message, path and extensions as sent (never
+ * edited); `locations` point into the subgraph operation, so they are dropped.
+ */
+function clientError(error: Json): Json {
+  const out: Json = {
+    message: typeof error.message === "string" ? error.message : "Subgraph error",
+  };
+  if (Array.isArray(error.path)) out.path = error.path;
+  if (isObject(error.extensions)) out.extensions = error.extensions;
+  return out;
 }
 
 function withoutPath(error: Json): GraphQLFormattedError {

@@ -2,6 +2,19 @@
  * The engine: parse+validate (graphql-js) → normalize → plan (cached) →
  * execute the plan against subgraphs → shape the response.
  *
+ * - `prepare.ts`: `parse` (`maxTokens`) + `validate` (`maxErrors`) against the API schema,
+ *   operation selection; cached here by text + operation name, failures included.
+ * - `normalize.ts`: fragments inlined, fields merged, `@skip`/`@include` applied, abstract
+ *   selections split per concrete type.
+ * - `plan.ts`: the federation planner (pure); plans cached by text + name + the values of
+ *   the `@skip`/`@include` variables, in an LRU of `engine.plan_cache_size`.
+ * - `execute.ts`: walks the plan; `subgraph_client.ts` sends (headers by `headers.ts`,
+ *   timeout, single flight).
+ * - `shape.ts`: the client's selection over the merged data, with null propagation.
+ *
+ * Introspection (`__schema`, `__type`) is answered from the API schema by graphql-js;
+ * nothing else on the federated path uses graphql-js `execute`.
+ *
  * @module
  */
 import {

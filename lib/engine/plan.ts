@@ -17,6 +17,10 @@ import type { FieldModel, TypeModel } from "../supergraph/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type FieldSetItem, parseFieldSet } from "./_fieldset.ts";
 import type { NField, NormalizedOperation, NSelection, TypeRef } from "./normalize.ts";
+import { Sel } from "./_sel.ts";
+import { mergeRep, printReps, type RepField, type RepSelection } from "./_rep.ts";
+
+export type { RepField, RepSelection };
 
 /** A plan: plain data (no functions, Maps, Sets or ids), so equal inputs give byte-equal JSON. */
 export interface QueryPlan {
@@ -59,22 +63,6 @@ export interface FetchNode {
   readonly requires?: string;
 }
 
-/** One field of a representation: read `dataKey` from the merged data, send as `key`. */
-export interface RepField {
-  readonly key: string;
-  readonly dataKey: string;
-  readonly selection: RepSelection | null;
-  /** A `@key` field: an object without it (null entity upstream) is not sent. */
-  isKey?: boolean;
-}
-
-/** A representation selection (per concrete type for abstract positions). */
-export interface RepSelection {
-  readonly fields: RepField[];
-  /** Type-conditioned parts (nested abstract requirements). */
-  readonly byType: Map<string, RepField[]>;
-}
-
 /** After a fetch: objects of `type` at `path` get key `from` renamed to `to`. */
 export interface Rewrite {
   readonly path: readonly string[];
@@ -115,77 +103,6 @@ export interface PlannedOperation {
 }
 
 // ---------------------------------------------------------------- building blocks
-
-interface SelField {
-  readonly key: string;
-  readonly name: string;
-  readonly args: string;
-  /** The field's type in the subgraph (`String!`), when known. */
-  readonly type: string;
-  child: Sel | null;
-}
-
-class Sel {
-  readonly fields = new Map<string, SelField>();
-  readonly fragments = new Map<string, Sel>();
-  readonly parent: Sel | null;
-
-  constructor(parent: Sel | null = null) {
-    this.parent = parent;
-  }
-
-  field(key: string, name: string, args: string, type = ""): SelField | null {
-    const existing = this.fields.get(key);
-    if (existing) return existing.name === name && existing.args === args ? existing : null;
-    const created: SelField = { key, name, args, type, child: null };
-    this.fields.set(key, created);
-    return created;
-  }
-
-  /** True when a sibling type condition selects `key` as another field or type. */
-  conflicts(key: string, name: string, args: string, type: string): boolean {
-    const parent = this.parent;
-    if (!parent) return false;
-    const clash = (f: SelField | undefined) =>
-      f !== undefined &&
-      (f.name !== name || f.args !== args || (f.type !== "" && type !== "" && f.type !== type));
-    if (clash(parent.fields.get(key))) return true;
-    for (const sibling of parent.fragments.values()) {
-      if (sibling !== this && clash(sibling.fields.get(key))) return true;
-    }
-    return false;
-  }
-
-  fragment(type: string): Sel {
-    let sel = this.fragments.get(type);
-    if (!sel) {
-      sel = new Sel(this);
-      this.fragments.set(type, sel);
-    }
-    return sel;
-  }
-
-  typename(): void {
-    this.field("__typename", "__typename", "");
-  }
-
-  print(): string {
-    const parts: string[] = [];
-    for (const f of this.fields.values()) {
-      let text = f.key === f.name ? f.name : `${f.key}:${f.name}`;
-      text += f.args;
-      if (f.child) text += `{${f.child.printOrTypename()}}`;
-      parts.push(text);
-    }
-    for (const [type, sel] of this.fragments) parts.push(`...on ${type}{${sel.printOrTypename()}}`);
-    return parts.join(" ");
-  }
-
-  printOrTypename(): string {
-    const text = this.print();
-    return text === "" ? "__typename" : text;
-  }
-}
 
 interface Group {
   readonly id: number;
@@ -500,6 +417,8 @@ class Planner {
   #jumpUp(pos: Pos, f: NField, model: FieldModel): boolean {
     const chain: Pos[] = [pos];
     for (let cur = pos; cur.up; cur = cur.up.pos) {
+      // An entity is reached by its keys only (as Apollo plans): never by refetching a parent.
+      if ((this.#type(cur.type)?.keys.length ?? 0) > 0) return false;
       const anc = cur.up.pos;
       chain.unshift(anc);
       const atRoot = !anc.group.entity && anc.path.length === 0 && anc.parent === null &&
@@ -682,9 +601,7 @@ class Planner {
       if (!model) continue;
       const dataKey = this.#internalKey(pos, item.name, item.args);
       const nfield = this.#internalField(dataKey, item, type, model);
-      const before = pos.sel.fields.get(dataKey);
       this.#planField(pos, nfield);
-      void before;
       rep.fields.push({ key: item.name, dataKey, selection: this.#repSelection(item, model) });
     }
   }
@@ -840,10 +757,23 @@ class Planner {
       this.#planInterfaceObject(pos.group, child, path, provided, selection);
       return;
     }
+    if (this.#atInterfaceLevel(subgraph, selection)) {
+      // Same leaf fields for every member, all resolved on the interface: no type conditions.
+      this.#planFields({
+        group: pos.group,
+        sel: child,
+        type: selection.typeName,
+        path,
+        provided: null,
+        parent: null,
+        clientKeys: keysOf(selection.interfaceFields),
+      }, selection.interfaceFields);
+      return;
+    }
     for (const [concrete, fields] of selection.byType) {
-      if (fields.length === 0 || !this.#possibleIn(subgraph, selection.typeName, concrete)) {
-        continue;
-      }
+      // `__typename` alone needs no type condition: the abstract field always fetches it.
+      if (!fields.some((f) => f.name !== "__typename")) continue;
+      if (!this.#possibleIn(subgraph, selection.typeName, concrete)) continue;
       this.#planFields({
         group: pos.group,
         sel: child.fragment(concrete),
@@ -855,6 +785,35 @@ class Planner {
         up: { pos, field: f, fragment: concrete },
       }, fields);
     }
+  }
+
+  /**
+   * True when an interface selection can be sent without type conditions: every member the
+   * subgraph can return selects exactly the interface's own leaf fields, and the subgraph
+   * resolves each of them on the interface and on every such member.
+   */
+  #atInterfaceLevel(subgraph: string, selection: NSelection): boolean {
+    const iface = this.#type(selection.typeName);
+    if (iface?.kind !== "interface" || !iface.graphs.includes(subgraph)) return false;
+    const own = selection.interfaceFields;
+    for (const f of own) {
+      if (f.selection !== null || f.introspection) return false;
+      if (f.name === "__typename") continue;
+      if (!iface.fields.get(f.name)?.resolvableIn.includes(subgraph)) return false;
+    }
+    for (const [concrete, fields] of selection.byType) {
+      if (!this.#possibleIn(subgraph, selection.typeName, concrete)) continue;
+      if (fields.length !== own.length) return false;
+      for (let i = 0; i < fields.length; i++) {
+        const a = fields[i]!;
+        const b = own[i]!;
+        if (a.key !== b.key || a.name !== b.name || a.args !== b.args) return false;
+        if (a.name === "__typename") continue;
+        const field = this.#type(concrete)?.fields.get(a.name);
+        if (!field?.resolvableIn.includes(subgraph) || field.requires.has(subgraph)) return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -1081,36 +1040,6 @@ function keysOf(fields: readonly NField[]): Map<string, NField> {
   const map = new Map<string, NField>();
   for (const f of fields) map.set(f.key, f);
   return map;
-}
-
-function mergeRep(into: RepSelection, from: RepSelection): void {
-  for (const f of from.fields) {
-    const existing = into.fields.find((e) => e.key === f.key);
-    if (!existing) into.fields.push(f);
-    else if (existing.selection && f.selection) mergeRep(existing.selection, f.selection);
-  }
-  for (const [type, list] of from.byType) {
-    const existing = into.byType.get(type);
-    if (!existing) into.byType.set(type, list);
-    else mergeRep({ fields: existing, byType: new Map() }, { fields: list, byType: new Map() });
-  }
-}
-
-function printRepFields(fields: readonly RepField[]): string {
-  return fields.map((f) => {
-    const head = f.key === f.dataKey ? f.key : `${f.key}:${f.dataKey}`;
-    return f.selection ? `${head}{${printRep(f.selection)}}` : head;
-  }).join(" ");
-}
-
-function printRep(rep: RepSelection): string {
-  const parts = [printRepFields(rep.fields)];
-  for (const [type, list] of rep.byType) parts.push(`...on ${type}{${printRepFields(list)}}`);
-  return parts.filter((p) => p !== "").join(" ");
-}
-
-function printReps(reqs: ReadonlyMap<string, RepSelection>): string {
-  return [...reqs].map(([type, rep]) => `...on ${type}{${printRep(rep)}}`).join(" ");
 }
 
 /**

@@ -120,6 +120,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       result = await execute(deps.engine, prepared.operation, {
         variables: params.variables,
         headers: request.headers,
+        signal: request.signal,
         ...(observer ? { observer } : {}),
       });
     } catch (error) {

@@ -125,15 +125,17 @@ function notFound(request: Request): Promise<Response> {
 
 /**
  * Buffers the body within the limit (413 over it), so facets read it freely.
- * The copy also keeps facets off `request.signal` of `Deno.serve`, whose
- * legacy abort-after-response behaviour prints a warning once touched.
+ * The copy keeps `request.signal`, which aborts when the client goes away
+ * (deno.json opts into `no-legacy-abort`: it no longer aborts after every response).
  */
 async function limitBody(request: Request, limit: number): Promise<Request> {
-  const bytes = request.body === null ? null : await readBodyLimited(request, limit);
+  if (request.body === null) return request;
+  const bytes = await readBodyLimited(request, limit);
   return new Request(request.url, {
     method: request.method,
     headers: request.headers,
     body: bytes,
+    signal: request.signal,
   });
 }
 

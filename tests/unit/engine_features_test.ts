@@ -178,3 +178,92 @@ Deno.test("issue 3: an entity whose key could not be fetched (null upstream) is 
   });
   assert.deepEqual(queries.map(([s]) => s), ["a", "b", "c"]);
 });
+
+Deno.test("issue 3: a field no subgraph can reach (@external where the root is) is a planning error", async () => {
+  const model = compose({
+    a: fed2("@key", "@shareable", "@external") + `
+      type Query { node(id: ID!): Node @shareable }
+      interface Node { id: ID! }
+      type Account implements Node @key(fields: "id") { id: ID! username: String! }
+      type Chat implements Node @key(fields: "id") { id: ID! @external account: Account! }`,
+    b: fed2("@key", "@shareable", "@external") + `
+      type Query { node(id: ID!): Node @shareable }
+      interface Node { id: ID! }
+      type Account implements Node @key(fields: "id") { id: ID! @external chats: [Chat!]! }
+      type Chat implements Node @key(fields: "id") { id: ID! text: String! }`,
+  });
+  const { result, queries } = await run(model, `{ node(id: "a1") { id } }`, {});
+  assert.equal(result.data, null);
+  assert.equal(result.errors?.[0]?.extensions?.code, "QUERY_PLANNING_FAILED");
+  assert.equal(queries.length, 0);
+  const chat = await run(model, `{ n: node(id: "c1") { ... on Chat { id text } } }`, {
+    b: () => ({ data: { n: { __typename: "Chat", id: "c1", text: "hi" } } }),
+  });
+  assert.deepEqual(chat.result, { data: { n: { id: "c1", text: "hi" } } });
+  assert.deepEqual(chat.queries.map(([s]) => s), ["b"]);
+});
+
+Deno.test("issue 3: interface fields every member resolves are sent once, without type conditions", async () => {
+  const model = compose({
+    a: fed2("@key") + `
+      type Query { node(id: ID!): Node }
+      interface Node { id: ID! }
+      type User implements Node @key(fields: "id") { id: ID! name: String }
+      type Team implements Node @key(fields: "id") { id: ID! }`,
+  });
+  const { result, plan } = await run(model, `{ node(id: "u1") { id } }`, {
+    a: () => ({ data: { node: { __typename: "User", id: "u1" } } }),
+  });
+  assert.deepEqual(result, { data: { node: { id: "u1" } } });
+  assert.equal(
+    plan.node?.kind === "Fetch" ? plan.node.operation : "",
+    'query{node(id:"u1"){__typename id}}',
+  );
+  const mixed = await run(model, `{ node(id: "u1") { id ... on User { name } } }`, {
+    a: () => ({ data: { node: { __typename: "User", id: "u1", name: "Ada" } } }),
+  });
+  assert.equal(
+    mixed.plan.node?.kind === "Fetch" ? mixed.plan.node.operation : "",
+    'query{node(id:"u1"){__typename ...on User{id name} ...on Team{id}}}',
+  );
+  assert.deepEqual(mixed.result, { data: { node: { id: "u1", name: "Ada" } } });
+});
+
+Deno.test("issue 3: nested @requires on a list from a field that itself @requires: one fetch per step", async () => {
+  const model = compose({
+    s1: fed2("@key") +
+      `type Query { user: User } type User @key(fields: "id") { id: ID! lastName: String! }`,
+    s2: fed2("@key", "@requires", "@external") + `
+      type UserOrder @key(fields: "id", resolvable: false) { id: ID! }
+      type User @key(fields: "id") {
+        id: ID!
+        userOrders: [UserOrder!] @external
+        total: Int @requires(fields: "userOrders { id }")
+        count: Int @requires(fields: "userOrders { id }")
+      }`,
+    s3: fed2("@key", "@requires", "@external") + `
+      type UserOrder @key(fields: "id") { id: ID! }
+      type User @key(fields: "id") {
+        id: ID!
+        lastName: String! @external
+        userOrders: [UserOrder!] @requires(fields: "lastName")
+      }`,
+  });
+  const { result, queries } = await run(model, `{ user { count total } }`, {
+    s1: () => ({ data: { user: { __typename: "User", id: "u1", lastName: "Park" } } }),
+    s3: (body) => {
+      assert.deepEqual(body.variables.representations, [
+        { __typename: "User", id: "u1", lastName: "Park" },
+      ]);
+      return { data: { _entities: [{ userOrders: [{ id: "Park1" }] }] } };
+    },
+    s2: (body) => {
+      assert.deepEqual(body.variables.representations, [
+        { __typename: "User", id: "u1", userOrders: [{ id: "Park1" }] },
+      ]);
+      return { data: { _entities: [{ count: 1, total: 0 }] } };
+    },
+  });
+  assert.deepEqual(result, { data: { user: { count: 1, total: 0 } } });
+  assert.deepEqual(queries.map(([s]) => s), ["s1", "s3", "s2"]);
+});

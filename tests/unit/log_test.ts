@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { RouterError } from "../../lib/errors.ts";
+import { createLogger } from "../../lib/log/mod.ts";
+
+function capture(level: "debug" | "info" | "warn" | "error") {
+  const lines: string[] = [];
+  const log = createLogger({ level, write: (line) => lines.push(line), now: () => new Date(0) });
+  return { log, records: () => lines.map((line) => JSON.parse(line)), lines };
+}
+
+Deno.test("DESIGN §4 Logs: one JSON object per line with level, msg, time, then the fields", () => {
+  const { log, records, lines } = capture("debug");
+  log.info("Router listening", { url: "http://127.0.0.1:1", operations: 3 });
+  assert.equal(lines.length, 1);
+  assert.ok(!lines[0]?.includes("\n"));
+  assert.deepEqual(Object.keys(records()[0]), ["level", "msg", "time", "url", "operations"]);
+  assert.deepEqual(records()[0], {
+    level: "info",
+    msg: "Router listening",
+    time: "1970-01-01T00:00:00.000Z",
+    url: "http://127.0.0.1:1",
+    operations: 3,
+  });
+});
+
+Deno.test("DESIGN §4 Logs: log_level sets the threshold", () => {
+  for (
+    const [level, want] of [
+      ["debug", ["debug", "info", "warn", "error"]],
+      ["info", ["info", "warn", "error"]],
+      ["warn", ["warn", "error"]],
+      ["error", ["error"]],
+    ] as const
+  ) {
+    const { log, records } = capture(level);
+    log.debug("d");
+    log.info("i");
+    log.warn("w");
+    log.error("e");
+    assert.deepEqual(records().map((r) => r.level), want, level);
+  }
+});
+
+Deno.test("DESIGN §4 Logs: errors are written with name, message and code; odd values never throw", () => {
+  const { log, records } = capture("info");
+  const circular: Record<string, unknown> = {};
+  circular.self = circular;
+  log.error("Reload failed", {
+    error: new RouterError("CONFIG_INVALID", 'Cannot read "x": expected a string'),
+    big: 10n,
+    circular,
+  });
+  const [record] = records();
+  assert.deepEqual(record.error, {
+    name: "RouterError",
+    message: 'Cannot read "x": expected a string',
+    code: "CONFIG_INVALID",
+  });
+  assert.equal(record.big, "10");
+  assert.equal(typeof record.circular, "string");
+  assert.equal(record.msg, "Reload failed");
+});
