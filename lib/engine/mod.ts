@@ -142,14 +142,21 @@ export function prepare(
   return result;
 }
 
-function introspectionDocument(operation: OperationDefinitionNode): DocumentNode | null {
+function introspectionDocument(
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+): DocumentNode | null {
   const selections = operation.selectionSet.selections.filter((s) =>
     s.kind === Kind.FIELD && (s.name.value === "__schema" || s.name.value === "__type")
   );
   if (selections.length === 0) return null;
   return {
     kind: Kind.DOCUMENT,
-    definitions: [{ ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections } }],
+    // Fragments stay: introspection queries (GraphiQL's) spread them.
+    definitions: [
+      { ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections } },
+      ...document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION),
+    ],
   };
 }
 
@@ -188,7 +195,7 @@ function planFor(
   const entry: CachedPlan = {
     planned,
     selection: normalized.selection,
-    introspection: introspectionDocument(operation.operation),
+    introspection: introspectionDocument(operation.document, operation.operation),
     error,
   };
   if (operation.key !== undefined) engine.plans.set(key, entry);

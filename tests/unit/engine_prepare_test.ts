@@ -103,3 +103,15 @@ Deno.test("spec 4: join machinery is not visible through introspection", async (
   assert.ok(names.includes("User"));
   assert.ok(!names.some((n) => n.startsWith("join__") || n.startsWith("link__")));
 });
+
+Deno.test("spec 4 (introspection): fragments spread in an introspection query are resolved", async () => {
+  const e = engine();
+  const prepared = prepare(e, {
+    query: "{ __schema { queryType { ...T } } } fragment T on __Type { name kind }",
+  });
+  assert.ok(prepared.ok);
+  const result = await execute(e, prepared.operation);
+  assert.deepEqual(result, {
+    data: { __schema: { queryType: { name: "Query", kind: "OBJECT" } } },
+  });
+});
