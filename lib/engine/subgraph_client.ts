@@ -35,6 +35,14 @@ export interface SubgraphClient {
   describe(subgraph: string, body: string, clientHeaders: Headers | undefined): FetchRequestRecord;
 }
 
+/** One shared in-flight subgraph request. */
+interface Flight {
+  readonly promise: Promise<SubgraphResponse>;
+  readonly controller: AbortController;
+  /** Callers still waiting (an aborted caller leaves). */
+  waiters: number;
+}
+
 /**
  * Builds the subgraph client.
  *
@@ -59,7 +67,7 @@ export interface SubgraphClient {
  * @returns The client.
  */
 export function createSubgraphClient(options: SubgraphClientOptions): SubgraphClient {
-  const inflight = new Map<string, Promise<SubgraphResponse>>();
+  const inflight = new Map<string, Flight>();
   const headersFor = (subgraph: string, client: Headers | undefined): Headers => {
     const headers = new Headers({
       "content-type": "application/json",
@@ -106,13 +114,56 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       }
       let key = `${url}\n${body}`;
       for (const [name, value] of headers) key += `\n${name}:${value}`;
-      const existing = inflight.get(key);
-      if (existing) return existing.then((r) => ({ ...r, deduplicated: true }));
-      const promise = once(url, body, headers, timeout, sendOptions.now);
-      inflight.set(key, promise);
-      const clear = () => inflight.delete(key);
-      promise.then(clear, clear);
-      return promise;
+      let flight = inflight.get(key);
+      const joined = flight !== undefined;
+      if (flight === undefined) {
+        const controller = new AbortController();
+        const signal = AbortSignal.any([timeout, controller.signal]);
+        const created: Flight = {
+          promise: once(url, body, headers, signal, sendOptions.now),
+          controller,
+          waiters: 0,
+        };
+        const clear = () => {
+          if (inflight.get(key) === created) inflight.delete(key);
+        };
+        created.promise.then(clear, clear);
+        inflight.set(key, created);
+        flight = created;
+      }
+      const current = flight;
+      current.waiters++;
+      const result = joined
+        ? current.promise.then((r) => ({ ...r, deduplicated: true }))
+        : current.promise;
+      const signal = sendOptions.signal;
+      if (signal === undefined) return result;
+      // A shared fetch is cancelled only once every caller waiting on it is gone.
+      const leave = () => {
+        current.waiters--;
+        if (current.waiters > 0) return;
+        if (inflight.get(key) === current) inflight.delete(key);
+        current.controller.abort(signal.reason);
+      };
+      if (signal.aborted) {
+        leave();
+        result.catch(() => {});
+        return Promise.reject(signal.reason);
+      }
+      return new Promise<SubgraphResponse>((resolve, reject) => {
+        const onAbort = () => {
+          leave();
+          reject(signal.reason);
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        result.then((r) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(r);
+        }, (error) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(error);
+        });
+      });
     },
     describe(subgraph, body, clientHeaders) {
       return {
