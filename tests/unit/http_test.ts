@@ -364,3 +364,42 @@ Deno.test("GraphQL over HTTP: an APQ hash without query text asks for the text (
   const retry = await handle(post(JSON.stringify({ query: "{ hello }", extensions })));
   assert.deepEqual(await retry.json(), { data: { hello: "world" } });
 });
+
+Deno.test("DESIGN §1: a client that goes away cancels the subgraph fetches of its request", async () => {
+  let sawAbort = false;
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const state = await buildState({
+    config: parseConfig({}),
+    log: silentLogger,
+    supergraphSdl: SUPERGRAPH,
+    operationFiles: [],
+    traceKeyPem: null,
+    fetch: (request) =>
+      new Promise<Response>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          release();
+          resolve(Response.json({ data: { hello: "late" } }));
+        }, 2000);
+        request.signal.addEventListener("abort", () => {
+          sawAbort = true;
+          clearTimeout(timer);
+          release();
+          reject(request.signal.reason);
+        }, { once: true });
+      }),
+  });
+  const client = new AbortController();
+  const request = new Request(`${URL_BASE}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: '{"query":"{ hello }"}',
+    signal: client.signal,
+  });
+  const pending = createHandler(() => state)(request);
+  setTimeout(() => client.abort(), 20);
+  await released;
+  const response = await pending;
+  await response.body?.cancel();
+  assert.equal(sawAbort, true);
+});
