@@ -21,7 +21,7 @@
 # Every process it starts runs in its own process group and is stopped by that id.
 #
 # Knobs: WARMUP_S=10 MEASURE_S=20 CONNECTIONS=50 WRK_TIMEOUT=10s GATEWAY_CPUS=1
-# LOAD_CPUS=0 SUBGRAPH_PORT=14400 GATEWAY_PORT=14410
+# WORKER_CPUS=$GATEWAY_CPUS (for -wN targets) LOAD_CPUS=0 SUBGRAPH_PORT=14400 GATEWAY_PORT=14410
 # ROUTER_CMD="deno run -A --unstable-net main.ts serve" (run from the project root;
 #   e.g. ROUTER_CMD="./gw-router serve" for the compiled binary)
 # ROUTER_CONFIG_EXTRA='YAML lines appended to every generated router config'
@@ -35,6 +35,7 @@ MEASURE_S="${MEASURE_S:-20}"
 CONNECTIONS="${CONNECTIONS:-50}"
 WRK_TIMEOUT="${WRK_TIMEOUT:-10s}"
 GATEWAY_CPUS="${GATEWAY_CPUS:-1}"
+WORKER_CPUS="${WORKER_CPUS:-$GATEWAY_CPUS}" # CPUs of the -wN targets (e.g. 0,1: one per worker)
 LOAD_CPUS="${LOAD_CPUS:-0}"
 SUBGRAPH_PORT="${SUBGRAPH_PORT:-14400}"
 GATEWAY_PORT="${GATEWAY_PORT:-14410}"
@@ -128,6 +129,7 @@ run_target() {
   elif [[ "$target" =~ ^gw-router(-w([0-9]+))?(-nodedupe)?$ ]]; then
     workers="${BASH_REMATCH[2]:-1}"
     [[ -n "${BASH_REMATCH[3]}" ]] && dedupe=false
+    [[ "$workers" -gt 1 ]] && cpus="$WORKER_CPUS"
     url="http://127.0.0.1:$GATEWAY_PORT/graphql"
     body="$HERE/fixtures/federated.request.json"
     expected="$HERE/fixtures/federated.expected.json"
@@ -141,7 +143,7 @@ engine:
 ${ROUTER_CONFIG_EXTRA:-}
 YAML
     # shellcheck disable=SC2086
-    start_group "$dir/router.log" "$GATEWAY_CPUS" bash -c 'cd "$1" && shift && exec "$@"' _ "$ROOT" \
+    start_group "$dir/router.log" "$cpus" bash -c 'cd "$1" && shift && exec "$@"' _ "$ROOT" \
       $ROUTER_CMD --config "$dir/config.yaml"
     pid=$STARTED_PID
     wait_ok "$url" "$body" 90 || { tail -20 "$dir/router.log" >&2; stop_group "$pid"; log "$target: did not start"; return 1; }
@@ -191,5 +193,5 @@ YAML
 
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(gw-router gw-router-nodedupe limit)
-log "results: $RUN_DIR (router on CPUs $GATEWAY_CPUS, wrk + subgraphs on $LOAD_CPUS)"
+log "results: $RUN_DIR (router on CPUs $GATEWAY_CPUS, -wN targets on $WORKER_CPUS, wrk + subgraphs on $LOAD_CPUS)"
 for target in "${targets[@]}"; do run_target "$target" || true; done
