@@ -9,6 +9,15 @@ import type { SubgraphResponse } from "./execute.ts";
 import type { HeaderPropagator } from "./headers.ts";
 import type { FetchRequestRecord } from "./types.ts";
 
+/** The headers of every subgraph request (header rules add to them). */
+const BASE_HEADERS: [string, string][] = [
+  ["content-type", "application/json"],
+  ["accept", "application/graphql-response+json, application/json"],
+];
+
+/** Granularity of subgraph request timeouts, ms (see `sharedTimeout`). */
+const TIMEOUT_SLACK_MS = 50;
+
 /** Options for {@linkcode createSubgraphClient}. */
 export interface SubgraphClientOptions {
   readonly subgraphs: ReadonlyMap<string, SubgraphInfo>;
@@ -68,12 +77,13 @@ interface Flight {
  */
 export function createSubgraphClient(options: SubgraphClientOptions): SubgraphClient {
   const inflight = new Map<string, Flight>();
-  const headersFor = (subgraph: string, client: Headers | undefined): Headers => {
-    const headers = new Headers({
-      "content-type": "application/json",
-      accept: "application/graphql-response+json, application/json",
-    });
-    options.propagators.get(subgraph)?.(client, headers);
+  // Without header rules every request carries the same two headers: pass them
+  // as a plain list (no Headers object to build, iterate and copy per request).
+  const headersFor = (subgraph: string, client: Headers | undefined): Headers | null => {
+    const propagate = options.propagators.get(subgraph);
+    if (!propagate) return null;
+    const headers = new Headers(BASE_HEADERS);
+    propagate(client, headers);
     return headers;
   };
   const urlOf = (subgraph: string): string => {
@@ -84,12 +94,12 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
   async function once(
     url: string,
     body: string,
-    headers: Headers,
+    headers: Headers | null,
     signal: AbortSignal,
     now: (() => number) | undefined,
   ): Promise<SubgraphResponse> {
     const response = await options.fetch(
-      new Request(url, { method: "POST", headers, body, signal }),
+      new Request(url, { method: "POST", headers: headers ?? BASE_HEADERS, body, signal }),
     );
     const firstByteNs = now?.();
     const text = await response.text();
@@ -101,19 +111,42 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       ...(firstByteNs === undefined ? {} : { firstByteNs }),
     };
   }
+  // One timeout signal (one timer) per TIMEOUT_SLACK_MS window instead of one
+  // per request: a request then times out after timeoutMs..timeoutMs + slack.
+  let timeoutSignal: AbortSignal | null = null;
+  let timeoutWindowEnd = 0;
+  const sharedTimeout = (): AbortSignal => {
+    const now = performance.now();
+    if (timeoutSignal === null || now >= timeoutWindowEnd) {
+      timeoutSignal = AbortSignal.timeout(options.timeoutMs + TIMEOUT_SLACK_MS);
+      timeoutWindowEnd = now + TIMEOUT_SLACK_MS;
+    }
+    return timeoutSignal;
+  };
+  // The fetches of one client request share its signal: combine it with the
+  // current timeout once, not once per fetch (AbortSignal.any allocates and
+  // registers a dependent signal on both sources).
+  const combined = new WeakMap<AbortSignal, { timeout: AbortSignal; signal: AbortSignal }>();
+  const withTimeout = (timeout: AbortSignal, signal: AbortSignal): AbortSignal => {
+    const hit = combined.get(signal);
+    if (hit !== undefined && hit.timeout === timeout) return hit.signal;
+    const both = AbortSignal.any([timeout, signal]);
+    combined.set(signal, { timeout, signal: both });
+    return both;
+  };
   return {
     send(subgraph, body, sendOptions) {
       const url = urlOf(subgraph);
       const headers = headersFor(subgraph, sendOptions.headers);
-      const timeout = AbortSignal.timeout(options.timeoutMs);
+      const timeout = sharedTimeout();
       if (!options.singleFlight || sendOptions.unshared) {
-        const signal = sendOptions.signal
-          ? AbortSignal.any([timeout, sendOptions.signal])
-          : timeout;
+        const signal = sendOptions.signal ? withTimeout(timeout, sendOptions.signal) : timeout;
         return once(url, body, headers, signal, sendOptions.now);
       }
       let key = `${url}\n${body}`;
-      for (const [name, value] of headers) key += `\n${name}:${value}`;
+      if (headers) {
+        for (const [name, value] of headers) key += `\n${name}:${value}`;
+      }
       let flight = inflight.get(key);
       const joined = flight !== undefined;
       if (flight === undefined) {
@@ -169,7 +202,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       return {
         method: "POST",
         url: urlOf(subgraph),
-        headers: headersFor(subgraph, clientHeaders),
+        headers: headersFor(subgraph, clientHeaders) ?? new Headers(BASE_HEADERS),
         body,
       };
     },
