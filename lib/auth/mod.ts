@@ -35,3 +35,9 @@ export {
   type OperationAccessResult,
   type OperationRequirement,
 } from "./operation_access.ts";
+export {
+  authorizeOperation,
+  buildRequestAuthorization,
+  operationRequirement,
+  type RequestAuthorization,
+} from "./authorize.ts";

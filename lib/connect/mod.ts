@@ -73,7 +73,12 @@ export { generateOpenApi, type GenerateOpenApiOptions, type JsonObject } from ".
  * @param deps Config, engine, operations, logger.
  * @returns The state, or null when Connect is disabled.
  */
-export function buildConnectState(deps: Omit<ConnectDeps, "connect">): ConnectState | null {
+export function buildConnectState(
+  deps: Omit<ConnectDeps, "connect"> & {
+    /** The state's shared token verifier; built here when not given. */
+    readonly auth?: ConnectState["auth"];
+  },
+): ConnectState | null {
   const c = deps.config.connect_rpc;
   if (!c.enabled) return null;
   const { apiSchema, access } = deps.engine.model;
@@ -93,8 +98,8 @@ export function buildConnectState(deps: Omit<ConnectDeps, "connect">): ConnectSt
       result.ok ? result.requirement : { authenticated: true, scopes: [["\u0000unsatisfiable"]] },
     );
   }
-  let auth: ConnectState["auth"] = null;
-  if (deps.config.authentication.jwt.jwks.length > 0) {
+  let auth: ConnectState["auth"] = deps.auth ?? null;
+  if (deps.auth === undefined && deps.config.authentication.jwt.jwks.length > 0) {
     auth = buildAuthState(deps.config);
     auth.catch((error) => deps.log.error("Connect: key sources failed", { error: String(error) }));
   }

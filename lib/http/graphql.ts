@@ -6,11 +6,13 @@
  * @module
  */
 import { type DocumentNode, getOperationAST, parse } from "graphql";
+import { authorizeOperation, type RequestAuthorization } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import { execute, prepare } from "../engine/mod.ts";
 import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
+import type { SupergraphCore } from "../supergraph/types.ts";
 import {
   finishTrace,
   startTrace,
@@ -37,6 +39,10 @@ export interface GraphQLDeps {
   readonly trace: TraceState;
   /** Where internal errors are logged. */
   readonly log: Logger;
+  /** `@authenticated` / `@requiresScopes` checks; absent in facet unit tests. */
+  readonly authorization?: RequestAuthorization;
+  /** Schema and access map the checks read. */
+  readonly supergraph?: SupergraphCore;
 }
 
 /**
@@ -116,6 +122,16 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       }],
     };
   } else {
+    if (deps.authorization !== undefined && deps.supergraph !== undefined) {
+      const refused = await authorizeOperation(request, {
+        authorization: deps.authorization,
+        supergraph: deps.supergraph,
+        operation: prepared.operation,
+      });
+      if (refused !== null) {
+        return errorResponse(refused, { contentType: mediaType, log: deps.log });
+      }
+    }
     try {
       result = await execute(deps.engine, prepared.operation, {
         variables: params.variables,

@@ -4,6 +4,12 @@
  *
  * @module
  */
+import {
+  type AuthState,
+  buildAuthState,
+  buildRequestAuthorization,
+  type RequestAuthorization,
+} from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import { buildConnectState, type ConnectState } from "../connect/mod.ts";
 import { createEngine, type Engine, type SubgraphFetch } from "../engine/mod.ts";
@@ -35,6 +41,8 @@ export interface RouterState {
   readonly connect: ConnectState | null;
   /** The trace gate. */
   readonly trace: TraceState;
+  /** `@authenticated` / `@requiresScopes` on GraphQL requests (token verifier shared with Connect). */
+  readonly authorization: RequestAuthorization;
 }
 
 /** Inputs of {@linkcode buildState}: the config plus every file it names, already read. */
@@ -72,11 +80,18 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   for (const skipped of operations.skipped) {
     log.warn("Operation skipped", { path: skipped.path, reason: skipped.reason });
   }
+  // One token verifier (key sources, key cache) for the GraphQL and Connect facets.
+  let auth: Promise<AuthState> | null = null;
+  if (config.authentication.jwt.jwks.length > 0) {
+    auth = buildAuthState(config);
+    auth.catch((error) => log.error("Token key sources failed", { error: String(error) }));
+  }
+  const authorization = buildRequestAuthorization(config, { auth });
   const base = { config, log, engine, operations };
   const [mcp, trace] = await Promise.all([
     buildMcpState(base),
     buildTraceState(config, inputs.traceKeyPem),
   ]);
-  const connect = buildConnectState(base);
-  return { config, log, supergraph, engine, operations, mcp, connect, trace };
+  const connect = buildConnectState({ ...base, auth });
+  return { config, log, supergraph, engine, operations, mcp, connect, trace, authorization };
 }

@@ -88,6 +88,10 @@ export interface FixtureOptions {
   readonly maxScopeCombinations?: number;
   /** `headers` config (propagation rules to subgraphs). */
   readonly headers?: unknown;
+  /** Also verify tokens on GraphQL/Connect requests (`authentication.jwt.jwks` = the fixture's JWKS). */
+  readonly authentication?: boolean;
+  /** `authorization` config. */
+  readonly authorization?: unknown;
 }
 
 /**
@@ -148,6 +152,16 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
     operations_dir: operationsDir,
     log_level: "error",
     ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(options.authentication
+      ? {
+        authentication: {
+          jwt: {
+            jwks: [{ url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`, algorithms: ["ES256"] }],
+          },
+        },
+      }
+      : {}),
+    ...(options.authorization === undefined ? {} : { authorization: options.authorization }),
     mcp: {
       enabled: true,
       graph_name: "fixture",

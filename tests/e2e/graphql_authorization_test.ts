@@ -1,0 +1,101 @@
+/**
+ * `@requiresScopes` on plain GraphQL requests (DESIGN §2 `authentication` /
+ * `authorization`): a real router with a JWKS, a real subgraph, real tokens.
+ */
+import assert from "node:assert/strict";
+import { type McpFixture, startMcpFixture } from "./_mcp_fixture.ts";
+
+function post(fixture: McpFixture, query: string, token?: string): Promise<Response> {
+  return fetch(`${fixture.router.url}/graphql`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/graphql-response+json",
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ query }),
+  });
+}
+
+async function withFixture(
+  options: Parameters<typeof startMcpFixture>[0],
+  run: (fixture: McpFixture) => Promise<void>,
+): Promise<void> {
+  const fixture = await startMcpFixture(options);
+  try {
+    await run(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+Deno.test("authorization: a field without requirements needs no token", async () => {
+  await withFixture({ authentication: true }, async (fixture) => {
+    const response = await post(fixture, "{ hello }");
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { data: { hello: "Hello!" } });
+  });
+});
+
+Deno.test("authorization: @requiresScopes without a token is 401 and never reaches a subgraph", async () => {
+  await withFixture({ authentication: true }, async (fixture) => {
+    const response = await post(fixture, "{ secret }");
+    assert.equal(response.status, 401);
+    assert.equal(response.headers.get("www-authenticate"), "Bearer");
+    const body = await response.json();
+    assert.equal(body.errors[0].extensions.code, "UNAUTHENTICATED");
+    assert.equal(fixture.subgraphQueries.length, 0);
+  });
+});
+
+Deno.test("authorization: a token lacking every group is 403 with the best group (spec 7.2 rule)", async () => {
+  await withFixture({ authentication: true }, async (fixture) => {
+    const response = await post(fixture, "{ secret }", await fixture.token("A B"));
+    assert.equal(response.status, 403);
+    assert.equal(
+      response.headers.get("www-authenticate"),
+      'Bearer error="insufficient_scope", scope="A B C"',
+    );
+    const body = await response.json();
+    assert.equal(body.errors[0].extensions.code, "FORBIDDEN");
+    assert.match(body.errors[0].message, /A B C/);
+    assert.equal(fixture.subgraphQueries.length, 0);
+  });
+});
+
+Deno.test("authorization: a token holding one AND-group runs the operation", async () => {
+  await withFixture({ authentication: true }, async (fixture) => {
+    const response = await post(fixture, "{ secret hello }", await fixture.token("D"));
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { data: { secret: "s3cret", hello: "Hello!" } });
+  });
+});
+
+Deno.test("authorization: an invalid token is 401 invalid_token even for public fields", async () => {
+  await withFixture({ authentication: true }, async (fixture) => {
+    const response = await post(fixture, "{ hello }", await fixture.token("D", { expired: true }));
+    assert.equal(response.status, 401);
+    assert.match(response.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+    assert.equal(fixture.subgraphQueries.length, 0);
+  });
+});
+
+Deno.test("authorization: require_authentication refuses anonymous requests to public fields", async () => {
+  await withFixture(
+    { authentication: true, authorization: { require_authentication: true } },
+    async (fixture) => {
+      const anonymous = await post(fixture, "{ hello }");
+      assert.equal(anonymous.status, 401);
+      const signed = await post(fixture, "{ hello }", await fixture.token(""));
+      assert.equal(signed.status, 200);
+    },
+  );
+});
+
+Deno.test("authorization: without authentication.jwt nothing is checked (documented default)", async () => {
+  await withFixture({}, async (fixture) => {
+    const response = await post(fixture, "{ secret }");
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { data: { secret: "s3cret" } });
+  });
+});
