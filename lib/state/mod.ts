@@ -87,6 +87,17 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     auth.catch((error) => log.error("Token key sources failed", { error: String(error) }));
   }
   const authorization = buildRequestAuthorization(config, { auth });
+  if (auth === null) {
+    const guarded = [...supergraph.access.values()].filter((a) =>
+      a.authenticated || a.requiresScopes !== null
+    ).length;
+    if (guarded > 0) {
+      log.warn(
+        "@authenticated / @requiresScopes are not enforced on GraphQL and Connect requests: authentication.jwt.jwks is empty",
+        { guarded_elements: guarded },
+      );
+    }
+  }
   const base = { config, log, engine, operations };
   const [mcp, trace] = await Promise.all([
     buildMcpState(base),

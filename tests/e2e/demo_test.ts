@@ -249,7 +249,7 @@ Deno.test("issue 2.7: `deno task demo` prints the GraphQL, MCP, Connect and play
 
 Deno.test({
   name:
-    "KNOWN GAP: DESIGN §2 authorization: without a token, /graphql does not return @authenticated / @requiresScopes fields (GetUserAccount)",
+    "KNOWN GAP: secure default — without authentication.jwt.jwks, /graphql still serves @authenticated / @requiresScopes fields (only a start-up warning; GetUserAccount)",
   ignore: true,
   fn: async () => {
     await withDemo(async (router) => {

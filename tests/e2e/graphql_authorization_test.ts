@@ -99,3 +99,27 @@ Deno.test("authorization: without authentication.jwt nothing is checked (documen
     assert.deepEqual(await response.json(), { data: { secret: "s3cret" } });
   });
 });
+
+Deno.test("authorization: without key sources a guarded supergraph logs a start-up warning", async () => {
+  const lines: string[] = [];
+  const { createLogger } = await import("../../lib/log/mod.ts");
+  const { buildState } = await import("../../lib/state/mod.ts");
+  const { parseConfig } = await import("../../lib/config/mod.ts");
+  const { composeSupergraph } = await import("../../lib/compose/mod.ts");
+  const sdl =
+    `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@requiresScopes"])
+type Query { secret: String @requiresScopes(scopes: [["A"]]) }`;
+  const composed = composeSupergraph([{ name: "a", url: "http://127.0.0.1:1/graphql", sdl }]);
+  assert.ok(composed.ok);
+  const config = parseConfig({ supergraph_path: "unused.graphql", mcp: { enabled: false } });
+  await buildState({
+    config,
+    log: createLogger({ level: "warn", write: (line: string) => lines.push(line) }),
+    supergraphSdl: composed.supergraphSdl,
+    operationFiles: [],
+    traceKeyPem: null,
+  });
+  const warning = lines.map((l) => JSON.parse(l)).find((l) => /not enforced/.test(l.msg));
+  assert.equal(warning?.level, "warn");
+  assert.equal(warning?.guarded_elements, 1);
+});
