@@ -8,7 +8,7 @@
  */
 import type { Config } from "../config/types.ts";
 import type { PreparedOperation } from "../engine/types.ts";
-import { AuthError } from "../errors.ts";
+import { AuthError, RouterError } from "../errors.ts";
 import type { SupergraphCore } from "../supergraph/types.ts";
 import { formatBearerChallenge } from "./challenge.ts";
 import { authenticate, type AuthState } from "./jwt.ts";
@@ -83,17 +83,65 @@ export function operationRequirement(
   return requirement;
 }
 
+/** Options for {@linkcode checkRequirement}. */
+export interface CheckRequirementOptions {
+  /** The token verifier. */
+  readonly auth: AuthState;
+  /** The operation's requirement. */
+  readonly requirement: OperationRequirement;
+  /** `authorization.require_authentication`. */
+  readonly requireAuthentication: boolean;
+  /** What is asked for, in messages ("The operation", "Method GetUser"). */
+  readonly subject: string;
+}
+
 /**
- * Checks a request against an operation's requirement.
+ * Checks a request against a requirement (shared by the GraphQL and Connect facets).
  *
  * - An invalid token is refused (401, `error="invalid_token"`), required or not.
- * - No token: refused (401) when `require_authentication` is set or the
- *   operation touches an `@authenticated` / `@requiresScopes` element.
+ * - No token: refused (401) when `requireAuthentication` is set or the
+ *   requirement comes from an `@authenticated` / `@requiresScopes` element.
  * - A token lacking every AND-group: 403 `insufficient_scope` with the best group.
+ *
+ * @param request The inbound request (its token header).
+ * @param options Verifier, requirement, flags and the subject named in messages.
+ * @returns null when allowed, else the `AuthError` to answer with.
+ */
+export async function checkRequirement(
+  request: Request,
+  options: CheckRequirementOptions,
+): Promise<AuthError | null> {
+  const { auth, requirement } = options;
+  const verified = await authenticate(request, auth);
+  if (!verified.ok) return verified.error;
+  const token = verified.token;
+  if (token === null) {
+    if (!options.requireAuthentication && !requirement.authenticated) return null;
+    return new AuthError(
+      "UNAUTHENTICATED",
+      `${options.subject} needs an authenticated request: send a bearer token in ${auth.headerName}`,
+      formatBearerChallenge([]),
+    );
+  }
+  if (satisfiesScopes(requirement.scopes, token.scopeSet)) return null;
+  const best = bestScopeGroup(requirement.scopes, token.scopeSet);
+  return new AuthError(
+    "FORBIDDEN",
+    `${options.subject} needs the scopes ${best.join(" ")}${
+      requirement.scopes.length > 1 ? " (or another group of its @requiresScopes)" : ""
+    }`,
+    formatBearerChallenge(best, { error: "insufficient_scope" }),
+  );
+}
+
+/**
+ * Checks a GraphQL request against its prepared operation's requirement
+ * (see {@linkcode checkRequirement}); nothing is checked without key sources.
  *
  * @param request The inbound request (its `Authorization` header).
  * @param options The authorization, the supergraph and the prepared operation.
- * @returns null when allowed, else the `AuthError` to answer with.
+ * @returns null when allowed, else the error to answer with (an `AuthError`, or
+ * `INTERNAL` when the key sources failed to load).
  */
 export async function authorizeOperation(
   request: Request,
@@ -102,29 +150,22 @@ export async function authorizeOperation(
     readonly supergraph: SupergraphCore;
     readonly operation: PreparedOperation;
   },
-): Promise<AuthError | null> {
+): Promise<RouterError | null> {
   const { authorization } = options;
   if (authorization.auth === null) return null;
-  const auth = await authorization.auth;
-  const verified = await authenticate(request, auth);
-  if (!verified.ok) return verified.error;
-  const requirement = operationRequirement(options.operation, options);
-  const token = verified.token;
-  if (token === null) {
-    if (!authorization.requireAuthentication && !requirement.authenticated) return null;
-    return new AuthError(
-      "UNAUTHENTICATED",
-      `The operation needs an authenticated request: send a bearer token in ${auth.headerName}`,
-      formatBearerChallenge([]),
+  let auth: AuthState;
+  try {
+    auth = await authorization.auth;
+  } catch {
+    return new RouterError(
+      "INTERNAL",
+      "Token verification is unavailable: its key sources failed to load",
     );
   }
-  if (satisfiesScopes(requirement.scopes, token.scopeSet)) return null;
-  const best = bestScopeGroup(requirement.scopes, token.scopeSet);
-  return new AuthError(
-    "FORBIDDEN",
-    `The operation needs the scopes ${best.join(" ")}${
-      requirement.scopes.length > 1 ? " (or another group of its @requiresScopes)" : ""
-    }`,
-    formatBearerChallenge(best, { error: "insufficient_scope" }),
-  );
+  return checkRequirement(request, {
+    auth,
+    requirement: operationRequirement(options.operation, options),
+    requireAuthentication: authorization.requireAuthentication,
+    subject: "The operation",
+  });
 }

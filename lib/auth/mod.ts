@@ -38,6 +38,8 @@ export {
 export {
   authorizeOperation,
   buildRequestAuthorization,
+  checkRequirement,
+  type CheckRequirementOptions,
   operationRequirement,
   type RequestAuthorization,
 } from "./authorize.ts";

@@ -6,14 +6,7 @@
  *
  * @module
  */
-import {
-  authenticate,
-  type AuthState,
-  bestScopeGroup,
-  formatBearerChallenge,
-  type OperationRequirement,
-  satisfiesScopes,
-} from "../auth/mod.ts";
+import { type AuthState, checkRequirement, type OperationRequirement } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import { type Engine, execute, prepare } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
@@ -174,39 +167,21 @@ async function checkAccess(
       "Token verification is unavailable: its key sources failed to load",
     );
   }
-  const result = await authenticate(request, auth);
-  if (!result.ok) {
-    return connectFailure("unauthenticated", result.error.message, {
-      headers: { "www-authenticate": result.error.challenge },
-    });
-  }
-  const token = result.token;
-  const requirement = state.requirements.get(call.method.name);
-  const needsToken = config.authorization.require_authentication ||
-    (requirement?.authenticated ?? false);
-  if (token === null) {
-    if (!needsToken) return null;
-    return connectFailure(
-      "unauthenticated",
-      `Method ${call.method.name} needs an authenticated request: send a bearer token`,
-      { headers: { "www-authenticate": formatBearerChallenge([]) } },
-    );
-  }
-  const scopes = requirement?.scopes ?? [];
-  if (satisfiesScopes(scopes, token.scopeSet)) return null;
-  const best = bestScopeGroup(scopes, token.scopeSet);
+  const refused = await checkRequirement(request, {
+    auth,
+    requirement: state.requirements.get(call.method.name) ?? NO_REQUIREMENT,
+    requireAuthentication: config.authorization.require_authentication,
+    subject: `Method ${call.method.name}`,
+  });
+  if (refused === null) return null;
   return connectFailure(
-    "permission_denied",
-    `Method ${call.method.name} needs the scopes ${best.join(" ")}${
-      scopes.length > 1 ? " (or another group of its @requiresScopes)" : ""
-    }`,
-    {
-      headers: {
-        "www-authenticate": formatBearerChallenge(best, { error: "insufficient_scope" }),
-      },
-    },
+    refused.code === "UNAUTHENTICATED" ? "unauthenticated" : "permission_denied",
+    refused.message,
+    { headers: { "www-authenticate": refused.challenge } },
   );
 }
+
+const NO_REQUIREMENT: OperationRequirement = Object.freeze({ authenticated: false, scopes: [] });
 
 function deadlineFailure(timeoutMs: number | null): ConnectFailure {
   return connectFailure(
