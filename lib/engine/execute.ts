@@ -188,13 +188,26 @@ class Executor {
     let body: string;
     if (step.representations) {
       const candidates: Json[] = [];
-      collect(this.data, step.path, 0, candidates);
+      // A merged fetch sends, from each of its paths, only the types planned there.
+      let types: (ReadonlySet<string> | null)[] = [null];
+      if (step.targets) {
+        types = [];
+        for (const target of step.targets) {
+          const before = candidates.length;
+          collect(this.data, target.path, 0, candidates);
+          for (let i = before; i < candidates.length; i++) types.push(target.types);
+        }
+      } else {
+        collect(this.data, step.path, 0, candidates);
+      }
       // Each distinct representation once; its JSON is both the dedup key and the body part.
       const representations: string[] = [];
       const seen = new Map<string, number>();
-      for (const object of candidates) {
+      for (let c = 0; c < candidates.length; c++) {
+        const object = candidates[c]!;
         const typename = object.__typename;
         if (typeof typename !== "string") continue;
+        if (step.targets && !types[c]?.has(typename)) continue;
         const selection = step.representations.get(typename);
         if (!selection) continue;
         const rep: Json = {};
@@ -309,7 +322,9 @@ class Executor {
       }
       if (!paths) {
         paths = new Map();
-        collectPaths(this.data, step.path, 0, [], paths);
+        for (const target of step.targets ?? [step]) {
+          collectPaths(this.data, target.path, 0, [], paths);
+        }
       }
       const index = path[1];
       let placed = false;

@@ -9,7 +9,9 @@
  * fetch (`_entities`) to a subgraph that resolves it is added at the field's
  * response path, with the `@key` fields (and `@requires` fields) planned in
  * the parent as requirements. Fetches form a dependency graph, printed as
- * `Sequence` of `Parallel` levels.
+ * `Sequence` of `Parallel` levels. Entity fetches to one subgraph at one level
+ * of that graph whose selections cannot interfere are merged into one
+ * `_entities` call serving several paths (`Flatten.paths`).
  *
  * @module
  */
@@ -17,7 +19,7 @@ import type { FieldModel, TypeModel } from "../supergraph/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type FieldSetItem, parseFieldSet } from "./_fieldset.ts";
 import type { NField, NormalizedOperation, NSelection, TypeRef } from "./normalize.ts";
-import { Sel } from "./_sel.ts";
+import { Sel, type SelField } from "./_sel.ts";
 import { mergeRep, printReps, type RepField, type RepSelection } from "./_rep.ts";
 
 export type { RepField, RepSelection };
@@ -47,6 +49,11 @@ export interface ParallelNode {
 export interface FlattenNode {
   readonly kind: "Flatten";
   readonly path: readonly string[];
+  /**
+   * Merged entity fetches only: every response path the one `_entities` call serves (`path`
+   * is the first). Absent when the fetch serves one path.
+   */
+  readonly paths?: readonly (readonly string[])[];
   readonly node: FetchNode;
 }
 
@@ -71,6 +78,12 @@ export interface Rewrite {
   readonly to: string;
 }
 
+/** One response path a merged entity fetch serves, and the data `__typename`s it sends from there. */
+export interface FetchTarget {
+  readonly path: readonly string[];
+  readonly types: ReadonlySet<string>;
+}
+
 /** The executable twin of a fetch node. */
 export interface FetchStep {
   readonly kind: "Fetch";
@@ -84,6 +97,11 @@ export interface FetchStep {
   readonly path: readonly string[];
   /** Entity fetches: representation selection per `__typename`; null for root fetches. */
   readonly representations: ReadonlyMap<string, RepSelection> | null;
+  /**
+   * Merged entity fetches only: the paths served and the types sent from each (`path` is the
+   * first). Absent: representations are collected at `path` for every type of `representations`.
+   */
+  readonly targets?: readonly FetchTarget[];
   /** `__typename` to send per data `__typename` (`@interfaceObject` targets get the interface). */
   readonly sendTypename: ReadonlyMap<string, string>;
   readonly variableUsages: readonly string[];
@@ -119,6 +137,8 @@ interface Group {
   readonly rewrites: Rewrite[];
   /** Index of the root group it descends from (mutations run roots in order). */
   readonly root: number;
+  /** Entity fetches merged into this one (same subgraph, same level), in planning order. */
+  readonly merged: Group[];
 }
 
 interface Pos {
@@ -272,6 +292,7 @@ class Planner {
       variables: new Set(),
       rewrites: [],
       root,
+      merged: [],
     };
     this.#groups.push(group);
     return group;
@@ -877,6 +898,7 @@ class Planner {
   #build(): PlannedOperation {
     const groups = this.#groups;
     if (groups.length === 0) return { plan: { kind: "QueryPlan", node: null }, step: null };
+    this.#mergeFetches();
     const built = new Map<Group, { node: PlanNode; step: FetchStep }>();
     for (const g of groups) built.set(g, this.#buildFetch(g));
     const tree = this.#buildTree(built);
@@ -914,6 +936,89 @@ class Planner {
     const node: PlanNode = nodes.length === 1 ? nodes[0]! : { kind: "Sequence", nodes };
     const step: PlanStep = steps.length === 1 ? steps[0]! : { kind: "Sequence", steps };
     return { plan: { kind: "QueryPlan", node }, step };
+  }
+
+  /**
+   * Merges entity fetches to one subgraph at one level of the plan (the same longest chain of
+   * dependencies, so neither depends on the other) into one `_entities` call, as Apollo and Hive
+   * planners do: fewer subgraph requests, the same data. Only fetches whose selections cannot
+   * interfere merge: a type is either selected by one of them only (with response shapes that
+   * cannot conflict), or selected identically (selection, representation, `__typename` sent).
+   */
+  #mergeFetches(): void {
+    const groups = this.#groups;
+    const level = new Map<Group, number>();
+    const levelOf = (g: Group, seen = new Set<Group>()): number => {
+      const known = level.get(g);
+      if (known !== undefined) return known;
+      if (seen.has(g)) return 0;
+      seen.add(g);
+      let l = 0;
+      for (const d of g.deps) l = Math.max(l, levelOf(d, seen) + 1);
+      level.set(g, l);
+      return l;
+    };
+    const into = new Map<Group, Group>();
+    const candidate = (g: Group) =>
+      g.entity && !into.has(g) && g.sel.fields.size === 0 && g.rewrites.length === 0;
+    for (let i = 0; i < groups.length; i++) {
+      const a = groups[i]!;
+      if (!candidate(a)) continue;
+      for (let j = i + 1; j < groups.length; j++) {
+        const b = groups[j]!;
+        if (
+          !candidate(b) || b.subgraph !== a.subgraph || b.root !== a.root ||
+          levelOf(b) !== levelOf(a)
+        ) {
+          continue;
+        }
+        if (!this.#mergeable(a, b) || !a.merged.every((m) => this.#mergeable(m, b))) continue;
+        a.merged.push(b);
+        into.set(b, a);
+      }
+    }
+    if (into.size === 0) return;
+    for (const g of groups) {
+      for (const d of [...g.deps]) {
+        const to = into.get(d);
+        if (!to) continue;
+        g.deps.delete(d);
+        if (to !== g) g.deps.add(to);
+      }
+    }
+    for (const [b, a] of into) for (const d of b.deps) if (d !== a) a.deps.add(d);
+    const kept = groups.filter((g) => !into.has(g));
+    groups.length = 0;
+    groups.push(...kept);
+  }
+
+  /** Two entity fetches can share one `_entities` call (see {@linkcode #mergeFetches}). */
+  #mergeable(a: Group, b: Group): boolean {
+    // Interface representations expand to their implementations at build time: keep them alone.
+    for (const type of [...a.reqs.keys(), ...b.reqs.keys()]) {
+      if (this.#type(type)?.kind !== "object") return false;
+    }
+    for (const [type, sel] of b.sel.fragments) {
+      const same = a.sel.fragments.get(type);
+      if (same) {
+        if (same.print() !== sel.print()) return false;
+        continue;
+      }
+      for (const other of a.sel.fragments.values()) if (!sameShape(other, sel)) return false;
+    }
+    for (const [type, rep] of b.reqs) {
+      const same = a.reqs.get(type);
+      if (same && repText(same) !== repText(rep)) return false;
+      if (!same && a.sel.fragments.has(type)) return false;
+    }
+    for (const type of a.reqs.keys()) {
+      if (!b.reqs.has(type) && b.sel.fragments.has(type)) return false;
+    }
+    for (const [type, sent] of b.sendTypename) {
+      const same = a.sendTypename.get(type);
+      if (same !== undefined && same !== sent) return false;
+    }
+    return true;
   }
 
   /**
@@ -982,7 +1087,27 @@ class Planner {
 
   #buildFetch(g: Group): { node: PlanNode; step: FetchStep } {
     const operationKind = !g.entity && this.#op.kind === "mutation" ? "mutation" : "query";
-    const variableUsages = [...g.variables].sort();
+    const members = [g, ...g.merged];
+    let sel = g.sel;
+    let reqs: ReadonlyMap<string, RepSelection> = g.reqs;
+    let sendTypenames: ReadonlyMap<string, string> = g.sendTypename;
+    const variables = new Set(g.variables);
+    if (g.merged.length > 0) {
+      sel = new Sel();
+      const mergedReqs = new Map<string, RepSelection>();
+      const mergedSend = new Map<string, string>();
+      for (const m of members) {
+        for (const [type, fragment] of m.sel.fragments) {
+          if (!sel.fragments.has(type)) sel.fragments.set(type, fragment);
+        }
+        for (const [type, rep] of m.reqs) if (!mergedReqs.has(type)) mergedReqs.set(type, rep);
+        for (const [type, sent] of m.sendTypename) mergedSend.set(type, sent);
+        for (const v of m.variables) variables.add(v);
+      }
+      reqs = mergedReqs;
+      sendTypenames = mergedSend;
+    }
+    const variableUsages = [...variables].sort();
     const defs: string[] = [];
     if (g.entity) defs.push("$representations:[_Any!]!");
     for (const v of variableUsages) defs.push(`$${v}:${this.#op.variableTypes.get(v) ?? "String"}`);
@@ -990,10 +1115,10 @@ class Planner {
       this.#op.name ? ` ${this.#op.name}__${g.subgraph}__${g.id}` : ""
     }${defs.length > 0 ? `(${defs.join(",")})` : ""}`;
     const body = g.entity
-      ? `_entities(representations:$representations){${g.sel.printOrTypename()}}`
-      : g.sel.printOrTypename();
+      ? `_entities(representations:$representations){${sel.printOrTypename()}}`
+      : sel.printOrTypename();
     const operation = `${head}{${body}}`;
-    const requires = g.entity ? printReps(g.reqs) : undefined;
+    const requires = g.entity ? printReps(reqs) : undefined;
     const fetch: FetchNode = Object.freeze({
       kind: "Fetch",
       serviceName: g.subgraph,
@@ -1003,22 +1128,16 @@ class Planner {
       ...(requires === undefined ? {} : { requires }),
     });
     let representations: Map<string, RepSelection> | null = null;
-    const sendTypename = new Map(g.sendTypename);
-    if (g.entity) {
-      representations = new Map(g.reqs);
-      // Data of an interface (from an @interfaceObject) may already carry the concrete type.
-      for (const [type, rep] of g.reqs) {
-        const model = this.#type(type);
-        if (model?.kind !== "interface") continue;
-        for (const t of this.#model.types.values()) {
-          if (t.kind !== "object" || !t.interfaces.includes(type) || representations.has(t.name)) {
-            continue;
-          }
-          representations.set(t.name, rep);
-          sendTypename.set(t.name, sendTypename.get(type) ?? type);
-        }
+    const sendTypename = new Map(sendTypenames);
+    if (g.entity) representations = this.#representations(reqs, sendTypename);
+    const targets: FetchTarget[] = [];
+    if (g.merged.length > 0) {
+      for (const m of members) {
+        const types = new Set(this.#representations(m.reqs, new Map(m.sendTypename)).keys());
+        targets.push({ path: m.path, types });
       }
     }
+    const rewrites = members.flatMap((m) => m.rewrites);
     const step: FetchStep = {
       kind: "Fetch",
       node: fetch,
@@ -1027,13 +1146,78 @@ class Planner {
       subgraph: g.subgraph,
       path: g.path,
       representations,
+      ...(targets.length > 0 ? { targets } : {}),
       sendTypename,
       variableUsages,
-      rewrites: [...g.rewrites].sort((a, b) => a.path.length - b.path.length),
+      rewrites: rewrites.sort((a, b) => a.path.length - b.path.length),
     };
-    const node: PlanNode = g.entity ? { kind: "Flatten", path: [...g.path], node: fetch } : fetch;
+    const node: PlanNode = !g.entity
+      ? fetch
+      : targets.length > 0
+      ? { kind: "Flatten", path: [...g.path], paths: targets.map((t) => [...t.path]), node: fetch }
+      : { kind: "Flatten", path: [...g.path], node: fetch };
     return { node, step };
   }
+
+  /** Representation selections per data `__typename` (fills `sendTypename` for interfaces). */
+  #representations(
+    reqs: ReadonlyMap<string, RepSelection>,
+    sendTypename: Map<string, string>,
+  ): Map<string, RepSelection> {
+    const representations = new Map(reqs);
+    // Data of an interface (from an @interfaceObject) may already carry the concrete type.
+    for (const [type, rep] of reqs) {
+      const model = this.#type(type);
+      if (model?.kind !== "interface") continue;
+      for (const t of this.#model.types.values()) {
+        if (t.kind !== "object" || !t.interfaces.includes(type) || representations.has(t.name)) {
+          continue;
+        }
+        representations.set(t.name, rep);
+        sendTypename.set(t.name, sendTypename.get(type) ?? type);
+      }
+    }
+    return representations;
+  }
+}
+
+/** All fields of a selection level (its own and its type conditions'), by response key. */
+function levelFields(sel: Sel, out: SelField[] = []): SelField[] {
+  for (const f of sel.fields.values()) out.push(f);
+  for (const fragment of sel.fragments.values()) levelFields(fragment, out);
+  return out;
+}
+
+/**
+ * True when two selections under different object types can be sent in one operation: every
+ * response key both select has one known type, recursively (GraphQL's "same response shape").
+ */
+function sameShape(a: Sel, b: Sel): boolean {
+  const mine = new Map<string, SelField[]>();
+  for (const f of levelFields(a)) {
+    const list = mine.get(f.key);
+    if (list) list.push(f);
+    else mine.set(f.key, [f]);
+  }
+  for (const f of levelFields(b)) {
+    for (const o of mine.get(f.key) ?? []) {
+      if (f.name === "__typename" && o.name === "__typename") continue;
+      if (f.type === "" || f.type !== o.type) return false;
+      if ((f.child === null) !== (o.child === null)) return false;
+      if (f.child && o.child && !sameShape(o.child, f.child)) return false;
+    }
+  }
+  return true;
+}
+
+/** A representation selection as comparable text (keys, data keys, nesting). */
+function repText(rep: RepSelection): string {
+  const fields = (list: readonly RepField[]): string =>
+    list.map((f) =>
+      `${f.key}:${f.dataKey}${f.isKey ? "!" : ""}${f.selection ? `{${repText(f.selection)}}` : ""}`
+    ).join(",");
+  const typed = [...rep.byType].map(([t, list]) => `...${t}{${fields(list)}}`).join(",");
+  return `${fields(rep.fields)}${typed === "" ? "" : `;${typed}`}`;
 }
 
 function keysOf(fields: readonly NField[]): Map<string, NField> {

@@ -257,3 +257,39 @@ Deno.test("issue 6: observer sees stages, the plan (cached on the second run) an
   assert.equal((fetches[1]?.rawInputData as unknown[]).length, 3);
   assert.equal(fetches[1]?.response?.status, 200);
 });
+
+Deno.test("issue 3: a merged entity fetch serves each of its paths: one request, results and errors at the right path", async () => {
+  const { result, seen } = await run(
+    `{ users { id reviews { body } } topProducts { name reviews { body } } }`,
+    (subgraph, body) => {
+      if (subgraph === "accounts") {
+        return { data: { users: [{ __typename: "User", id: "u1" }] } };
+      }
+      if (subgraph === "products") return { data: { topProducts: PRODUCTS.slice(0, 2) } };
+      const reps = body.variables.representations as Record<string, string>[];
+      return {
+        data: {
+          _entities: reps.map((r) => ({ reviews: [{ body: `${r.__typename} ${r.id ?? r.upc}` }] })),
+        },
+        errors: [{ message: "partial reviews for 2", path: ["_entities", 2, "reviews"] }],
+      };
+    },
+  );
+  const reviews = seen.filter((s) => s.subgraph === "reviews");
+  assert.equal(reviews.length, 1);
+  assert.deepEqual(reviews[0]?.variables.representations, [
+    { __typename: "User", id: "u1" },
+    { __typename: "Product", upc: "1" },
+    { __typename: "Product", upc: "2" },
+  ]);
+  assert.deepEqual(result.data, {
+    users: [{ id: "u1", reviews: [{ body: "User u1" }] }],
+    topProducts: [
+      { name: "Table", reviews: [{ body: "Product 1" }] },
+      { name: "Couch", reviews: [{ body: "Product 2" }] },
+    ],
+  });
+  assert.deepEqual(result.errors?.map((e) => [e.message, e.path]), [
+    ["partial reviews for 2", ["topProducts", 1, "reviews"]],
+  ]);
+});
