@@ -14,6 +14,7 @@ import {
   jwtVerify,
   type JWTVerifyGetKey,
 } from "jose";
+import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "../config/mod.ts";
 import type { Config, JwksSource } from "../config/types.ts";
 import { AuthError, RouterError } from "../errors.ts";
 import { formatBearerChallenge } from "./challenge.ts";
@@ -21,19 +22,8 @@ import { RemoteKeySet } from "./_remote_keys.ts";
 import { parseScopeClaim } from "./scope_grammar.ts";
 
 /** The asymmetric algorithms accepted when a key source lists none. */
-const ASYMMETRIC = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-];
-const SYMMETRIC = ["HS256", "HS384", "HS512"];
+const ASYMMETRIC = ASYMMETRIC_ALGORITHMS;
+const SYMMETRIC = SYMMETRIC_ALGORITHMS;
 
 /** A compiled key source. */
 export interface KeySource {

@@ -22,3 +22,4 @@ export {
   resolveConfigPath,
 } from "./load.ts";
 export { type ListenAddress, parseListenAddr } from "./_values.ts";
+export { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "./_schema.ts";

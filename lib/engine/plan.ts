@@ -903,17 +903,7 @@ class Planner {
     for (const g of groups) built.set(g, this.#buildFetch(g));
     const tree = this.#buildTree(built);
     if (tree) return tree;
-    const level = new Map<Group, number>();
-    const levelOf = (g: Group, seen = new Set<Group>()): number => {
-      const known = level.get(g);
-      if (known !== undefined) return known;
-      if (seen.has(g)) return 0;
-      seen.add(g);
-      let l = 0;
-      for (const d of g.deps) l = Math.max(l, levelOf(d, seen) + 1);
-      level.set(g, l);
-      return l;
-    };
+    const levelOf = dependencyLevels();
     const roots = [...new Set(groups.map((g) => g.root))].sort((a, b) => a - b);
     const nodes: PlanNode[] = [];
     const steps: PlanStep[] = [];
@@ -947,17 +937,7 @@ class Planner {
    */
   #mergeFetches(): void {
     const groups = this.#groups;
-    const level = new Map<Group, number>();
-    const levelOf = (g: Group, seen = new Set<Group>()): number => {
-      const known = level.get(g);
-      if (known !== undefined) return known;
-      if (seen.has(g)) return 0;
-      seen.add(g);
-      let l = 0;
-      for (const d of g.deps) l = Math.max(l, levelOf(d, seen) + 1);
-      level.set(g, l);
-      return l;
-    };
+    const levelOf = dependencyLevels();
     const into = new Map<Group, Group>();
     const candidate = (g: Group) =>
       g.entity && !into.has(g) && g.sel.fields.size === 0 && g.rewrites.length === 0;
@@ -1264,4 +1244,23 @@ export function planOperation(
   operation: NormalizedOperation,
 ): PlannedOperation {
   return new Planner(model, operation).plan();
+}
+
+/**
+ * The level of each fetch group in the dependency graph: the length of its
+ * longest chain of dependencies (memoized; a cycle counts as level 0).
+ */
+function dependencyLevels(): (group: Group) => number {
+  const level = new Map<Group, number>();
+  const levelOf = (g: Group, seen = new Set<Group>()): number => {
+    const known = level.get(g);
+    if (known !== undefined) return known;
+    if (seen.has(g)) return 0;
+    seen.add(g);
+    let l = 0;
+    for (const d of g.deps) l = Math.max(l, levelOf(d, seen) + 1);
+    level.set(g, l);
+    return l;
+  };
+  return levelOf;
 }
