@@ -95,6 +95,23 @@ export interface FixtureOptions {
 }
 
 /**
+ * Runs `body` against a fresh fixture and closes it afterwards, also on failure.
+ * @param options Scope and auth config overrides.
+ * @param body The test body.
+ */
+export async function withMcpFixture(
+  options: FixtureOptions,
+  body: (fixture: McpFixture) => Promise<void>,
+): Promise<void> {
+  const fixture = await startMcpFixture(options);
+  try {
+    await body(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+/**
  * Starts the subgraph, the JWKS server and the router.
  * @param options Scope config overrides.
  * @returns The fixture.

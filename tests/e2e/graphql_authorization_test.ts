@@ -3,7 +3,7 @@
  * `authorization`): a real router with a JWKS, a real subgraph, real tokens.
  */
 import assert from "node:assert/strict";
-import { type McpFixture, startMcpFixture } from "./_mcp_fixture.ts";
+import { type McpFixture, withMcpFixture } from "./_mcp_fixture.ts";
 
 function post(fixture: McpFixture, query: string, token?: string): Promise<Response> {
   return fetch(`${fixture.router.url}/graphql`, {
@@ -17,20 +17,8 @@ function post(fixture: McpFixture, query: string, token?: string): Promise<Respo
   });
 }
 
-async function withFixture(
-  options: Parameters<typeof startMcpFixture>[0],
-  run: (fixture: McpFixture) => Promise<void>,
-): Promise<void> {
-  const fixture = await startMcpFixture(options);
-  try {
-    await run(fixture);
-  } finally {
-    await fixture.close();
-  }
-}
-
 Deno.test("authorization: a field without requirements needs no token", async () => {
-  await withFixture({ authentication: true }, async (fixture) => {
+  await withMcpFixture({ authentication: true }, async (fixture) => {
     const response = await post(fixture, "{ hello }");
     assert.equal(response.status, 200);
     assert.deepEqual(await response.json(), { data: { hello: "Hello!" } });
@@ -38,7 +26,7 @@ Deno.test("authorization: a field without requirements needs no token", async ()
 });
 
 Deno.test("authorization: @requiresScopes without a token is 401 and never reaches a subgraph", async () => {
-  await withFixture({ authentication: true }, async (fixture) => {
+  await withMcpFixture({ authentication: true }, async (fixture) => {
     const response = await post(fixture, "{ secret }");
     assert.equal(response.status, 401);
     assert.equal(response.headers.get("www-authenticate"), "Bearer");
@@ -49,7 +37,7 @@ Deno.test("authorization: @requiresScopes without a token is 401 and never reach
 });
 
 Deno.test("authorization: a token lacking every group is 403 with the best group (spec 7.2 rule)", async () => {
-  await withFixture({ authentication: true }, async (fixture) => {
+  await withMcpFixture({ authentication: true }, async (fixture) => {
     const response = await post(fixture, "{ secret }", await fixture.token("A B"));
     assert.equal(response.status, 403);
     assert.equal(
@@ -64,7 +52,7 @@ Deno.test("authorization: a token lacking every group is 403 with the best group
 });
 
 Deno.test("authorization: a token holding one AND-group runs the operation", async () => {
-  await withFixture({ authentication: true }, async (fixture) => {
+  await withMcpFixture({ authentication: true }, async (fixture) => {
     const response = await post(fixture, "{ secret hello }", await fixture.token("D"));
     assert.equal(response.status, 200);
     assert.deepEqual(await response.json(), { data: { secret: "s3cret", hello: "Hello!" } });
@@ -72,7 +60,7 @@ Deno.test("authorization: a token holding one AND-group runs the operation", asy
 });
 
 Deno.test("authorization: an invalid token is 401 invalid_token even for public fields", async () => {
-  await withFixture({ authentication: true }, async (fixture) => {
+  await withMcpFixture({ authentication: true }, async (fixture) => {
     const response = await post(fixture, "{ hello }", await fixture.token("D", { expired: true }));
     assert.equal(response.status, 401);
     assert.match(response.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
@@ -81,7 +69,7 @@ Deno.test("authorization: an invalid token is 401 invalid_token even for public 
 });
 
 Deno.test("authorization: require_authentication refuses anonymous requests to public fields", async () => {
-  await withFixture(
+  await withMcpFixture(
     { authentication: true, authorization: { require_authentication: true } },
     async (fixture) => {
       const anonymous = await post(fixture, "{ hello }");
@@ -93,7 +81,7 @@ Deno.test("authorization: require_authentication refuses anonymous requests to p
 });
 
 Deno.test("authorization: without authentication.jwt nothing is checked (documented default)", async () => {
-  await withFixture({}, async (fixture) => {
+  await withMcpFixture({}, async (fixture) => {
     const response = await post(fixture, "{ secret }");
     assert.equal(response.status, 200);
     assert.deepEqual(await response.json(), { data: { secret: "s3cret" } });

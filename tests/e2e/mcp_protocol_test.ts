@@ -3,7 +3,7 @@
  * header forwarding and reload.
  */
 import assert from "node:assert/strict";
-import { initialize, type McpFixture, rpc, startMcpFixture } from "./_mcp_fixture.ts";
+import { initialize, rpc, withMcpFixture } from "./_mcp_fixture.ts";
 
 const ALL = "mcp:connect mcp:list mcp:call";
 const MODERN_META = {
@@ -11,20 +11,8 @@ const MODERN_META = {
   "io.modelcontextprotocol/clientCapabilities": {},
 };
 
-async function withFixture(
-  options: Parameters<typeof startMcpFixture>[0],
-  body: (f: McpFixture) => Promise<void>,
-): Promise<void> {
-  const f = await startMcpFixture(options);
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
-
 Deno.test("MCP 2026-07-28: server/discover lists the revisions and capabilities; results carry resultType", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const r = await rpc(f, {
       jsonrpc: "2.0",
@@ -58,7 +46,7 @@ Deno.test("MCP 2026-07-28: server/discover lists the revisions and capabilities;
 });
 
 Deno.test("MCP 2026-07-28: an unsupported modern revision is -32022 naming the supported ones; header mismatch is -32020", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const r = await rpc(f, {
       jsonrpc: "2.0",
@@ -89,7 +77,7 @@ Deno.test("MCP 2026-07-28: an unsupported modern revision is -32022 naming the s
 });
 
 Deno.test("MCP 2025-11-25: initialize negotiates the revision and issues a signed session; later requests need it", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const init = await rpc(f, {
       jsonrpc: "2.0",
@@ -137,7 +125,7 @@ Deno.test("MCP 2025-11-25: initialize negotiates the revision and issues a signe
 });
 
 Deno.test("MCP Streamable HTTP: GET is 405 (no server stream), bad JSON is -32700, unknown methods -32601", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const get = await fetch(f.mcpUrl, { headers: { authorization: `Bearer ${token}` } });
     await get.body?.cancel();
@@ -157,7 +145,7 @@ Deno.test("MCP Streamable HTTP: GET is 405 (no server stream), bad JSON is -3270
 });
 
 Deno.test("issue 4: tools execute in-process and forward the caller's headers as a GraphQL request would", async () => {
-  await withFixture({
+  await withMcpFixture({
     headers: { all: { request: [{ op: "propagate", named: "x-tenant" }] } },
   }, async (f) => {
     const token = await f.token(ALL);
@@ -180,7 +168,7 @@ Deno.test("issue 4: tools execute in-process and forward the caller's headers as
 });
 
 Deno.test("DESIGN §4: reload recomputes tools and per-tool scopes; signed sessions survive", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} D`);
     const session = await initialize(f, token);
     await Deno.writeTextFile(
@@ -210,7 +198,7 @@ Deno.test("DESIGN §4: reload recomputes tools and per-tool scopes; signed sessi
 });
 
 Deno.test("DESIGN §3: JSON responses to POSTs; SSE only when the client accepts nothing else", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const session = await initialize(f, token);
     const response = await fetch(f.mcpUrl, {
@@ -235,7 +223,7 @@ Deno.test("DESIGN §3: JSON responses to POSTs; SSE only when the client accepts
 });
 
 Deno.test("issue 4: a body over max_request_body_bytes is refused with 413 before parsing", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const limit = f.router.state().config.max_request_body_bytes;
     const r = await rpc(

@@ -3,7 +3,7 @@
  * asserts the status and the exact `WWW-Authenticate` value.
  */
 import assert from "node:assert/strict";
-import { initialize, type McpFixture, rpc, startMcpFixture } from "./_mcp_fixture.ts";
+import { initialize, type McpFixture, rpc, withMcpFixture } from "./_mcp_fixture.ts";
 
 const ALL = "mcp:connect mcp:list mcp:call";
 
@@ -16,20 +16,8 @@ function insufficient(f: McpFixture, scope: string, level: string, requires = sc
     `error_description="Insufficient scope for ${level} level: requires ${requires}"`;
 }
 
-async function withFixture(
-  options: Parameters<typeof startMcpFixture>[0],
-  body: (f: McpFixture) => Promise<void>,
-): Promise<void> {
-  const f = await startMcpFixture(options);
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
-
 Deno.test("spec §7.1: a request without a token gets 401 with the initialize scopes and resource_metadata", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const r = await rpc(f, { jsonrpc: "2.0", id: 1, method: "ping" });
     assert.equal(r.status, 401);
     assert.equal(r.challenge, `Bearer scope="mcp:connect", resource_metadata="${f.metadataUrl}"`);
@@ -37,7 +25,7 @@ Deno.test("spec §7.1: a request without a token gets 401 with the initialize sc
 });
 
 Deno.test('RFC 6750 §3.1: an expired token gets 401 with error="invalid_token"', async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const r = await rpc(f, { jsonrpc: "2.0", id: 1, method: "ping" }, {
       token: await f.token(ALL, { expired: true }),
     });
@@ -51,7 +39,7 @@ Deno.test('RFC 6750 §3.1: an expired token gets 401 with error="invalid_token"'
 });
 
 Deno.test("spec §5.1 / §7.1 initialize level: a token lacking the initialize scopes gets 403 before the body is parsed", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const r = await rpc(f, "this is not JSON", { token: await f.token("mcp:list") });
     assert.equal(r.status, 403);
     assert.equal(r.challenge, insufficient(f, "mcp:connect", "initialize"));
@@ -59,7 +47,7 @@ Deno.test("spec §5.1 / §7.1 initialize level: a token lacking the initialize s
 });
 
 Deno.test("DESIGN §4: a scope claim that is not a string means no scopes (403, not 401)", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const r = await rpc(f, { jsonrpc: "2.0", id: 1, method: "ping" }, {
       token: await f.token(["mcp:connect"]),
     });
@@ -69,7 +57,7 @@ Deno.test("DESIGN §4: a scope claim that is not a string means no scopes (403, 
 });
 
 Deno.test("spec §5.3 rule 1: with initialize and method scopes configured the token needs all of them", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const weak = await f.token("mcp:connect");
     const session = await initialize(f, weak);
     const denied = await rpc(f, { jsonrpc: "2.0", id: 1, method: "tools/list" }, {
@@ -88,7 +76,7 @@ Deno.test("spec §5.3 rule 1: with initialize and method scopes configured the t
 });
 
 Deno.test("spec §7.1 method level: tools/call without the tools_call scopes gets 403 naming them", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token("mcp:connect mcp:list D");
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_operation_get_secret"), { token, session });
@@ -98,7 +86,7 @@ Deno.test("spec §7.1 method level: tools/call without the tools_call scopes get
 });
 
 Deno.test("spec §5.3 rule 2 / §7.1 built-in level: built-in scopes are additive to tools_call", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "get_operation_info", { operationName: "GetHello" }), {
@@ -116,7 +104,7 @@ Deno.test("spec §5.3 rule 2 / §7.1 built-in level: built-in scopes are additiv
 });
 
 Deno.test("spec §5.3 rule 2: with tools_call empty only the built-in tool scope is checked", async () => {
-  await withFixture({ scopes: { tools_call: [] } }, async (f) => {
+  await withMcpFixture({ scopes: { tools_call: [] } }, async (f) => {
     const token = await f.token("mcp:connect mcp:info");
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "get_operation_info", { operationName: "GetHello" }), {
@@ -133,7 +121,7 @@ Deno.test("spec §5.3 rule 2: with tools_call empty only the built-in tool scope
 });
 
 Deno.test('spec §7.2 example / §5.3 rule 7: (A AND B AND C) OR (D) with a token holding A and B gives scope="A B C"', async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} A B`);
     const session = await initialize(f, token);
     const before = f.subgraphQueries.length;
@@ -145,7 +133,7 @@ Deno.test('spec §7.2 example / §5.3 rule 7: (A AND B AND C) OR (D) with a toke
 });
 
 Deno.test("spec §7.2 best group: the group with the fewest missing scopes wins (token A → D)", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} A`);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_operation_get_secret"), { token, session });
@@ -155,7 +143,7 @@ Deno.test("spec §7.2 best group: the group with the fewest missing scopes wins 
 });
 
 Deno.test("spec §7.2 best group: ties go to the first group, which is sent whole", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} z:read`);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_operation_get_three"), { token, session });
@@ -168,7 +156,7 @@ Deno.test("spec §7.2 best group: ties go to the first group, which is sent whol
 });
 
 Deno.test("spec §5.3 rule 3: per-tool scopes come from @requiresScopes of fields reached through fragments", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_operation_get_profile", { id: "1" }), {
@@ -186,7 +174,7 @@ Deno.test("spec §5.3 rule 3: per-tool scopes come from @requiresScopes of field
 });
 
 Deno.test("spec §5.3 rule 4: execute_graphql is not checked at the per-tool level", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} mcp:exec`);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_graphql", { query: "{ hello }" }), { token, session });
@@ -200,7 +188,7 @@ Deno.test("spec §5.3 rule 4: execute_graphql is not checked at the per-tool lev
 });
 
 Deno.test("spec §5.3 rule 5 / §7.1 runtime level: an inline query's shortfall is a 403 with the best group, before execution", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} mcp:exec A B`);
     const session = await initialize(f, token);
     const before = f.subgraphQueries.length;
@@ -215,7 +203,7 @@ Deno.test("spec §5.3 rule 5 / §7.1 runtime level: an inline query's shortfall 
 });
 
 Deno.test("spec §5.3 rule 6: an inline query that does not parse passes the gate and the engine reports it", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} mcp:exec`);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_graphql", { query: "{ secret " }), { token, session });
@@ -227,7 +215,7 @@ Deno.test("spec §5.3 rule 6: an inline query that does not parse passes the gat
 });
 
 Deno.test("spec §7.3: scope_challenge_include_token_scopes sends token scopes first, then the required ones", async () => {
-  await withFixture({ includeTokenScopes: true }, async (f) => {
+  await withMcpFixture({ includeTokenScopes: true }, async (f) => {
     const token = await f.token(`${ALL} A B`);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_operation_get_secret"), { token, session });
@@ -240,7 +228,7 @@ Deno.test("spec §7.3: scope_challenge_include_token_scopes sends token scopes f
 });
 
 Deno.test("spec §7.3: with the default (false) only the required scopes are sent", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} A B`);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_operation_get_secret"), { token, session });
@@ -249,7 +237,7 @@ Deno.test("spec §7.3: with the default (false) only the required scopes are sen
 });
 
 Deno.test("RFC 6749 §3.3: a token scope with a quote never reaches the challenge", async () => {
-  await withFixture({ includeTokenScopes: true }, async (f) => {
+  await withMcpFixture({ includeTokenScopes: true }, async (f) => {
     const token = await f.token(`${ALL} A a"b, x="y B`);
     const session = await initialize(f, token);
     const r = await rpc(f, call(1, "execute_operation_get_secret"), { token, session });
@@ -262,7 +250,7 @@ Deno.test("RFC 6749 §3.3: a token scope with a quote never reaches the challeng
 });
 
 Deno.test("spec §5.4: step-up on the same session: 403, new token, same Mcp-Session-Id, success, no re-initialize", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const first = await f.token(`${ALL} A B`);
     const session = await initialize(f, first);
     const denied = await rpc(f, call(1, "execute_operation_get_secret"), { token: first, session });
@@ -285,7 +273,7 @@ Deno.test("spec §5.4: step-up on the same session: 403, new token, same Mcp-Ses
 });
 
 Deno.test("DESIGN §4: a session used with another subject's token is not found (404); DELETE ends it", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const session = await initialize(f, token);
     const other = await rpc(f, { jsonrpc: "2.0", id: 1, method: "ping" }, {
@@ -307,7 +295,7 @@ Deno.test("DESIGN §4: a session used with another subject's token is not found 
 });
 
 Deno.test("DESIGN §4: protected-resource metadata lists sorted scopes_supported and resource <base_url>/mcp", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     for (
       const path of [
         "/.well-known/oauth-protected-resource/mcp",
@@ -343,7 +331,7 @@ Deno.test("DESIGN §4: protected-resource metadata lists sorted scopes_supported
 });
 
 Deno.test("MCP transport security: a request from a foreign Origin is refused (DNS rebinding)", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const evil = await rpc(f, { jsonrpc: "2.0", id: 1, method: "ping" }, {
       token,
@@ -362,7 +350,7 @@ Deno.test("MCP transport security: a request from a foreign Origin is refused (D
 });
 
 Deno.test("DESIGN §4: over max_scope_combinations a tool is refused at load and an inline query fails closed", async () => {
-  await withFixture({ maxScopeCombinations: 2 }, async (f) => {
+  await withMcpFixture({ maxScopeCombinations: 2 }, async (f) => {
     const token = await f.token(`${ALL} mcp:exec D x:read admin`);
     const session = await initialize(f, token);
     const list = await rpc(f, { jsonrpc: "2.0", id: 1, method: "tools/list" }, {
@@ -389,7 +377,7 @@ Deno.test("DESIGN §4: over max_scope_combinations a tool is refused at load and
 });
 
 Deno.test("issue 4: a fragment bomb in an inline query fails closed fast", async () => {
-  await withFixture({}, async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} mcp:exec`);
     const session = await initialize(f, token);
     const query = `{ ${"... on Query { ".repeat(80)} hello ${"} ".repeat(80)}}`;

@@ -11,7 +11,7 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as TransportV2,
 } from "@modelcontextprotocol/client";
-import { type McpFixture, startMcpFixture } from "./_mcp_fixture.ts";
+import { withMcpFixture } from "./_mcp_fixture.ts";
 
 const ALL = "mcp:connect mcp:list mcp:call mcp:info";
 
@@ -29,17 +29,8 @@ function bearerFetch(getToken: () => string, seen: { initialize: number; session
   };
 }
 
-async function withFixture(body: (f: McpFixture) => Promise<void>): Promise<void> {
-  const f = await startMcpFixture();
-  try {
-    await body(f);
-  } finally {
-    await f.close();
-  }
-}
-
 Deno.test("spec §4.1 / §5.4 with SDK v1 (2025-11-25): list and call tools with a bearer token; step-up on the same session", async () => {
-  await withFixture(async (f) => {
+  await withMcpFixture({}, async (f) => {
     let token = await f.token(`${ALL} A B`);
     const seen = { initialize: 0, sessions: new Set<string>() };
     const transport = new TransportV1(new URL(f.mcpUrl), { fetch: bearerFetch(() => token, seen) });
@@ -94,7 +85,7 @@ Deno.test("spec §4.1 / §5.4 with SDK v1 (2025-11-25): list and call tools with
 });
 
 Deno.test("issue 4: SDK v1 tool arguments are validated against the input schema (isError naming the field)", async () => {
-  await withFixture(async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} read:email`);
     const transport = new TransportV1(new URL(f.mcpUrl), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
@@ -118,7 +109,7 @@ Deno.test("issue 4: SDK v1 tool arguments are validated against the input schema
 });
 
 Deno.test("issue 4: GraphQL errors make isError: true with the messages and the partial data", async () => {
-  await withFixture(async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const transport = new TransportV1(new URL(f.mcpUrl), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
@@ -139,7 +130,7 @@ Deno.test("issue 4: GraphQL errors make isError: true with the messages and the 
 });
 
 Deno.test("MCP 2026-07-28 with SDK v2: server/discover, no session, list and call tools", async () => {
-  await withFixture(async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(`${ALL} A B C`);
     const seen = { initialize: 0, sessions: new Set<string>() };
     const transport = new TransportV2(new URL(f.mcpUrl), { fetch: bearerFetch(() => token, seen) });
@@ -172,7 +163,7 @@ Deno.test("MCP 2026-07-28 with SDK v2: server/discover, no session, list and cal
 });
 
 Deno.test("MCP 2025-11-25 with SDK v2 in legacy mode: initialize handshake and session", async () => {
-  await withFixture(async (f) => {
+  await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const seen = { initialize: 0, sessions: new Set<string>() };
     const transport = new TransportV2(new URL(f.mcpUrl), { fetch: bearerFetch(() => token, seen) });
