@@ -12,9 +12,10 @@ import {
   challengeScopes,
   formatBearerChallenge,
   operationAccess,
+  type OperationAccessResult,
   type VerifiedToken,
 } from "../auth/mod.ts";
-import { execute, type ExecutionResult, prepare } from "../engine/mod.ts";
+import { execute, type ExecutionResult, prepare, type PrepareResult } from "../engine/mod.ts";
 import { validateArguments } from "../operations/mod.ts";
 import { checkInitialize, checkRequest, checkRuntime, type GateDecision } from "./policy.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
@@ -129,10 +130,9 @@ function subjectOf(caller: Caller): { issuer: string; subject: string } {
   return { issuer: caller.token?.issuer ?? "", subject: caller.token?.subject ?? "" };
 }
 
-function toolText(text: string, isError: boolean, modern: boolean): Record<string, unknown> {
-  const result: Record<string, unknown> = { content: [{ type: "text", text }], isError };
-  if (modern) result.resultType = "complete";
-  return result;
+/** A tool result (`ok` adds `resultType` for 2026-07-28). */
+function toolText(text: string, isError: boolean): Record<string, unknown> {
+  return { content: [{ type: "text", text }], isError };
 }
 
 function resultText(result: ExecutionResult): { text: string; isError: boolean } {
@@ -149,11 +149,9 @@ function resultText(result: ExecutionResult): { text: string; isError: boolean }
 async function runGraphQL(
   deps: McpDeps,
   request: Request,
-  query: string,
-  operationName: string | null,
+  prepared: PrepareResult,
   variables: Record<string, unknown> | null,
 ): Promise<{ text: string; isError: boolean }> {
-  const prepared = prepare(deps.engine, { query, operationName, variables });
   if (!prepared.ok) {
     return resultText({ errors: [...prepared.errors] });
   }
@@ -169,6 +167,34 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Gate 5's requirement of an inline query: from the engine's prepared document
+ * (computed once per prepared operation), or, when validation failed, from a
+ * parse of its own; null when the query does not parse.
+ */
+function runtimeAccess(
+  mcp: McpState,
+  prepared: PrepareResult,
+  query: string,
+): OperationAccessResult | null {
+  const options = { maxCombinations: mcp.maxScopeCombinations };
+  if (prepared.ok) {
+    const known = mcp.runtimeAccess.get(prepared.operation);
+    if (known !== undefined) return known;
+    const access = operationAccess(prepared.operation.document, mcp.schema, mcp.access, options);
+    mcp.runtimeAccess.set(prepared.operation, access);
+    return access;
+  }
+  if (prepared.stage === "parse") return null;
+  let document;
+  try {
+    document = parse(query, { maxTokens: 20_000 });
+  } catch {
+    return null;
+  }
+  return operationAccess(document, mcp.schema, mcp.access, options);
+}
+
 /** `tools/call`: returns the JSON-RPC result, or a Response for a runtime 403. */
 async function callTool(
   deps: McpDeps,
@@ -177,40 +203,39 @@ async function callTool(
   caller: Caller,
   tool: McpTool,
   args: Record<string, unknown>,
-  modern: boolean,
   id: JsonRpcId,
 ): Promise<Record<string, unknown> | Response> {
   const invalid = validateArguments(args, tool.inputSchema);
-  if (invalid !== null) return toolText(invalid, true, modern);
+  if (invalid !== null) return toolText(invalid, true);
   switch (tool.kind) {
     case "operation": {
       const operation = tool.operation!;
-      const out = await runGraphQL(deps, request, operation.text, operation.name, args);
-      return toolText(out.text, out.isError, modern);
+      const prepared = prepare(deps.engine, {
+        query: operation.text,
+        operationName: operation.name,
+        variables: args,
+      });
+      const out = await runGraphQL(deps, request, prepared, args);
+      return toolText(out.text, out.isError);
     }
     case "get_operation_info": {
       const target = mcp.toolsByOperation.get(String(args.operationName));
       if (!target) {
-        return toolText(`Unknown operation "${String(args.operationName)}"`, true, modern);
+        return toolText(`Unknown operation "${String(args.operationName)}"`, true);
       }
-      return toolText(formatOperationInfo(target, { graphqlUrl: mcp.graphqlUrl }), false, modern);
+      return toolText(formatOperationInfo(target, { graphqlUrl: mcp.graphqlUrl }), false);
     }
     case "get_schema":
-      return toolText(printSchema(mcp.schema), false, modern);
+      return toolText(printSchema(mcp.schema), false);
     case "execute_graphql": {
       const query = String(args.query);
       const variables = isRecord(args.variables) ? args.variables : null;
+      // The engine parses (and caches) the query once; the gate reuses its document.
+      const prepared = prepare(deps.engine, { query, operationName: null, variables });
       if (mcp.oauth) {
-        let document;
-        try {
-          document = parse(query, { maxTokens: 20_000 });
-        } catch {
-          document = null; // spec §5.3 rule 6: the engine reports the syntax error
-        }
-        if (document !== null) {
-          const access = operationAccess(document, mcp.schema, mcp.access, {
-            maxCombinations: mcp.maxScopeCombinations,
-          });
+        const access = runtimeAccess(mcp, prepared, query);
+        // null: unparseable, spec §5.3 rule 6: the engine reports the syntax error.
+        if (access !== null) {
           if (!access.ok) {
             // Fails closed: a requirement too large (or a bomb) is never executed.
             return scopeDenied(
@@ -230,8 +255,8 @@ async function callTool(
           if (!decision.allow) return scopeDenied(request, mcp, caller, decision, id);
         }
       }
-      const out = await runGraphQL(deps, request, query, null, variables);
-      return toolText(out.text, out.isError, modern);
+      const out = await runGraphQL(deps, request, prepared, variables);
+      return toolText(out.text, out.isError);
     }
   }
 }
@@ -432,9 +457,9 @@ async function handlePost(
       }
       const args = isRecord(params) && params.arguments !== undefined ? params.arguments : {};
       if (!isRecord(args)) {
-        return ok(toolText("Invalid arguments: expected an object", true, false));
+        return ok(toolText("Invalid arguments: expected an object", true));
       }
-      const result = await callTool(deps, mcp, request, caller, tool, args, false, id);
+      const result = await callTool(deps, mcp, request, caller, tool, args, id);
       return result instanceof Response ? result : ok(result);
     }
     default:

@@ -10,9 +10,10 @@ import {
   buildAuthState,
   type BuildAuthStateOptions,
   isValidScope,
+  type OperationAccessResult,
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
-import type { Engine } from "../engine/mod.ts";
+import type { Engine, PreparedOperation } from "../engine/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { OperationRegistry } from "../operations/mod.ts";
 import type { AccessRequirement } from "../supergraph/types.ts";
@@ -48,6 +49,8 @@ export interface McpState {
   readonly graphqlUrl: string;
   readonly schema: GraphQLSchema;
   readonly access: ReadonlyMap<string, AccessRequirement>;
+  /** Gate 5's requirement per prepared inline query (the engine caches prepared operations). */
+  readonly runtimeAccess: WeakMap<PreparedOperation, OperationAccessResult>;
   /** Largest accepted body, bytes. */
   readonly maxBodyBytes: number;
   /** Clock, milliseconds. */
@@ -165,6 +168,7 @@ export async function buildMcpState(
     graphqlUrl: `${base}${config.graphql_path || "/graphql"}`,
     schema,
     access,
+    runtimeAccess: new WeakMap<PreparedOperation, OperationAccessResult>(),
     maxBodyBytes: config.max_request_body_bytes > 0 ? config.max_request_body_bytes : 4 << 20,
     now: options.now ?? Date.now,
     allowedOrigins: new Set([

@@ -198,6 +198,13 @@ Deno.test("spec §5.3 rule 5 / §7.1 runtime level: an inline query's shortfall 
     });
     assert.equal(r.status, 403);
     assert.equal(r.challenge, insufficient(f, "A B C", "runtime"));
+    // Again (the requirement is now cached per prepared query), and for a query
+    // that parses but fails validation: still refused by the runtime gate.
+    for (const query of ["query Q { hello secret }", "{ secret nosuchfield }"]) {
+      const again = await rpc(f, call(2, "execute_graphql", { query }), { token, session });
+      assert.equal(again.status, 403, query);
+      assert.equal(again.challenge, insufficient(f, "A B C", "runtime"), query);
+    }
     assert.equal(f.subgraphQueries.length, before, "a runtime shortfall never reaches a subgraph");
   });
 });
