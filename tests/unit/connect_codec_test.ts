@@ -300,6 +300,9 @@ Deno.test("proto3 JSON: responses use JSON names, enum proto names, int64 string
 });
 
 Deno.test("Connect protocol: the HTTP status table is the current Connect table", () => {
+  // Written from the spec (connectrpc.com/docs/protocol, "Error Codes"), not from errors.ts:
+  // connectrpc/connectrpc.com#130 moved canceled 408→499, deadline_exceeded 408→504,
+  // failed_precondition 412→400 and unimplemented 404→501.
   assert.deepEqual({ ...CONNECT_HTTP_STATUS }, {
     canceled: 499,
     unknown: 500,
