@@ -11,9 +11,8 @@
  *   look-up and one substring test; the engine gets no observer, so nothing
  *   is timed or copied) against a bare awaited promise.
  */
-import { composeServices } from "@theguild/federation-composition";
-import { parse } from "graphql";
 import { serveSubgraph } from "../demo/subgraph.ts";
+import { composeSupergraph, formatCompositionError } from "../lib/compose/mod.ts";
 import { startRouter } from "../lib/cli/serve.ts";
 import { parseConfig } from "../lib/config/mod.ts";
 import { silentLogger } from "../lib/log/mod.ts";
@@ -59,10 +58,9 @@ type Product @key(fields: "upc") { upc: String! inStock: Boolean! }`,
     },
   }),
 ];
-const composed = composeServices(
-  subgraphs.map((s) => ({ name: s.name, typeDefs: parse(s.sdl), url: s.url })),
-);
-if (composed.errors) throw new Error(composed.errors.map((e) => e.message).join("\n"));
+const composed = composeSupergraph(subgraphs);
+if (!composed.ok) throw new Error(composed.errors.map(formatCompositionError).join("\n"));
+const { supergraphSdl } = composed;
 
 function routerWith(env: Record<string, string>) {
   const config = parseConfig({
@@ -72,7 +70,7 @@ function routerWith(env: Record<string, string>) {
     connect_rpc: { enabled: false },
     playground: { enabled: false },
   }, { env });
-  return startRouter({ config, supergraphSdl: composed.supergraphSdl!, log: silentLogger });
+  return startRouter({ config, supergraphSdl, log: silentLogger });
 }
 
 const enabled = await routerWith({ DEV_MODE: "true" });

@@ -5,7 +5,7 @@
  * resolvers with deterministic data) plus the operations that prove one
  * federation feature. The harness serves every subgraph in-process on
  * loopback (`demo/subgraph.ts`, recording each subgraph request), composes
- * the supergraph with `@theguild/federation-composition`, builds our engine
+ * the supergraph (`lib/compose/`, `@theguild/federation-composition`), builds our engine
  * and runs each operation through `prepare` + `execute`. Each case's whole
  * response is compared with `expected/<area>.json`, produced by the
  * reference gateway (`_reference.ts`, Apollo Gateway) against the same
@@ -17,8 +17,8 @@
  * @module
  */
 import { deepStrictEqual, equal, fail } from "node:assert/strict";
-import { composeServices } from "@theguild/federation-composition";
 import { type DocumentNode, Kind, parse, visit } from "graphql";
+import { composeSupergraph, formatCompositionError } from "../../../lib/compose/mod.ts";
 import type { GraphQLFormattedError } from "graphql";
 import {
   type RunningSubgraph,
@@ -200,15 +200,15 @@ export async function startArea(area: Area): Promise<StartedArea> {
         return url;
       });
     } else {
-      const result = composeServices(area.subgraphs.map((def) => ({
+      const result = composeSupergraph(area.subgraphs.map((def) => ({
         name: def.name,
-        typeDefs: parse(def.typeDefs),
+        sdl: def.typeDefs,
         url: urls.get(def.name) ?? "",
       })));
-      if (result.errors !== undefined) {
+      if (!result.ok) {
         throw new Error(
           `${area.name}: composition failed:\n` +
-            result.errors.map((e) => `- ${e.message}`).join("\n"),
+            result.errors.map((e) => `- ${formatCompositionError(e)}`).join("\n"),
         );
       }
       supergraphSdl = result.supergraphSdl;

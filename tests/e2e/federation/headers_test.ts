@@ -29,7 +29,7 @@ const CLIENT = {
   "x-other": "nope",
 };
 
-/** The value a subgraph received for a header in every request it got (one entry per request). */
+/** The distinct values a subgraph received for a header over all its requests (at least one request). */
 const received = (run: CaseRun, subgraph: string, header: string) => {
   const requests = requestsTo(run, subgraph);
   equal(requests.length > 0, true, `no request to ${subgraph}\n${describeRequests(run)}`);
