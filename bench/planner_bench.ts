@@ -1,7 +1,7 @@
 /**
  * Planner benchmarks (issue 8: cold plan of the benchmark query ≤ 5 ms, cache hit ≤ 20 µs).
- * The federation benchmark's supergraph and nested query are embedded so this runs on a
- * clean clone. Run: `deno bench -A bench/planner_bench.ts`.
+ * The federation benchmark's supergraph and nested query come from `_federation_fixture.ts`.
+ * Run: `deno bench -A bench/planner_bench.ts`.
  *
  * @module
  */

@@ -32,7 +32,7 @@ import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { Lru } from "./_lru.ts";
 import { normalizeOperation, type NSelection } from "./normalize.ts";
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
-import { prepareOperation } from "./prepare.ts";
+import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
 import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
 import type {
@@ -259,12 +259,7 @@ export async function execute(
     { maxErrors: 50 },
   );
   if (coerced.errors) {
-    return {
-      errors: coerced.errors.map((e) => {
-        const json = e.toJSON();
-        return { ...json, extensions: { ...json.extensions, code: "BAD_USER_INPUT" } };
-      }),
-    };
+    return { errors: coerced.errors.map((e) => formatted(e, "BAD_USER_INPUT")) };
   }
   const variables = coerced.coerced;
   const observer = options.observer;

@@ -322,14 +322,9 @@ class Planner {
     reqs: RepSelection,
     touched: Set<Group>,
   ): Group {
+    const pathKey = top.group.pathKey + "|" + top.path.join(".");
     for (const g of this.#groups) {
-      if (
-        !g.entity || g.subgraph !== subgraph ||
-        g.pathKey !== top.group.pathKey + "|" + top.path.join(".")
-      ) {
-        continue;
-      }
-      if (touched.has(g)) continue;
+      if (!g.entity || g.subgraph !== subgraph || g.pathKey !== pathKey || touched.has(g)) continue;
       let cycle = false;
       for (const t of touched) if (this.#dependsOn(t, g)) cycle = true;
       if (cycle || !this.#compatible(g.reqs.get(type), reqs)) continue;
@@ -337,7 +332,7 @@ class Planner {
     }
     const group = this.#newGroup(subgraph, true, top.path, top.group.root);
     // pathKey includes nothing of the parent: groups at one path share it.
-    (group as { pathKey: string }).pathKey = top.group.pathKey + "|" + top.path.join(".");
+    (group as { pathKey: string }).pathKey = pathKey;
     return group;
   }
 
@@ -905,27 +900,18 @@ class Planner {
     if (tree) return tree;
     const levelOf = dependencyLevels();
     const roots = [...new Set(groups.map((g) => g.root))].sort((a, b) => a - b);
-    const nodes: PlanNode[] = [];
-    const steps: PlanStep[] = [];
+    const perRoot: Built[] = [];
     for (const root of roots) {
-      const members = groups.filter((g) => g.root === root);
       const levels: Group[][] = [];
-      for (const g of members) (levels[levelOf(g)] ??= []).push(g);
-      const seqNodes: PlanNode[] = [];
-      const seqSteps: PlanStep[] = [];
+      for (const g of groups) if (g.root === root) (levels[levelOf(g)] ??= []).push(g);
+      const stages: Built[] = [];
       for (const list of levels) {
-        if (!list || list.length === 0) continue;
-        const parNodes = list.map((g) => built.get(g)!.node);
-        const parSteps = list.map((g) => built.get(g)!.step);
-        seqNodes.push(parNodes.length === 1 ? parNodes[0]! : { kind: "Parallel", nodes: parNodes });
-        seqSteps.push(parSteps.length === 1 ? parSteps[0]! : { kind: "Parallel", steps: parSteps });
+        if (list && list.length > 0) stages.push(parallelOf(list.map((g) => built.get(g)!)));
       }
-      nodes.push(seqNodes.length === 1 ? seqNodes[0]! : { kind: "Sequence", nodes: seqNodes });
-      steps.push(seqSteps.length === 1 ? seqSteps[0]! : { kind: "Sequence", steps: seqSteps });
+      perRoot.push(sequenceOf(stages));
     }
-    const node: PlanNode = nodes.length === 1 ? nodes[0]! : { kind: "Sequence", nodes };
-    const step: PlanStep = steps.length === 1 ? steps[0]! : { kind: "Sequence", steps };
-    return { plan: { kind: "QueryPlan", node }, step };
+    const top = sequenceOf(perRoot);
+    return { plan: { kind: "QueryPlan", node: top.node }, step: top.step };
   }
 
   /**
@@ -1023,7 +1009,6 @@ class Planner {
       if (list) list.push(g);
       else children.set(last, [g]);
     }
-    type Built = { node: PlanNode; step: PlanStep };
     const sequence = (items: Built[]): Built => {
       const nodes: PlanNode[] = [];
       const steps: PlanStep[] = [];
@@ -1040,16 +1025,11 @@ class Planner {
         ? { node: nodes[0]!, step: steps[0]! }
         : { node: { kind: "Sequence", nodes }, step: { kind: "Sequence", steps } };
     };
-    const parallel = (items: Built[]): Built =>
-      items.length === 1 ? items[0]! : {
-        node: { kind: "Parallel", nodes: items.map((i) => i.node) },
-        step: { kind: "Parallel", steps: items.map((i) => i.step) },
-      };
     const subtree = (g: Group): Built => {
       const own = built.get(g)!;
       const kids = children.get(g) ?? [];
       if (kids.length === 0) return own;
-      return sequence([own, parallel(kids.map(subtree))]);
+      return sequence([own, parallelOf(kids.map(subtree))]);
     };
     const byRoot = new Map<number, Built[]>();
     for (const g of roots) {
@@ -1057,11 +1037,8 @@ class Planner {
       if (list) list.push(subtree(g));
       else byRoot.set(g.root, [subtree(g)]);
     }
-    const ordered = [...byRoot.keys()].sort((a, b) => a - b).map((r) => parallel(byRoot.get(r)!));
-    const top = ordered.length === 1 ? ordered[0]! : {
-      node: { kind: "Sequence" as const, nodes: ordered.map((o) => o.node) },
-      step: { kind: "Sequence" as const, steps: ordered.map((o) => o.step) },
-    };
+    const ordered = [...byRoot.keys()].sort((a, b) => a - b).map((r) => parallelOf(byRoot.get(r)!));
+    const top = sequenceOf(ordered);
     return { plan: { kind: "QueryPlan", node: top.node }, step: top.step };
   }
 
@@ -1159,6 +1136,28 @@ class Planner {
     }
     return representations;
   }
+}
+
+/** A plan node and its executable twin. */
+interface Built {
+  readonly node: PlanNode;
+  readonly step: PlanStep;
+}
+
+/** One item as is, or the items run concurrently. */
+function parallelOf(items: readonly Built[]): Built {
+  return items.length === 1 ? items[0]! : {
+    node: { kind: "Parallel", nodes: items.map((i) => i.node) },
+    step: { kind: "Parallel", steps: items.map((i) => i.step) },
+  };
+}
+
+/** One item as is, or the items run one after the other (nested sequences kept). */
+function sequenceOf(items: readonly Built[]): Built {
+  return items.length === 1 ? items[0]! : {
+    node: { kind: "Sequence", nodes: items.map((i) => i.node) },
+    step: { kind: "Sequence", steps: items.map((i) => i.step) },
+  };
 }
 
 /** All fields of a selection level (its own and its type conditions'), by response key. */

@@ -7,6 +7,7 @@
 import {
   type DocumentNode,
   GraphQLError,
+  type GraphQLFormattedError,
   type GraphQLSchema,
   Kind,
   type OperationDefinitionNode,
@@ -27,12 +28,13 @@ export interface PrepareOptions {
   readonly now?: () => number;
 }
 
-/** Parsed and validated document, shared by every operation name of one query text. */
-export interface ParsedDocument {
-  readonly document: DocumentNode;
-}
-
-function formatted(error: GraphQLError, code: string) {
+/**
+ * A graphql-js error as a response error with a stable `extensions.code`.
+ * @param error The error.
+ * @param code The code to put in its extensions.
+ * @returns The formatted error.
+ */
+export function formatted(error: GraphQLError, code: string): GraphQLFormattedError {
   const json = error.toJSON();
   return { ...json, extensions: { ...json.extensions, code } };
 }

@@ -32,9 +32,13 @@ function pathArray(path: PathLink | undefined): (string | number)[] {
   return out.reverse();
 }
 
-function samePrefix(errorPath: readonly (string | number)[], path: (string | number)[]): boolean {
-  if (errorPath.length < path.length) return false;
-  for (let i = 0; i < path.length; i++) if (errorPath[i] !== path[i]) return false;
+/** True when `path` is a prefix of (or equal to) `longer`. */
+function samePrefix(
+  longer: readonly (string | number)[],
+  path: readonly (string | number)[],
+): boolean {
+  if (longer.length < path.length) return false;
+  for (let i = 0; i < path.length; i++) if (longer[i] !== path[i]) return false;
   return true;
 }
 
@@ -51,12 +55,9 @@ class Shaper {
     const arr = pathArray(path);
     for (let i = 0; i < this.#initialErrors; i++) {
       const p = this.#errors[i]?.path;
-      if (p && samePrefix(p, arr)) return;
-    }
-    for (let i = 0; i < this.#initialErrors; i++) {
-      const p = this.#errors[i]?.path;
-      // A subgraph error on an ancestor (the entity failed) already explains the null.
-      if (p && samePrefix(arr, [...p])) return;
+      // A subgraph error at or below this field, or on an ancestor (the entity failed),
+      // already explains the null.
+      if (p && (samePrefix(p, arr) || samePrefix(arr, p))) return;
     }
     this.#errors.push({
       message: `Cannot return null for non-nullable field ${parentType}.${field.name}.`,

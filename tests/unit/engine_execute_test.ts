@@ -119,6 +119,19 @@ Deno.test("spec 6.4.4: a null non-null field nulls the nearest nullable parent, 
   ]);
 });
 
+Deno.test("spec 6.4.4: an entity error on an ancestor explains the nulled non-null field: no second error", async () => {
+  const { result } = await run(
+    `{ user(id: "1") { id reviews { body } } }`,
+    (subgraph) =>
+      subgraph === "accounts" ? { data: { user: { __typename: "User", id: "1" } } } : {
+        data: { _entities: [null] },
+        errors: [{ message: "user gone", path: ["_entities", 0] }],
+      },
+  );
+  assert.deepEqual(result.data, { user: null });
+  assert.deepEqual(result.errors?.map((e) => [e.message, e.path]), [["user gone", ["user"]]]);
+});
+
 Deno.test("issue 3: a failing subgraph yields partial data plus an error", async () => {
   const { result } = await run(`{ user(id: "1") { id } warehouses { id } }`, (subgraph) => {
     if (subgraph === "inventory") return new TypeError("connection refused");

@@ -182,6 +182,12 @@ Deno.test("issue 3: mutation: consecutive root fields of one subgraph share a mu
 
 Deno.test("issue 3: plans are deterministic: equal inputs give byte-equal JSON", () => {
   const query = `{ topProducts { name reviews { author { name reviews { body } } } } }`;
+  // A second model built from the same text: no state of one model or planner run leaks in.
+  const again = buildSupergraph(
+    Deno.readTextFileSync(new URL("../../schema/supergraph.graphql", import.meta.url)),
+  );
+  const other = planOperation(again, normalizeOperation(again.apiSchema, parse(query))).plan.node;
+  assert.equal(JSON.stringify(plan(query)), JSON.stringify(other));
   assert.equal(JSON.stringify(plan(query)), JSON.stringify(plan(query)));
 });
 
