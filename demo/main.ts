@@ -110,12 +110,15 @@ function banner(router: RunningRouter, subgraphs: RunningDemo): string {
 export async function startDemo(options: StartDemoOptions): Promise<RunningDemoRouter> {
   const env = options.env ?? {};
   const freePorts = options.freePorts ?? false;
-  if (!freePorts) checkRoutingUrls(await loadConfig(options.configPath, { env }));
+  // The fixed-port demo checks the config first, then starts from it (no second read).
+  const config = freePorts ? undefined : await loadConfig(options.configPath, { env });
+  if (config !== undefined) checkRoutingUrls(config);
   const subgraphs = startDemoSubgraphs(freePorts ? { basePort: 0 } : {});
   let router: RunningRouter;
   try {
     router = await startRouter({
       configPath: options.configPath,
+      ...(config === undefined ? {} : { config }),
       env,
       watch: options.interactive ?? false,
       signals: options.interactive ?? false,

@@ -7,13 +7,13 @@
  *
  * @module
  */
-import { dirname, relative, resolve } from "node:path";
+import { relative } from "node:path";
 import {
   composeSupergraph,
   type CompositionError,
   formatCompositionError,
 } from "../compose/mod.ts";
-import { parseConfig, parseConfigYaml, resolveConfigPath } from "../config/mod.ts";
+import { loadConfig, resolveConfigPath } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { CommandOptions } from "./mod.ts";
 
@@ -71,19 +71,9 @@ export async function composeCommand(args: string[], _options: CommandOptions): 
   try {
     // The whole config is validated (errors name the key path), but the files it
     // names are not required: the supergraph is what this command writes.
-    const text = await Deno.readTextFile(configPath);
-    const config = parseConfig(parseConfigYaml(text, configPath), {
-      env,
-      baseDir: dirname(resolve(configPath)),
-    });
-    subgraphs = config.subgraphs;
+    subgraphs = (await loadConfig(configPath, { env, checkFiles: false })).subgraphs;
   } catch (error) {
-    const message = error instanceof RouterError
-      ? error.message
-      : error instanceof Deno.errors.NotFound
-      ? `Cannot read config file "${configPath}": no such file`
-      : String(error);
-    console.error(`compose: ${message}`);
+    console.error(`compose: ${error instanceof RouterError ? error.message : String(error)}`);
     return 1;
   }
   if (subgraphs.length === 0) {

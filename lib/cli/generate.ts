@@ -10,7 +10,7 @@
  */
 import { dirname, join } from "node:path";
 import { stringify as stringifyYaml } from "yaml";
-import { loadConfig, resolveConfigPath } from "../config/mod.ts";
+import { listenUrl, loadConfig, parseListenAddr, resolveConfigPath } from "../config/mod.ts";
 import type { Config } from "../config/types.ts";
 import {
   buildContractModel,
@@ -99,12 +99,8 @@ async function readLock(path: string): Promise<ProtoLock | null> {
 }
 
 function serverUrl(config: Config): string {
-  const listen = config.listen_addr;
-  const [host, port] = listen.startsWith("[")
-    ? [listen.slice(0, listen.indexOf("]") + 1), listen.slice(listen.indexOf("]") + 2)]
-    : [listen.slice(0, listen.lastIndexOf(":")), listen.slice(listen.lastIndexOf(":") + 1)];
-  const shown = host === "" || host === "0.0.0.0" || host === "[::]" ? "localhost" : host;
-  return `http://${shown}:${port}`;
+  // listen_addr is validated by loadConfig.
+  return listenUrl(parseListenAddr(config.listen_addr)!);
 }
 
 /**

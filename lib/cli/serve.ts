@@ -10,6 +10,7 @@ import { dirname, extname, join, relative, resolve } from "node:path";
 import {
   checkFiles,
   type Config,
+  listenUrl,
   loadConfig,
   parseListenAddr,
   resolveConfigPath,
@@ -24,11 +25,17 @@ import { buildState, type RouterState } from "../state/mod.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 import type { CommandOptions } from "./mod.ts";
 
-/** Options for {@linkcode startRouter}: exactly one of `configPath` / `config`. */
+/**
+ * Options for {@linkcode startRouter}: `configPath` and/or `config` (both: start
+ * from `config`, already loaded from `configPath`; reload from `configPath`).
+ */
 export interface StartRouterOptions {
   /** Config file to load (and to reload on change). */
   readonly configPath?: string;
-  /** A ready config (file paths in it absolute or relative to the working folder). */
+  /**
+   * A ready config (file paths in it absolute or relative to the working
+   * folder); with `configPath`, the result of `loadConfig(configPath)`.
+   */
   readonly config?: Config;
   /**
    * Environment for config overrides.
@@ -144,7 +151,10 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const env = options.env ?? {};
   const loadInitial = async (): Promise<Config> => {
     if (options.config !== undefined) {
-      if (options.supergraphSdl === undefined) await checkFiles(options.config);
+      // loadConfig already checked the files of a config loaded from `configPath`.
+      if (options.supergraphSdl === undefined && options.configPath === undefined) {
+        await checkFiles(options.config);
+      }
       return options.config;
     }
     if (options.configPath === undefined) {
@@ -175,12 +185,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   }, handler);
   const port = server.addr.port;
   config = withBoundPort(config, port);
-  const host = address.hostname === "0.0.0.0" || address.hostname === "::"
-    ? "localhost"
-    : address.hostname.includes(":")
-    ? `[${address.hostname}]`
-    : address.hostname;
-  const url = `http://${host}:${port}`;
+  const url = listenUrl({ ...address, port });
 
   async function build(next: Config, nextLog: Logger): Promise<RouterState> {
     const [supergraphSdl, operationFiles, traceKeyPem] = await Promise.all([

@@ -40,9 +40,6 @@ function canReusePort(): boolean {
   return typeof (Deno as unknown as { listenDatagram?: unknown }).listenDatagram === "function";
 }
 
-/** `startRouter` options with the listener flag the workers need (see the module doc). */
-type ListenerOptions = StartRouterOptions & { readonly reusePort?: boolean };
-
 const TAG = "gw-router-worker";
 
 /** Main → worker. */
@@ -135,7 +132,16 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   let env = options.env ?? {};
   const config = await loadConfig(configPath, { env });
   const count = requested ?? config.workers;
-  if (count <= 1) return await startRouter(routerOptions);
+  // One isolate: start from the config just loaded (reloads still read `configPath`).
+  if (count <= 1) return await startRouter({ ...routerOptions, config });
+  if (!canReusePort()) {
+    const router = await startRouter({ ...routerOptions, config });
+    (options.log ?? createLogger({ level: config.log_level })).warn(
+      "workers > 1 needs SO_REUSEPORT, an unstable Deno API: serving from one isolate",
+      { workers: count, hint: 'add "unstable": ["net"] to deno.json or run with --unstable-net' },
+    );
+    return router;
+  }
   if (config.mcp.session_secret === "") {
     // One secret for all isolates, so an MCP session works whichever one answers.
     const bytes = crypto.getRandomValues(new Uint8Array(32));
@@ -144,16 +150,8 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       MCP_SESSION_SECRET: Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""),
     };
   }
-  if (!canReusePort()) {
-    const router = await startRouter(routerOptions);
-    (options.log ?? createLogger({ level: router.state().config.log_level })).warn(
-      "workers > 1 needs SO_REUSEPORT, an unstable Deno API: serving from one isolate",
-      { workers: count, hint: 'add "unstable": ["net"] to deno.json or run with --unstable-net' },
-    );
-    return router;
-  }
 
-  const mainOptions: ListenerOptions = { ...routerOptions, env, reusePort: true };
+  const mainOptions: StartRouterOptions = { ...routerOptions, env, reusePort: true };
   const main = await startRouter(mainOptions);
   const log = options.log ?? createLogger({ level: main.state().config.log_level });
   const listenAddr = main.state().config.listen_addr;
@@ -236,7 +234,7 @@ function serveInWorker(scope: {
     switch (message.kind) {
       case "start": {
         try {
-          const workerOptions: ListenerOptions = {
+          const workerOptions: StartRouterOptions = {
             configPath: message.configPath,
             env: message.env,
             watch: message.watch,

@@ -92,3 +92,27 @@ export function parseListenAddr(text: string): ListenAddress | undefined {
   const hostname = host === "" ? "0.0.0.0" : host.replace(/^\[|\]$/g, "");
   return { hostname, port };
 }
+
+/**
+ * The base URL clients use for a listen address (`0.0.0.0` and `::` →
+ * `localhost`, IPv6 in brackets).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { listenUrl } from "./_values.ts";
+ * assert.equal(listenUrl({ hostname: "0.0.0.0", port: 3002 }), "http://localhost:3002");
+ * assert.equal(listenUrl({ hostname: "::1", port: 8080 }), "http://[::1]:8080");
+ * ```
+ * @param address The listen address.
+ * @returns `http://host:port`.
+ */
+export function listenUrl(address: ListenAddress): string {
+  const { hostname, port } = address;
+  const host = hostname === "0.0.0.0" || hostname === "::" || hostname === ""
+    ? "localhost"
+    : hostname.includes(":")
+    ? `[${hostname}]`
+    : hostname;
+  return `http://${host}:${port}`;
+}

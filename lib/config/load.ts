@@ -17,6 +17,12 @@ export interface LoadConfigOptions {
    * @default {{}}
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Check that the files the config names exist (`compose` turns it off: it
+   * writes the supergraph).
+   * @default {true}
+   */
+  readonly checkFiles?: boolean;
 }
 
 /** The config file used when neither `--config` nor `CONFIG_PATH` is given. */
@@ -80,7 +86,7 @@ export function parseConfigYaml(text: string, file: string): unknown {
  * `file` sources). Relative paths in the file are resolved against its folder.
  *
  * @param path The config file path (see {@linkcode resolveConfigPath}).
- * @param options Environment variables.
+ * @param options Environment variables; whether to check the files.
  * @returns The frozen configuration.
  * @throws {RouterError} `CONFIG_INVALID`; `details.path` is the key path, or
  * `"CONFIG_PATH"` when the config file itself cannot be read.
@@ -103,7 +109,7 @@ export async function loadConfig(path: string, options: LoadConfigOptions = {}):
     env,
     baseDir: dirname(resolve(path)),
   });
-  await checkFiles(config);
+  if (options.checkFiles ?? true) await checkFiles(config);
   return config;
 }
 

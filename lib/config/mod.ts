@@ -21,5 +21,5 @@ export {
   parseConfigYaml,
   resolveConfigPath,
 } from "./load.ts";
-export { type ListenAddress, parseListenAddr } from "./_values.ts";
+export { type ListenAddress, listenUrl, parseListenAddr } from "./_values.ts";
 export { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "./_schema.ts";

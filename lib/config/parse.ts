@@ -14,7 +14,14 @@ import {
   type ObjectNode,
   SYMMETRIC_ALGORITHMS,
 } from "./_schema.ts";
-import { parseBoolean, parseDuration, parseListenAddr, parseSize, splitList } from "./_values.ts";
+import {
+  listenUrl,
+  parseBoolean,
+  parseDuration,
+  parseListenAddr,
+  parseSize,
+  splitList,
+} from "./_values.ts";
 
 /** Options for {@linkcode parseConfig}. */
 export interface ParseConfigOptions {
@@ -330,7 +337,7 @@ function fillDerived(out: Raw): void {
   if (server.base_url === undefined) {
     const address = parseListenAddr(String(out.listen_addr));
     if (address === undefined) failListenAddr(String(out.listen_addr));
-    server.base_url = `http://${publicHost(address.hostname)}:${address.port}`;
+    server.base_url = listenUrl(address);
   }
   for (const [, sources] of jwksLists(out)) {
     sources.forEach((source) => {
@@ -344,16 +351,6 @@ function fillDerived(out: Raw): void {
       }
     });
   }
-}
-
-/**
- * The host clients should use for a listen host (`0.0.0.0` and `::` → `localhost`).
- * @param hostname The listen host.
- * @returns A host for URLs.
- */
-function publicHost(hostname: string): string {
-  if (hostname === "0.0.0.0" || hostname === "::" || hostname === "") return "localhost";
-  return hostname.includes(":") ? `[${hostname}]` : hostname;
 }
 
 function failListenAddr(value: string): never {
@@ -624,10 +621,10 @@ export function configEnvKeys(): ConfigEnvKey[] {
 export function withBoundPort(config: Config, port: number): Config {
   const address = parseListenAddr(config.listen_addr);
   if (address === undefined || address.port === port) return config;
-  const derived = `http://${publicHost(address.hostname)}:${address.port}`;
+  const derived = listenUrl(address);
   const host = config.listen_addr.slice(0, config.listen_addr.lastIndexOf(":"));
   const baseUrl = config.mcp.server.base_url === derived
-    ? `http://${publicHost(address.hostname)}:${port}`
+    ? listenUrl({ ...address, port })
     : config.mcp.server.base_url;
   return deepFreeze({
     ...config,

@@ -96,6 +96,7 @@ export function createHandler(
   return async function handle(request: Request): Promise<Response> {
     const state = current();
     const { pathname } = new URL(request.url);
+    // Liveness needs no state (and no route table).
     if (pathname === HEALTH_LIVE_PATH) return Response.json({ status: "live" });
     if (state === null) {
       if (pathname === HEALTH_READY_PATH) {
@@ -143,10 +144,6 @@ function ready(): Promise<Response> {
   return Promise.resolve(Response.json({ status: "ready" }));
 }
 
-function live(): Promise<Response> {
-  return Promise.resolve(Response.json({ status: "live" }));
-}
-
 function wantsHtml(request: Request): boolean {
   if (request.method !== "GET") return false;
   if (new URL(request.url).searchParams.has("query")) return false;
@@ -163,7 +160,6 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
   const { config } = state;
   const exact = new Map<string, FacetHandler>();
   const prefixes: [string, FacetHandler][] = [];
-  exact.set(HEALTH_LIVE_PATH, live);
   exact.set(HEALTH_READY_PATH, ready);
   const playground = config.playground.enabled;
   exact.set(

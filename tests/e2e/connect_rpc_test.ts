@@ -16,6 +16,7 @@ import { startRouter } from "../../lib/cli/serve.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import type { SubgraphFetch } from "../../lib/engine/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
+import { runDeno } from "./_cli.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SERVICE = "service.v1.GraphService";
@@ -23,34 +24,9 @@ const BUF = "npm:@bufbuild/buf@1.74.0";
 const REDOCLY = "npm:@redocly/cli@2.77.0";
 const SECRET = "connect-e2e-secret-that-is-long-enough-for-hs256";
 
-interface Output {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `deno run -A <args>` (the CLI, or an npm tool outside the project's config). */
-async function deno(args: string[], options: { cwd: string; project: boolean }): Promise<Output> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: options.project
-      ? ["run", "-A", "--quiet", "--config", `${ROOT}deno.json`, ...args]
-      : ["run", "-A", "--quiet", "--no-config", "--no-lock", ...args],
-    cwd: options.cwd,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
-
 /** `gw-router generate proto --config config.yaml --out <dir>`, plus a STANDARD buf.yaml. */
 async function generateDemoProto(dir: string): Promise<string> {
-  const result = await deno([
+  const result = await runDeno([
     "main.ts",
     "generate",
     "proto",
@@ -68,7 +44,7 @@ async function generateDemoProto(dir: string): Promise<string> {
 }
 
 async function bufImage(dir: string): Promise<Uint8Array> {
-  const built = await deno([BUF, "build", dir, "-o", `${dir}/image.binpb`], {
+  const built = await runDeno([BUF, "build", dir, "-o", `${dir}/image.binpb`], {
     cwd: dir,
     project: false,
   });
@@ -163,7 +139,7 @@ Deno.test("issue 5: the generated proto of the demo operations passes `buf lint`
     const proto = await Deno.readTextFile(protoPath);
     assert.match(proto, /rpc GetProduct\(GetProductRequest\) returns \(GetProductResponse\)/);
     assert.ok((await Deno.stat(`${dir}/service/v1/service.proto.lock.json`)).isFile);
-    const lint = await deno([BUF, "lint", dir], { cwd: dir, project: false });
+    const lint = await runDeno([BUF, "lint", dir], { cwd: dir, project: false });
     assert.equal(lint.code, 0, `buf lint: ${lint.stdout}${lint.stderr}`);
     assert.equal(lint.stdout.trim(), "");
     const image = await bufImage(dir);
@@ -180,7 +156,7 @@ Deno.test("issue 5: the generated proto of the demo operations passes `buf lint`
     ]);
     // The lint is real: the same file with a non-standard service name fails it.
     await Deno.writeTextFile(protoPath, proto.replace("service GraphService {", "service Graph {"));
-    const bad = await deno([BUF, "lint", dir], { cwd: dir, project: false });
+    const bad = await runDeno([BUF, "lint", dir], { cwd: dir, project: false });
     assert.notEqual(bad.code, 0);
     assert.match(bad.stdout + bad.stderr, /Service name "Graph" should be suffixed with "Service"/);
   } finally {
@@ -192,7 +168,7 @@ Deno.test("issue 5: `generate openapi` writes OpenAPI 3.1 that `redocly lint` ac
   const dir = await Deno.makeTempDir({ prefix: "gw_connect_openapi_" });
   try {
     const out = `${dir}/openapi.json`;
-    const result = await deno([
+    const result = await runDeno([
       "main.ts",
       "generate",
       "openapi",
@@ -209,7 +185,7 @@ Deno.test("issue 5: `generate openapi` writes OpenAPI 3.1 that `redocly lint` ac
     assert.equal(doc.openapi, "3.1.0");
     assert.deepEqual(Object.keys(doc.paths[`/${SERVICE}/GetProduct`]), ["post", "get"]);
     assert.deepEqual(Object.keys(doc.paths[`/${SERVICE}/AddReview`]), ["post"]);
-    const lint = await deno([REDOCLY, "lint", out], { cwd: dir, project: false });
+    const lint = await runDeno([REDOCLY, "lint", out], { cwd: dir, project: false });
     assert.equal(lint.code, 0, `redocly lint: ${lint.stdout}${lint.stderr}`);
     assert.match(lint.stdout + lint.stderr, /Your API description is valid/);
   } finally {
@@ -520,6 +496,15 @@ Deno.test("issue 5: size limits apply after decompression; gzip bodies are accep
     assert.equal(zipped.status, 429);
     assert.equal(zipped.body.code, "resource_exhausted");
 
+    const broken = await raw(`${base}/GetUser`, {
+      method: "POST",
+      headers: { ...POST_HEADERS, "content-encoding": "gzip" },
+      body: '{"id": "2"}',
+    });
+    assert.equal(broken.status, 400);
+    assert.equal(broken.body.code, "invalid_argument");
+    assert.match(broken.body.message, /gzip/);
+
     const longGet = await raw(
       `${base}/GetUser?connect=v1&encoding=json&message=${encodeURIComponent(big)}`,
     );
@@ -639,7 +624,7 @@ Deno.test("DESIGN §3: `generate proto` keeps field numbers across an operation 
       `supergraph_path: ${ROOT}schema/supergraph.graphql\noperations_dir: operations\n`,
     );
     const generate = async () => {
-      const result = await deno([
+      const result = await runDeno([
         "main.ts",
         "generate",
         "proto",
@@ -672,13 +657,13 @@ Deno.test("DESIGN §3: `generate proto` keeps field numbers across an operation 
 });
 
 Deno.test("DESIGN §2: `generate` refuses bad usage (exit 2, naming what is missing); openapi can be YAML", async () => {
-  const missing = await deno(["main.ts", "generate", "proto", "--config", "config.yaml"], {
+  const missing = await runDeno(["main.ts", "generate", "proto", "--config", "config.yaml"], {
     cwd: ROOT,
     project: true,
   });
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /Missing --out DIR/);
-  const unknown = await deno(["main.ts", "generate", "grpc", "--out", "x"], {
+  const unknown = await runDeno(["main.ts", "generate", "grpc", "--out", "x"], {
     cwd: ROOT,
     project: true,
   });
@@ -686,7 +671,7 @@ Deno.test("DESIGN §2: `generate` refuses bad usage (exit 2, naming what is miss
   assert.match(unknown.stderr, /Expected "proto" or "openapi"/);
   const dir = await Deno.makeTempDir({ prefix: "gw_connect_yaml_" });
   try {
-    const ok = await deno(["main.ts", "generate", "openapi", "--out", `${dir}/api.yaml`], {
+    const ok = await runDeno(["main.ts", "generate", "openapi", "--out", `${dir}/api.yaml`], {
       cwd: ROOT,
       project: true,
     });

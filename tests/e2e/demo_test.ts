@@ -4,29 +4,12 @@ import { DEMO_QUERY, startDemo } from "../../demo/main.ts";
 import { type RunningDemo, startDemoSubgraphs } from "../../demo/subgraphs/mod.ts";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
+import { runCli } from "./_cli.ts";
 
 const ROOT = new URL("../../", import.meta.url);
-const MAIN = new URL("main.ts", ROOT).pathname;
-const DENO_JSON = new URL("deno.json", ROOT).pathname;
-
-async function run(args: string[], cwd: string) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", "--config", DENO_JSON, MAIN, ...args],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
 
 Deno.test("issue 2.4: `gw-router compose --config config.yaml` prints the committed schema/supergraph.graphql", async () => {
-  const result = await run(["compose", "--config", "config.yaml"], ROOT.pathname);
+  const result = await runCli(["compose", "--config", "config.yaml"], ROOT.pathname);
   assert.equal(result.code, 0, result.stderr);
   assert.equal(
     result.stdout,
@@ -54,7 +37,7 @@ Deno.test("issue 2.4: `compose --out` writes the file; a conflict exits 1 naming
       `${dir}/conf/ok.yaml`,
       config("../b.graphql").replace("a.graphql", "../a.graphql"),
     );
-    const ok = await run(["compose", "--config", "conf/ok.yaml", "--out", "out.graphql"], dir);
+    const ok = await runCli(["compose", "--config", "conf/ok.yaml", "--out", "out.graphql"], dir);
     assert.equal(ok.code, 0, ok.stderr);
     const written = await Deno.readTextFile(`${dir}/out.graphql`);
     assert.match(
@@ -68,7 +51,7 @@ Deno.test("issue 2.4: `compose --out` writes the file; a conflict exits 1 naming
       `${link}\ntype Query {\n  bye: String\n  hello: Int\n}\n`,
     );
     await Deno.writeTextFile(`${dir}/bad.yaml`, config("c.graphql"));
-    const bad = await run(["compose", "--config", "bad.yaml"], dir);
+    const bad = await runCli(["compose", "--config", "bad.yaml"], dir);
     assert.equal(bad.code, 1);
     assert.equal(bad.stdout, "");
     const lines = bad.stderr.split("\n").filter((l) => l.includes("FIELD_TYPE_MISMATCH"));
@@ -85,7 +68,7 @@ Deno.test("issue 2.4: compose refuses a config without subgraphs, naming the key
   const dir = await Deno.makeTempDir({ prefix: "gw_compose_" });
   try {
     await Deno.writeTextFile(`${dir}/config.yaml`, "dev_mode: true\n");
-    const result = await run(["compose"], dir);
+    const result = await runCli(["compose"], dir);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /Cannot read "subgraphs": expected a non-empty list/);
   } finally {

@@ -88,11 +88,6 @@ type Mutation { setHello(text: String!): String! }`,
         const failed = results.filter((r) => r.name.startsWith("SHOULD") && r.status !== "ok");
         assert.deepEqual(failed.map((r) => `${r.id} ${r.name}`), []);
       });
-      // All SHOULD audits passed when this test was written (23/23): keep it that way.
-      await t.step("every SHOULD audit passes too", () => {
-        const failed = results.filter((r) => r.name.startsWith("SHOULD") && r.status !== "ok");
-        assert.deepEqual(failed.map((r) => `${r.id} ${r.name}`), []);
-      });
     } finally {
       await router.shutdown();
     }

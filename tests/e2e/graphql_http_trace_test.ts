@@ -66,8 +66,10 @@ Deno.test("spec 5.5/5.6: in dev mode X-GW-Trace and gw_trace return extensions.t
       assert.equal(response.headers.get("cache-control"), "no-store");
       const body = await response.json();
       assert.deepEqual(body.data, { hello: "world" });
-      assert.equal(typeof body.extensions?.trace, "object");
-      assert.notEqual(body.extensions.trace, null);
+      // The trace records this request and the one fetch it made.
+      const trace = body.extensions?.trace;
+      assert.deepEqual(trace?.request?.body, { query: "{ hello }" });
+      assert.equal(trace.fetches?.children?.[0]?.fetch?.source_name, "greetings");
     }
     const plain = await post(url);
     assert.equal(plain.headers.get("cache-control"), null);

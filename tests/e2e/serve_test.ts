@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { startRouter } from "../../lib/cli/serve.ts";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
+import { runCli } from "./_cli.ts";
 
 const LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
@@ -196,11 +197,18 @@ Deno.test("issue 2: `main.ts serve` logs its URLs and the ART warning, reloads o
     assert.ok(warning.msg.startsWith("Advanced Request Tracing (ART) is enabled"));
     assert.equal(await status(`${listening.url}/health/ready`), 200);
 
+    // SIGHUP re-reads the config file: the new graphql_path is served.
+    await Deno.writeTextFile(
+      join(dir, "config.yaml"),
+      BASE_CONFIG + "engine: { enable_request_tracing: true }\ngraphql_path: /gql\n",
+    );
     child.kill("SIGHUP");
     const reloaded = JSON.parse(
       await readLinesUntil(reader, lines, (l) => l.includes("Configuration reloaded")),
     );
     assert.equal(reloaded.level, "info");
+    assert.equal(await status(`${listening.url}/graphql?query={hello}`), 404);
+    assert.notEqual(await status(`${listening.url}/gql?query={hello}`), 404);
 
     child.kill("SIGTERM");
     const { code } = await child.status;
@@ -220,15 +228,9 @@ Deno.test("issue 2: `main.ts serve` logs its URLs and the ART warning, reloads o
 Deno.test("DESIGN §2: `main.ts serve` with a bad config exits 1 naming the key path", async () => {
   const dir = await workspace(BASE_CONFIG + "mcp_enabled: true\n");
   try {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "main.ts", "serve", "--config", join(dir, "config.yaml")],
-      cwd: new URL("../..", import.meta.url),
-      env: { NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const output = await runCli(["serve", "--config", join(dir, "config.yaml")]);
     assert.equal(output.code, 1);
-    const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+    const text = output.stdout + output.stderr;
     assert.match(text, /Cannot read \\?"mcp_enabled\\?": unknown key/);
     assert.match(text, /"path":"mcp_enabled"/);
   } finally {

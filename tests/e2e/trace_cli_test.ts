@@ -4,21 +4,10 @@
 import assert from "node:assert/strict";
 import { decodeJwt } from "jose";
 import { importTraceVerificationKey, verifyTraceToken } from "../../lib/trace/mod.ts";
+import { type CliOutput, MAIN, runCli } from "./_cli.ts";
 
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "trace-token", ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+function cli(...args: string[]): Promise<CliOutput> {
+  return runCli(["trace-token", ...args]);
 }
 
 Deno.test("DESIGN §2: trace-token --generate-key writes a key pair whose tokens the router accepts", async () => {

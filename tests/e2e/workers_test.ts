@@ -84,7 +84,7 @@ Deno.test("DESIGN 5: workers: 2 serves one port (port 0 too) from two isolates a
   await router.finished;
 });
 
-Deno.test("DESIGN 5: workers: 1 is the plain router (no extra isolate)", async () => {
+Deno.test("DESIGN 5: workers: 1 is the plain router (no extra isolate), reloading its config file", async () => {
   const dir = await workspace(1);
   const lines: string[] = [];
   const router = await startWorkers({
@@ -96,6 +96,11 @@ Deno.test("DESIGN 5: workers: 1 is the plain router (no extra isolate)", async (
     const response = await fetch(`${router.url}/health/live`);
     await response.body?.cancel();
     assert.equal(response.status, 200);
+    // The router started from the config startWorkers read; a reload reads the file again.
+    const config = join(dir, "config.yaml");
+    await Deno.writeTextFile(config, (await Deno.readTextFile(config)) + "graphql_path: /gql\n");
+    assert.equal(await router.reload(), true);
+    assert.equal(router.state().config.graphql_path, "/gql");
   } finally {
     await router.shutdown();
     await Deno.remove(dir, { recursive: true });
