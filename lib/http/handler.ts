@@ -8,7 +8,7 @@ import { handleConnect } from "../connect/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
-import { handlePlayground } from "../playground/mod.ts";
+import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
 import { readBodyLimited } from "./body.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
@@ -144,12 +144,6 @@ function ready(): Promise<Response> {
   return Promise.resolve(Response.json({ status: "ready" }));
 }
 
-function wantsHtml(request: Request): boolean {
-  if (request.method !== "GET") return false;
-  if (new URL(request.url).searchParams.has("query")) return false;
-  return (request.headers.get("accept") ?? "").includes("text/html");
-}
-
 /**
  * Compiles the route table of a state: exact paths, then prefixes.
  * @param state The router state.
@@ -166,7 +160,9 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
     config.graphql_path,
     playground
       ? (request, s) =>
-        wantsHtml(request) ? facets.playground(request, s) : facets.graphql(request, s)
+        wantsPlayground(request, config)
+          ? facets.playground(request, s)
+          : facets.graphql(request, s)
       : facets.graphql,
   );
   if (state.mcp !== null) {
