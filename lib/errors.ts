@@ -94,3 +94,23 @@ export class AuthError extends RouterError {
     this.challenge = challenge;
   }
 }
+
+/**
+ * The fields a log line gives an error: message, and for a {@linkcode RouterError}
+ * its code and details.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { describeError, RouterError } from "./errors.ts";
+ * assert.deepEqual(describeError(new RouterError("NOT_FOUND", "No route")), { error: "No route", code: "NOT_FOUND" });
+ * ```
+ * @param error Anything thrown.
+ * @returns Log fields.
+ */
+export function describeError(error: unknown): Record<string, unknown> {
+  if (error instanceof RouterError) {
+    return { error: error.message, code: error.code, ...error.details };
+  }
+  return { error: error instanceof Error ? error.message : String(error) };
+}

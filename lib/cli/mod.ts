@@ -25,7 +25,7 @@ export async function runCommand(
 ): Promise<number> {
   switch (command) {
     case "serve":
-      return (await import("./serve.ts")).serveCommand(args, options);
+      return (await import("./serve_command.ts")).serveCommand(args, options);
     case "compose":
       return (await import("./compose.ts")).composeCommand(args, options);
     case "generate":

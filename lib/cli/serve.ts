@@ -13,17 +13,15 @@ import {
   listenUrl,
   loadConfig,
   parseListenAddr,
-  resolveConfigPath,
   withBoundPort,
 } from "../config/mod.ts";
 import type { SubgraphFetch } from "../engine/mod.ts";
-import { RouterError } from "../errors.ts";
+import { describeError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import type { OperationFile } from "../operations/mod.ts";
 import { buildState, type RouterState } from "../state/mod.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
-import type { CommandOptions } from "./mod.ts";
 
 /**
  * Options for {@linkcode startRouter}: `configPath` and/or `config` (both: start
@@ -357,13 +355,6 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   };
 }
 
-function describeError(error: unknown): Record<string, unknown> {
-  if (error instanceof RouterError) {
-    return { error: error.message, code: error.code, ...error.details };
-  }
-  return { error: error instanceof Error ? error.message : String(error) };
-}
-
 function logStartup(log: Logger, config: Config, url: string, state: RouterState): void {
   log.info("GW Router listening", {
     url,
@@ -376,54 +367,4 @@ function logStartup(log: Logger, config: Config, url: string, state: RouterState
     dev_mode: config.dev_mode,
   });
   for (const message of traceStartupWarnings(config)) log.warn(message);
-}
-
-/** Parsed `serve` arguments. */
-interface ServeArgs {
-  readonly config: string | undefined;
-}
-
-function parseServeArgs(args: readonly string[]): ServeArgs | string {
-  let config: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? "";
-    if (arg === "--config" || arg === "-c") {
-      config = args[++i];
-      if (config === undefined || config === "") return `Missing value after "${arg}"`;
-    } else if (arg.startsWith("--config=")) {
-      config = arg.slice("--config=".length);
-    } else {
-      return `Unknown argument "${arg}"; usage: serve [--config FILE]`;
-    }
-  }
-  return { config };
-}
-
-/**
- * Runs `serve [--config FILE]` (env `CONFIG_PATH`, default `config.yaml`)
- * until SIGTERM/SIGINT, on `workers` isolates (see `workers.ts`).
- * @param args Command-line arguments after the subcommand.
- * @param _options Shared options.
- * @returns The exit code: 0 after a clean shutdown, 1 when start-up fails, 2 on bad arguments.
- */
-export async function serveCommand(args: string[], _options: CommandOptions): Promise<number> {
-  const parsed = parseServeArgs(args);
-  if (typeof parsed === "string") {
-    console.error(parsed);
-    return 2;
-  }
-  const env = Deno.env.toObject();
-  const configPath = resolveConfigPath(parsed.config, env);
-  let router: RunningRouter;
-  try {
-    // workers.ts runs `workers` isolates (1: plain startRouter); imported lazily
-    // because it builds on this module.
-    const { startWorkers } = await import("./workers.ts");
-    router = await startWorkers({ configPath, env, watch: true, signals: true });
-  } catch (error) {
-    createLogger({ level: "error" }).error("Router failed to start", describeError(error));
-    return 1;
-  }
-  await router.finished;
-  return 0;
 }

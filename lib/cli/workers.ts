@@ -14,9 +14,17 @@
  *
  * @module
  */
+import { parentPort, Worker as ThreadWorker } from "node:worker_threads";
+import type { Config } from "../config/mod.ts";
 import { loadConfig } from "../config/mod.ts";
-import { createLogger } from "../log/mod.ts";
-import { type RunningRouter, startRouter, type StartRouterOptions } from "./serve.ts";
+import { RouterError } from "../errors.ts";
+import { createLogger, type Logger } from "../log/mod.ts";
+import type { RunningRouter, StartRouterOptions } from "./serve.ts";
+
+/** `serve.ts` on demand: a supervising isolate never loads the router itself. */
+async function startRouter(options: StartRouterOptions): Promise<RunningRouter> {
+  return await (await import("./serve.ts")).startRouter(options);
+}
 
 /** Options for {@linkcode startWorkers}: those of `startRouter`, plus the count. */
 export interface StartWorkersOptions extends StartRouterOptions {
@@ -51,6 +59,8 @@ type ToWorker =
     readonly env: Readonly<Record<string, string | undefined>>;
     readonly index: number;
     readonly watch: boolean;
+    /** Bind with SO_REUSEPORT (several isolates on one address). */
+    readonly reusePort: boolean;
   }
   | { readonly tag: typeof TAG; readonly kind: "reload" }
   | { readonly tag: typeof TAG; readonly kind: "shutdown" };
@@ -59,6 +69,7 @@ type ToWorker =
 type FromWorker =
   | { readonly tag: typeof TAG; readonly kind: "ready"; readonly url: string }
   | { readonly tag: typeof TAG; readonly kind: "failed"; readonly error: string }
+  | { readonly tag: typeof TAG; readonly kind: "reloaded"; readonly ok: boolean }
   | { readonly tag: typeof TAG; readonly kind: "stopped" };
 
 function isMessage<T extends { tag: string }>(value: unknown): value is T {
@@ -132,6 +143,14 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   let env = options.env ?? {};
   const config = await loadConfig(configPath, { env });
   const count = requested ?? config.workers;
+  if (config.heap.max_young_generation_mb > 0 || config.heap.max_old_generation_mb > 0) {
+    return await superviseWorkers(config, {
+      ...options,
+      configPath,
+      env,
+      workers: count,
+    });
+  }
   // One isolate: start from the config just loaded (reloads still read `configPath`).
   if (count <= 1) return await startRouter({ ...routerOptions, config });
   if (!canReusePort()) {
@@ -164,6 +183,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         env: { ...env, LISTEN_ADDR: listenAddr },
         index: i + 1,
         watch: options.watch ?? false,
+        reusePort: true,
       }, workerStartTimeoutMs ?? 60_000)),
   );
   const running: WorkerHandle[] = [];
@@ -221,6 +241,217 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   };
 }
 
+/** One supervised worker thread. */
+interface Supervised {
+  thread: ThreadWorker;
+  /** Resolves when the thread has exited. */
+  exited: Promise<void>;
+}
+
+/**
+ * Starts one worker thread with the config's heap limits and waits until it
+ * serves; `onExit` hears of an exit that no `shutdown` asked for.
+ */
+function spawnThread(
+  start: Extract<ToWorker, { kind: "start" }>,
+  options: {
+    readonly heap: Config["heap"];
+    readonly timeoutMs: number;
+    readonly onMessage: (message: FromWorker) => void;
+  },
+): Promise<{ supervised: Supervised; url: string }> {
+  const { heap } = options;
+  const thread = new ThreadWorker(new URL(import.meta.url), {
+    name: `gw-router-${start.index}`,
+    resourceLimits: {
+      ...(heap.max_young_generation_mb > 0
+        ? { maxYoungGenerationSizeMb: heap.max_young_generation_mb }
+        : {}),
+      ...(heap.max_old_generation_mb > 0
+        ? { maxOldGenerationSizeMb: heap.max_old_generation_mb }
+        : {}),
+    },
+  });
+  const ready = Promise.withResolvers<string>();
+  const exited = Promise.withResolvers<void>();
+  const timer = setTimeout(
+    () => ready.reject(new Error(`worker ${start.index} did not start in ${options.timeoutMs} ms`)),
+    options.timeoutMs,
+  );
+  thread.on("message", (message: unknown) => {
+    if (!isMessage<FromWorker>(message)) return;
+    if (message.kind === "ready") ready.resolve(message.url);
+    else if (message.kind === "failed") ready.reject(new Error(message.error));
+    else if (message.kind === "stopped") void thread.terminate();
+    options.onMessage(message);
+  });
+  thread.on("error", (error: Error) => {
+    ready.reject(new Error(`worker ${start.index} crashed: ${error.message}`));
+  });
+  thread.on("exit", () => {
+    ready.reject(new Error(`worker ${start.index} exited while starting`));
+    exited.resolve();
+  });
+  thread.postMessage(start);
+  return ready.promise.then(
+    (url) => ({ supervised: { thread, exited: exited.promise }, url }),
+    async (error) => {
+      await thread.terminate();
+      throw error;
+    },
+  ).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Supervised mode (`heap` limits set): every serving isolate is a worker
+ * thread created with the V8 heap limits of `heap`, and this isolate only
+ * supervises: it forwards SIGHUP (reload) and SIGTERM/SIGINT (shutdown), and
+ * restarts a thread that exits on its own (one that ran out of heap: V8 ends
+ * only that isolate, and the log says so). Port 0 works: the first thread
+ * binds, the others and any restarted one reuse its address.
+ */
+async function superviseWorkers(
+  config: Config,
+  options: StartWorkersOptions & {
+    readonly configPath: string;
+    readonly env: Readonly<Record<string, string | undefined>>;
+    readonly workers: number;
+  },
+): Promise<RunningRouter> {
+  const log: Logger = options.log ?? createLogger({ level: config.log_level });
+  const count = options.workers;
+  const reusePort = count > 1 || canReusePort();
+  if (count > 1 && !canReusePort()) {
+    throw new RouterError(
+      "CONFIG_INVALID",
+      'workers > 1 needs SO_REUSEPORT: run with --unstable-net (or "unstable": ["net"] in deno.json)',
+      { details: { path: "workers" } },
+    );
+  }
+  let env = options.env;
+  if (config.mcp.session_secret === "") {
+    // One secret for every isolate (and for a restarted one): MCP sessions survive both.
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    env = {
+      ...env,
+      MCP_SESSION_SECRET: Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""),
+    };
+  }
+  const timeoutMs = options.workerStartTimeoutMs ?? 60_000;
+  const threads: (Supervised | null)[] = Array.from({ length: count }, () => null);
+  const reloads: ((ok: boolean) => void)[][] = Array.from({ length: count }, () => []);
+  let stopping = false;
+  let listenAddr: string | null = null;
+
+  const startMessage = (index: number): Extract<ToWorker, { kind: "start" }> => ({
+    tag: TAG,
+    kind: "start",
+    configPath: options.configPath,
+    env: listenAddr === null ? env : { ...env, LISTEN_ADDR: listenAddr },
+    index,
+    watch: options.watch ?? false,
+    reusePort,
+  });
+  async function start(index: number): Promise<string> {
+    const { supervised, url } = await spawnThread(startMessage(index), {
+      heap: config.heap,
+      timeoutMs,
+      onMessage: (message) => {
+        if (message.kind === "reloaded") reloads[index]!.shift()?.(message.ok);
+      },
+    });
+    threads[index] = supervised;
+    supervised.exited.then(() => {
+      if (threads[index] === supervised) threads[index] = null;
+      for (const resolve of reloads[index]!.splice(0)) resolve(false);
+      if (stopping) return;
+      log.error("A serving isolate exited (out of heap?); restarting it", {
+        worker: index,
+        heap: config.heap,
+      });
+      start(index).catch((error) =>
+        log.error("A serving isolate failed to restart", { worker: index, error: String(error) })
+      );
+    });
+    return url;
+  }
+
+  const url = await start(0);
+  listenAddr = new URL(url).host;
+  const others = await Promise.allSettled(
+    Array.from({ length: count - 1 }, (_, i) => start(i + 1)),
+  );
+  for (const result of others) {
+    if (result.status === "rejected") {
+      log.error("A worker failed to start", { error: String(result.reason) });
+    }
+  }
+  log.info("Workers serving", {
+    supervised: true,
+    workers: threads.filter((t) => t !== null).length,
+    listen_addr: listenAddr,
+    heap: config.heap,
+  });
+
+  function reload(): Promise<boolean> {
+    const waits = threads.map((supervised, index) => {
+      if (supervised === null) return Promise.resolve(false);
+      const reply = new Promise<boolean>((resolve) => reloads[index]!.push(resolve));
+      supervised.thread.postMessage({ tag: TAG, kind: "reload" } satisfies ToWorker);
+      return reply;
+    });
+    return Promise.all(waits).then((oks) => oks.every(Boolean));
+  }
+  const finished = Promise.withResolvers<void>();
+  let shuttingDown: Promise<void> | null = null;
+  function shutdown(): Promise<void> {
+    shuttingDown ??= (async () => {
+      stopping = true;
+      for (const [signal, listener] of signalListeners) Deno.removeSignalListener(signal, listener);
+      const running = threads.filter((t): t is Supervised => t !== null);
+      for (const { thread } of running) {
+        thread.postMessage({ tag: TAG, kind: "shutdown" } satisfies ToWorker);
+      }
+      const grace = (options.shutdownGraceMs ?? 10_000) + 1_000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expired = new Promise<void>((resolve) => timer = setTimeout(resolve, grace));
+      await Promise.race([Promise.all(running.map((t) => t.exited)), expired]);
+      clearTimeout(timer);
+      await Promise.all(running.map(({ thread }) => thread.terminate()));
+      finished.resolve();
+    })();
+    return shuttingDown;
+  }
+  const signalListeners: [Deno.Signal, () => void][] = [];
+  if (options.signals) {
+    const pairs: [Deno.Signal, () => void][] = [
+      ["SIGHUP", () => void reload()],
+      ["SIGTERM", () => void shutdown()],
+      ["SIGINT", () => void shutdown()],
+    ];
+    for (const [signal, listener] of pairs) {
+      try {
+        Deno.addSignalListener(signal, listener);
+        signalListeners.push([signal, listener]);
+      } catch {
+        // Signal not supported on this platform (SIGHUP on Windows).
+      }
+    }
+  }
+  return {
+    url,
+    state() {
+      throw new RouterError(
+        "INTERNAL",
+        "The router state lives in its serving isolates (heap limits are set): it is not readable here",
+      );
+    },
+    reload,
+    shutdown,
+    finished: finished.promise,
+  };
+}
+
 /** Worker side: runs one router isolate on the shared listener. */
 function serveInWorker(scope: {
   addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
@@ -239,7 +470,7 @@ function serveInWorker(scope: {
             env: message.env,
             watch: message.watch,
             signals: false,
-            reusePort: true,
+            reusePort: message.reusePort,
           };
           router = await startRouter(workerOptions);
           scope.postMessage({ tag: TAG, kind: "ready", url: router.url });
@@ -253,7 +484,7 @@ function serveInWorker(scope: {
         return;
       }
       case "reload":
-        await router?.reload();
+        scope.postMessage({ tag: TAG, kind: "reloaded", ok: (await router?.reload()) ?? false });
         return;
       case "shutdown":
         await router?.shutdown();
@@ -274,4 +505,14 @@ if (
   globalThis instanceof workerScope.WorkerGlobalScope
 ) {
   serveInWorker(globalThis as unknown as Parameters<typeof serveInWorker>[0]);
+} else if (parentPort !== null) {
+  // A worker thread (supervised mode): the same protocol over its parent port.
+  const port = parentPort;
+  serveInWorker({
+    addEventListener: (_type, listener) =>
+      port.on("message", (data: unknown) => listener({ data } as MessageEvent)),
+    postMessage: (message) => port.postMessage(message),
+    // The supervisor ends the thread once it reads "stopped".
+    close: () => {},
+  });
 }

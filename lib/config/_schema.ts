@@ -157,6 +157,10 @@ export const CONFIG_SCHEMA: ObjectNode = object({
   dev_mode: bool(false),
   log_level: { kind: "enum", values: ["debug", "info", "warn", "error"], default: "info" },
   workers: { kind: "int", default: 1, min: 1 },
+  heap: object({
+    max_young_generation_mb: { kind: "int", default: 48 },
+    max_old_generation_mb: { kind: "int", default: 128 },
+  }),
   supergraph_path: str("schema/supergraph.graphql", { file: true }),
   operations_dir: str("operations", { file: true }),
   max_request_body_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES },
@@ -245,6 +249,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     enable_single_flight: bool(true),
     subgraph_request_timeout_ms: { kind: "duration", default: 30_000 },
     plan_cache_size: { kind: "int", default: 1000 },
+    max_concurrent_operations: { kind: "int", default: 16 },
   }),
   playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
 });

@@ -170,6 +170,21 @@ export interface EngineConfig {
   readonly subgraph_request_timeout_ms: number;
   /** Plans kept in the plan cache. */
   readonly plan_cache_size: number;
+  /** Operations executing at once per isolate (the others wait in arrival order); 0 = no limit. */
+  readonly max_concurrent_operations: number;
+}
+
+/**
+ * `heap`: V8 heap limits of each serving isolate, MiB. When either is above 0
+ * the serving isolates are worker threads created with these limits and the
+ * main isolate only supervises them (restarting one that runs out of heap).
+ * Both 0: the main isolate serves, with V8's defaults.
+ */
+export interface HeapConfig {
+  /** Young generation (V8 `max_young_generation_size`); 0 = V8's default. */
+  readonly max_young_generation_mb: number;
+  /** Old generation (V8 `max_old_generation_size`); 0 = V8's default. */
+  readonly max_old_generation_mb: number;
 }
 
 /** `cors`. */
@@ -206,6 +221,8 @@ export interface Config {
   readonly log_level: LogLevel;
   /** Worker processes/isolates serving the listener (1 = no extra workers). */
   readonly workers: number;
+  /** V8 heap limits of each serving isolate (`workers.ts`). */
+  readonly heap: HeapConfig;
   /** Supergraph SDL file (Apollo Federation), relative to the config file. */
   readonly supergraph_path: string;
   /** Folder of named operations (`*.graphql`): the MCP and Connect contract. */

@@ -27,6 +27,7 @@ import {
 } from "graphql";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
+import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
 import { executePlan } from "./execute.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { Lru } from "./_lru.ts";
@@ -62,6 +63,8 @@ export interface EngineOptions {
   readonly subgraphRequestTimeoutMs?: number;
   /** Plans (and prepared operations) kept. @default 1000 */
   readonly planCacheSize?: number;
+  /** Operations executing at once; the others wait in arrival order. 0 = no limit. @default 0 */
+  readonly maxConcurrentOperations?: number;
 }
 
 /** A cached plan with what shaping needs. */
@@ -83,6 +86,8 @@ export interface Engine {
   readonly client: SubgraphClient;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
   readonly abstractNames: ReadonlySet<string>;
+  /** Admission of executing operations (`engine.max_concurrent_operations`). */
+  readonly admission: AdmissionGate;
 }
 
 /**
@@ -108,7 +113,14 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   for (const type of model.types.values()) {
     if (type.kind === "interface") abstractNames.add(type.name);
   }
-  return { model, prepared: new Lru(size), plans: new Lru(size), client, abstractNames };
+  return {
+    model,
+    prepared: new Lru(size),
+    plans: new Lru(size),
+    client,
+    abstractNames,
+    admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
+  };
 }
 
 /** Options of {@linkcode prepare}. */
@@ -232,7 +244,8 @@ export function planOf(
 }
 
 /**
- * Coerces variables, plans (cached) and executes the operation.
+ * Coerces variables, plans (cached) and executes the operation, once the
+ * engine's admission gate (`engine.max_concurrent_operations`) lets it in.
  * @param engine The engine.
  * @param operation The prepared operation.
  * @param options Variables, headers, signal, observer.
@@ -242,6 +255,20 @@ export async function execute(
   engine: Engine,
   operation: PreparedOperation,
   options: ExecuteOptions = {},
+): Promise<ExecutionResult> {
+  if (options.admitted === true) return await executeAdmitted(engine, operation, options);
+  await engine.admission.enter(options.signal);
+  try {
+    return await executeAdmitted(engine, operation, options);
+  } finally {
+    engine.admission.leave();
+  }
+}
+
+async function executeAdmitted(
+  engine: Engine,
+  operation: PreparedOperation,
+  options: ExecuteOptions,
 ): Promise<ExecutionResult> {
   const schema = engine.model.apiSchema;
   if (operation.kind === "subscription") {

@@ -15,8 +15,46 @@ const BASE_HEADERS: [string, string][] = [
   ["accept", "application/graphql-response+json, application/json"],
 ];
 
-/** Granularity of subgraph request timeouts, ms (see `sharedTimeout`). */
+/** Granularity of subgraph request timeouts, ms (see `deadlineTracker`). */
 const TIMEOUT_SLACK_MS = 50;
+
+/**
+ * Times out fetches in groups: the fetches started within one TIMEOUT_SLACK_MS
+ * window share one timer, which aborts those still running with a
+ * `TimeoutError` after `timeoutMs` (+ up to the slack). A finished fetch leaves
+ * its group at once, so nothing of it outlives the fetch: a timer or a
+ * dependent `AbortSignal` per fetch would keep it for the whole timeout (30 s),
+ * which under load is most of the router's old-generation heap.
+ * @param timeoutMs The subgraph request timeout.
+ * @returns `track(controller)`, which returns the function that untracks it.
+ */
+function deadlineTracker(timeoutMs: number): (controller: AbortController) => () => void {
+  let group: { readonly started: Set<AbortController>; readonly timer: number } | null = null;
+  let groupEnd = 0;
+  return (controller) => {
+    const now = performance.now();
+    let current = group;
+    if (current === null || now >= groupEnd) {
+      const started = new Set<AbortController>();
+      // Number(): Deno's timer id (the npm packages' Node typings say `Timeout`).
+      const timer = Number(setTimeout(() => {
+        const reason = new DOMException("The subgraph request timed out", "TimeoutError");
+        for (const c of started) c.abort(reason);
+        started.clear();
+      }, timeoutMs + TIMEOUT_SLACK_MS));
+      current = { started, timer };
+      group = current;
+      groupEnd = now + TIMEOUT_SLACK_MS;
+    }
+    const { started, timer } = current;
+    started.add(controller);
+    // The timer keeps the process alive only while a fetch of its group runs.
+    if (started.size === 1) Deno.refTimer(timer);
+    return () => {
+      if (started.delete(controller) && started.size === 0) Deno.unrefTimer(timer);
+    };
+  };
+}
 
 /** Options for {@linkcode createSubgraphClient}. */
 export interface SubgraphClientOptions {
@@ -111,37 +149,33 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       ...(firstByteNs === undefined ? {} : { firstByteNs }),
     };
   }
-  // One timeout signal (one timer) per TIMEOUT_SLACK_MS window instead of one
-  // per request: a request then times out after timeoutMs..timeoutMs + slack.
-  let timeoutSignal: AbortSignal | null = null;
-  let timeoutWindowEnd = 0;
-  const sharedTimeout = (): AbortSignal => {
-    const now = performance.now();
-    if (timeoutSignal === null || now >= timeoutWindowEnd) {
-      timeoutSignal = AbortSignal.timeout(options.timeoutMs + TIMEOUT_SLACK_MS);
-      timeoutWindowEnd = now + TIMEOUT_SLACK_MS;
+  const track = deadlineTracker(options.timeoutMs);
+  // A fetch of its own (no sharing): its timeout, and the client's signal.
+  async function unshared(
+    url: string,
+    body: string,
+    headers: Headers | null,
+    sendOptions: SendOptions,
+  ): Promise<SubgraphResponse> {
+    const controller = new AbortController();
+    const untrack = track(controller);
+    const signal = sendOptions.signal;
+    const onAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await once(url, body, headers, controller.signal, sendOptions.now);
+    } finally {
+      untrack();
+      signal?.removeEventListener("abort", onAbort);
     }
-    return timeoutSignal;
-  };
-  // The fetches of one client request share its signal: combine it with the
-  // current timeout once, not once per fetch (AbortSignal.any allocates and
-  // registers a dependent signal on both sources).
-  const combined = new WeakMap<AbortSignal, { timeout: AbortSignal; signal: AbortSignal }>();
-  const withTimeout = (timeout: AbortSignal, signal: AbortSignal): AbortSignal => {
-    const hit = combined.get(signal);
-    if (hit !== undefined && hit.timeout === timeout) return hit.signal;
-    const both = AbortSignal.any([timeout, signal]);
-    combined.set(signal, { timeout, signal: both });
-    return both;
-  };
+  }
   return {
     send(subgraph, body, sendOptions) {
       const url = urlOf(subgraph);
       const headers = headersFor(subgraph, sendOptions.headers);
-      const timeout = sharedTimeout();
       if (!options.singleFlight || sendOptions.unshared) {
-        const signal = sendOptions.signal ? withTimeout(timeout, sendOptions.signal) : timeout;
-        return once(url, body, headers, signal, sendOptions.now);
+        return unshared(url, body, headers, sendOptions);
       }
       let key = `${url}\n${body}`;
       if (headers) {
@@ -151,13 +185,14 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       const joined = flight !== undefined;
       if (flight === undefined) {
         const controller = new AbortController();
-        const signal = AbortSignal.any([timeout, controller.signal]);
+        const untrack = track(controller);
         const created: Flight = {
-          promise: once(url, body, headers, signal, sendOptions.now),
+          promise: once(url, body, headers, controller.signal, sendOptions.now),
           controller,
           waiters: 0,
         };
         const clear = () => {
+          untrack();
           if (inflight.get(key) === created) inflight.delete(key);
         };
         created.promise.then(clear, clear);

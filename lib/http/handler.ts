@@ -21,6 +21,12 @@ export type FacetHandler = (request: Request, state: RouterState) => Promise<Res
 /** The routes of one state, compiled once. */
 interface Routes {
   readonly exact: ReadonlyMap<string, FacetHandler>;
+  /**
+   * The route that runs only with a slot of the engine's admission gate
+   * (`engine.max_concurrent_operations`), from reading the body to writing the
+   * response: GraphQL over HTTP. MCP and Connect are admitted by `execute`.
+   */
+  readonly admitted: FacetHandler;
   readonly prefixes: readonly (readonly [string, FacetHandler])[];
   readonly cors: CorsPolicy;
   readonly bodyLimit: number;
@@ -108,12 +114,21 @@ export function createHandler(
     const preflight = routes.cors.preflight(request);
     if (preflight !== null) return preflight;
     let response: Response;
+    const facet = routes.exact.get(pathname) ??
+      routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
+    const gate = facet === routes.admitted ? state.engine.admission : null;
     try {
-      const facet = routes.exact.get(pathname) ??
-        routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
+      await gate?.enter(request.signal);
+    } catch {
+      // The client went away while its request waited: nobody reads this answer.
+      return new Response(null, { status: 503 });
+    }
+    try {
       response = await facet(await limitBody(request, routes.bodyLimit), state);
     } catch (error) {
       response = errorResponse(error, { log: state.log ?? options.log });
+    } finally {
+      gate?.leave();
     }
     return routes.cors.apply(request, response);
   };
@@ -156,15 +171,11 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
   const prefixes: [string, FacetHandler][] = [];
   exact.set(HEALTH_READY_PATH, ready);
   const playground = config.playground.enabled;
-  exact.set(
-    config.graphql_path,
-    playground
-      ? (request, s) =>
-        wantsPlayground(request, config)
-          ? facets.playground(request, s)
-          : facets.graphql(request, s)
-      : facets.graphql,
-  );
+  const graphql: FacetHandler = playground
+    ? (request, s) =>
+      wantsPlayground(request, config) ? facets.playground(request, s) : facets.graphql(request, s)
+    : (request, s) => facets.graphql(request, s);
+  exact.set(config.graphql_path, graphql);
   if (state.mcp !== null) {
     exact.set(config.mcp.path, facets.mcp);
     exact.set(`${PROTECTED_RESOURCE_PATH}${config.mcp.path}`, facets.protectedResource);
@@ -178,6 +189,7 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
   if (state.connect !== null) prefixes.push([state.connect.prefix, facets.connect]);
   return {
     exact,
+    admitted: graphql,
     prefixes,
     cors: compileCors(config.cors),
     bodyLimit: config.max_request_body_bytes,

@@ -12,7 +12,11 @@ import { createLogger } from "../../lib/log/mod.ts";
 const LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
 
-async function workspace(workers: number): Promise<string> {
+/** `heap: null`: V8's defaults, so the main isolate serves (no supervision). */
+async function workspace(
+  workers: number,
+  heap: { young: number; old: number } | null = { young: 48, old: 128 },
+): Promise<string> {
   const composed = composeSupergraph([{
     name: "greetings",
     url: "http://127.0.0.1:9/graphql",
@@ -29,6 +33,7 @@ supergraph_path: super.graphql
 operations_dir: ops
 log_level: error
 workers: ${workers}
+heap: { max_young_generation_mb: ${heap?.young ?? 0}, max_old_generation_mb: ${heap?.old ?? 0} }
 mcp: { enabled: false }
 `,
   );
@@ -57,7 +62,7 @@ async function getOnNewConnection(port: number, path: string): Promise<string> {
 }
 
 Deno.test("DESIGN 5: workers: 2 serves one port (port 0 too) from two isolates and stops both", async () => {
-  const dir = await workspace(2);
+  const dir = await workspace(2, null);
   const lines: string[] = [];
   const router = await startWorkers({
     configPath: join(dir, "config.yaml"),
@@ -84,8 +89,8 @@ Deno.test("DESIGN 5: workers: 2 serves one port (port 0 too) from two isolates a
   await router.finished;
 });
 
-Deno.test("DESIGN 5: workers: 1 is the plain router (no extra isolate), reloading its config file", async () => {
-  const dir = await workspace(1);
+Deno.test("DESIGN 5: workers: 1 without heap limits is the plain router (no extra isolate), reloading its config file", async () => {
+  const dir = await workspace(1, null);
   const lines: string[] = [];
   const router = await startWorkers({
     configPath: join(dir, "config.yaml"),
@@ -104,5 +109,48 @@ Deno.test("DESIGN 5: workers: 1 is the plain router (no extra isolate), reloadin
   } finally {
     await router.shutdown();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 8: with heap limits the router serves from supervised worker threads: port 0, reload, shutdown", async () => {
+  for (const workers of [1, 2]) {
+    const dir = await workspace(workers);
+    const lines: string[] = [];
+    const router = await startWorkers({
+      configPath: join(dir, "config.yaml"),
+      env: { LOG_LEVEL: "error" },
+      log: createLogger({ level: "info", write: (line) => lines.push(line) }),
+    });
+    const port = Number(new URL(router.url).port);
+    try {
+      const serving = lines.map((line) => JSON.parse(line)).find((entry) =>
+        entry.msg === "Workers serving"
+      );
+      assert.equal(serving?.supervised, true, lines.join("\n"));
+      assert.equal(serving?.workers, workers);
+      assert.deepEqual(serving?.heap, { max_young_generation_mb: 48, max_old_generation_mb: 128 });
+      assert.notEqual(port, 0);
+      // The main isolate holds no router: its state is only in the threads.
+      assert.throws(() => router.state(), /serving isolates/);
+      const statuses = await Promise.all(
+        Array.from({ length: 8 }, () => getOnNewConnection(port, "/health/live")),
+      );
+      for (const status of statuses) assert.match(status, /^HTTP\/1\.1 200/);
+      // A reload reaches every thread: the new graphql_path answers, the old one no longer.
+      const config = join(dir, "config.yaml");
+      await Deno.writeTextFile(config, (await Deno.readTextFile(config)) + "graphql_path: /gql\n");
+      assert.equal(await router.reload(), true);
+      const probes = await Promise.all(
+        Array.from({ length: 8 }, () => getOnNewConnection(port, "/gql?query=%7B__typename%7D")),
+      );
+      for (const status of probes) assert.match(status, /^HTTP\/1\.1 200/);
+      assert.match(await getOnNewConnection(port, "/graphql?query=%7B__typename%7D"), / 404 /);
+    } finally {
+      await router.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+    await router.finished;
+    // Every thread stopped listening.
+    await assert.rejects(() => Deno.connect({ hostname: "127.0.0.1", port }));
   }
 });
