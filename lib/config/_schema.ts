@@ -158,7 +158,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
   log_level: { kind: "enum", values: ["debug", "info", "warn", "error"], default: "info" },
   workers: { kind: "int", default: 1, min: 1 },
   heap: object({
-    max_young_generation_mb: { kind: "int", default: 48 },
+    max_young_generation_mb: { kind: "int", default: 24 },
     max_old_generation_mb: { kind: "int", default: 128 },
   }),
   supergraph_path: str("schema/supergraph.graphql", { file: true }),

@@ -15,7 +15,7 @@ const LINK =
 /** `heap: null`: V8's defaults, so the main isolate serves (no supervision). */
 async function workspace(
   workers: number,
-  heap: { young: number; old: number } | null = { young: 48, old: 128 },
+  heap: { young: number; old: number } | null = { young: 24, old: 128 },
 ): Promise<string> {
   const composed = composeSupergraph([{
     name: "greetings",
@@ -128,7 +128,7 @@ Deno.test("issue 8: with heap limits the router serves from supervised worker th
       );
       assert.equal(serving?.supervised, true, lines.join("\n"));
       assert.equal(serving?.workers, workers);
-      assert.deepEqual(serving?.heap, { max_young_generation_mb: 48, max_old_generation_mb: 128 });
+      assert.deepEqual(serving?.heap, { max_young_generation_mb: 24, max_old_generation_mb: 128 });
       assert.notEqual(port, 0);
       // The main isolate holds no router: its state is only in the threads.
       assert.throws(() => router.state(), /serving isolates/);
