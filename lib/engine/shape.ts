@@ -9,12 +9,6 @@
 import type { GraphQLFormattedError } from "graphql";
 import type { NField, NSelection, TypeRef } from "./normalize.ts";
 
-/** A response path as a linked list (made into an array only for errors). */
-export interface PathLink {
-  readonly prev: PathLink | undefined;
-  readonly key: string | number;
-}
-
 /** Options for {@linkcode shapeResponse}. */
 export interface ShapeOptions {
   /** Errors so far (subgraph errors, re-pathed); the shaper appends its own. */
@@ -25,12 +19,6 @@ export interface ShapeOptions {
 const INVALID = Symbol("invalid");
 /** Null with its error already recorded (a nullable position keeps null, no second error). */
 const ERRORED = Symbol("errored");
-
-function pathArray(path: PathLink | undefined): (string | number)[] {
-  const out: (string | number)[] = [];
-  for (let p = path; p; p = p.prev) out.push(p.key);
-  return out.reverse();
-}
 
 /** True when `path` is a prefix of (or equal to) `longer`. */
 function samePrefix(
@@ -45,14 +33,20 @@ function samePrefix(
 class Shaper {
   readonly #errors: GraphQLFormattedError[];
   readonly #initialErrors: number;
+  /**
+   * The response path of the value being shaped, pushed and popped around
+   * each field and list item: copied only for an error, so shaping allocates
+   * nothing per field but the output itself.
+   */
+  readonly #path: (string | number)[] = [];
 
   constructor(errors: GraphQLFormattedError[]) {
     this.#errors = errors;
     this.#initialErrors = errors.length;
   }
 
-  #nullError(parentType: string, field: NField, path: PathLink): void {
-    const arr = pathArray(path);
+  #nullError(parentType: string, field: NField): void {
+    const arr = this.#path.slice();
     for (let i = 0; i < this.#initialErrors; i++) {
       const p = this.#errors[i]?.path;
       // A subgraph error at or below this field, or on an ancestor (the entity failed),
@@ -68,7 +62,6 @@ class Shaper {
   object(
     source: Record<string, unknown>,
     selection: NSelection,
-    path: PathLink | undefined,
   ): Record<string, unknown> | typeof INVALID | null {
     let typeName = selection.typeName;
     let fields = selection.fields;
@@ -86,8 +79,9 @@ class Shaper {
         out[f.key] = typeName;
         continue;
       }
-      const fieldPath: PathLink = { prev: path, key: f.key };
-      const value = this.value(source[f.key], f.type, f, typeName, fieldPath);
+      this.#path.push(f.key);
+      const value = this.value(source[f.key], f.type, f, typeName);
+      this.#path.pop();
       if (value === INVALID) return INVALID;
       out[f.key] = value === ERRORED ? null : value;
     }
@@ -99,12 +93,11 @@ class Shaper {
     type: TypeRef,
     field: NField,
     parentType: string,
-    path: PathLink,
   ): unknown {
     if (type.kind === "nonNull") {
-      const v = this.value(raw, type.of, field, parentType, path);
+      const v = this.value(raw, type.of, field, parentType);
       if (v === null || v === INVALID || v === ERRORED) {
-        if (v === null) this.#nullError(parentType, field, path);
+        if (v === null) this.#nullError(parentType, field);
         return INVALID;
       }
       return v;
@@ -114,8 +107,11 @@ class Shaper {
       case "list": {
         if (!Array.isArray(raw)) return null;
         const out = new Array(raw.length);
+        const path = this.#path;
         for (let i = 0; i < raw.length; i++) {
-          const v = this.value(raw[i], type.of, field, parentType, { prev: path, key: i });
+          path.push(i);
+          const v = this.value(raw[i], type.of, field, parentType);
+          path.pop();
           if (v === INVALID) return ERRORED;
           out[i] = v === ERRORED ? null : v;
         }
@@ -125,14 +121,14 @@ class Shaper {
         if (typeof raw !== "string" || !type.values.has(raw)) {
           this.#errors.push({
             message: `Enum "${type.name}" cannot represent value: ${JSON.stringify(raw)}`,
-            path: pathArray(path),
+            path: this.#path.slice(),
           });
           return ERRORED;
         }
         return raw;
       case "composite": {
         if (typeof raw !== "object" || field.selection === null) return null;
-        const v = this.object(raw as Record<string, unknown>, field.selection, path);
+        const v = this.object(raw as Record<string, unknown>, field.selection);
         return v === INVALID ? ERRORED : v;
       }
       default:
@@ -167,6 +163,6 @@ export function shapeResponse(
   selection: NSelection,
   options: ShapeOptions,
 ): Record<string, unknown> | null {
-  const result = new Shaper(options.errors).object(data, selection, undefined);
+  const result = new Shaper(options.errors).object(data, selection);
   return result === INVALID ? null : result;
 }
