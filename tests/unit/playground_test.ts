@@ -42,8 +42,8 @@ Deno.test("issue 7: the page has no inline script or style and carries a strict 
   assert.match(html, /<meta name="gw-graphql-path" content="\/graphql">/);
 });
 
-Deno.test("issue 7: the GraphQL path in the page is HTML-escaped", () => {
-  const html = playgroundHtml('/g"><script>');
+Deno.test("issue 7: the GraphQL path in the page is HTML-escaped", async () => {
+  const html = await playgroundHtml('/g"><script>');
   assert.match(html, /content="\/g&#34;&#62;&#60;script&#62;"/);
 });
 
