@@ -149,6 +149,9 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   return graphQLResponse(result, mediaType, start.kind === "on");
 }
 
+/** Responses are sent as bytes: Deno's HTTP layer writes a `Uint8Array` without a conversion. */
+const ENCODER = new TextEncoder();
+
 function graphQLResponse(
   result: ExecutionResult,
   mediaType: GraphQLMediaType,
@@ -160,7 +163,7 @@ function graphQLResponse(
   if (traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
   }
-  return new Response(JSON.stringify(result), { status, headers });
+  return new Response(ENCODER.encode(JSON.stringify(result)), { status, headers });
 }
 
 function mutationOverGet(mediaType: GraphQLMediaType): Response {
