@@ -8,6 +8,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { ExecutionObserver, FetchRecord } from "./types.ts";
+import { Layers } from "./_layers.ts";
 import type { FetchStep, PlanStep, RepField, RepSelection } from "./plan.ts";
 
 /** A subgraph response as the executor needs it. */
@@ -20,6 +21,11 @@ export interface SubgraphResponse {
   readonly deduplicated: boolean;
   /** `observer.now()` when headers arrived, when observed. */
   readonly firstByteNs?: number;
+  /**
+   * The body's parse, shared by every caller of one shared response (set by
+   * the first to parse it): the parsed data is then never mutated.
+   */
+  readonly parsed?: { value?: unknown };
 }
 
 /** Sends one subgraph request (the engine's client: headers, timeout, single flight). */
@@ -45,6 +51,8 @@ export interface ExecutePlanOptions {
 export interface ExecutedData {
   readonly data: Record<string, unknown>;
   readonly errors: GraphQLFormattedError[];
+  /** What this request merged into shared subgraph data (read `data` through it). */
+  readonly layers: Layers;
 }
 
 type Json = Record<string, unknown>;
@@ -54,45 +62,54 @@ function isObject(value: unknown): value is Json {
 }
 
 /**
- * Deep-merges `source` into `target` (entity results into the objects they belong to).
+ * Deep-merges `source` into `target` (entity results into the objects they belong to),
+ * through the request's layers: shared objects and arrays are never changed.
  * An existing `__typename` is kept: an `@interfaceObject` answers with the interface name.
- * @param target Object to write into.
- * @param source Object to read from.
  */
-export function mergeInto(
+function mergeInto(
+  layers: Layers,
   target: Json,
   source: Json,
-  abstractNames?: ReadonlySet<string>,
+  abstractNames: ReadonlySet<string> | undefined,
 ): void {
   for (const key in source) {
     const value = source[key];
-    const existing = target[key];
+    const existing = layers.get(target, key);
     if (existing === undefined) {
-      target[key] = value;
+      layers.set(target, key, value);
     } else if (key === "__typename") {
       // An @interfaceObject answers with the interface name: keep a concrete type.
-      if (!abstractNames?.has(value as string)) target[key] = value;
+      if (!abstractNames?.has(value as string)) layers.set(target, key, value);
     } else if (isObject(existing) && isObject(value)) {
-      mergeInto(existing, value, abstractNames);
+      mergeInto(layers, existing, value, abstractNames);
     } else if (
       Array.isArray(existing) && Array.isArray(value) && existing.length === value.length
     ) {
+      // Objects merge item by item; any other item change gives the field a merged copy.
+      let copy: unknown[] | null = null;
       for (let i = 0; i < value.length; i++) {
         const e = existing[i];
         const v = value[i];
-        if (isObject(e) && isObject(v)) mergeInto(e, v, abstractNames);
-        else existing[i] = v;
+        if (isObject(e) && isObject(v)) mergeInto(layers, e, v, abstractNames);
+        else if (e !== v) (copy ??= existing.slice())[i] = v;
       }
+      if (copy !== null) layers.set(target, key, copy);
     } else {
-      target[key] = value;
+      layers.set(target, key, value);
     }
   }
 }
 
-function collect(value: unknown, path: readonly string[], index: number, out: Json[]): void {
+function collect(
+  layers: Layers,
+  value: unknown,
+  path: readonly string[],
+  index: number,
+  out: Json[],
+): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
-    for (const item of value) collect(item, path, index, out);
+    for (const item of value) collect(layers, item, path, index, out);
     return;
   }
   if (!isObject(value)) return;
@@ -101,11 +118,12 @@ function collect(value: unknown, path: readonly string[], index: number, out: Js
     return;
   }
   const key = path[index]!;
-  if (key === "@") collect(value, path, index + 1, out);
-  else collect(value[key], path, index + 1, out);
+  if (key === "@") collect(layers, value, path, index + 1, out);
+  else collect(layers, layers.get(value, key), path, index + 1, out);
 }
 
 function collectPaths(
+  layers: Layers,
   value: unknown,
   path: readonly string[],
   index: number,
@@ -114,7 +132,9 @@ function collectPaths(
 ): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) collectPaths(value[i], path, index, [...at, i], out);
+    for (let i = 0; i < value.length; i++) {
+      collectPaths(layers, value[i], path, index, [...at, i], out);
+    }
     return;
   }
   if (!isObject(value)) return;
@@ -123,30 +143,39 @@ function collectPaths(
     return;
   }
   const key = path[index]!;
-  if (key === "@") collectPaths(value, path, index + 1, at, out);
-  else collectPaths(value[key], path, index + 1, [...at, key], out);
+  if (key === "@") collectPaths(layers, value, path, index + 1, at, out);
+  else collectPaths(layers, layers.get(value, key), path, index + 1, [...at, key], out);
 }
 
 /** Renders representation fields; false when a `@key` field is missing (nothing to send). */
-function renderFields(source: Json, fields: readonly RepField[], out: Json): boolean {
+function renderFields(
+  layers: Layers,
+  source: Json,
+  fields: readonly RepField[],
+  out: Json,
+): boolean {
   for (const f of fields) {
-    const value = source[f.dataKey];
+    const value = layers.get(source, f.dataKey);
     if (f.isKey && (value === null || value === undefined)) return false;
-    out[f.key] = f.selection ? renderValue(value, f.selection) : value === undefined ? null : value;
+    out[f.key] = f.selection
+      ? renderValue(layers, value, f.selection)
+      : value === undefined
+      ? null
+      : value;
   }
   return true;
 }
 
-function renderValue(value: unknown, selection: RepSelection): unknown {
+function renderValue(layers: Layers, value: unknown, selection: RepSelection): unknown {
   if (value === null || value === undefined) return null;
-  if (Array.isArray(value)) return value.map((v) => renderValue(v, selection));
+  if (Array.isArray(value)) return value.map((v) => renderValue(layers, v, selection));
   if (!isObject(value)) return value;
   const out: Json = {};
-  renderFields(value, selection.fields, out);
-  const typename = value.__typename;
+  renderFields(layers, value, selection.fields, out);
+  const typename = layers.get(value, "__typename");
   if (typeof typename === "string") {
     const typed = selection.byType.get(typename);
-    if (typed) renderFields(value, typed, out);
+    if (typed) renderFields(layers, value, typed, out);
   }
   return out;
 }
@@ -159,6 +188,7 @@ function pick(variables: Readonly<Record<string, unknown>>, names: readonly stri
 
 class Executor {
   readonly data: Json = {};
+  readonly layers: Layers = new Layers(this.data);
   /** Errors per fetch, by the fetch's plan index (so the order never depends on timing). */
   readonly errorsByFetch: GraphQLFormattedError[][] = [];
   readonly #options: ExecutePlanOptions;
@@ -194,24 +224,24 @@ class Executor {
         types = [];
         for (const target of step.targets) {
           const before = candidates.length;
-          collect(this.data, target.path, 0, candidates);
+          collect(this.layers, this.data, target.path, 0, candidates);
           for (let i = before; i < candidates.length; i++) types.push(target.types);
         }
       } else {
-        collect(this.data, step.path, 0, candidates);
+        collect(this.layers, this.data, step.path, 0, candidates);
       }
       // Each distinct representation once; its JSON is both the dedup key and the body part.
       const representations: string[] = [];
       const seen = new Map<string, number>();
       for (let c = 0; c < candidates.length; c++) {
         const object = candidates[c]!;
-        const typename = object.__typename;
+        const typename = this.layers.get(object, "__typename");
         if (typeof typename !== "string") continue;
         if (step.targets && !types[c]?.has(typename)) continue;
         const selection = step.representations.get(typename);
         if (!selection) continue;
         const rep: Json = {};
-        if (!renderFields(object, selection.fields, rep)) continue;
+        if (!renderFields(this.layers, object, selection.fields, rep)) continue;
         rep.__typename = step.sendTypename.get(typename) ?? typename;
         const json = JSON.stringify(rep);
         let index = seen.get(json);
@@ -234,7 +264,9 @@ class Executor {
     const observer = options.observer;
     const startNs = observer?.now() ?? 0;
     // Trace only: snapshot the raw input now; parallel siblings merge into `objects` meanwhile.
-    const rawInput = observer && objects.length > 0 ? structuredClone(objects) : objects;
+    const rawInput = observer && objects.length > 0
+      ? this.layers.materialize(objects) as Json[]
+      : objects;
     let response: SubgraphResponse;
     try {
       response = await options.send(step.subgraph, body, step.node.operationKind === "query");
@@ -252,12 +284,7 @@ class Executor {
       return;
     }
     if (observer) this.#record(step, body, rawInput, startNs, response, undefined);
-    let payload: unknown;
-    try {
-      payload = JSON.parse(response.body);
-    } catch {
-      payload = null;
-    }
+    const payload = parseOnce(response);
     if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
       this.#sink(step).push({
         message:
@@ -268,7 +295,7 @@ class Executor {
     }
     const data = payload.data;
     if (!step.representations) {
-      if (isObject(data)) mergeInto(this.data, data, options.abstractNames);
+      if (isObject(data)) mergeInto(this.layers, this.data, data, options.abstractNames);
       this.#rewrite(step);
       this.#errors(payload.errors, step, null);
       return;
@@ -277,7 +304,9 @@ class Executor {
     if (Array.isArray(entities)) {
       for (let i = 0; i < objects.length; i++) {
         const entity = entities[indexes[i]!];
-        if (isObject(entity)) mergeInto(objects[i]!, entity, options.abstractNames);
+        if (isObject(entity)) {
+          mergeInto(this.layers, objects[i]!, entity, options.abstractNames);
+        }
       }
     }
     this.#rewrite(step);
@@ -287,11 +316,13 @@ class Executor {
   #rewrite(step: FetchStep): void {
     for (const rewrite of step.rewrites) {
       const objects: Json[] = [];
-      collect(this.data, rewrite.path, 0, objects);
+      const layers = this.layers;
+      collect(layers, this.data, rewrite.path, 0, objects);
       for (const object of objects) {
-        if (object.__typename !== rewrite.type || !(rewrite.from in object)) continue;
-        object[rewrite.to] = object[rewrite.from];
-        delete object[rewrite.from];
+        if (layers.get(object, "__typename") !== rewrite.type) continue;
+        if (!layers.has(object, rewrite.from)) continue;
+        layers.set(object, rewrite.to, layers.get(object, rewrite.from));
+        layers.set(object, rewrite.from, undefined);
       }
     }
   }
@@ -323,7 +354,7 @@ class Executor {
       if (!paths) {
         paths = new Map();
         for (const target of step.targets ?? [step]) {
-          collectPaths(this.data, target.path, 0, [], paths);
+          collectPaths(this.layers, this.data, target.path, 0, [], paths);
         }
       }
       const index = path[1];
@@ -377,6 +408,23 @@ class Executor {
 }
 
 /**
+ * The parsed body (null when it is not JSON), parsed once per shared response:
+ * requests that shared a subgraph response share its parsed data too.
+ */
+function parseOnce(response: SubgraphResponse): unknown {
+  const memo = response.parsed;
+  if (memo !== undefined && "value" in memo) return memo.value;
+  let payload: unknown;
+  try {
+    payload = JSON.parse(response.body);
+  } catch {
+    payload = null;
+  }
+  if (memo !== undefined) memo.value = payload;
+  return payload;
+}
+
+/**
  * A subgraph error as the client sees it: message, path and extensions as sent (never
  * edited); `locations` point into the subgraph operation, so they are dropped.
  */
@@ -425,5 +473,5 @@ export async function executePlan(
   if (step) await executor.run(step);
   const errors: GraphQLFormattedError[] = [];
   for (const list of executor.errorsByFetch) if (list) errors.push(...list);
-  return { data: executor.data, errors };
+  return { data: executor.data, errors, layers: executor.layers };
 }

@@ -328,6 +328,9 @@ async function executeAdmitted(
     }
     for (const e of introspected.errors ?? []) errors.push(e.toJSON());
   }
-  const data = shapeResponse(executed.data, planned.selection, { errors });
+  const data = shapeResponse(executed.data, planned.selection, {
+    errors,
+    layers: executed.layers,
+  });
   return errors.length > 0 ? { data, errors } : { data };
 }

@@ -7,12 +7,15 @@
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
+import type { Layers } from "./_layers.ts";
 import type { NField, NSelection, TypeRef } from "./normalize.ts";
 
 /** Options for {@linkcode shapeResponse}. */
 export interface ShapeOptions {
   /** Errors so far (subgraph errors, re-pathed); the shaper appends its own. */
   readonly errors: GraphQLFormattedError[];
+  /** The request's layers over shared subgraph data (`executePlan`); none: plain data. */
+  readonly layers?: Layers;
 }
 
 /** A non-null position got null: the parent must be nulled (the error is recorded). */
@@ -39,10 +42,12 @@ class Shaper {
    * nothing per field but the output itself.
    */
   readonly #path: (string | number)[] = [];
+  readonly #layers: Layers | undefined;
 
-  constructor(errors: GraphQLFormattedError[]) {
+  constructor(errors: GraphQLFormattedError[], layers: Layers | undefined) {
     this.#errors = errors;
     this.#initialErrors = errors.length;
+    this.#layers = layers;
   }
 
   #nullError(parentType: string, field: NField): void {
@@ -65,8 +70,12 @@ class Shaper {
   ): Record<string, unknown> | typeof INVALID | null {
     let typeName = selection.typeName;
     let fields = selection.fields;
+    // The request's own writes to this (possibly shared) object, looked up once.
+    const layer = this.#layers?.layerOf(source);
     if (selection.abstract) {
-      const runtime = source.__typename;
+      const runtime = layer !== undefined && "__typename" in layer
+        ? layer.__typename
+        : source.__typename;
       let sliced = typeof runtime === "string" ? selection.byType.get(runtime) : undefined;
       if (!sliced && runtime === selection.typeName) sliced = selection.interfaceFields;
       if (!sliced) return null;
@@ -80,7 +89,8 @@ class Shaper {
         continue;
       }
       this.#path.push(f.key);
-      const value = this.value(source[f.key], f.type, f, typeName);
+      const raw = layer !== undefined && f.key in layer ? layer[f.key] : source[f.key];
+      const value = this.value(raw, f.type, f, typeName);
       this.#path.pop();
       if (value === INVALID) return INVALID;
       out[f.key] = value === ERRORED ? null : value;
@@ -163,6 +173,6 @@ export function shapeResponse(
   selection: NSelection,
   options: ShapeOptions,
 ): Record<string, unknown> | null {
-  const result = new Shaper(options.errors).object(data, selection);
+  const result = new Shaper(options.errors, options.layers).object(data, selection);
   return result === INVALID ? null : result;
 }

@@ -146,6 +146,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       headers: response.headers,
       body: text,
       deduplicated: false,
+      // Filled by the first caller that parses it; shared by every caller of this response.
+      parsed: {},
       ...(firstByteNs === undefined ? {} : { firstByteNs }),
     };
   }

@@ -306,3 +306,106 @@ Deno.test("issue 3: a merged entity fetch serves each of its paths: one request,
     ["partial reviews for 2", ["topProducts", 1, "reviews"]],
   ]);
 });
+
+Deno.test("issue 8: requests that share a subgraph response share its parse, and each merges only into its own layers", async () => {
+  const seen: Seen[] = [];
+  const rootBodies: string[] = [];
+  const engine = createEngine(MODEL, {
+    fetch: fakeFetch(
+      (subgraph, body) => {
+        if (subgraph === "products") {
+          rootBodies.push(body.query);
+          return { data: { topProducts: PRODUCTS } };
+        }
+        // Each request's entity fetch asks for its own alias of the same field.
+        const alias = /(\w+):averageRating/.exec(body.query)?.[1] ?? "averageRating";
+        const value = alias === "a" ? 1 : 2;
+        return {
+          data: {
+            _entities: (body.variables.representations as unknown[]).map(() => ({
+              [alias]: value,
+            })),
+          },
+        };
+      },
+      seen,
+      10,
+    ),
+  });
+  const run = (query: string) => {
+    const prepared = prepare(engine, { query });
+    assert.ok(prepared.ok);
+    return execute(engine, prepared.operation);
+  };
+  const [a, b] = await Promise.all([
+    run("{ topProducts { name a: averageRating } }"),
+    run("{ topProducts { name b: averageRating } }"),
+  ]);
+  assert.equal(rootBodies.length, 1, "the identical root fetch was shared");
+  assert.deepEqual(a, {
+    data: {
+      topProducts: [
+        { name: "Table", a: 1 },
+        { name: "Couch", a: 1 },
+        { name: "Table", a: 1 },
+      ],
+    },
+  });
+  assert.deepEqual(b, {
+    data: {
+      topProducts: [
+        { name: "Table", b: 2 },
+        { name: "Couch", b: 2 },
+        { name: "Table", b: 2 },
+      ],
+    },
+  });
+});
+
+Deno.test("issue 8: a shared parse is never mutated: merges stay in the request's layers", async () => {
+  const { executePlan } = await import("../../lib/engine/execute.ts");
+  const { normalizeOperation } = await import("../../lib/engine/normalize.ts");
+  const { planOperation } = await import("../../lib/engine/plan.ts");
+  const { parse } = await import("graphql");
+  const planFor = (query: string) =>
+    planOperation(MODEL, normalizeOperation(MODEL.apiSchema, parse(query))).step;
+  const rootBody = JSON.stringify({ data: { topProducts: PRODUCTS } });
+  // One response object, as single flight hands it to every waiter.
+  const shared = {
+    status: 200,
+    headers: new Headers(),
+    body: rootBody,
+    deduplicated: false,
+    parsed: {},
+  };
+  const send = (subgraph: string, body: string) => {
+    if (subgraph === "products") return Promise.resolve(shared);
+    const { variables } = JSON.parse(body) as { variables: { representations: unknown[] } };
+    const rating = body.includes("x:averageRating") ? 7 : 8;
+    const entities = variables.representations.map(() =>
+      body.includes("x:averageRating") ? { x: rating } : { averageRating: rating }
+    );
+    return Promise.resolve({
+      status: 200,
+      headers: new Headers(),
+      body: JSON.stringify({ data: { _entities: entities } }),
+      deduplicated: false,
+    });
+  };
+  const options = { send, variables: {}, operationKind: "query" };
+  const first = await executePlan(planFor("{ topProducts { name x: averageRating } }"), options);
+  const second = await executePlan(planFor("{ topProducts { name averageRating } }"), options);
+  // The parse was shared (the same objects) ...
+  assert.equal(
+    (first.data.topProducts as unknown[])[0],
+    (second.data.topProducts as unknown[])[0],
+  );
+  // ... and is exactly what the subgraph sent: nothing merged into it.
+  assert.deepEqual((shared.parsed as { value?: unknown }).value, JSON.parse(rootBody));
+  // Each request reads its own merges through its layers.
+  const product = (first.data.topProducts as Record<string, unknown>[])[0]!;
+  assert.equal(first.layers.get(product, "x"), 7);
+  assert.equal(first.layers.get(product, "averageRating"), undefined);
+  assert.equal(second.layers.get(product, "averageRating"), 8);
+  assert.equal(second.layers.get(product, "x"), undefined);
+});

@@ -1,0 +1,80 @@
+/**
+ * Per-request layers over shared subgraph data. With single flight, identical
+ * in-flight subgraph requests share one response and one parse of it, so the
+ * parsed objects are shared by every request that waited on it and must never
+ * change. What one request merges into them (entity fields, renamed keys)
+ * goes into its own layer for that object; reads go through {@linkcode Layers}.
+ * The request's root object is its own and is written in place.
+ *
+ * @module
+ */
+
+type Json = Record<string, unknown>;
+
+/** One request's layers over shared objects. */
+export class Layers {
+  readonly #layers = new Map<object, Json>();
+  readonly #own: object;
+
+  /** @param own The request's own root object (written in place). */
+  constructor(own: object) {
+    this.#own = own;
+  }
+
+  /**
+   * The layer of an object, if the request wrote to it (read it once per object
+   * when reading many fields).
+   */
+  layerOf(object: object): Json | undefined {
+    return this.#layers.get(object);
+  }
+
+  /** Reads a field: the request's layer first, then the shared object. */
+  get(object: Json, key: string): unknown {
+    const layer = this.#layers.get(object);
+    return layer !== undefined && key in layer ? layer[key] : object[key];
+  }
+
+  /** True when the field is present (a field removed in the layer is absent). */
+  has(object: Json, key: string): boolean {
+    const layer = this.#layers.get(object);
+    if (layer !== undefined && key in layer) return layer[key] !== undefined;
+    return key in object;
+  }
+
+  /** Writes a field (`undefined` removes it). */
+  set(object: Json, key: string, value: unknown): void {
+    if (object === this.#own) {
+      if (value === undefined) delete object[key];
+      else object[key] = value;
+      return;
+    }
+    let layer = this.#layers.get(object);
+    if (layer === undefined) {
+      layer = Object.create(null) as Json;
+      this.#layers.set(object, layer);
+    }
+    layer[key] = value;
+  }
+
+  /**
+   * A plain deep copy with the layers applied (traces show what was sent and
+   * merged at that moment).
+   */
+  materialize(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((item) => this.materialize(item));
+    if (typeof value !== "object" || value === null) return value;
+    const object = value as Json;
+    const out: Json = {};
+    for (const key in object) out[key] = object[key];
+    const layer = this.#layers.get(object);
+    if (layer !== undefined) {
+      for (const key in layer) {
+        if (layer[key] === undefined) delete out[key];
+        else out[key] = layer[key];
+      }
+    }
+    for (const key in out) out[key] = this.materialize(out[key]);
+    return out;
+  }
+}
