@@ -11,14 +11,28 @@
 
 type Json = Record<string, unknown>;
 
+/** Options of {@linkcode Layers}. */
+export interface LayersOptions {
+  /**
+   * No subgraph data of this request can be shared (single flight off, or a
+   * mutation): every object is its own, so reads and writes go to it directly.
+   */
+  readonly inPlace?: boolean;
+}
+
 /** One request's layers over shared objects. */
 export class Layers {
   readonly #layers = new Map<object, Json>();
   readonly #own: object;
+  readonly #inPlace: boolean;
 
-  /** @param own The request's own root object (written in place). */
-  constructor(own: object) {
+  /**
+   * @param own The request's own root object (written in place).
+   * @param options In-place mode.
+   */
+  constructor(own: object, options: LayersOptions = {}) {
     this.#own = own;
+    this.#inPlace = options.inPlace === true;
   }
 
   /**
@@ -26,17 +40,19 @@ export class Layers {
    * when reading many fields).
    */
   layerOf(object: object): Json | undefined {
-    return this.#layers.get(object);
+    return this.#inPlace ? undefined : this.#layers.get(object);
   }
 
   /** Reads a field: the request's layer first, then the shared object. */
   get(object: Json, key: string): unknown {
+    if (this.#inPlace) return object[key];
     const layer = this.#layers.get(object);
     return layer !== undefined && key in layer ? layer[key] : object[key];
   }
 
   /** True when the field is present (a field removed in the layer is absent). */
   has(object: Json, key: string): boolean {
+    if (this.#inPlace) return key in object;
     const layer = this.#layers.get(object);
     if (layer !== undefined && key in layer) return layer[key] !== undefined;
     return key in object;
@@ -44,7 +60,7 @@ export class Layers {
 
   /** Writes a field (`undefined` removes it). */
   set(object: Json, key: string, value: unknown): void {
-    if (object === this.#own) {
+    if (this.#inPlace || object === this.#own) {
       if (value === undefined) delete object[key];
       else object[key] = value;
       return;

@@ -45,6 +45,11 @@ export interface ExecutePlanOptions {
   readonly observer?: ExecutionObserver;
   /** Interface names: an incoming `__typename` naming one never replaces a concrete type. */
   readonly abstractNames?: ReadonlySet<string>;
+  /**
+   * Subgraph responses may be shared with other requests (single flight, for a
+   * query): merge through layers. False: merge in place. @default true
+   */
+  readonly sharedResponses?: boolean;
 }
 
 /** What execution produced, before shaping. */
@@ -188,13 +193,14 @@ function pick(variables: Readonly<Record<string, unknown>>, names: readonly stri
 
 class Executor {
   readonly data: Json = {};
-  readonly layers: Layers = new Layers(this.data);
+  readonly layers: Layers;
   /** Errors per fetch, by the fetch's plan index (so the order never depends on timing). */
   readonly errorsByFetch: GraphQLFormattedError[][] = [];
   readonly #options: ExecutePlanOptions;
 
   constructor(options: ExecutePlanOptions) {
     this.#options = options;
+    this.layers = new Layers(this.data, { inPlace: options.sharedResponses === false });
   }
 
   async run(step: PlanStep): Promise<void> {

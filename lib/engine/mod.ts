@@ -308,6 +308,8 @@ async function executeAdmitted(
       variables,
       operationKind: operation.kind,
       abstractNames: engine.abstractNames,
+      // Only queries share subgraph responses, and only with single flight on.
+      sharedResponses: engine.client.singleFlight && operation.kind === "query",
       ...(observer
         ? {
           observer,

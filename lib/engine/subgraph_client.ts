@@ -78,6 +78,8 @@ export interface SendOptions {
 export interface SubgraphClient {
   /** Sends a JSON body to a subgraph. */
   send(subgraph: string, body: string, options: SendOptions): Promise<SubgraphResponse>;
+  /** Whether identical in-flight requests share one response (`engine.enable_single_flight`). */
+  readonly singleFlight: boolean;
   /** The request record of a send (for traces). */
   describe(subgraph: string, body: string, clientHeaders: Headers | undefined): FetchRequestRecord;
 }
@@ -235,6 +237,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         });
       });
     },
+    singleFlight: options.singleFlight,
     describe(subgraph, body, clientHeaders) {
       return {
         method: "POST",

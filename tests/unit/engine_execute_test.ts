@@ -409,3 +409,27 @@ Deno.test("issue 8: a shared parse is never mutated: merges stay in the request'
   assert.equal(second.layers.get(product, "averageRating"), 8);
   assert.equal(second.layers.get(product, "x"), undefined);
 });
+
+Deno.test("issue 8: layers write shared objects only in the request's layer, unless the data is the request's own", async () => {
+  const { Layers } = await import("../../lib/engine/_layers.ts");
+  const shared: Record<string, unknown> = { __typename: "Product", upc: "1", old: "x" };
+  const root: Record<string, unknown> = { topProducts: [shared] };
+  const layered = new Layers(root);
+  layered.set(shared, "name", "Table");
+  layered.set(shared, "renamed", layered.get(shared, "old"));
+  layered.set(shared, "old", undefined);
+  layered.set(root, "extra", 1);
+  assert.deepEqual(shared, { __typename: "Product", upc: "1", old: "x" }, "shared data untouched");
+  assert.equal(layered.get(shared, "name"), "Table");
+  assert.equal(layered.has(shared, "old"), false);
+  assert.equal(root.extra, 1, "the root is the request's own");
+  assert.deepEqual(layered.materialize(root), {
+    topProducts: [{ __typename: "Product", upc: "1", name: "Table", renamed: "x" }],
+    extra: 1,
+  });
+  const own: Record<string, unknown> = { upc: "2" };
+  const inPlace = new Layers({}, { inPlace: true });
+  inPlace.set(own, "name", "Couch");
+  assert.deepEqual(own, { upc: "2", name: "Couch" });
+  assert.equal(inPlace.layerOf(own), undefined);
+});
