@@ -38,6 +38,14 @@ export interface StartWorkersOptions extends StartRouterOptions {
    * @default {60000}
    */
   readonly workerStartTimeoutMs?: number;
+  /**
+   * Supervised mode: a serving thread that has not answered the supervisor's
+   * ping for this long is ended and restarted, ms. A thread that runs out of
+   * heap inside a request handler stops running JavaScript without exiting, so
+   * its exit alone cannot be relied on.
+   * @default {10000}
+   */
+  readonly watchdogTimeoutMs?: number;
 }
 
 /**
@@ -63,6 +71,7 @@ type ToWorker =
     readonly reusePort: boolean;
   }
   | { readonly tag: typeof TAG; readonly kind: "reload" }
+  | { readonly tag: typeof TAG; readonly kind: "ping" }
   | { readonly tag: typeof TAG; readonly kind: "shutdown" };
 
 /** Worker → main. */
@@ -70,6 +79,7 @@ type FromWorker =
   | { readonly tag: typeof TAG; readonly kind: "ready"; readonly url: string }
   | { readonly tag: typeof TAG; readonly kind: "failed"; readonly error: string }
   | { readonly tag: typeof TAG; readonly kind: "reloaded"; readonly ok: boolean }
+  | { readonly tag: typeof TAG; readonly kind: "pong" }
   | { readonly tag: typeof TAG; readonly kind: "stopped" };
 
 function isMessage<T extends { tag: string }>(value: unknown): value is T {
@@ -340,6 +350,8 @@ async function superviseWorkers(
   const timeoutMs = options.workerStartTimeoutMs ?? 60_000;
   const threads: (Supervised | null)[] = Array.from({ length: count }, () => null);
   const reloads: ((ok: boolean) => void)[][] = Array.from({ length: count }, () => []);
+  /** When each thread last answered a ping (or became ready). */
+  const answered: number[] = Array.from({ length: count }, () => performance.now());
   let stopping = false;
   let listenAddr: string | null = null;
 
@@ -358,14 +370,16 @@ async function superviseWorkers(
       timeoutMs,
       onMessage: (message) => {
         if (message.kind === "reloaded") reloads[index]!.shift()?.(message.ok);
+        else if (message.kind === "pong") answered[index] = performance.now();
       },
     });
     threads[index] = supervised;
+    answered[index] = performance.now();
     supervised.exited.then(() => {
       if (threads[index] === supervised) threads[index] = null;
       for (const resolve of reloads[index]!.splice(0)) resolve(false);
       if (stopping) return;
-      log.error("A serving isolate exited (out of heap?); restarting it", {
+      log.error("A serving isolate exited; restarting it", {
         worker: index,
         heap: config.heap,
       });
@@ -393,6 +407,28 @@ async function superviseWorkers(
     heap: config.heap,
   });
 
+  // The watchdog: ping every thread; end one that stopped answering (the exit
+  // handler above restarts it).
+  const watchdogTimeoutMs = options.watchdogTimeoutMs ?? 10_000;
+  const watchdog = setInterval(() => {
+    const now = performance.now();
+    threads.forEach((supervised, index) => {
+      if (supervised === null || stopping) return;
+      if (now - answered[index]! > watchdogTimeoutMs) {
+        log.error("A serving isolate stopped answering (out of heap?); ending it", {
+          worker: index,
+          silent_ms: Math.round(now - answered[index]!),
+        });
+        answered[index] = now;
+        void supervised.thread.terminate();
+        return;
+      }
+      supervised.thread.postMessage({ tag: TAG, kind: "ping" } satisfies ToWorker);
+    });
+  }, Math.max(100, Math.min(1_000, watchdogTimeoutMs / 4)));
+  // The threads keep the process alive; the watchdog alone must not.
+  Deno.unrefTimer(Number(watchdog));
+
   function reload(): Promise<boolean> {
     const waits = threads.map((supervised, index) => {
       if (supervised === null) return Promise.resolve(false);
@@ -407,6 +443,7 @@ async function superviseWorkers(
   function shutdown(): Promise<void> {
     shuttingDown ??= (async () => {
       stopping = true;
+      clearInterval(watchdog);
       for (const [signal, listener] of signalListeners) Deno.removeSignalListener(signal, listener);
       const running = threads.filter((t): t is Supervised => t !== null);
       for (const { thread } of running) {
@@ -485,6 +522,9 @@ function serveInWorker(scope: {
       }
       case "reload":
         scope.postMessage({ tag: TAG, kind: "reloaded", ok: (await router?.reload()) ?? false });
+        return;
+      case "ping":
+        scope.postMessage({ tag: TAG, kind: "pong" });
         return;
       case "shutdown":
         await router?.shutdown();

@@ -16,10 +16,11 @@ const LINK =
 async function workspace(
   workers: number,
   heap: { young: number; old: number } | null = { young: 24, old: 128 },
+  subgraphUrl = "http://127.0.0.1:9/graphql",
 ): Promise<string> {
   const composed = composeSupergraph([{
     name: "greetings",
-    url: "http://127.0.0.1:9/graphql",
+    url: subgraphUrl,
     sdl: `${LINK}\ntype Query { hello: String }`,
   }]);
   if (!composed.ok) throw new Error("does not compose");
@@ -152,5 +153,52 @@ Deno.test("issue 8: with heap limits the router serves from supervised worker th
     await router.finished;
     // Every thread stopped listening.
     await assert.rejects(() => Deno.connect({ hostname: "127.0.0.1", port }));
+  }
+});
+
+Deno.test("issue 8: a request that exhausts a serving thread's heap does not take the router down", async () => {
+  // A subgraph whose answer (3 million objects) does not fit a 32 MiB old generation.
+  const huge = `{"data":{"hello":"x"},"extensions":{"junk":[${'{"a":1},'.repeat(3_000_000)}{}]}}`;
+  const subgraph = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => new Response(huge, { headers: { "content-type": "application/json" } }),
+  );
+  const dir = await workspace(
+    1,
+    { young: 16, old: 32 },
+    `http://127.0.0.1:${subgraph.addr.port}/graphql`,
+  );
+  const lines: string[] = [];
+  const router = await startWorkers({
+    configPath: join(dir, "config.yaml"),
+    env: { LOG_LEVEL: "error" },
+    log: createLogger({ level: "info", write: (line) => lines.push(line) }),
+    watchdogTimeoutMs: 1_000,
+  });
+  try {
+    // V8 ends that request's work (or the whole thread, which the watchdog then
+    // ends and the supervisor restarts): the client gets no answer ...
+    await assert.rejects(
+      fetch(`${router.url}/graphql?query=%7Bhello%7D`, { signal: AbortSignal.timeout(3_000) })
+        .then((response) => response.text()),
+    );
+    // ... and the router answers GraphQL again, on the same port.
+    const deadline = Date.now() + 20_000;
+    let answer = "";
+    while (!answer.includes('"__typename":"Query"') && Date.now() < deadline) {
+      answer = await fetch(`${router.url}/graphql?query=%7B__typename%7D`, {
+        signal: AbortSignal.timeout(2_000),
+      }).then((response) => response.text(), () => "");
+      if (!answer) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.equal(answer, '{"data":{"__typename":"Query"}}', lines.join("\n"));
+    // The process survived; a restart, when there was one, was logged.
+    if (lines.some((line) => line.includes("stopped answering"))) {
+      assert.ok(lines.some((line) => line.includes("restarting it")), lines.join("\n"));
+    }
+  } finally {
+    await router.shutdown();
+    await subgraph.shutdown();
+    await Deno.remove(dir, { recursive: true });
   }
 });
