@@ -123,12 +123,22 @@ export function createHandler(
       // The client went away while its request waited: nobody reads this answer.
       return new Response(null, { status: 503 });
     }
+    // The slot is freed when the answer is built, or when the client goes away:
+    // a request whose work V8 ended (out of heap) never reaches its `finally`.
+    let held = gate !== null;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      gate?.leave();
+    };
+    if (held) request.signal.addEventListener("abort", release, { once: true });
     try {
       response = await facet(await limitBody(request, routes.bodyLimit), state);
     } catch (error) {
       response = errorResponse(error, { log: state.log ?? options.log });
     } finally {
-      gate?.leave();
+      if (gate !== null) request.signal.removeEventListener("abort", release);
+      release();
     }
     return routes.cors.apply(request, response);
   };

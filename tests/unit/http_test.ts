@@ -403,3 +403,38 @@ Deno.test("DESIGN §1: a client that goes away cancels the subgraph fetches of i
   await response.body?.cancel();
   assert.equal(sawAbort, true);
 });
+
+Deno.test("issue 8: GraphQL requests take an admission slot; a client that goes away frees it even if its work never ends", async () => {
+  const state = await stateWith({ engine: { max_concurrent_operations: 1 } });
+  let started = 0;
+  // A GraphQL facet whose work never ends (as when V8 ends a request that ran out of heap).
+  const stuck: FacetHandler = () => {
+    started++;
+    return new Promise<Response>(() => {});
+  };
+  const handle = createHandler(() => state, { facets: { graphql: stuck } });
+  const first = new AbortController();
+  const firstResponse = handle(
+    new Request(`${URL_BASE}/graphql?query={hello}`, { signal: first.signal }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(started, 1);
+  assert.equal(state.engine.admission.active, 1);
+  // The second waits for the only slot ...
+  const second = new AbortController();
+  void handle(new Request(`${URL_BASE}/graphql?query={hello}`, { signal: second.signal }));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(started, 1);
+  assert.equal(state.engine.admission.waiting, 1);
+  // ... and gets it when the first client goes away.
+  first.abort();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(started, 2);
+  assert.equal(state.engine.admission.waiting, 0);
+  second.abort();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(state.engine.admission.active, 0);
+  void firstResponse;
+  // Health is never gated.
+  assert.equal((await handle(new Request(`${URL_BASE}/health/ready`))).status, 200);
+});
