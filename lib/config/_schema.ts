@@ -250,6 +250,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     subgraph_request_timeout_ms: { kind: "duration", default: 30_000 },
     plan_cache_size: { kind: "int", default: 1000 },
     max_concurrent_operations: { kind: "int", default: 16 },
+    max_subgraph_response_bytes: { kind: "size", default: 16_000_000 },
   }),
   playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
 });

@@ -172,6 +172,8 @@ export interface EngineConfig {
   readonly plan_cache_size: number;
   /** Operations executing at once per isolate (the others wait in arrival order); 0 = no limit. */
   readonly max_concurrent_operations: number;
+  /** Largest subgraph response body the router reads, bytes (a larger one is a SUBGRAPH_ERROR). */
+  readonly max_subgraph_response_bytes: number;
 }
 
 /**

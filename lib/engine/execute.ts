@@ -8,6 +8,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { ExecutionObserver, FetchRecord } from "./types.ts";
+import { RouterError } from "../errors.ts";
 import { Layers } from "./_layers.ts";
 import type { FetchStep, PlanStep, RepField, RepSelection } from "./plan.ts";
 
@@ -277,10 +278,16 @@ class Executor {
     try {
       response = await options.send(step.subgraph, body, step.node.operationKind === "query");
     } catch (error) {
-      const code = error instanceof DOMException && error.name === "TimeoutError"
+      // The client's own errors (an answer over the size limit) say what was wrong.
+      const own = error instanceof RouterError ? error : null;
+      const code = own !== null
+        ? own.code
+        : error instanceof DOMException && error.name === "TimeoutError"
         ? "DEADLINE_EXCEEDED"
         : "SUBGRAPH_UNREACHABLE";
-      const message = code === "DEADLINE_EXCEEDED"
+      const message = own !== null
+        ? own.message
+        : code === "DEADLINE_EXCEEDED"
         ? `The subgraph "${step.subgraph}" did not answer in time`
         : `Cannot reach the subgraph "${step.subgraph}": ${
           error instanceof Error ? error.message : String(error)

@@ -63,6 +63,8 @@ export interface EngineOptions {
   readonly subgraphRequestTimeoutMs?: number;
   /** Plans (and prepared operations) kept. @default 1000 */
   readonly planCacheSize?: number;
+  /** Largest subgraph response body read, bytes. @default Infinity */
+  readonly maxSubgraphResponseBytes?: number;
   /** Operations executing at once; the others wait in arrival order. 0 = no limit. @default 0 */
   readonly maxConcurrentOperations?: number;
 }
@@ -108,6 +110,9 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     fetch: options.fetch ?? ((request) => fetch(request)),
     singleFlight: options.enableSingleFlight ?? true,
     timeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
+    ...(options.maxSubgraphResponseBytes === undefined
+      ? {}
+      : { maxResponseBytes: options.maxSubgraphResponseBytes }),
   });
   const abstractNames = new Set<string>();
   for (const type of model.types.values()) {

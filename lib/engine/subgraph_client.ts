@@ -8,6 +8,8 @@ import type { SubgraphInfo } from "../supergraph/types.ts";
 import type { SubgraphResponse } from "./execute.ts";
 import type { HeaderPropagator } from "./headers.ts";
 import type { FetchRequestRecord } from "./types.ts";
+import { RouterError } from "../errors.ts";
+import { readLimited } from "../limited_body.ts";
 
 /** The headers of every subgraph request (header rules add to them). */
 const BASE_HEADERS: [string, string][] = [
@@ -63,6 +65,8 @@ export interface SubgraphClientOptions {
   readonly fetch: (request: Request) => Promise<Response>;
   readonly singleFlight: boolean;
   readonly timeoutMs: number;
+  /** Largest subgraph response body read, bytes (`engine.max_subgraph_response_bytes`). */
+  readonly maxResponseBytes?: number;
 }
 
 /** Per-request send options. */
@@ -131,18 +135,40 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     if (!info) throw new TypeError(`Unknown subgraph "${subgraph}"`);
     return info.url;
   };
-  async function once(
-    url: string,
-    body: string,
-    headers: Headers | null,
-    signal: AbortSignal,
-    now: (() => number) | undefined,
-  ): Promise<SubgraphResponse> {
+  const limit = options.maxResponseBytes ?? Infinity;
+  const decoder = new TextDecoder();
+  // A declared length within the limit takes the fast native read (Deno holds
+  // the body to its Content-Length); otherwise the bytes are counted as they come.
+  async function readText(response: Response, subgraph: string): Promise<string> {
+    const declared = response.headers.get("content-length");
+    if (declared !== null && Number(declared) <= limit) return await response.text();
+    const tooLarge = () =>
+      new RouterError(
+        "SUBGRAPH_ERROR",
+        `The subgraph "${subgraph}" answered more than ${limit} bytes (engine.max_subgraph_response_bytes)`,
+        { details: { serviceName: subgraph, limit } },
+      );
+    const bytes = await readLimited(response, limit, {
+      tooLarge,
+      broken: (cause) => cause instanceof Error ? cause : new Error(String(cause)),
+    });
+    return bytes === null ? "" : decoder.decode(bytes);
+  }
+  /** One subgraph request as it goes out. */
+  interface Outgoing {
+    readonly subgraph: string;
+    readonly url: string;
+    readonly body: string;
+    readonly headers: Headers | null;
+    readonly now: (() => number) | undefined;
+  }
+  async function once(out: Outgoing, signal: AbortSignal): Promise<SubgraphResponse> {
+    const { url, body, headers, now } = out;
     const response = await options.fetch(
       new Request(url, { method: "POST", headers: headers ?? BASE_HEADERS, body, signal }),
     );
     const firstByteNs = now?.();
-    const text = await response.text();
+    const text = await readText(response, out.subgraph);
     return {
       status: response.status,
       headers: response.headers,
@@ -155,12 +181,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
   }
   const track = deadlineTracker(options.timeoutMs);
   // A fetch of its own (no sharing): its timeout, and the client's signal.
-  async function unshared(
-    url: string,
-    body: string,
-    headers: Headers | null,
-    sendOptions: SendOptions,
-  ): Promise<SubgraphResponse> {
+  async function unshared(out: Outgoing, sendOptions: SendOptions): Promise<SubgraphResponse> {
     const controller = new AbortController();
     const untrack = track(controller);
     const signal = sendOptions.signal;
@@ -168,7 +189,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     if (signal?.aborted) onAbort();
     else signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      return await once(url, body, headers, controller.signal, sendOptions.now);
+      return await once(out, controller.signal);
     } finally {
       untrack();
       signal?.removeEventListener("abort", onAbort);
@@ -178,9 +199,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     send(subgraph, body, sendOptions) {
       const url = urlOf(subgraph);
       const headers = headersFor(subgraph, sendOptions.headers);
-      if (!options.singleFlight || sendOptions.unshared) {
-        return unshared(url, body, headers, sendOptions);
-      }
+      const out: Outgoing = { subgraph, url, body, headers, now: sendOptions.now };
+      if (!options.singleFlight || sendOptions.unshared) return unshared(out, sendOptions);
       let key = `${url}\n${body}`;
       if (headers) {
         for (const [name, value] of headers) key += `\n${name}:${value}`;
@@ -191,7 +211,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         const controller = new AbortController();
         const untrack = track(controller);
         const created: Flight = {
-          promise: once(url, body, headers, controller.signal, sendOptions.now),
+          promise: once(out, controller.signal),
           controller,
           waiters: 0,
         };

@@ -5,6 +5,7 @@
  * @module
  */
 import { RouterError } from "../errors.ts";
+import { readLimited } from "../limited_body.ts";
 
 /**
  * Reads a request body, at most `limit` bytes.
@@ -27,40 +28,10 @@ export async function readBodyLimited(
   request: Request,
   limit: number,
 ): Promise<Uint8Array<ArrayBuffer> | null> {
-  if (request.body === null) return null;
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) {
-    await request.body.cancel().catch(() => {});
-    throw tooLarge(limit);
-  }
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge(limit);
-      }
-      chunks.push(value);
-    }
-  } catch (error) {
-    if (error instanceof RouterError) throw error;
-    throw new RouterError("BAD_REQUEST", "Cannot read the request body", { cause: error });
-  } finally {
-    reader.releaseLock();
-  }
-  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return bytes;
+  return await readLimited(request, limit, {
+    tooLarge: () => tooLarge(limit),
+    broken: (cause) => new RouterError("BAD_REQUEST", "Cannot read the request body", { cause }),
+  });
 }
 
 function tooLarge(limit: number): RouterError {

@@ -73,6 +73,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     headers: config.headers,
     enableSingleFlight: config.engine.enable_single_flight,
     maxConcurrentOperations: config.engine.max_concurrent_operations,
+    maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
     subgraphRequestTimeoutMs: config.engine.subgraph_request_timeout_ms,
     planCacheSize: config.engine.plan_cache_size,
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),

@@ -156,7 +156,7 @@ Deno.test("issue 8: with heap limits the router serves from supervised worker th
   }
 });
 
-Deno.test("issue 8: a request that exhausts a serving thread's heap does not take the router down", async () => {
+Deno.test("issue 8: an oversized subgraph answer is refused; one that exhausts a thread's heap does not take the router down", async () => {
   // A subgraph whose answer (3 million objects) does not fit a 32 MiB old generation.
   const huge = `{"data":{"hello":"x"},"extensions":{"junk":[${'{"a":1},'.repeat(3_000_000)}{}]}}`;
   const subgraph = Deno.serve(
@@ -168,10 +168,21 @@ Deno.test("issue 8: a request that exhausts a serving thread's heap does not tak
     { young: 16, old: 32 },
     `http://127.0.0.1:${subgraph.addr.port}/graphql`,
   );
+  // With the default engine.max_subgraph_response_bytes (16 MB) the answer is refused cleanly.
+  const bounded = await startWorkers({ configPath: join(dir, "config.yaml"), env: {} });
+  try {
+    const response = await fetch(`${bounded.url}/graphql?query=%7Bhello%7D`);
+    const body = await response.json();
+    assert.equal(body.errors?.[0]?.extensions?.code, "SUBGRAPH_ERROR", JSON.stringify(body));
+    assert.match(body.errors[0].message, /engine\.max_subgraph_response_bytes/);
+  } finally {
+    await bounded.shutdown();
+  }
   const lines: string[] = [];
   const router = await startWorkers({
     configPath: join(dir, "config.yaml"),
-    env: { LOG_LEVEL: "error" },
+    // Let it in: the heap, not the limit, has to cope.
+    env: { LOG_LEVEL: "error", ENGINE_MAX_SUBGRAPH_RESPONSE_BYTES: "100MB" },
     log: createLogger({ level: "info", write: (line) => lines.push(line) }),
     watchdogTimeoutMs: 1_000,
   });

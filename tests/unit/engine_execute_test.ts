@@ -433,3 +433,35 @@ Deno.test("issue 8: layers write shared objects only in the request's layer, unl
   assert.deepEqual(own, { upc: "2", name: "Couch" });
   assert.equal(inPlace.layerOf(own), undefined);
 });
+
+Deno.test("issue 8: a subgraph answer over engine.max_subgraph_response_bytes is a SUBGRAPH_ERROR, read or declared", async () => {
+  const big = JSON.stringify({ data: { users: [{ id: "1".repeat(500) }] } });
+  for (const declared of [false, true]) {
+    const engine = createEngine(MODEL, {
+      maxSubgraphResponseBytes: 200,
+      fetch: () =>
+        Promise.resolve(
+          new Response(big, {
+            headers: declared ? { "content-length": String(big.length) } : {},
+          }),
+        ),
+    });
+    const prepared = prepare(engine, { query: "{ users { id } }" });
+    assert.ok(prepared.ok);
+    const result = await execute(engine, prepared.operation);
+    assert.equal(result.data, null);
+    assert.equal(result.errors?.[0]?.extensions?.code, "SUBGRAPH_ERROR");
+    assert.match(
+      result.errors?.[0]?.message ?? "",
+      /answered more than 200 bytes \(engine\.max_subgraph_response_bytes\)/,
+    );
+  }
+  // Within the limit: read as usual.
+  const engine = createEngine(MODEL, {
+    maxSubgraphResponseBytes: 10_000,
+    fetch: () => Promise.resolve(new Response(big)),
+  });
+  const prepared = prepare(engine, { query: "{ users { id } }" });
+  assert.ok(prepared.ok);
+  assert.deepEqual(await execute(engine, prepared.operation), JSON.parse(big));
+});
