@@ -41,9 +41,33 @@ export async function readLimited(
     await message.body.cancel().catch(() => {});
     throw options.tooLarge();
   }
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
+  return await readStreamLimited(message.body, limit, options);
+}
+
+/**
+ * Reads a byte stream, at most `limit` bytes (cancelled as soon as it passes).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readStreamLimited } from "./limited_body.ts";
+ * const errors = { tooLarge: () => new Error("too large"), broken: () => new Error("broken") };
+ * const stream = new Response("12345").body!;
+ * await assert.rejects(readStreamLimited(stream, 4, errors), /too large/);
+ * ```
+ * @param stream The bytes.
+ * @param limit The largest accepted size, bytes.
+ * @param options The errors to throw.
+ * @returns The bytes.
+ */
+export async function readStreamLimited(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  options: ReadLimitedOptions,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = message.body.getReader();
+  const reader = stream.getReader();
   try {
     while (true) {
       const { done, value } = await reader.read();
@@ -57,11 +81,11 @@ export async function readLimited(
     }
   } catch (error) {
     if (size > limit) throw error;
+    await reader.cancel().catch(() => {});
     throw options.broken(error);
   } finally {
     reader.releaseLock();
   }
-  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {

@@ -10,6 +10,7 @@ import { type AuthState, checkRequirement, type OperationRequirement } from "../
 import type { Config } from "../config/types.ts";
 import { type Engine, execute, prepare } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
+import { readStreamLimited } from "../limited_body.ts";
 import type { Logger } from "../log/mod.ts";
 import type { OperationRegistry } from "../operations/mod.ts";
 import {
@@ -69,35 +70,31 @@ async function gunzipLimited(
   bytes: Uint8Array,
   limit: number,
 ): Promise<CodecResult<Uint8Array>> {
-  const reader = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream()
-    .pipeThrough(new DecompressionStream("gzip")).getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
+  const failures = {
+    tooLarge: tooLarge(limit),
+    malformed: connectFailure("invalid_argument", "Malformed gzip data in the request message"),
+  };
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream()
+    .pipeThrough(new DecompressionStream("gzip"));
   try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > limit) {
-        await reader.cancel().catch(() => {});
-        return { ok: false, failure: tooLarge(limit) };
-      }
-      chunks.push(value);
-    }
-  } catch {
-    await reader.cancel().catch(() => {});
-    return {
-      ok: false,
-      failure: connectFailure("invalid_argument", "Malformed gzip data in the request message"),
-    };
+    const value = await readStreamLimited(stream, limit, {
+      tooLarge: () => new GunzipRefused(failures.tooLarge),
+      broken: () => new GunzipRefused(failures.malformed),
+    });
+    return { ok: true, value };
+  } catch (error) {
+    if (error instanceof GunzipRefused) return { ok: false, failure: error.failure };
+    throw error;
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
+}
+
+/** Carries a Connect failure out of `readStreamLimited`. */
+class GunzipRefused extends Error {
+  readonly failure: ConnectFailure;
+  constructor(failure: ConnectFailure) {
+    super(failure.message);
+    this.failure = failure;
   }
-  return { ok: true, value: out };
 }
 
 /**
