@@ -260,7 +260,8 @@ interface Supervised {
 
 /**
  * Starts one worker thread with the config's heap limits and waits until it
- * serves; `onExit` hears of an exit that no `shutdown` asked for.
+ * serves; `onMessage` hears every later message (reload answers, pongs), and
+ * `exited` resolves whenever the thread ends, asked to or not.
  */
 function spawnThread(
   start: Extract<ToWorker, { kind: "start" }>,
@@ -316,9 +317,11 @@ function spawnThread(
  * Supervised mode (`heap` limits set): every serving isolate is a worker
  * thread created with the V8 heap limits of `heap`, and this isolate only
  * supervises: it forwards SIGHUP (reload) and SIGTERM/SIGINT (shutdown), and
- * restarts a thread that exits on its own (one that ran out of heap: V8 ends
- * only that isolate, and the log says so). Port 0 works: the first thread
- * binds, the others and any restarted one reuse its address.
+ * restarts a thread that exits on its own or stops answering its pings (one
+ * that ran out of heap; both are logged). When a restart fails and no thread
+ * serves any more, the router stops, so that its orchestrator restarts it.
+ * Port 0 works: the first thread binds, the others and any restarted one
+ * reuse its address.
  */
 async function superviseWorkers(
   config: Config,
@@ -383,9 +386,13 @@ async function superviseWorkers(
         worker: index,
         heap: config.heap,
       });
-      start(index).catch((error) =>
-        log.error("A serving isolate failed to restart", { worker: index, error: String(error) })
-      );
+      start(index).catch((error) => {
+        log.error("A serving isolate failed to restart", { worker: index, error: String(error) });
+        if (!stopping && threads.every((t) => t === null)) {
+          log.error("No serving isolate is left: stopping");
+          void shutdown();
+        }
+      });
     });
     return url;
   }

@@ -88,6 +88,16 @@ export interface SubgraphClient {
   describe(subgraph: string, body: string, clientHeaders: Headers | undefined): FetchRequestRecord;
 }
 
+/** One subgraph request as it goes out. */
+interface Outgoing {
+  readonly subgraph: string;
+  readonly url: string;
+  readonly body: string;
+  /** Null: the constant base headers (no header rules for this subgraph). */
+  readonly headers: Headers | null;
+  readonly now: (() => number) | undefined;
+}
+
 /** One shared in-flight subgraph request. */
 interface Flight {
   readonly promise: Promise<SubgraphResponse>;
@@ -153,14 +163,6 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       broken: (cause) => cause instanceof Error ? cause : new Error(String(cause)),
     });
     return bytes === null ? "" : decoder.decode(bytes);
-  }
-  /** One subgraph request as it goes out. */
-  interface Outgoing {
-    readonly subgraph: string;
-    readonly url: string;
-    readonly body: string;
-    readonly headers: Headers | null;
-    readonly now: (() => number) | undefined;
   }
   async function once(out: Outgoing, signal: AbortSignal): Promise<SubgraphResponse> {
     const { url, body, headers, now } = out;
