@@ -107,7 +107,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   const client = createSubgraphClient({
     subgraphs: model.subgraphs,
     propagators,
-    fetch: options.fetch ?? ((request) => fetch(request)),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     singleFlight: options.enableSingleFlight ?? true,
     timeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
     ...(options.maxSubgraphResponseBytes === undefined

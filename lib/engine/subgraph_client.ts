@@ -62,7 +62,12 @@ function deadlineTracker(timeoutMs: number): (controller: AbortController) => ()
 export interface SubgraphClientOptions {
   readonly subgraphs: ReadonlyMap<string, SubgraphInfo>;
   readonly propagators: ReadonlyMap<string, HeaderPropagator | null>;
-  readonly fetch: (request: Request) => Promise<Response>;
+  /**
+   * An injected fetch (tests, traces) receives a `Request`; without one the
+   * global `fetch` gets the URL and options, so only one `Request` is built
+   * and the body goes out as bytes, not as a stream of another request.
+   */
+  readonly fetch?: (request: Request) => Promise<Response>;
   readonly singleFlight: boolean;
   readonly timeoutMs: number;
   /** Largest subgraph response body read, bytes (`engine.max_subgraph_response_bytes`). */
@@ -166,9 +171,11 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
   }
   async function once(out: Outgoing, signal: AbortSignal): Promise<SubgraphResponse> {
     const { url, body, headers, now } = out;
-    const response = await options.fetch(
-      new Request(url, { method: "POST", headers: headers ?? BASE_HEADERS, body, signal }),
-    );
+    const init: RequestInit = { method: "POST", headers: headers ?? BASE_HEADERS, body, signal };
+    const response =
+      await (options.fetch === undefined
+        ? fetch(url, init)
+        : options.fetch(new Request(url, init)));
     const firstByteNs = now?.();
     const text = await readText(response, out.subgraph);
     return {
