@@ -25,10 +25,6 @@ export interface AdmissionGate {
   readonly waiting: number;
 }
 
-interface Waiter {
-  readonly resolve: () => void;
-}
-
 const ADMITTED: Promise<void> = Promise.resolve();
 
 /**
@@ -54,15 +50,16 @@ const ADMITTED: Promise<void> = Promise.resolve();
  */
 export function createAdmissionGate(limit: number): AdmissionGate {
   let active = 0;
-  // FIFO as an array with a moving head: no per-waiter shifting of the array.
-  let queue: (Waiter | null)[] = [];
+  // FIFO of admit callbacks, an array with a moving head (no shifting); a
+  // waiter that went away leaves null behind.
+  let queue: ((() => void) | null)[] = [];
   let head = 0;
   let waiting = 0;
-  function next(): Waiter | null {
+  function next(): (() => void) | null {
     while (head < queue.length) {
-      const waiter = queue[head];
+      const admit = queue[head];
       queue[head++] = null;
-      if (waiter !== null && waiter !== undefined) return waiter;
+      if (admit) return admit;
     }
     queue = [];
     head = 0;
@@ -77,32 +74,30 @@ export function createAdmissionGate(limit: number): AdmissionGate {
       if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise<void>((resolve, reject) => {
         const index = queue.length;
+        const admit = () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        };
         const onAbort = () => {
-          if (queue[index] !== waiter) return;
+          if (queue[index] !== admit) return;
           queue[index] = null;
           waiting--;
           reject(signal?.reason);
         };
-        const waiter: Waiter = {
-          resolve: () => {
-            signal?.removeEventListener("abort", onAbort);
-            resolve();
-          },
-        };
-        queue.push(waiter);
+        queue.push(admit);
         waiting++;
         signal?.addEventListener("abort", onAbort, { once: true });
       });
     },
     leave() {
-      const waiter = next();
-      if (waiter === null) {
+      const admit = next();
+      if (admit === null) {
         active = Math.max(0, active - 1);
         return;
       }
       // The slot passes straight to the next waiter: `active` stays the same.
       waiting--;
-      waiter.resolve();
+      admit();
     },
     get active() {
       return active;

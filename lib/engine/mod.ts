@@ -65,7 +65,10 @@ export interface EngineOptions {
   readonly planCacheSize?: number;
   /** Largest subgraph response body read, bytes. @default Infinity */
   readonly maxSubgraphResponseBytes?: number;
-  /** Operations executing at once; the others wait in arrival order. 0 = no limit. @default 0 */
+  /**
+   * Size of {@linkcode Engine.admission}: operations the HTTP edge lets run at
+   * once, the others waiting in arrival order. 0 = no limit. @default 0
+   */
   readonly maxConcurrentOperations?: number;
 }
 
@@ -88,7 +91,10 @@ export interface Engine {
   readonly client: SubgraphClient;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
   readonly abstractNames: ReadonlySet<string>;
-  /** Admission of executing operations (`engine.max_concurrent_operations`). */
+  /**
+   * Admission of operations (`engine.max_concurrent_operations`), taken by the
+   * HTTP edge before a request's body is read (`lib/http/handler.ts`).
+   */
   readonly admission: AdmissionGate;
 }
 
@@ -249,8 +255,7 @@ export function planOf(
 }
 
 /**
- * Coerces variables, plans (cached) and executes the operation, once the
- * engine's admission gate (`engine.max_concurrent_operations`) lets it in.
+ * Coerces variables, plans (cached) and executes the operation.
  * @param engine The engine.
  * @param operation The prepared operation.
  * @param options Variables, headers, signal, observer.
@@ -260,20 +265,6 @@ export async function execute(
   engine: Engine,
   operation: PreparedOperation,
   options: ExecuteOptions = {},
-): Promise<ExecutionResult> {
-  if (options.admitted === true) return await executeAdmitted(engine, operation, options);
-  await engine.admission.enter(options.signal);
-  try {
-    return await executeAdmitted(engine, operation, options);
-  } finally {
-    engine.admission.leave();
-  }
-}
-
-async function executeAdmitted(
-  engine: Engine,
-  operation: PreparedOperation,
-  options: ExecuteOptions,
 ): Promise<ExecutionResult> {
   const schema = engine.model.apiSchema;
   if (operation.kind === "subscription") {

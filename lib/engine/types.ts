@@ -60,11 +60,6 @@ export interface ExecuteOptions {
   readonly signal?: AbortSignal;
   /** Trace hooks; absent when tracing is off (then no timing calls, no copies). */
   readonly observer?: ExecutionObserver;
-  /**
-   * The caller already holds a slot of `engine.admission` (the HTTP edge
-   * admits a GraphQL request before reading its body): do not take another.
-   */
-  readonly admitted?: boolean;
 }
 
 /** Pipeline stages timed for the trace. */

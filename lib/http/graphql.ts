@@ -138,8 +138,6 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         headers: request.headers,
         signal: request.signal,
         ...(observer ? { observer } : {}),
-        // handler.ts admitted this request (engine.admission) before reading its body.
-        admitted: true,
       });
     } catch (error) {
       return errorResponse(error, { contentType: mediaType, log: deps.log });

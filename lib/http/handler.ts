@@ -22,11 +22,11 @@ export type FacetHandler = (request: Request, state: RouterState) => Promise<Res
 interface Routes {
   readonly exact: ReadonlyMap<string, FacetHandler>;
   /**
-   * The route that runs only with a slot of the engine's admission gate
-   * (`engine.max_concurrent_operations`), from reading the body to writing the
-   * response: GraphQL over HTTP. MCP and Connect are admitted by `execute`.
+   * Whether a request runs an operation, so it needs a slot of the engine's
+   * admission gate (`engine.max_concurrent_operations`), held from reading its
+   * body to building its response: GraphQL over HTTP, Connect, and MCP POSTs.
    */
-  readonly admitted: FacetHandler;
+  readonly admits: (facet: FacetHandler, request: Request) => boolean;
   readonly prefixes: readonly (readonly [string, FacetHandler])[];
   readonly cors: CorsPolicy;
   readonly bodyLimit: number;
@@ -116,7 +116,7 @@ export function createHandler(
     let response: Response;
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
-    const gate = facet === routes.admitted ? state.engine.admission : null;
+    const gate = routes.admits(facet, request) ? state.engine.admission : null;
     try {
       await gate?.enter(request.signal);
     } catch {
@@ -199,7 +199,9 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
   if (state.connect !== null) prefixes.push([state.connect.prefix, facets.connect]);
   return {
     exact,
-    admitted: graphql,
+    admits: (facet, request) =>
+      facet === graphql || facet === facets.connect ||
+      (facet === facets.mcp && request.method === "POST"),
     prefixes,
     cors: compileCors(config.cors),
     bodyLimit: config.max_request_body_bytes,

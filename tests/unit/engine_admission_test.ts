@@ -1,11 +1,5 @@
 import assert from "node:assert/strict";
 import { createAdmissionGate } from "../../lib/engine/admission.ts";
-import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
-import { buildSupergraph } from "../../lib/supergraph/mod.ts";
-
-const MODEL = buildSupergraph(
-  Deno.readTextFileSync(new URL("../../schema/supergraph.graphql", import.meta.url)),
-);
 
 Deno.test("issue 8: the admission gate lets `limit` in and the rest wait in arrival order", async () => {
   const gate = createAdmissionGate(2);
@@ -51,33 +45,4 @@ Deno.test("issue 8: limit 0 admits everyone", async () => {
   await Promise.all(Array.from({ length: 100 }, () => gate.enter()));
   assert.equal(gate.active, 100, "counted, never queued");
   assert.equal(gate.waiting, 0);
-});
-
-Deno.test("issue 8: engine.max_concurrent_operations holds the next operation until one finishes", async () => {
-  let started = 0;
-  const releases: (() => void)[] = [];
-  const engine = createEngine(MODEL, {
-    maxConcurrentOperations: 1,
-    enableSingleFlight: false,
-    fetch: () => {
-      started++;
-      return new Promise((resolve) =>
-        releases.push(() => resolve(Response.json({ data: { users: [{ id: "1" }] } })))
-      );
-    },
-  });
-  const prepared = prepare(engine, { query: "{ users { id } }" });
-  assert.ok(prepared.ok);
-  const first = execute(engine, prepared.operation);
-  const second = execute(engine, prepared.operation);
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.equal(started, 1, "the second operation waits for a slot: no subgraph request yet");
-  assert.equal(engine.admission.waiting, 1);
-  releases.shift()?.();
-  assert.deepEqual(await first, { data: { users: [{ id: "1" }] } });
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.equal(started, 2);
-  releases.shift()?.();
-  assert.deepEqual(await second, { data: { users: [{ id: "1" }] } });
-  assert.equal(engine.admission.active, 0);
 });

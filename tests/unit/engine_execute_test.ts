@@ -307,7 +307,9 @@ Deno.test("issue 3: a merged entity fetch serves each of its paths: one request,
   ]);
 });
 
-Deno.test("issue 8: requests that share a subgraph response share its parse, and each merges only into its own layers", async () => {
+// The shared parse staying untouched is proven at the executor level below; here,
+// end to end, two different operations on one shared root fetch each get their own answer.
+Deno.test("issue 8: two operations sharing one subgraph response each get their own entity merges", async () => {
   const seen: Seen[] = [];
   const rootBodies: string[] = [];
   const engine = createEngine(MODEL, {

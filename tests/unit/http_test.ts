@@ -438,3 +438,31 @@ Deno.test("issue 8: GraphQL requests take an admission slot; a client that goes 
   // Health is never gated.
   assert.equal((await handle(new Request(`${URL_BASE}/health/ready`))).status, 200);
 });
+
+Deno.test("issue 8: Connect requests and MCP POSTs take admission slots too; an MCP GET stream does not", async () => {
+  const state = await stateWith({ engine: { max_concurrent_operations: 2 } });
+  // Facets whose work never ends (two functions: routes are told apart by facet).
+  const stuck = (): FacetHandler => () => new Promise<Response>(() => {});
+  const handle = createHandler(() => state, { facets: { connect: stuck(), mcp: stuck() } });
+  const clients: AbortController[] = [];
+  const send = (path: string, init: RequestInit = {}) => {
+    const client = new AbortController();
+    clients.push(client);
+    void handle(new Request(`${URL_BASE}${path}`, { ...init, signal: client.signal }));
+  };
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
+  send("/mcp", { method: "GET", headers: { accept: "text/event-stream" } });
+  await settle();
+  assert.equal(state.engine.admission.active, 0, "an MCP GET (event stream) holds no slot");
+  send("/mcp", { method: "POST", body: "{}" });
+  send(`/${state.connect?.prefix.slice(1)}GetUser`, { method: "POST", body: "{}" });
+  await settle();
+  assert.equal(state.engine.admission.active, 2);
+  send("/graphql?query={hello}");
+  await settle();
+  assert.equal(state.engine.admission.waiting, 1, "the third operation waits");
+  for (const client of clients) client.abort();
+  await settle();
+  assert.equal(state.engine.admission.active, 0);
+  assert.equal(state.engine.admission.waiting, 0);
+});
