@@ -1,16 +1,17 @@
 /**
- * Multi-worker mode (`workers: N` in the config): N isolates in one process,
- * each with its own router state and its own `Deno.serve` listener on the
- * same address with `SO_REUSEPORT`, so the kernel spreads connections over
- * them and every core serves requests. The main isolate serves too (it is
- * worker 0); it spawns `N - 1` web `Worker`s running this very module (so
- * `deno compile` needs no `--include`), forwards reload and shutdown to them,
- * and stops them when it stops. Nothing is shared between isolates: each
- * plans and caches on its own, which is what the router does across replicas
- * anyway (MCP sessions are signed, config is files).
+ * Serving isolates as worker threads (`workers: N`, `heap` limits): the main
+ * isolate supervises N threads (`node:worker_threads`, created with the V8
+ * heap limits of `heap`), each with its own router state and its own
+ * `Deno.serve` listener on the same address with `SO_REUSEPORT`, so the
+ * kernel spreads connections over them. The threads run this very module. The
+ * supervisor forwards reload and shutdown, pings the threads and restarts one
+ * that exits or goes silent. Nothing is shared between isolates: each plans
+ * and caches on its own, which is what the router does across replicas anyway
+ * (MCP sessions are signed, config is files). With one worker and no heap
+ * limits the main isolate serves by itself.
  *
- * `SO_REUSEPORT` is a Linux/BSD feature; elsewhere the workers fail to bind
- * and the router keeps serving from the main isolate (logged).
+ * `SO_REUSEPORT` is a Linux/BSD feature; elsewhere `workers > 1` falls back to
+ * one serving isolate (logged).
  *
  * @module
  */
@@ -86,55 +87,12 @@ function isMessage<T extends { tag: string }>(value: unknown): value is T {
   return typeof value === "object" && value !== null && (value as { tag?: unknown }).tag === TAG;
 }
 
-/** One spawned worker and how to talk to it. */
-interface WorkerHandle {
-  readonly worker: Worker;
-  readonly stopped: Promise<void>;
-}
-
-function spawnWorker(
-  start: Extract<ToWorker, { kind: "start" }>,
-  timeoutMs: number,
-): Promise<WorkerHandle> {
-  const worker = new Worker(import.meta.url, { type: "module", name: `gw-router-${start.index}` });
-  const ready = Promise.withResolvers<void>();
-  const stopped = Promise.withResolvers<void>();
-  const timer = setTimeout(
-    () => ready.reject(new Error(`worker ${start.index} did not start in ${timeoutMs} ms`)),
-    timeoutMs,
-  );
-  worker.addEventListener("message", (event: MessageEvent) => {
-    const message = event.data;
-    if (!isMessage<FromWorker>(message)) return;
-    if (message.kind === "ready") ready.resolve();
-    else if (message.kind === "failed") ready.reject(new Error(message.error));
-    else stopped.resolve();
-  });
-  worker.addEventListener("error", (event: ErrorEvent) => {
-    event.preventDefault();
-    const error = new Error(`worker ${start.index} crashed: ${event.message}`);
-    ready.reject(error);
-    stopped.resolve();
-  });
-  worker.postMessage(start);
-  return ready.promise.then(
-    () => ({ worker, stopped: stopped.promise }),
-    (error) => {
-      worker.terminate();
-      throw error;
-    },
-  ).finally(() => clearTimeout(timer));
-}
-
 /**
- * Starts the router on `workers` isolates sharing one listener (`SO_REUSEPORT`).
- * With one worker this is exactly `startRouter`. The main isolate binds first
- * (so port 0 works), then each worker loads the same config file with
- * `LISTEN_ADDR` set to the bound address. Reload (SIGHUP or `reload()`)
- * reaches every isolate; each also watches the files itself when `watch` is
- * on. `shutdown()` (or SIGTERM/SIGINT on the main isolate) stops the workers
- * after the main listener has drained. A worker that fails to start is
- * logged and the others keep serving.
+ * Starts the router: from the main isolate when there is one worker and no
+ * heap limit, else from supervised worker threads (`superviseWorkers`) that
+ * share one listener (`SO_REUSEPORT`). Reload (SIGHUP or `reload()`) reaches
+ * every isolate; each also watches the files itself when `watch` is on.
+ * `shutdown()` (or SIGTERM/SIGINT) drains and stops them all.
  *
  * @example From `serveCommand`
  * ```ts ignore
@@ -143,112 +101,29 @@ function spawnWorker(
  * await router.finished;
  * ```
  * @param options `startRouter` options (a `configPath` is needed for more than one worker) and the count.
- * @returns The running router (the main isolate's state; shutdown stops all).
- * @throws {RouterError} When the main isolate cannot start (as `startRouter`).
+ * @returns The running router (shutdown stops all).
+ * @throws {Error} When the router cannot start (`startRouter`'s error, or the first thread's).
  */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningRouter> {
-  const { workers: requested, workerStartTimeoutMs, ...routerOptions } = options;
+  const { workers: requested, workerStartTimeoutMs: _, watchdogTimeoutMs: __, ...routerOptions } =
+    options;
   const configPath = options.configPath;
   if (configPath === undefined || requested === 1) return await startRouter(routerOptions);
-  let env = options.env ?? {};
+  const env = options.env ?? {};
   const config = await loadConfig(configPath, { env });
-  const count = requested ?? config.workers;
-  if (config.heap.max_young_generation_mb > 0 || config.heap.max_old_generation_mb > 0) {
-    return await superviseWorkers(config, {
-      ...options,
-      configPath,
-      env,
-      workers: count,
-    });
-  }
-  // One isolate: start from the config just loaded (reloads still read `configPath`).
-  if (count <= 1) return await startRouter({ ...routerOptions, config });
-  if (!canReusePort()) {
-    const router = await startRouter({ ...routerOptions, config });
+  let count = requested ?? config.workers;
+  if (count > 1 && !canReusePort()) {
     (options.log ?? createLogger({ level: config.log_level })).warn(
       "workers > 1 needs SO_REUSEPORT, an unstable Deno API: serving from one isolate",
       { workers: count, hint: 'add "unstable": ["net"] to deno.json or run with --unstable-net' },
     );
-    return router;
+    count = 1;
   }
-  if (config.mcp.session_secret === "") {
-    // One secret for all isolates, so an MCP session works whichever one answers.
-    const bytes = crypto.getRandomValues(new Uint8Array(32));
-    env = {
-      ...env,
-      MCP_SESSION_SECRET: Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""),
-    };
-  }
-
-  const mainOptions: StartRouterOptions = { ...routerOptions, env, reusePort: true };
-  const main = await startRouter(mainOptions);
-  const log = options.log ?? createLogger({ level: main.state().config.log_level });
-  const listenAddr = main.state().config.listen_addr;
-  const handles = await Promise.allSettled(
-    Array.from({ length: count - 1 }, (_, i) =>
-      spawnWorker({
-        tag: TAG,
-        kind: "start",
-        configPath,
-        env: { ...env, LISTEN_ADDR: listenAddr },
-        index: i + 1,
-        watch: options.watch ?? false,
-        reusePort: true,
-      }, workerStartTimeoutMs ?? 60_000)),
-  );
-  const running: WorkerHandle[] = [];
-  for (const handle of handles) {
-    if (handle.status === "fulfilled") running.push(handle.value);
-    else log.error("A worker failed to start", { error: String(handle.reason) });
-  }
-  log.info("Workers serving", {
-    workers: running.length + 1,
-    requested: count,
-    listen_addr: listenAddr,
-  });
-
-  const onHangup = () => {
-    for (const { worker } of running) worker.postMessage({ tag: TAG, kind: "reload" });
-  };
-  let hangupListener = false;
-  if (options.signals) {
-    try {
-      Deno.addSignalListener("SIGHUP", onHangup);
-      hangupListener = true;
-    } catch {
-      // No SIGHUP on this platform.
-    }
-  }
-
-  let stopping: Promise<void> | null = null;
-  function stopWorkers(): Promise<void> {
-    stopping ??= (async () => {
-      if (hangupListener) Deno.removeSignalListener("SIGHUP", onHangup);
-      for (const { worker } of running) worker.postMessage({ tag: TAG, kind: "shutdown" });
-      const grace = (options.shutdownGraceMs ?? 10_000) + 1_000;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const expired = new Promise<void>((resolve) => timer = setTimeout(resolve, grace));
-      await Promise.race([Promise.all(running.map((h) => h.stopped)), expired]);
-      clearTimeout(timer);
-      for (const { worker } of running) worker.terminate();
-    })();
-    return stopping;
-  }
-  const finished = main.finished.then(stopWorkers);
-
-  return {
-    url: main.url,
-    state: () => main.state(),
-    async reload() {
-      onHangup();
-      return await main.reload();
-    },
-    async shutdown() {
-      await main.shutdown();
-      await finished;
-    },
-    finished,
-  };
+  const limited = config.heap.max_young_generation_mb > 0 || config.heap.max_old_generation_mb > 0;
+  // One isolate with V8's defaults: the main isolate serves, from the config just
+  // loaded (reloads still read `configPath`).
+  if (count === 1 && !limited) return await startRouter({ ...routerOptions, config });
+  return await superviseWorkers(config, { ...options, configPath, env, workers: count });
 }
 
 /** One supervised worker thread. */
@@ -333,14 +208,8 @@ async function superviseWorkers(
 ): Promise<RunningRouter> {
   const log: Logger = options.log ?? createLogger({ level: config.log_level });
   const count = options.workers;
-  const reusePort = count > 1 || canReusePort();
-  if (count > 1 && !canReusePort()) {
-    throw new RouterError(
-      "CONFIG_INVALID",
-      'workers > 1 needs SO_REUSEPORT: run with --unstable-net (or "unstable": ["net"] in deno.json)',
-      { details: { path: "workers" } },
-    );
-  }
+  // One thread needs it too when it can: a restarted thread binds while the old one drains.
+  const reusePort = canReusePort();
   let env = options.env;
   if (config.mcp.session_secret === "") {
     // One secret for every isolate (and for a restarted one): MCP sessions survive both.
@@ -496,30 +365,25 @@ async function superviseWorkers(
   };
 }
 
-/** Worker side: runs one router isolate on the shared listener. */
-function serveInWorker(scope: {
-  addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
-  postMessage(message: FromWorker): void;
-  close(): void;
-}): void {
+/** Thread side: runs one router isolate on the shared listener. */
+function serveInThread(port: NonNullable<typeof parentPort>): void {
+  const post = (message: FromWorker) => port.postMessage(message);
   let router: RunningRouter | null = null;
-  scope.addEventListener("message", async (event: MessageEvent) => {
-    const message = event.data;
+  port.on("message", async (message: unknown) => {
     if (!isMessage<ToWorker>(message)) return;
     switch (message.kind) {
       case "start": {
         try {
-          const workerOptions: StartRouterOptions = {
+          router = await startRouter({
             configPath: message.configPath,
             env: message.env,
             watch: message.watch,
             signals: false,
             reusePort: message.reusePort,
-          };
-          router = await startRouter(workerOptions);
-          scope.postMessage({ tag: TAG, kind: "ready", url: router.url });
+          });
+          post({ tag: TAG, kind: "ready", url: router.url });
         } catch (error) {
-          scope.postMessage({
+          post({
             tag: TAG,
             kind: "failed",
             error: error instanceof Error ? error.message : String(error),
@@ -528,38 +392,20 @@ function serveInWorker(scope: {
         return;
       }
       case "reload":
-        scope.postMessage({ tag: TAG, kind: "reloaded", ok: (await router?.reload()) ?? false });
+        post({ tag: TAG, kind: "reloaded", ok: (await router?.reload()) ?? false });
         return;
       case "ping":
-        scope.postMessage({ tag: TAG, kind: "pong" });
+        post({ tag: TAG, kind: "pong" });
         return;
       case "shutdown":
+        // The supervisor ends the thread once it reads "stopped".
         await router?.shutdown();
-        scope.postMessage({ tag: TAG, kind: "stopped" });
-        scope.close();
+        post({ tag: TAG, kind: "stopped" });
         return;
     }
   });
 }
 
-// Only inside a dedicated worker (this module is the worker's entry point);
-// the listener ignores every message that is not ours.
-const workerScope = globalThis as unknown as {
-  WorkerGlobalScope?: abstract new () => unknown;
-};
-if (
-  typeof workerScope.WorkerGlobalScope === "function" &&
-  globalThis instanceof workerScope.WorkerGlobalScope
-) {
-  serveInWorker(globalThis as unknown as Parameters<typeof serveInWorker>[0]);
-} else if (parentPort !== null) {
-  // A worker thread (supervised mode): the same protocol over its parent port.
-  const port = parentPort;
-  serveInWorker({
-    addEventListener: (_type, listener) =>
-      port.on("message", (data: unknown) => listener({ data } as MessageEvent)),
-    postMessage: (message) => port.postMessage(message),
-    // The supervisor ends the thread once it reads "stopped".
-    close: () => {},
-  });
-}
+// Only inside a serving thread (this module is its entry point); the listener
+// ignores every message that is not ours.
+if (parentPort !== null) serveInThread(parentPort);
