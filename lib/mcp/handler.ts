@@ -6,21 +6,21 @@
  *
  * @module
  */
-import { parse, printSchema } from "graphql";
+import { authenticate, formatBearerChallenge } from "../auth/mod.ts";
+import { callTool, toolText } from "./call.ts";
+import { checkInitialize, checkRequest } from "./policy.ts";
 import {
-  authenticate,
-  challengeScopes,
-  formatBearerChallenge,
-  operationAccess,
-  type OperationAccessResult,
-  type VerifiedToken,
-} from "../auth/mod.ts";
-import { execute, type ExecutionResult, prepare, type PrepareResult } from "../engine/mod.ts";
-import { validateArguments } from "../operations/mod.ts";
-import { checkInitialize, checkRequest, checkRuntime, type GateDecision } from "./policy.ts";
+  ANONYMOUS,
+  type Caller,
+  isRecord,
+  json,
+  type JsonRpcId,
+  rpcError as rpcErrorOf,
+  scopeDenied,
+  withCors,
+} from "./respond.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
 import type { McpDeps, McpState } from "./state.ts";
-import { formatOperationInfo, type McpTool } from "./tools.ts";
 
 /** The revision without sessions (`server/discover`, per-request `_meta`). */
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";
@@ -31,41 +31,20 @@ export const SUPPORTED_PROTOCOL_VERSIONS = [
   MODERN_PROTOCOL_VERSION,
   ...SESSION_PROTOCOL_VERSIONS,
 ] as const;
+/** Session revisions with structured tool output (`outputSchema`, `structuredContent`). */
+const STRUCTURED_VERSIONS: ReadonlySet<string> = new Set(["2025-11-25", "2025-06-18"]);
 
 const PROTOCOL_META = "io.modelcontextprotocol/protocolVersion";
 const SERVER_INFO = { name: "gw-router", version: "0.43.0" } as const;
-const EXPOSE = "Mcp-Session-Id, WWW-Authenticate, MCP-Protocol-Version";
 
 /** Loopback origins cannot be forged by DNS rebinding; local browser clients use them. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
-
-type JsonRpcId = string | number | null;
 
 interface JsonRpcMessage {
   readonly jsonrpc?: unknown;
   readonly id?: unknown;
   readonly method?: unknown;
   readonly params?: unknown;
-}
-
-interface Caller {
-  readonly token: VerifiedToken | null;
-  readonly scopes: ReadonlySet<string>;
-}
-
-const ANONYMOUS: Caller = { token: null, scopes: new Set() };
-
-function withCors(request: Request, headers: Headers): Headers {
-  if (request.headers.has("origin") && !headers.has("access-control-expose-headers")) {
-    headers.set("access-control-expose-headers", EXPOSE);
-  }
-  return headers;
-}
-
-function json(request: Request, body: unknown, status: number, extra: HeadersInit = {}): Response {
-  const headers = withCors(request, new Headers(extra));
-  headers.set("content-type", "application/json");
-  return new Response(JSON.stringify(body), { status, headers });
 }
 
 function rpcError(
@@ -76,35 +55,7 @@ function rpcError(
   message: string,
   options: { readonly headers?: HeadersInit; readonly data?: unknown } = {},
 ): Response {
-  const error = options.data === undefined
-    ? { code, message }
-    : { code, message, data: options.data };
-  return json(request, { jsonrpc: "2.0", id, error }, status, options.headers ?? {});
-}
-
-function scopeDenied(
-  request: Request,
-  mcp: McpState,
-  caller: Caller,
-  decision: Exclude<GateDecision, { allow: true }>,
-  id: JsonRpcId,
-  reason?: string,
-): Response {
-  const scopes = challengeScopes(
-    decision.scopes,
-    caller.token?.scopes ?? [],
-    mcp.includeTokenScopes,
-  );
-  const description = reason ??
-    `Insufficient scope for ${decision.level} level: requires ${decision.scopes.join(" ")}`;
-  const challenge = formatBearerChallenge(scopes, {
-    error: "insufficient_scope",
-    resourceMetadata: mcp.resourceMetadataUrl,
-    errorDescription: description,
-  });
-  return rpcError(request, id, 403, -32003, description, {
-    headers: { "www-authenticate": challenge },
-  });
+  return rpcErrorOf(request, id, { status, code, message, ...options });
 }
 
 /** Gate 1 and authentication. Returns the caller or the 401/403 response. */
@@ -123,142 +74,11 @@ async function authorize(request: Request, mcp: McpState): Promise<Caller | Resp
   }
   const caller = { token: result.token, scopes: result.token.scopeSet };
   const decision = checkInitialize(mcp.policy, caller.scopes);
-  return decision.allow ? caller : scopeDenied(request, mcp, caller, decision, null);
+  return decision.allow ? caller : scopeDenied(request, { mcp, caller, decision, id: null });
 }
 
 function subjectOf(caller: Caller): { issuer: string; subject: string } {
   return { issuer: caller.token?.issuer ?? "", subject: caller.token?.subject ?? "" };
-}
-
-/** A tool result (`ok` adds `resultType` for 2026-07-28). */
-function toolText(text: string, isError: boolean): Record<string, unknown> {
-  return { content: [{ type: "text", text }], isError };
-}
-
-function resultText(result: ExecutionResult): { text: string; isError: boolean } {
-  if (!result.errors || result.errors.length === 0) {
-    return { text: JSON.stringify(result), isError: false };
-  }
-  const lines = ["GraphQL errors:", ...result.errors.map((e) => `- ${e.message}`)];
-  if (result.data !== undefined && result.data !== null) {
-    lines.push("", "Partial data:", JSON.stringify(result.data));
-  }
-  return { text: lines.join("\n"), isError: true };
-}
-
-async function runGraphQL(
-  deps: McpDeps,
-  request: Request,
-  prepared: PrepareResult,
-  variables: Record<string, unknown> | null,
-): Promise<{ text: string; isError: boolean }> {
-  if (!prepared.ok) {
-    return resultText({ errors: [...prepared.errors] });
-  }
-  const result = await execute(deps.engine, prepared.operation, {
-    variables,
-    headers: request.headers,
-    signal: request.signal,
-  });
-  return resultText(result);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * Gate 5's requirement of an inline query: from the engine's prepared document
- * (computed once per prepared operation), or, when validation failed, from a
- * parse of its own; null when the query does not parse.
- */
-function runtimeAccess(
-  mcp: McpState,
-  prepared: PrepareResult,
-  query: string,
-): OperationAccessResult | null {
-  const options = { maxCombinations: mcp.maxScopeCombinations };
-  if (prepared.ok) {
-    const known = mcp.runtimeAccess.get(prepared.operation);
-    if (known !== undefined) return known;
-    const access = operationAccess(prepared.operation.document, mcp.schema, mcp.access, options);
-    mcp.runtimeAccess.set(prepared.operation, access);
-    return access;
-  }
-  if (prepared.stage === "parse") return null;
-  let document;
-  try {
-    document = parse(query, { maxTokens: 20_000 });
-  } catch {
-    return null;
-  }
-  return operationAccess(document, mcp.schema, mcp.access, options);
-}
-
-/** `tools/call`: returns the JSON-RPC result, or a Response for a runtime 403. */
-async function callTool(
-  deps: McpDeps,
-  mcp: McpState,
-  request: Request,
-  caller: Caller,
-  tool: McpTool,
-  args: Record<string, unknown>,
-  id: JsonRpcId,
-): Promise<Record<string, unknown> | Response> {
-  const invalid = validateArguments(args, tool.inputSchema);
-  if (invalid !== null) return toolText(invalid, true);
-  switch (tool.kind) {
-    case "operation": {
-      const operation = tool.operation!;
-      const prepared = prepare(deps.engine, {
-        query: operation.text,
-        operationName: operation.name,
-        variables: args,
-      });
-      const out = await runGraphQL(deps, request, prepared, args);
-      return toolText(out.text, out.isError);
-    }
-    case "get_operation_info": {
-      const target = mcp.toolsByOperation.get(String(args.operationName));
-      if (!target) {
-        return toolText(`Unknown operation "${String(args.operationName)}"`, true);
-      }
-      return toolText(formatOperationInfo(target, { graphqlUrl: mcp.graphqlUrl }), false);
-    }
-    case "get_schema":
-      return toolText(printSchema(mcp.schema), false);
-    case "execute_graphql": {
-      const query = String(args.query);
-      const variables = isRecord(args.variables) ? args.variables : null;
-      // The engine parses (and caches) the query once; the gate reuses its document.
-      const prepared = prepare(deps.engine, { query, operationName: null, variables });
-      if (mcp.oauth) {
-        const access = runtimeAccess(mcp, prepared, query);
-        // null: unparseable, spec §5.3 rule 6: the engine reports the syntax error.
-        if (access !== null) {
-          if (!access.ok) {
-            // Fails closed: a requirement too large (or a bomb) is never executed.
-            return scopeDenied(
-              request,
-              mcp,
-              caller,
-              {
-                allow: false,
-                level: "runtime",
-                scopes: [],
-              },
-              id,
-              `The query cannot be authorized (fails closed): ${access.reason}`,
-            );
-          }
-          const decision = checkRuntime(access.requirement.scopes, caller.scopes);
-          if (!decision.allow) return scopeDenied(request, mcp, caller, decision, id);
-        }
-      }
-      const out = await runGraphQL(deps, request, prepared, variables);
-      return toolText(out.text, out.isError);
-    }
-  }
 }
 
 function negotiate(requested: unknown): string {
@@ -407,19 +227,20 @@ async function handlePost(
   if (!isRequest) {
     return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
   }
+  // Without the header a session client speaks 2025-03-26 (transport spec).
+  const structured = modern || (headerVersion !== null && STRUCTURED_VERSIONS.has(headerVersion));
   const toolName = method === "tools/call" && isRecord(params) && typeof params.name === "string"
     ? params.name
     : undefined;
   if (mcp.oauth) {
     const decision = checkRequest(mcp.policy, caller.scopes, method, toolName);
-    if (!decision.allow) return scopeDenied(request, mcp, caller, decision, id);
+    if (!decision.allow) return scopeDenied(request, { mcp, caller, decision, id });
   }
   const ok = (result: Record<string, unknown>, headers: HeadersInit = {}) =>
     json(
       request,
       { jsonrpc: "2.0", id, result: modern ? { resultType: "complete", ...result } : result },
-      200,
-      headers,
+      { status: 200, headers },
     );
   switch (method) {
     case "initialize": {
@@ -448,7 +269,9 @@ async function handlePost(
       return ok({});
     case "tools/list":
       return ok(
-        modern ? { tools: mcp.toolList, ttlMs: 0, cacheScope: "private" } : { tools: mcp.toolList },
+        modern
+          ? { tools: mcp.toolList, ttlMs: 0, cacheScope: "private" }
+          : { tools: structured ? mcp.toolList : mcp.legacyToolList },
       );
     case "tools/call": {
       const tool = toolName === undefined ? undefined : mcp.toolsByName.get(toolName);
@@ -457,10 +280,10 @@ async function handlePost(
       }
       const args = isRecord(params) && params.arguments !== undefined ? params.arguments : {};
       if (!isRecord(args)) {
-        return ok(toolText("Invalid arguments: expected an object", true));
+        return ok({ ...toolText("Invalid arguments: expected an object", true) });
       }
-      const result = await callTool(deps, mcp, request, caller, tool, args, id);
-      return result instanceof Response ? result : ok(result);
+      const result = await callTool({ deps, mcp, request, caller, id, structured }, { tool, args });
+      return result instanceof Response ? result : ok({ ...result });
     }
     default:
       return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
@@ -590,12 +413,17 @@ export function handleProtectedResourceMetadata(
   const mcp = deps.mcp;
   if (mcp === null) {
     return Promise.resolve(
-      json(request, { error: "not_found", error_description: "MCP is not enabled" }, 404),
+      json(request, { error: "not_found", error_description: "MCP is not enabled" }, {
+        status: 404,
+      }),
     );
   }
   if (request.method !== "GET" && request.method !== "HEAD") {
     return Promise.resolve(
-      json(request, { error: "method_not_allowed" }, 405, { allow: "GET, HEAD" }),
+      json(request, { error: "method_not_allowed" }, {
+        status: 405,
+        headers: { allow: "GET, HEAD" },
+      }),
     );
   }
   const headers = new Headers({

@@ -30,8 +30,10 @@ export interface McpState {
   readonly toolsByName: ReadonlyMap<string, McpTool>;
   /** Registered-operation tools by GraphQL operation name. */
   readonly toolsByOperation: ReadonlyMap<string, McpTool>;
-  /** The `tools/list` entries, built once. */
+  /** The `tools/list` entries, built once (with `outputSchema`: revisions 2025-06-18+). */
   readonly toolList: readonly Readonly<Record<string, unknown>>[];
+  /** The same without `outputSchema` (revision 2025-03-26). */
+  readonly legacyToolList: readonly Readonly<Record<string, unknown>>[];
   readonly policy: ScopePolicy;
   readonly auth: AuthState | null;
   readonly sessionKey: CryptoKey;
@@ -149,6 +151,15 @@ export async function buildMcpState(
       tools.flatMap((tool) => tool.operation ? [[tool.operation.name, tool] as const] : []),
     ),
     toolList: tools.map((tool) =>
+      Object.freeze({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        ...(tool.outputSchema === null ? {} : { outputSchema: tool.outputSchema }),
+        annotations: tool.annotations,
+      })
+    ),
+    legacyToolList: tools.map((tool) =>
       Object.freeze({
         name: tool.name,
         description: tool.description,

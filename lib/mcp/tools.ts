@@ -10,6 +10,7 @@ import { operationAccess, type ScopeRequirement } from "../auth/mod.ts";
 import type { McpConfig } from "../config/types.ts";
 import type { JsonSchema, OperationRegistry, RegisteredOperation } from "../operations/mod.ts";
 import type { AccessRequirement } from "../supergraph/types.ts";
+import { type JsonSchema as OutputJsonSchema, outputSchema } from "./output_schema.ts";
 
 /** What a tool does. */
 export type ToolKind = "operation" | "execute_graphql" | "get_operation_info" | "get_schema";
@@ -26,6 +27,8 @@ export interface McpTool {
   readonly kind: ToolKind;
   readonly description: string;
   readonly inputSchema: JsonSchema;
+  /** JSON Schema of the result's `structuredContent` (operation tools: the operation's `data`), or null. */
+  readonly outputSchema: OutputJsonSchema | null;
   readonly annotations: ToolAnnotations;
   /** The operation, for `operation` tools. */
   readonly operation: RegisteredOperation | null;
@@ -158,6 +161,7 @@ export function buildTools(input: BuildToolsInput): BuiltTools {
         rootFieldDescriptions(operation.operation, schema) ??
         `Executes the GraphQL ${operation.kind} ${operation.name}.`,
       inputSchema: operation.inputSchema,
+      outputSchema: outputSchema(operation.operation, { schema, document: operation.document }),
       annotations: operation.kind === "query" ? QUERY_HINTS : MUTATION_HINTS,
       operation,
       requirement: result.requirement.scopes,
@@ -182,6 +186,7 @@ export function buildTools(input: BuildToolsInput): BuiltTools {
       required: ["operationName"],
       additionalProperties: false,
     },
+    outputSchema: null,
     annotations: QUERY_HINTS,
     operation: null,
     requirement: [],
@@ -200,6 +205,7 @@ export function buildTools(input: BuildToolsInput): BuiltTools {
         required: ["query"],
         additionalProperties: false,
       },
+      outputSchema: null,
       annotations: MUTATION_HINTS,
       operation: null,
       requirement: [],
@@ -211,6 +217,7 @@ export function buildTools(input: BuildToolsInput): BuiltTools {
       kind: "get_schema",
       description: "Returns the GraphQL schema (SDL) of the graph.",
       inputSchema: { type: "object", properties: {}, additionalProperties: false },
+      outputSchema: null,
       annotations: QUERY_HINTS,
       operation: null,
       requirement: [],

@@ -1,0 +1,194 @@
+/**
+ * `tools/call`: runs an operation tool or a built-in and shapes the MCP tool
+ * result. Operation tools return the GraphQL response as text and, for
+ * revisions 2025-06-18+, the `data` as `structuredContent` (it matches the
+ * tool's `outputSchema`); GraphQL errors make `isError: true` with the
+ * messages and any partial data, without `structuredContent`. Gate 5
+ * (runtime scopes of `execute_graphql`) runs here, before the query does.
+ *
+ * @module
+ */
+import { parse, printSchema } from "graphql";
+import { operationAccess, type OperationAccessResult } from "../auth/mod.ts";
+import { execute, type ExecutionResult, prepare, type PrepareResult } from "../engine/mod.ts";
+import { validateArguments } from "../operations/mod.ts";
+import { checkRuntime } from "./policy.ts";
+import { type Caller, isRecord, type JsonRpcId, scopeDenied } from "./respond.ts";
+import type { McpDeps, McpState } from "./state.ts";
+import { formatOperationInfo, type McpTool } from "./tools.ts";
+
+/** A tool result: text content, error flag, and structured content when offered. */
+export interface ToolResult {
+  readonly content: readonly { readonly type: "text"; readonly text: string }[];
+  readonly isError: boolean;
+  readonly structuredContent?: Record<string, unknown>;
+}
+
+/** What one `tools/call` needs besides the tool and its arguments. */
+export interface CallContext {
+  readonly deps: McpDeps;
+  readonly mcp: McpState;
+  readonly request: Request;
+  readonly caller: Caller;
+  readonly id: JsonRpcId;
+  /** The revision has structured tool output (2025-06-18+). */
+  readonly structured: boolean;
+}
+
+/**
+ * A text-only tool result.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { toolText } from "./call.ts";
+ * assert.deepEqual(toolText("hi", false), { content: [{ type: "text", text: "hi" }], isError: false });
+ * ```
+ * @param text The text.
+ * @param isError Whether the tool failed.
+ * @returns The result.
+ */
+export function toolText(text: string, isError: boolean): ToolResult {
+  return { content: [{ type: "text", text }], isError };
+}
+
+/**
+ * The tool result of a GraphQL response: the response as JSON text (and its
+ * `data` as `structuredContent` when `structured`), or, with errors,
+ * `isError: true`, the messages and the partial data.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { graphqlResult } from "./call.ts";
+ * assert.deepEqual(graphqlResult({ data: { a: 1 } }, { structured: true }).structuredContent, { a: 1 });
+ * assert.equal(graphqlResult({ errors: [{ message: "x" }] }, { structured: true }).structuredContent, undefined);
+ * ```
+ * @param result The execution result.
+ * @param options `structured`: add `structuredContent`.
+ * @returns The tool result.
+ */
+export function graphqlResult(
+  result: ExecutionResult,
+  options: { readonly structured: boolean },
+): ToolResult {
+  if (!result.errors || result.errors.length === 0) {
+    const text = toolText(JSON.stringify(result), false);
+    return options.structured && isRecord(result.data)
+      ? { ...text, structuredContent: result.data }
+      : text;
+  }
+  const lines = ["GraphQL errors:", ...result.errors.map((e) => `- ${e.message}`)];
+  if (result.data !== undefined && result.data !== null) {
+    lines.push("", "Partial data:", JSON.stringify(result.data));
+  }
+  return toolText(lines.join("\n"), true);
+}
+
+async function runGraphQL(
+  context: CallContext,
+  prepared: PrepareResult,
+  variables: Record<string, unknown> | null,
+): Promise<ExecutionResult> {
+  if (!prepared.ok) return { errors: [...prepared.errors] };
+  return await execute(context.deps.engine, prepared.operation, {
+    variables,
+    headers: context.request.headers,
+    signal: context.request.signal,
+  });
+}
+
+/**
+ * Gate 5's requirement of an inline query: from the engine's prepared document
+ * (computed once per prepared operation), or, when validation failed, from a
+ * parse of its own; null when the query does not parse.
+ */
+function runtimeAccess(
+  mcp: McpState,
+  prepared: PrepareResult,
+  query: string,
+): OperationAccessResult | null {
+  const options = { maxCombinations: mcp.maxScopeCombinations };
+  if (prepared.ok) {
+    const known = mcp.runtimeAccess.get(prepared.operation);
+    if (known !== undefined) return known;
+    const access = operationAccess(prepared.operation.document, mcp.schema, mcp.access, options);
+    mcp.runtimeAccess.set(prepared.operation, access);
+    return access;
+  }
+  if (prepared.stage === "parse") return null;
+  let document;
+  try {
+    document = parse(query, { maxTokens: 20_000 });
+  } catch {
+    return null;
+  }
+  return operationAccess(document, mcp.schema, mcp.access, options);
+}
+
+/**
+ * Runs one tool.
+ * @param context Router state, request, caller, request id, revision features.
+ * @param call The tool and its (object) arguments.
+ * @returns The tool result, or the 403 response of gate 5.
+ */
+export async function callTool(
+  context: CallContext,
+  call: { readonly tool: McpTool; readonly args: Record<string, unknown> },
+): Promise<ToolResult | Response> {
+  const { deps, mcp, request, caller } = context;
+  const { tool, args } = call;
+  const invalid = validateArguments(args, tool.inputSchema);
+  if (invalid !== null) return toolText(invalid, true);
+  switch (tool.kind) {
+    case "operation": {
+      const operation = tool.operation!;
+      const prepared = prepare(deps.engine, {
+        query: operation.text,
+        operationName: operation.name,
+        variables: args,
+      });
+      const result = await runGraphQL(context, prepared, args);
+      return graphqlResult(result, {
+        structured: context.structured && tool.outputSchema !== null,
+      });
+    }
+    case "get_operation_info": {
+      const target = mcp.toolsByOperation.get(String(args.operationName));
+      if (!target) {
+        return toolText(`Unknown operation "${String(args.operationName)}"`, true);
+      }
+      return toolText(formatOperationInfo(target, { graphqlUrl: mcp.graphqlUrl }), false);
+    }
+    case "get_schema":
+      return toolText(printSchema(mcp.schema), false);
+    case "execute_graphql": {
+      const query = String(args.query);
+      const variables = isRecord(args.variables) ? args.variables : null;
+      // The engine parses (and caches) the query once; the gate reuses its document.
+      const prepared = prepare(deps.engine, { query, operationName: null, variables });
+      if (mcp.oauth) {
+        const access = runtimeAccess(mcp, prepared, query);
+        // null: unparseable, spec §5.3 rule 6: the engine reports the syntax error.
+        if (access !== null) {
+          if (!access.ok) {
+            // Fails closed: a requirement too large (or a bomb) is never executed.
+            return scopeDenied(request, {
+              mcp,
+              caller,
+              decision: { allow: false, level: "runtime", scopes: [] },
+              id: context.id,
+              reason: `The query cannot be authorized (fails closed): ${access.reason}`,
+            });
+          }
+          const decision = checkRuntime(access.requirement.scopes, caller.scopes);
+          if (!decision.allow) {
+            return scopeDenied(request, { mcp, caller, decision, id: context.id });
+          }
+        }
+      }
+      const result = await runGraphQL(context, prepared, variables);
+      return graphqlResult(result, { structured: false });
+    }
+  }
+}
