@@ -229,6 +229,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         get_schema: list(),
       }),
       scope_challenge_include_token_scopes: bool(false),
+      scope_challenge_all_levels: bool(false),
       max_scope_combinations: { kind: "int", default: 2048, min: 1 },
     }),
   }),

@@ -131,6 +131,8 @@ export interface McpConfig {
     readonly scopes: ScopesConfig;
     /** Put the token's scopes into 403 `scope` challenges too (spec §7.3). */
     readonly scope_challenge_include_token_scopes: boolean;
+    /** A 403 on `tools/call` names what every failing gate 2–4 level needs, not only the first (issue 17). */
+    readonly scope_challenge_all_levels: boolean;
     /** Most OR-of-AND groups an operation's combined requirement may have. */
     readonly max_scope_combinations: number;
   };

@@ -8,7 +8,7 @@
  */
 import { authenticate, formatBearerChallenge } from "../auth/mod.ts";
 import { callTool, toolText } from "./call.ts";
-import { checkInitialize, checkRequest } from "./policy.ts";
+import { checkCallAllLevels, checkInitialize, checkRequest } from "./policy.ts";
 import {
   ANONYMOUS,
   type Caller,
@@ -233,7 +233,9 @@ async function handlePost(
     ? params.name
     : undefined;
   if (mcp.oauth) {
-    const decision = checkRequest(mcp.policy, caller.scopes, method, toolName);
+    const decision = mcp.challengeAllLevels && method === "tools/call"
+      ? checkCallAllLevels(mcp.policy, caller.scopes, toolName)
+      : checkRequest(mcp.policy, caller.scopes, method, toolName);
     if (!decision.allow) return scopeDenied(request, { mcp, caller, decision, id });
   }
   const ok = (result: Record<string, unknown>, headers: HeadersInit = {}) =>

@@ -15,6 +15,7 @@ export {
 } from "./handler.ts";
 export {
   ALLOW,
+  checkCallAllLevels,
   checkInitialize,
   checkRequest,
   checkRuntime,

@@ -38,6 +38,8 @@ export type GateDecision =
     readonly level: GateLevel;
     /** That level's requirement: its scope list, or the best AND-group. */
     readonly scopes: readonly string[];
+    /** Every failing level, with {@linkcode checkCallAllLevels} (first = `level`). */
+    readonly levels?: readonly GateLevel[];
   };
 
 /** The one allow value (no allocation on the happy path). */
@@ -160,6 +162,55 @@ export function checkRequest(
   const requirement = policy.tools.get(tool);
   if (requirement === undefined || satisfiesScopes(requirement, scopes)) return ALLOW;
   return deny("tool", bestScopeGroup(requirement, scopes));
+}
+
+/**
+ * Gates 2–4 of `tools/call` at once (`mcp.oauth.scope_challenge_all_levels`):
+ * when any fails, the denial names the union, in gate order, of what each
+ * failing level would name on its own (method scopes, the built-in tool's
+ * scopes, the tool's best AND-group), so one new token passes them all. One
+ * failing level gives exactly the per-level denial of {@linkcode checkRequest}.
+ *
+ * @example Method and tool both lacking: one denial naming both
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkCallAllLevels, compileScopePolicy } from "./policy.ts";
+ * const policy = compileScopePolicy({ initialize: [], tools_list: [], tools_call: ["mcp:call"],
+ *   execute_graphql: [], get_operation_info: [], get_schema: [] },
+ *   { builtIns: [], tools: new Map([["t", [["A", "B"], ["D"]]]]) });
+ * assert.deepEqual(checkCallAllLevels(policy, new Set(["A"]), "t"),
+ *   { allow: false, level: "method", levels: ["method", "tool"], scopes: ["mcp:call", "A", "B"] });
+ * assert.equal(checkCallAllLevels(policy, new Set(["mcp:call", "D"]), "t").allow, true);
+ * ```
+ * @param policy The policy.
+ * @param scopes The token's scopes.
+ * @param tool `params.name` (undefined or unknown: only the method level).
+ * @returns The decision.
+ */
+export function checkCallAllLevels(
+  policy: ScopePolicy,
+  scopes: ReadonlySet<string>,
+  tool?: string,
+): GateDecision {
+  const failing: [GateLevel, readonly string[]][] = [];
+  if (!hasAllScopes(policy.toolsCall, scopes)) failing.push(["method", policy.toolsCall]);
+  const builtIn = tool === undefined ? undefined : policy.builtIns.get(tool);
+  const requirement = tool === undefined ? undefined : policy.tools.get(tool);
+  if (builtIn !== undefined && !hasAllScopes(builtIn, scopes)) failing.push(["built-in", builtIn]);
+  if (requirement !== undefined && !satisfiesScopes(requirement, scopes)) {
+    failing.push(["tool", bestScopeGroup(requirement, scopes)]);
+  }
+  if (failing.length === 0) return ALLOW;
+  const union: string[] = [];
+  for (const [, list] of failing) {
+    for (const scope of list) if (!union.includes(scope)) union.push(scope);
+  }
+  return {
+    allow: false,
+    level: failing[0]![0],
+    levels: failing.map(([level]) => level),
+    scopes: union,
+  };
 }
 
 /**

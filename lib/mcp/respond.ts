@@ -128,8 +128,11 @@ export function scopeDenied(
     caller.token?.scopes ?? [],
     mcp.includeTokenScopes,
   );
+  const levels = decision.levels ?? [decision.level];
   const description = context.reason ??
-    `Insufficient scope for ${decision.level} level: requires ${decision.scopes.join(" ")}`;
+    `Insufficient scope for ${levels.join(" and ")} level${
+      levels.length > 1 ? "s" : ""
+    }: requires ${decision.scopes.join(" ")}`;
   const challenge = formatBearerChallenge(scopes, {
     error: "insufficient_scope",
     resourceMetadata: mcp.resourceMetadataUrl,

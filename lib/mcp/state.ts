@@ -46,6 +46,8 @@ export interface McpState {
   /** The RFC 9728 document, serialized once. */
   readonly metadataJson: string;
   readonly includeTokenScopes: boolean;
+  /** `mcp.oauth.scope_challenge_all_levels`: one `tools/call` challenge for gates 2–4. */
+  readonly challengeAllLevels: boolean;
   readonly maxScopeCombinations: number;
   /** `<base_url><graphql_path>`, for `get_operation_info`. */
   readonly graphqlUrl: string;
@@ -175,6 +177,7 @@ export async function buildMcpState(
     resourceMetadataUrl,
     metadataJson: JSON.stringify(metadata),
     includeTokenScopes: mcp.oauth.scope_challenge_include_token_scopes,
+    challengeAllLevels: mcp.oauth.scope_challenge_all_levels,
     maxScopeCombinations: mcp.oauth.max_scope_combinations,
     graphqlUrl: `${base}${config.graphql_path || "/graphql"}`,
     schema,

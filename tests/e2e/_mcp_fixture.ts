@@ -85,6 +85,8 @@ export interface McpFixture {
 export interface FixtureOptions {
   readonly scopes?: Partial<typeof DEFAULT_SCOPES>;
   readonly includeTokenScopes?: boolean;
+  /** `mcp.oauth.scope_challenge_all_levels`. */
+  readonly challengeAllLevels?: boolean;
   readonly maxScopeCombinations?: number;
   /** `headers` config (propagation rules to subgraphs). */
   readonly headers?: unknown;
@@ -191,6 +193,9 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
         jwks: [{ url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`, algorithms: ["ES256"] }],
         scopes: { ...DEFAULT_SCOPES, ...options.scopes },
         scope_challenge_include_token_scopes: options.includeTokenScopes ?? false,
+        ...(options.challengeAllLevels === undefined
+          ? {}
+          : { scope_challenge_all_levels: options.challengeAllLevels }),
         ...(options.maxScopeCombinations === undefined
           ? {}
           : { max_scope_combinations: options.maxScopeCombinations }),
