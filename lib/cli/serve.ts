@@ -19,6 +19,7 @@ import type { SubgraphFetch } from "../engine/mod.ts";
 import { describeError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
+import { closeMcpStreams, handOverMcp } from "../mcp/mod.ts";
 import type { OperationFile } from "../operations/mod.ts";
 import { buildState, type RouterState } from "../state/mod.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
@@ -229,7 +230,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       );
       const nextLog = makeLog(next);
       const nextState = await build(next, nextLog);
+      const previous = state;
       state = nextState;
+      handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;
       log = nextLog;
       log.info("Configuration reloaded", { operations: nextState.operations.operations.length });
@@ -332,6 +335,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       }
       log.info("Shutting down");
       await reloading.catch(() => {});
+      closeMcpStreams(state?.mcp ?? null);
       let grace: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<void>((resolve) => {
         grace = setTimeout(() => {

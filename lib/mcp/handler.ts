@@ -1,6 +1,8 @@
 /**
- * MCP Streamable HTTP on one path: POST (JSON-RPC, JSON responses), DELETE
- * (end a session), GET (405: no server-initiated stream). The HTTP-level scope
+ * MCP Streamable HTTP on one path: POST (JSON-RPC; JSON responses, or SSE
+ * when the client takes it and there is more than the answer to send, and for
+ * `subscriptions/listen`), GET (the session's server-to-client SSE stream,
+ * see `streams.ts`), DELETE (end a session). The HTTP-level scope
  * gates run before any JSON-RPC handling: gate 1 before the body is read,
  * gates 2–4 right after the method is known, gate 5 before an inline query runs.
  *
@@ -19,7 +21,9 @@ import {
   scopeDenied,
   withCors,
 } from "./respond.ts";
+import { isLogLevel, logNotification, passes } from "./logging.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
+import { messageEvent } from "./sse.ts";
 import type { McpDeps, McpState } from "./state.ts";
 
 /** The revision without sessions (`server/discover`, per-request `_meta`). */
@@ -88,9 +92,10 @@ function negotiate(requested: unknown): string {
     : SESSION_PROTOCOL_VERSIONS[0];
 }
 
-function capabilities(): Record<string, unknown> {
-  return { tools: { listChanged: false } };
-}
+/** Session revisions: tool-list changes on the GET stream, and the logging utility. */
+const SESSION_CAPABILITIES = Object.freeze({ tools: { listChanged: true }, logging: {} });
+/** 2026-07-28: tool-list changes on `subscriptions/listen` streams. */
+const MODERN_CAPABILITIES = Object.freeze({ tools: { listChanged: true } });
 
 function metaVersion(params: unknown): string | undefined {
   if (!isRecord(params) || !isRecord(params._meta)) return undefined;
@@ -121,6 +126,84 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
     offset += chunk.byteLength;
   }
   return new TextDecoder().decode(bytes);
+}
+
+/** Verifies `Mcp-Session-Id` (present, not ended, signed for this caller): the id or the 400/404. */
+async function checkSession(
+  request: Request,
+  context: { readonly mcp: McpState; readonly caller: Caller; readonly id: JsonRpcId },
+): Promise<string | Response> {
+  const { mcp, caller, id } = context;
+  const sessionId = request.headers.get("mcp-session-id");
+  if (sessionId === null) {
+    return rpcError(request, id, 400, -32600, "Bad request: Mcp-Session-Id header is required");
+  }
+  const now = mcp.now();
+  const valid = !mcp.revocations.has(sessionId, { now }) &&
+    await verifySessionId(mcp.sessionKey, sessionId, subjectOf(caller), { now });
+  return valid ? sessionId : rpcError(request, id, 404, -32001, "Session not found");
+}
+
+/** When the caller's token expires (ms), so its streams close then; null without one. */
+function expiryOf(caller: Caller): number | null {
+  const exp = caller.token?.claims.exp;
+  return typeof exp === "number" ? exp * 1000 : null;
+}
+
+function tooManyStreams(request: Request, id: JsonRpcId): Response {
+  return rpcError(request, id, 429, -32000, "Too many open streams; retry later", {
+    headers: { "retry-after": "5" },
+  });
+}
+
+/** An SSE response around a stream. */
+function sse(request: Request, stream: ReadableStream<Uint8Array>): Response {
+  const headers = withCors(
+    request,
+    new Headers({
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache, no-transform",
+      "x-accel-buffering": "no",
+    }),
+  );
+  return new Response(stream, { status: 200, headers });
+}
+
+/** A finished SSE response: the messages as events, in order. */
+function sseOf(request: Request, messages: readonly unknown[]): Response {
+  const body = messages.map((message) => messageEvent(message, null)).join("");
+  return sse(request, new Response(body).body!);
+}
+
+/**
+ * `GET`: the session's server-to-client stream (revisions up to 2025-11-25),
+ * with the same authentication and session rules as `POST`; `Last-Event-ID`
+ * resumes it. 2026-07-28 has no GET stream (it uses `subscriptions/listen`).
+ */
+async function handleGet(request: Request, mcp: McpState, caller: Caller): Promise<Response> {
+  if (!/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
+    return rpcError(request, null, 406, -32600, "Accept must include text/event-stream");
+  }
+  const version = request.headers.get("mcp-protocol-version");
+  if (version !== null && !(SESSION_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+    return rpcError(
+      request,
+      null,
+      version === MODERN_PROTOCOL_VERSION ? 405 : 400,
+      -32600,
+      version === MODERN_PROTOCOL_VERSION
+        ? "2026-07-28 has no GET stream: use subscriptions/listen"
+        : `Unsupported MCP-Protocol-Version: ${version}`,
+      { headers: { allow: "POST, GET, DELETE" } },
+    );
+  }
+  const session = await checkSession(request, { mcp, caller, id: null });
+  if (session instanceof Response) return session;
+  const opened = mcp.streams.open(session, {
+    lastEventId: request.headers.get("last-event-id"),
+    expiresAt: expiryOf(caller),
+  });
+  return opened.ok ? sse(request, opened.stream) : tooManyStreams(request, null);
 }
 
 async function handlePost(
@@ -176,6 +259,8 @@ async function handlePost(
   const params = msg.params;
   const headerVersion = request.headers.get("mcp-protocol-version");
   const requestedMeta = metaVersion(params);
+  /** The verified session (session revisions, after initialize). */
+  let session: string | null = null;
   const modern = method !== "initialize" &&
     (requestedMeta !== undefined || headerVersion === MODERN_PROTOCOL_VERSION ||
       method === "server/discover");
@@ -215,14 +300,9 @@ async function handlePost(
         `Unsupported MCP-Protocol-Version: ${headerVersion}`,
       );
     }
-    const sessionId = request.headers.get("mcp-session-id");
-    if (sessionId === null) {
-      return rpcError(request, id, 400, -32600, "Bad request: Mcp-Session-Id header is required");
-    }
-    const now = mcp.now();
-    const valid = !mcp.revocations.has(sessionId, { now }) &&
-      await verifySessionId(mcp.sessionKey, sessionId, subjectOf(caller), { now });
-    if (!valid) return rpcError(request, id, 404, -32001, "Session not found");
+    const checked = await checkSession(request, { mcp, caller, id });
+    if (checked instanceof Response) return checked;
+    session = checked;
   }
   if (!isRequest) {
     return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
@@ -250,7 +330,7 @@ async function handlePost(
       const sessionId = await issueSessionId(mcp.sessionKey, subjectOf(caller), { now: mcp.now() });
       return ok({
         protocolVersion: version,
-        capabilities: capabilities(),
+        capabilities: SESSION_CAPABILITIES,
         serverInfo: SERVER_INFO,
         instructions:
           `Tools execute GraphQL operations of the ${deps.config.mcp.graph_name} graph.`,
@@ -259,7 +339,7 @@ async function handlePost(
     case "server/discover":
       return ok({
         supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-        capabilities: capabilities(),
+        capabilities: MODERN_CAPABILITIES,
         serverInfo: SERVER_INFO,
         instructions:
           `Tools execute GraphQL operations of the ${deps.config.mcp.graph_name} graph.`,
@@ -269,6 +349,36 @@ async function handlePost(
       });
     case "ping":
       return ok({});
+    case "logging/setLevel": {
+      const level = isRecord(params) ? params.level : undefined;
+      if (session === null) {
+        return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
+      }
+      if (!isLogLevel(level)) {
+        return rpcError(
+          request,
+          id,
+          200,
+          -32602,
+          "Invalid params: level must be an RFC 5424 level",
+        );
+      }
+      mcp.streams.setLevel(session, level);
+      return ok({});
+    }
+    case "subscriptions/listen": {
+      if (!modern) return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
+      const filter = isRecord(params) ? params.notifications : undefined;
+      if (!isRecord(filter)) {
+        return rpcError(request, id, 200, -32602, "Invalid params: notifications is required");
+      }
+      const opened = mcp.streams.listen(id!, {
+        toolsListChanged: filter.toolsListChanged === true,
+        expiresAt: expiryOf(caller),
+      });
+      if (!opened.ok) return tooManyStreams(request, id);
+      return sse(request, opened.stream);
+    }
     case "tools/list":
       return ok(
         modern
@@ -285,7 +395,19 @@ async function handlePost(
         return ok({ ...toolText("Invalid arguments: expected an object", true) });
       }
       const result = await callTool({ deps, mcp, request, caller, id, structured }, { tool, args });
-      return result instanceof Response ? result : ok({ ...result });
+      if (result instanceof Response) return result;
+      const response = ok({ ...result });
+      if (!result.isError || session === null || !passes("error", mcp.streams.level(session))) {
+        return response;
+      }
+      // The session asked for error logs: the failure goes before the result
+      // on this POST's own stream when the client takes one, else on its GET stream.
+      const note = logNotification("error", { tool: tool.name, message: result.content[0]?.text });
+      if (/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
+        return sseOf(request, [note, await response.json()]);
+      }
+      mcp.streams.send(session, note);
+      return response;
     }
     default:
       return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
@@ -297,6 +419,7 @@ async function asStream(request: Request, response: Response): Promise<Response>
   const accept = request.headers.get("accept") ?? "";
   if (
     response.status !== 200 || !/text\/event-stream/i.test(accept) ||
+    response.headers.get("content-type") === "text/event-stream" ||
     /application\/json|\*\/\*|application\/\*/i.test(accept)
   ) {
     return response;
@@ -356,6 +479,8 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
   switch (request.method) {
     case "POST":
       return asStream(request, await handlePost(request, deps, mcp, caller));
+    case "GET":
+      return handleGet(request, mcp, caller);
     case "DELETE": {
       const sessionId = request.headers.get("mcp-session-id");
       if (sessionId === null) {
@@ -386,7 +511,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
         -32000,
         `Method ${request.method} is not allowed on the MCP endpoint`,
         {
-          headers: { allow: "POST, DELETE" },
+          headers: { allow: "POST, GET, DELETE" },
         },
       );
   }

@@ -1,7 +1,8 @@
 /**
- * MCP tool server facet: Streamable HTTP (revisions 2025-06-18, 2025-11-25 with
- * signed sessions; 2026-07-28 without), tools from the operation registry, and
- * the five OAuth scope gates of spec §5.
+ * MCP tool server facet: Streamable HTTP (revisions 2025-03-26, 2025-06-18,
+ * 2025-11-25 with signed sessions and a GET stream; 2026-07-28 without, with
+ * `subscriptions/listen`), tools from the operation registry with typed
+ * results, live tool-list changes, logging, and the five OAuth scope gates of spec §5.
  *
  * @module
  */
@@ -32,6 +33,9 @@ export {
   snakeCase,
   type ToolKind,
 } from "./tools.ts";
+export { closeMcpStreams, handOverMcp } from "./reload.ts";
+export { McpStreamHub, type StreamHubOptions } from "./streams.ts";
+export { outputSchema } from "./output_schema.ts";
 export {
   importSessionKey,
   issueSessionId,

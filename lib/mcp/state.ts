@@ -19,6 +19,7 @@ import type { OperationRegistry } from "../operations/mod.ts";
 import type { AccessRequirement } from "../supergraph/types.ts";
 import { compileScopePolicy, type ScopePolicy } from "./policy.ts";
 import { importSessionKey, SessionRevocations } from "./session.ts";
+import { McpStreamHub, type StreamHubOptions } from "./streams.ts";
 import { buildTools, type McpTool } from "./tools.ts";
 
 /** Everything MCP needs, compiled once per state (tools, scope policy, keys). */
@@ -32,6 +33,10 @@ export interface McpState {
   readonly toolsByOperation: ReadonlyMap<string, McpTool>;
   /** The `tools/list` entries, built once (with `outputSchema`: revisions 2025-06-18+). */
   readonly toolList: readonly Readonly<Record<string, unknown>>[];
+  /** Identifies the tool list: a reload that changes it notifies the streams. */
+  readonly toolListKey: string;
+  /** Server-to-client streams of this replica (handed to the next state on reload). */
+  readonly streams: McpStreamHub;
   /** The same without `outputSchema` (revision 2025-03-26). */
   readonly legacyToolList: readonly Readonly<Record<string, unknown>>[];
   readonly policy: ScopePolicy;
@@ -76,6 +81,8 @@ export interface McpDeps {
 export interface BuildMcpStateOptions extends BuildAuthStateOptions {
   /** Clock, milliseconds. */
   readonly now?: () => number;
+  /** Stream bounds (tests). */
+  readonly streams?: StreamHubOptions;
 }
 
 /** Per-process fallback secret when `mcp.session_secret` is empty (sessions then die with the process). */
@@ -144,6 +151,15 @@ export async function buildMcpState(
   if (!mcp.session_secret) {
     log.warn("mcp.session_secret is empty: MCP sessions are valid in this process only");
   }
+  const toolList = tools.map((tool) =>
+    Object.freeze({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      ...(tool.outputSchema === null ? {} : { outputSchema: tool.outputSchema }),
+      annotations: tool.annotations,
+    })
+  );
   return Object.freeze({
     enabled: true,
     oauth: mcp.oauth.enabled,
@@ -152,15 +168,12 @@ export async function buildMcpState(
     toolsByOperation: new Map(
       tools.flatMap((tool) => tool.operation ? [[tool.operation.name, tool] as const] : []),
     ),
-    toolList: tools.map((tool) =>
-      Object.freeze({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema,
-        ...(tool.outputSchema === null ? {} : { outputSchema: tool.outputSchema }),
-        annotations: tool.annotations,
-      })
-    ),
+    toolList,
+    toolListKey: JSON.stringify(toolList),
+    streams: new McpStreamHub({
+      ...(options.now ? { now: options.now } : {}),
+      ...options.streams,
+    }),
     legacyToolList: tools.map((tool) =>
       Object.freeze({
         name: tool.name,

@@ -1,0 +1,58 @@
+/**
+ * What MCP does when the router state is replaced (reload) or stopped: the
+ * new state's stream hub takes over the open streams, and when the tool list
+ * changed every session stream and `subscriptions/listen` stream of this
+ * replica gets `notifications/tools/list_changed` (plus a `notifications/message`
+ * at `info` for sessions that asked for logs). Called after the new state is
+ * live, so a client that re-lists sees the new tools.
+ *
+ * @module
+ */
+import type { McpState } from "./state.ts";
+
+/**
+ * Hands the streams of the previous MCP state to the next one and announces
+ * a changed tool list.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { handOverMcp } from "./reload.ts";
+ * import { McpStreamHub } from "./streams.ts";
+ * import type { McpState } from "./state.ts";
+ * const before = { toolListKey: "[a]", streams: new McpStreamHub(), tools: [] } as unknown as McpState;
+ * const after = { toolListKey: "[a,b]", streams: new McpStreamHub(), tools: [] } as unknown as McpState;
+ * assert.equal(handOverMcp(before, after), true);
+ * assert.equal(handOverMcp(after, after), false);
+ * ```
+ * @param previous The MCP state being replaced (null: MCP was off).
+ * @param next The new MCP state (null: MCP is now off; the old streams close).
+ * @returns True when the tool list changed and streams were told.
+ */
+export function handOverMcp(previous: McpState | null, next: McpState | null): boolean {
+  if (previous === null || previous === next) return false;
+  if (next === null) {
+    previous.streams.closeAll();
+    return false;
+  }
+  next.streams.adopt(previous.streams);
+  if (previous.toolListKey === next.toolListKey) return false;
+  next.streams.toolsChanged();
+  next.streams.log("info", { message: "Tool list changed (reload)", tools: next.tools.length });
+  return true;
+}
+
+/**
+ * Closes the MCP streams (router shutdown: an open stream would hold the
+ * server's graceful shutdown until its grace period ends).
+ *
+ * @example
+ * ```ts
+ * import { closeMcpStreams } from "./reload.ts";
+ * closeMcpStreams(null);
+ * ```
+ * @param mcp The MCP state, or null.
+ */
+export function closeMcpStreams(mcp: McpState | null): void {
+  mcp?.streams.closeAll();
+}
