@@ -33,7 +33,7 @@ Deno.test("MCP 2026-07-28: server/discover lists the revisions and capabilities;
       "2025-06-18",
       "2025-03-26",
     ]);
-    assert.deepEqual(result.capabilities, { tools: { listChanged: false } });
+    assert.deepEqual(result.capabilities, { tools: { listChanged: true } });
     const list = await rpc(f, {
       jsonrpc: "2.0",
       id: 2,
@@ -124,13 +124,19 @@ Deno.test("MCP 2025-11-25: initialize negotiates the revision and issues a signe
   });
 });
 
-Deno.test("MCP Streamable HTTP: GET is 405 (no server stream), bad JSON is -32700, unknown methods -32601", async () => {
+Deno.test("MCP Streamable HTTP: GET without Accept: text/event-stream is 406 (issue 17: GET opens the stream), bad JSON is -32700, unknown methods -32601", async () => {
   await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const get = await fetch(f.mcpUrl, { headers: { authorization: `Bearer ${token}` } });
     await get.body?.cancel();
-    assert.equal(get.status, 405);
-    assert.equal(get.headers.get("allow"), "POST, DELETE");
+    assert.equal(get.status, 406);
+    const put = await fetch(f.mcpUrl, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${token}` },
+    });
+    await put.body?.cancel();
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get("allow"), "POST, GET, DELETE");
     const bad = await rpc(f, "{", { token });
     assert.equal(bad.status, 400);
     assert.equal((bad.json as { error: { code: number } }).error.code, -32700);
