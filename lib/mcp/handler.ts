@@ -23,22 +23,28 @@ import {
 } from "./respond.ts";
 import { isLogLevel, logNotification, passes } from "./logging.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
-import { messageEvent } from "./sse.ts";
 import type { McpDeps, McpState } from "./state.ts";
-
-/** The revision without sessions (`server/discover`, per-request `_meta`). */
-export const MODERN_PROTOCOL_VERSION = "2026-07-28";
-/** Revisions negotiated by `initialize`, newest first. */
-export const SESSION_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
-/** Every revision served. */
-export const SUPPORTED_PROTOCOL_VERSIONS = [
+import {
+  checkSession,
+  expiryOf,
+  handleGet,
+  sse,
+  sseOf,
+  subjectOf,
+  tooManyStreams,
+} from "./stream_http.ts";
+import {
   MODERN_PROTOCOL_VERSION,
-  ...SESSION_PROTOCOL_VERSIONS,
-] as const;
+  SESSION_PROTOCOL_VERSIONS,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "./versions.ts";
+
 /** Session revisions with structured tool output (`outputSchema`, `structuredContent`). */
 const STRUCTURED_VERSIONS: ReadonlySet<string> = new Set(["2025-11-25", "2025-06-18"]);
 
 const PROTOCOL_META = "io.modelcontextprotocol/protocolVersion";
+/** Longest error text put in a log notification (the whole text is in the result). */
+const LOG_TEXT_LIMIT = 2000;
 const SERVER_INFO = { name: "gw-router", version: "0.43.0" } as const;
 
 /** Loopback origins cannot be forged by DNS rebinding; local browser clients use them. */
@@ -79,10 +85,6 @@ async function authorize(request: Request, mcp: McpState): Promise<Caller | Resp
   const caller = { token: result.token, scopes: result.token.scopeSet };
   const decision = checkInitialize(mcp.policy, caller.scopes);
   return decision.allow ? caller : scopeDenied(request, { mcp, caller, decision, id: null });
-}
-
-function subjectOf(caller: Caller): { issuer: string; subject: string } {
-  return { issuer: caller.token?.issuer ?? "", subject: caller.token?.subject ?? "" };
 }
 
 function negotiate(requested: unknown): string {
@@ -126,84 +128,6 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
     offset += chunk.byteLength;
   }
   return new TextDecoder().decode(bytes);
-}
-
-/** Verifies `Mcp-Session-Id` (present, not ended, signed for this caller): the id or the 400/404. */
-async function checkSession(
-  request: Request,
-  context: { readonly mcp: McpState; readonly caller: Caller; readonly id: JsonRpcId },
-): Promise<string | Response> {
-  const { mcp, caller, id } = context;
-  const sessionId = request.headers.get("mcp-session-id");
-  if (sessionId === null) {
-    return rpcError(request, id, 400, -32600, "Bad request: Mcp-Session-Id header is required");
-  }
-  const now = mcp.now();
-  const valid = !mcp.revocations.has(sessionId, { now }) &&
-    await verifySessionId(mcp.sessionKey, sessionId, subjectOf(caller), { now });
-  return valid ? sessionId : rpcError(request, id, 404, -32001, "Session not found");
-}
-
-/** When the caller's token expires (ms), so its streams close then; null without one. */
-function expiryOf(caller: Caller): number | null {
-  const exp = caller.token?.claims.exp;
-  return typeof exp === "number" ? exp * 1000 : null;
-}
-
-function tooManyStreams(request: Request, id: JsonRpcId): Response {
-  return rpcError(request, id, 429, -32000, "Too many open streams; retry later", {
-    headers: { "retry-after": "5" },
-  });
-}
-
-/** An SSE response around a stream. */
-function sse(request: Request, stream: ReadableStream<Uint8Array>): Response {
-  const headers = withCors(
-    request,
-    new Headers({
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache, no-transform",
-      "x-accel-buffering": "no",
-    }),
-  );
-  return new Response(stream, { status: 200, headers });
-}
-
-/** A finished SSE response: the messages as events, in order. */
-function sseOf(request: Request, messages: readonly unknown[]): Response {
-  const body = messages.map((message) => messageEvent(message, null)).join("");
-  return sse(request, new Response(body).body!);
-}
-
-/**
- * `GET`: the session's server-to-client stream (revisions up to 2025-11-25),
- * with the same authentication and session rules as `POST`; `Last-Event-ID`
- * resumes it. 2026-07-28 has no GET stream (it uses `subscriptions/listen`).
- */
-async function handleGet(request: Request, mcp: McpState, caller: Caller): Promise<Response> {
-  if (!/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
-    return rpcError(request, null, 406, -32600, "Accept must include text/event-stream");
-  }
-  const version = request.headers.get("mcp-protocol-version");
-  if (version !== null && !(SESSION_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-    return rpcError(
-      request,
-      null,
-      version === MODERN_PROTOCOL_VERSION ? 405 : 400,
-      -32600,
-      version === MODERN_PROTOCOL_VERSION
-        ? "2026-07-28 has no GET stream: use subscriptions/listen"
-        : `Unsupported MCP-Protocol-Version: ${version}`,
-      { headers: { allow: "POST, GET, DELETE" } },
-    );
-  }
-  const session = await checkSession(request, { mcp, caller, id: null });
-  if (session instanceof Response) return session;
-  const opened = mcp.streams.open(session, {
-    lastEventId: request.headers.get("last-event-id"),
-    expiresAt: expiryOf(caller),
-  });
-  return opened.ok ? sse(request, opened.stream) : tooManyStreams(request, null);
 }
 
 async function handlePost(
@@ -402,7 +326,11 @@ async function handlePost(
       }
       // The session asked for error logs: the failure goes before the result
       // on this POST's own stream when the client takes one, else on its GET stream.
-      const note = logNotification("error", { tool: tool.name, message: result.content[0]?.text });
+      const text = result.content[0]?.text ?? "";
+      const note = logNotification("error", {
+        tool: tool.name,
+        message: text.length > LOG_TEXT_LIMIT ? `${text.slice(0, LOG_TEXT_LIMIT)}…` : text,
+      });
       if (/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
         return sseOf(request, [note, await response.json()]);
       }

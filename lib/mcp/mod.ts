@@ -7,13 +7,12 @@
  * @module
  */
 export { buildMcpState, type BuildMcpStateOptions, type McpDeps, type McpState } from "./state.ts";
+export { handleMcp, handleProtectedResourceMetadata } from "./handler.ts";
 export {
-  handleMcp,
-  handleProtectedResourceMetadata,
   MODERN_PROTOCOL_VERSION,
   SESSION_PROTOCOL_VERSIONS,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from "./handler.ts";
+} from "./versions.ts";
 export {
   ALLOW,
   checkCallAllLevels,

@@ -34,7 +34,7 @@ export interface StreamHubOptions {
   readonly maxSessions?: number;
   /** Events kept per session for resumption. Default 64. */
   readonly bufferEvents?: number;
-  /** Bytes kept per session for resumption. Default 65536. */
+  /** Bytes kept per session for resumption. Default 16384. */
   readonly bufferBytes?: number;
   /** Comment sent on idle streams this often, ms (0: never). Default 25000. */
   readonly keepAliveMs?: number;
@@ -51,6 +51,8 @@ interface Sink {
   readonly farewell: string | null;
   /** The listen request id (listen streams), else null. */
   readonly subscription: string | number | null;
+  /** The session a GET stream belongs to, else null. */
+  readonly session: Session | null;
   closed: boolean;
 }
 
@@ -124,7 +126,7 @@ export class McpStreamHub {
       maxStreamsPerSession: options.maxStreamsPerSession ?? 4,
       maxSessions: options.maxSessions ?? 10_000,
       bufferEvents: options.bufferEvents ?? 64,
-      bufferBytes: options.bufferBytes ?? 65_536,
+      bufferBytes: options.bufferBytes ?? 16_384,
       keepAliveMs: options.keepAliveMs ?? 25_000,
       retryMs: options.retryMs ?? 2000,
     };
@@ -178,6 +180,7 @@ export class McpStreamHub {
       readonly expiresAt: number | null;
       readonly farewell: string | null;
       readonly subscription: string | number | null;
+      readonly session: Session | null;
     },
   ): Sink {
     const sink: Sink = { controller, timers: [], ...options, closed: false };
@@ -208,7 +211,7 @@ export class McpStreamHub {
     for (const timer of sink.timers) clearTimeout(timer);
     this.#open--;
     this.#listeners.delete(sink);
-    for (const session of this.#sessions.values()) session.sinks.delete(sink);
+    sink.session?.sinks.delete(sink);
     try {
       sink.controller.close();
     } catch {
@@ -245,6 +248,7 @@ export class McpStreamHub {
           expiresAt: options.expiresAt ?? null,
           farewell: null,
           subscription: null,
+          session: entry,
         });
         const latest = entry.events.at(-1)?.sequence ?? this.#sequence;
         this.#write(sink, primingEvent(eventId(this.#replica, latest), this.#options.retryMs));
@@ -385,6 +389,7 @@ export class McpStreamHub {
           expiresAt: options.expiresAt ?? null,
           farewell,
           subscription,
+          session: null,
         });
         this.#write(
           sink,
