@@ -2,8 +2,8 @@
  * What MCP does when the router state is replaced (reload) or stopped: the
  * new state's stream hub takes over the open streams, and when the tool list
  * changed every session stream and `subscriptions/listen` stream of this
- * replica gets `notifications/tools/list_changed` (plus a `notifications/message`
- * at `info` for sessions that asked for logs). Called after the new state is
+ * replica gets `notifications/tools/list_changed`; sessions that asked for
+ * logs get a `notifications/message` at `info` on every reload. Called after the new state is
  * live, so a client that re-lists sees the new tools.
  *
  * @module
@@ -36,10 +36,13 @@ export function handOverMcp(previous: McpState | null, next: McpState | null): b
     return false;
   }
   next.streams.adopt(previous.streams);
-  if (previous.toolListKey === next.toolListKey) return false;
-  next.streams.toolsChanged();
-  next.streams.log("info", { message: "Tool list changed (reload)", tools: next.tools.length });
-  return true;
+  const changed = previous.toolListKey !== next.toolListKey;
+  if (changed) next.streams.toolsChanged();
+  next.streams.log("info", {
+    message: changed ? "Configuration reloaded; the tool list changed" : "Configuration reloaded",
+    tools: next.tools.length,
+  });
+  return changed;
 }
 
 /**

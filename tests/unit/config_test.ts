@@ -51,6 +51,7 @@ Deno.test("DESIGN §2: an empty config gets the documented defaults", () => {
     get_schema: [],
   });
   assert.equal(config.mcp.oauth.scope_challenge_include_token_scopes, false);
+  assert.equal(config.mcp.oauth.scope_challenge_all_levels, false);
   assert.equal(config.mcp.oauth.max_scope_combinations, 2048);
   assert.equal(config.connect_rpc.enabled, true);
   assert.equal(config.connect_rpc.package, "service.v1");

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { handOverMcp } from "../../lib/mcp/reload.ts";
+import type { McpState } from "../../lib/mcp/state.ts";
 import { McpStreamHub, type StreamHubOptions } from "../../lib/mcp/streams.ts";
 
 type Reader = ReadableStreamDefaultReader<string>;
@@ -170,4 +172,51 @@ Deno.test("issue 17: a listen stream is acknowledged with the honoured filter an
     { jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: meta } },
     { jsonrpc: "2.0", id: "listen:1", result: { resultType: "complete", _meta: meta } },
   ]);
+});
+
+function stateOf(key: string, streams: McpStreamHub): McpState {
+  return { toolListKey: key, streams, tools: [] } as unknown as McpState;
+}
+
+Deno.test("issue 17: a reload that leaves the tool list as it was sends no tools/list_changed (only the info log to sessions that asked)", async () => {
+  const before = hubOf();
+  const reader = open(before, "s");
+  before.setLevel("s", "info");
+  const after = hubOf();
+  assert.equal(handOverMcp(stateOf("[a]", before), stateOf("[a]", after)), false);
+  after.closeAll();
+  const messages = dataLines(await rest(reader)) as { method: string }[];
+  assert.deepEqual(messages.map((m) => m.method), ["notifications/message"]);
+});
+
+Deno.test("issue 17: a reload that changes the tool list notifies the streams the previous state opened", async () => {
+  const before = hubOf();
+  const reader = open(before, "s");
+  const after = hubOf();
+  assert.equal(handOverMcp(stateOf("[a]", before), stateOf("[a,b]", after)), true);
+  after.closeAll();
+  assert.deepEqual(dataLines(await rest(reader)), [{
+    jsonrpc: "2.0",
+    method: "notifications/tools/list_changed",
+  }]);
+});
+
+Deno.test("issue 17: MCP turned off by a reload closes the open streams", async () => {
+  const before = hubOf();
+  const reader = open(before, "s");
+  handOverMcp(stateOf("[a]", before), null);
+  assert.equal((await reader.read()).done, false, "priming");
+  assert.equal((await reader.read()).done, true);
+});
+
+Deno.test("issue 17: a listen stream that asks for nothing the server offers is acknowledged with an empty filter and ended", async () => {
+  const hub = hubOf();
+  const opened = hub.listen(7, { toolsListChanged: false });
+  if (!opened.ok) throw new Error(opened.reason);
+  const messages = dataLines(await new Response(opened.stream).text()) as Record<string, unknown>[];
+  assert.deepEqual(messages.map((m) => m.method ?? "result"), [
+    "notifications/subscriptions/acknowledged",
+    "result",
+  ]);
+  assert.equal(hub.openStreams, 0);
 });
