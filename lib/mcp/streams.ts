@@ -288,12 +288,13 @@ export class McpStreamHub {
   send(session: string, message: unknown): boolean {
     if (this.#successor !== null) return this.#successor.send(session, message);
     const entry = this.#session(session, false);
-    return entry === undefined ? false : this.#deliver(entry, message);
+    return entry === undefined ? false : this.#deliver(entry, JSON.stringify(message));
   }
 
-  #deliver(entry: Session, message: unknown): boolean {
+  /** `json`: the message, serialized once for every session it goes to. */
+  #deliver(entry: Session, json: string): boolean {
     const sequence = ++this.#sequence;
-    const text = messageEvent(message, eventId(this.#replica, sequence));
+    const text = `id: ${eventId(this.#replica, sequence)}\nevent: message\ndata: ${json}\n\n`;
     const bytes = text.length * 3; // UTF-8 upper bound, no encoding pass.
     entry.events.push({ sequence, text, bytes });
     entry.bytes += bytes;
@@ -305,9 +306,10 @@ export class McpStreamHub {
       entry.bytes -= dropped.bytes;
       entry.evicted = dropped.sequence;
     }
-    const sink = [...entry.sinks].at(-1);
-    if (sink === undefined) return false;
-    this.#write(sink, text);
+    let newest: Sink | undefined;
+    for (const sink of entry.sinks) newest = sink;
+    if (newest === undefined) return false;
+    this.#write(newest, text);
     return true;
   }
 
@@ -337,7 +339,8 @@ export class McpStreamHub {
    */
   toolsChanged(): void {
     if (this.#successor !== null) return this.#successor.toolsChanged();
-    for (const entry of this.#sessions.values()) this.#deliver(entry, TOOLS_CHANGED);
+    const json = JSON.stringify(TOOLS_CHANGED);
+    for (const entry of this.#sessions.values()) this.#deliver(entry, json);
     this.#toolsChangedAt = this.#sequence;
     for (const sink of this.#listeners) {
       const meta = { [SUBSCRIPTION_META]: sink.subscription };
@@ -352,9 +355,9 @@ export class McpStreamHub {
    */
   log(level: LogLevel, data: unknown): void {
     if (this.#successor !== null) return this.#successor.log(level, data);
-    const note = logNotification(level, data);
+    const json = JSON.stringify(logNotification(level, data));
     for (const entry of this.#sessions.values()) {
-      if (passes(level, entry.level)) this.#deliver(entry, note);
+      if (passes(level, entry.level)) this.#deliver(entry, json);
     }
   }
 
