@@ -92,7 +92,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         message: "PersistedQueryNotFound",
         extensions: { code: "PERSISTED_QUERY_NOT_FOUND" },
       }];
-      return graphQLResponse({ errors }, mediaType, false);
+      return graphQLResponse({ errors }, mediaType, { traced: false });
     }
     return errorResponse(error, { contentType: mediaType, log: deps.log });
   }
@@ -109,8 +109,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
 
   const prepared = prepare(deps.engine, params, observer ? { observer } : {});
   let result: ExecutionResult;
+  // Operation limits and disabled introspection are refused with 400 whatever the media type.
+  let refused = false;
   if (!prepared.ok) {
-    if (method === "GET" && isMutationText(params)) return mutationOverGet(mediaType);
+    refused = prepared.stage === "limits";
+    if (!refused && method === "GET" && isMutationText(params)) return mutationOverGet(mediaType);
     result = { errors: [...prepared.errors] };
   } else if (method === "GET" && prepared.operation.kind !== "query") {
     return mutationOverGet(mediaType);
@@ -144,7 +147,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     }
   }
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
-  return graphQLResponse(result, mediaType, start.kind === "on");
+  return graphQLResponse(result, mediaType, { traced: start.kind === "on", refused });
 }
 
 /** Responses are sent as bytes: Deno's HTTP layer writes a `Uint8Array` without a conversion. */
@@ -153,10 +156,13 @@ const ENCODER = new TextEncoder();
 function graphQLResponse(
   result: ExecutionResult,
   mediaType: GraphQLMediaType,
-  traced: boolean,
+  options: { readonly traced: boolean; readonly refused?: boolean },
 ): Response {
+  const traced = options.traced;
   const requestError = !("data" in result) || result.data === undefined;
-  const status = mediaType === GRAPHQL_RESPONSE_JSON && requestError ? 400 : 200;
+  const status = options.refused === true || (mediaType === GRAPHQL_RESPONSE_JSON && requestError)
+    ? 400
+    : 200;
   const headers = new Headers({ "content-type": `${mediaType}; charset=utf-8` });
   if (traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
