@@ -31,6 +31,7 @@ import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { introspectionDocument } from "./introspection.ts";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
 import { Lru } from "./_lru.ts";
+import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./subgraph_errors.ts";
 import { normalizeOperation, type NSelection } from "./normalize.ts";
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
@@ -59,6 +60,12 @@ export {
   type OperationMeasure,
 } from "./limits.ts";
 export { OfTypeDepthRule } from "./introspection.ts";
+export {
+  filterSubgraphError,
+  RAW_SUBGRAPH_ERRORS,
+  type SubgraphErrorPolicy,
+  subgraphErrorPolicyOf,
+} from "./subgraph_errors.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -89,6 +96,8 @@ export interface EngineOptions {
    * refused and "Did you mean" suggestions are hidden. @default true
    */
   readonly introspection?: boolean;
+  /** What clients see of subgraph errors (`subgraph_error_propagation`). @default RAW_SUBGRAPH_ERRORS */
+  readonly subgraphErrors?: SubgraphErrorPolicy;
 }
 
 /** A cached plan with what shaping needs. */
@@ -119,6 +128,8 @@ export interface Engine {
   readonly limits: OperationLimits;
   /** @internal Whether introspection is answered (`introspection.enabled`). */
   readonly introspection: boolean;
+  /** @internal What clients see of subgraph errors. */
+  readonly subgraphErrors: SubgraphErrorPolicy;
 }
 
 /**
@@ -156,6 +167,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
     limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
     introspection: options.introspection ?? true,
+    subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
   };
 }
 
@@ -313,6 +325,7 @@ export async function execute(
       abstractNames: engine.abstractNames,
       // Only queries share subgraph responses, and only with single flight on.
       sharedResponses: engine.client.singleFlight && operation.kind === "query",
+      subgraphErrors: engine.subgraphErrors,
       ...(observer
         ? {
           observer,

@@ -12,7 +12,13 @@ import {
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import { buildConnectState, type ConnectState } from "../connect/mod.ts";
-import { createEngine, type Engine, operationLimitsOf, type SubgraphFetch } from "../engine/mod.ts";
+import {
+  createEngine,
+  type Engine,
+  operationLimitsOf,
+  subgraphErrorPolicyOf,
+  type SubgraphFetch,
+} from "../engine/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { buildMcpState, type McpState } from "../mcp/mod.ts";
 import {
@@ -78,6 +84,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     planCacheSize: config.engine.plan_cache_size,
     limits: operationLimitsOf(config.security),
     introspection: config.introspection.enabled,
+    subgraphErrors: subgraphErrorPolicyOf(config.subgraph_error_propagation),
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {

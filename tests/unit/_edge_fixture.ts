@@ -18,6 +18,13 @@ export const SUPERGRAPH = Deno.readTextFileSync(
   new URL("../../schema/supergraph.graphql", import.meta.url),
 );
 
+const SUBGRAPH_BY_PORT: Record<string, string> = {
+  "4001": "accounts",
+  "4002": "products",
+  "4003": "reviews",
+  "4004": "inventory",
+};
+
 /** The base URL of requests built here. */
 export const BASE = "http://router.test";
 
@@ -56,7 +63,7 @@ export async function edgeState(
     traceKeyPem: null,
     fetch: async (request) => {
       const body = await request.json();
-      const subgraph = new URL(request.url).hostname.split(".")[0] ?? "";
+      const subgraph = SUBGRAPH_BY_PORT[new URL(request.url).port] ?? "";
       options.seen?.push(body.query);
       return Response.json(answer(subgraph, body));
     },

@@ -73,7 +73,8 @@ Deno.test("issue 14: deep nesting in inline fragments and list values is bounded
 });
 
 Deno.test("issue 14: braces inside strings, block strings and comments do not count as depth", () => {
-  const query = `# {{{{{{{{{{\n{ search(text: "{{{{{{{{{{{{") { __typename } product(upc: """{{{{{{{{{{""") { upc } }`;
+  const query =
+    `# {{{{{{{{{{\n{ search(text: "{{{{{{{{{{{{") { __typename } product(upc: """{{{{{{{{{{""") { upc } }`;
   const result = prepare(engineWith({ parser_limits: { approximate_depth_limit: 3 } }), { query });
   assert.equal(codeOf(result), "ok");
 });
@@ -81,14 +82,18 @@ Deno.test("issue 14: braces inside strings, block strings and comments do not co
 Deno.test("issue 14: complexity limits are off by default and refuse with their own codes when on", () => {
   const aliases = `{ ${Array.from({ length: 700 }, (_, i) => `a${i}: __typename`).join(" ")} }`;
   assert.equal(codeOf(prepare(engineWith(), { query: aliases })), "ok");
-  const on = (key: string, limit: number) => engineWith({
-    complexity_limits: { [key]: { enabled: true, limit } },
-  });
+  const on = (key: string, limit: number) =>
+    engineWith({
+      complexity_limits: { [key]: { enabled: true, limit } },
+    });
   assert.equal(
     codeOf(prepare(on("root_field_aliases", 10), { query: aliases })),
     "MAX_ROOT_FIELD_ALIASES_EXCEEDED",
   );
-  assert.equal(codeOf(prepare(on("root_fields", 10), { query: aliases })), "MAX_ROOT_FIELDS_EXCEEDED");
+  assert.equal(
+    codeOf(prepare(on("root_fields", 10), { query: aliases })),
+    "MAX_ROOT_FIELDS_EXCEEDED",
+  );
   assert.equal(codeOf(prepare(on("total_fields", 10), { query: aliases })), "MAX_FIELDS_EXCEEDED");
   assert.equal(codeOf(prepare(on("depth", 3), { query: deepChain(4) })), "MAX_DEPTH_EXCEEDED");
   assert.equal(codeOf(prepare(on("depth", 6), { query: deepChain(4) })), "ok");
@@ -96,7 +101,10 @@ Deno.test("issue 14: complexity limits are off by default and refuse with their 
     const r = prepare(on("root_fields", 10), { query: aliases });
     return r.ok ? "" : r.errors[0]?.message ?? "";
   })();
-  assert.match(message, /\(700\) exceeds the limit of 10 \(security\.complexity_limits\.root_fields\.limit\)/);
+  assert.match(
+    message,
+    /\(700\) exceeds the limit of 10 \(security\.complexity_limits\.root_fields\.limit\)/,
+  );
 });
 
 Deno.test("issue 14: root fields are counted through fragments, as after expansion", () => {
