@@ -27,6 +27,7 @@ import {
   isJsonContentType,
   negotiateMediaType,
 } from "./_media.ts";
+import { csrfRefusal } from "./csrf.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 
 /** What the GraphQL facet reads from the router state. */
@@ -48,6 +49,8 @@ export interface GraphQLDeps {
 /**
  * Handles a request on `graphql_path`.
  *
+ * - CSRF prevention first (`csrf_prevention`, `csrf.ts`): a GET or a CORS-simple
+ *   POST without a preflight header is a 400.
  * - `GET` (queries only: a mutation gets 405 with `Allow: POST`) and `POST`
  *   with `Content-Type: application/json` (else 415); other methods get 405.
  * - Response media type from `Accept`: `application/graphql-response+json`,
@@ -69,6 +72,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         details: { allow: "GET, POST" },
       }),
     );
+  }
+  const csrf = csrfRefusal(request, deps.config.csrf_prevention);
+  if (csrf !== null) {
+    await request.body?.cancel().catch(() => {});
+    return errorResponse(csrf);
   }
   const mediaType = negotiateMediaType(request.headers.get("accept"));
   if (mediaType === null) {
