@@ -201,6 +201,9 @@ function isMutationText(params: GraphQLRequest): boolean {
   return operation?.operation === "mutation";
 }
 
+/** Invalid UTF-8 is refused, never replaced with U+FFFD and executed. */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Thrown for an APQ hash without query text; answered as a GraphQL request error. */
 class PersistedQueryNotFound extends Error {}
 
@@ -223,7 +226,12 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
         : `Unsupported Content-Type "${contentType}"; send the request body as ${APPLICATION_JSON}`,
     );
   }
-  const text = await request.text();
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(await request.bytes());
+  } catch {
+    throw badRequest("The request body is not valid UTF-8");
+  }
   if (text.trim() === "") {
     throw badRequest('Empty request body; expected a JSON object with a "query"');
   }
