@@ -28,7 +28,7 @@ const SUBGRAPH_BY_PORT: Record<string, string> = {
 /** The base URL of requests built here. */
 export const BASE = "http://router.test";
 
-/** Answers a subgraph request: `answer` gets the subgraph name and the parsed body. */
+/** Answers a subgraph request (maybe later): gets the subgraph name and the parsed body. */
 export type FakeSubgraph = (
   subgraph: string,
   body: { query: string; variables?: Record<string, unknown> },
@@ -65,7 +65,7 @@ export async function edgeState(
       const body = await request.json();
       const subgraph = SUBGRAPH_BY_PORT[new URL(request.url).port] ?? "";
       options.seen?.push(body.query);
-      return Response.json(answer(subgraph, body));
+      return Response.json(await answer(subgraph, body));
     },
   });
 }
