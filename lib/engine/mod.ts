@@ -59,7 +59,7 @@ export {
   operationLimitsOf,
   type OperationMeasure,
 } from "./limits.ts";
-export { OfTypeDepthRule } from "./introspection.ts";
+export { findIntrospectionField, OfTypeDepthRule } from "./introspection.ts";
 export {
   filterSubgraphError,
   RAW_SUBGRAPH_ERRORS,
