@@ -25,7 +25,9 @@ import type { SecurityConfig } from "../config/types.ts";
 
 /** One optional limit (`security.complexity_limits.*`). */
 export interface ComplexityLimit {
+  /** Whether the limit is checked. */
   readonly enabled: boolean;
+  /** The largest accepted value. */
   readonly limit: number;
 }
 
