@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
-import { createEngine, operationLimitsOf, prepare } from "../../lib/engine/mod.ts";
+import { createEngine, execute, operationLimitsOf, prepare } from "../../lib/engine/mod.ts";
 import { buildOperationRegistry } from "../../lib/operations/mod.ts";
 import { buildSupergraph } from "../../lib/supergraph/mod.ts";
 import {
@@ -163,4 +164,45 @@ Deno.test("issue 14: MCP execute_graphql applies the same limits (the serving th
   const deep = await mcpToolText(await handle(mcpExecute(deepChain(2800))));
   assert.match(deep, /exceeds the limit of 200/);
   assert.doesNotMatch(deep, /RangeError/);
+});
+
+Deno.test("issue 14: approximate_depth_limit is capped at 1000 (it bounds the recursive walks)", () => {
+  assert.throws(
+    () => parseConfig({ security: { parser_limits: { approximate_depth_limit: 5000 } } }),
+    { code: "CONFIG_INVALID", details: { path: "security.parser_limits.approximate_depth_limit" } },
+  );
+});
+
+Deno.test("issue 14: at the largest depth limit a 999-level operation is planned, executed and shaped without overflow", async () => {
+  const composed = composeSupergraph([{
+    name: "nodes",
+    url: "http://nodes.invalid/graphql",
+    sdl: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])
+type Node { next: Node v: Int }
+type Query { a: Node }`,
+  }]);
+  assert.ok(composed.ok);
+  const depth = 998;
+  let data: Record<string, unknown> = { v: 1 };
+  for (let i = 0; i < depth; i++) data = { next: data, v: 1 };
+  const limits = operationLimitsOf(
+    parseConfig({ security: { parser_limits: { approximate_depth_limit: 1000 } } }).security,
+  );
+  const engine = createEngine(buildSupergraph(composed.supergraphSdl), {
+    limits,
+    fetch: () => Promise.resolve(Response.json({ data: { a: data } })),
+  });
+  const prepared = prepare(engine, {
+    query: `{ a { ${"next { ".repeat(depth)}v${" }".repeat(depth)} } }`,
+  });
+  assert.ok(prepared.ok);
+  const result = await execute(engine, prepared.operation);
+  assert.equal(result.errors, undefined);
+  let node = result.data?.a as Record<string, unknown>;
+  let levels = 0;
+  while (node.next) {
+    node = node.next as Record<string, unknown>;
+    levels++;
+  }
+  assert.equal(levels, depth);
 });
