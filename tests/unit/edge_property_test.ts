@@ -232,3 +232,55 @@ Deno.test("issue 14 (property): Connect answers any body, method and encoding wi
     { numRuns: 300 },
   );
 });
+
+Deno.test("issue 14 (property): whatever a subgraph answers, the client gets only its selection, never a 500", async () => {
+  const query = "{ users { id name username reviews { id body rating } } }";
+  const selected = new Set(["users", "id", "name", "username", "reviews", "body", "rating"]);
+  let answer: unknown = null;
+  const fuzzed = handlerOf(await edgeState({}, { answer: () => answer }));
+  const value = fc.jsonValue({ maxDepth: 4 });
+  const user = fc.record({
+    id: value,
+    name: value,
+    username: value,
+    reviews: fc.oneof(
+      value,
+      fc.array(fc.dictionary(fc.constantFrom("id", "body", "rating", "secret"), value)),
+    ),
+    secret: value,
+  }, { requiredKeys: [] });
+  const answers = fc.oneof(
+    value,
+    fc.record({
+      data: fc.record({ users: fc.oneof(value, fc.array(user)) }, { requiredKeys: [] }),
+    }),
+  );
+  await fc.assert(
+    fc.asyncProperty(answers, async (generated) => {
+      answer = generated;
+      const response = await fuzzed(
+        new Request(`${BASE}/graphql`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query }),
+        }),
+      );
+      const text = await response.text();
+      assert.equal(response.status, 200, text);
+      assert.doesNotMatch(text, STACK_TEXT);
+      const body = JSON.parse(text);
+      const stack: unknown[] = [body.data];
+      while (stack.length > 0) {
+        const node = stack.pop();
+        if (Array.isArray(node)) stack.push(...node);
+        else if (typeof node === "object" && node !== null) {
+          for (const [key, child] of Object.entries(node)) {
+            assert.ok(selected.has(key), `unselected key "${key}" reached the client: ${text}`);
+            stack.push(child);
+          }
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
