@@ -58,11 +58,16 @@ class Shaper {
 
   #nullError(parentType: string, field: NField): void {
     const arr = this.#path.slice();
+    const explains = (p: readonly (string | number)[] | undefined) =>
+      p !== undefined && (samePrefix(p, arr) || samePrefix(arr, p));
     for (let i = 0; i < this.#initialErrors; i++) {
-      const p = this.#errors[i]?.path;
+      const error = this.#errors[i];
       // A subgraph error at or below this field, or on an ancestor (the entity failed),
-      // already explains the null.
-      if (p && (samePrefix(p, arr) || samePrefix(arr, p))) return;
+      // already explains the null; so does one wrapped in a router error
+      // (`subgraph_error_propagation.mode: wrapped`).
+      if (explains(error?.path)) return;
+      const wrapped = error?.extensions?.errors;
+      if (Array.isArray(wrapped) && wrapped.some((e) => explains(e?.path))) return;
     }
     this.#errors.push({
       message: `Cannot return null for non-nullable field ${parentType}.${field.name}.`,

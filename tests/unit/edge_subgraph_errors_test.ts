@@ -88,3 +88,19 @@ Deno.test("issue 14: an unreachable subgraph is named without its URL, host or p
   assert.equal(body.errors[0].extensions.code, "SUBGRAPH_UNREACHABLE");
   assert.doesNotMatch(text, /127\.0\.0\.1|4001|http:|connection refused/);
 });
+
+Deno.test("issue 14: a wrapped subgraph error still explains the nulls it caused (no extra non-null errors)", async () => {
+  const { body } = await run({}, () => ({
+    data: { users: [{ id: "1", name: "Ada" }, { id: "2", name: null }] },
+    errors: [
+      { message: "first", path: ["users", 0, "id"] },
+      { message: "second", path: ["users", 1, "name"] },
+    ],
+  }));
+  assert.equal(body.data, null);
+  assert.equal(body.errors.length, 1);
+  assert.deepEqual(body.errors[0].extensions.errors.map((e: { message: string }) => e.message), [
+    "first",
+    "second",
+  ]);
+});
