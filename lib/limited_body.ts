@@ -94,3 +94,84 @@ export async function readStreamLimited(
   }
   return bytes;
 }
+
+/** Compressed bytes handed to the decompressor at a time: bounds each inflated chunk (gzip's ratio is at most ~1032:1). */
+const INFLATE_SLICE_BYTES = 8 * 1024;
+
+/**
+ * A pull-based copy of `stream` in chunks of at most `size` bytes, so a
+ * downstream transform never receives (or inflates) one huge chunk.
+ */
+function sliced(stream: ReadableStream<Uint8Array>, size: number): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  let pending: Uint8Array | null = null;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (pending === null || pending.length === 0) {
+        const { done, value } = await reader.read();
+        if (done) {
+          controller.close();
+          return;
+        }
+        pending = value;
+      }
+      controller.enqueue(pending.subarray(0, size));
+      pending = pending.length > size ? pending.subarray(size) : null;
+    },
+    async cancel(reason) {
+      await reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/**
+ * Inflates a gzip stream while counting: the compressed input and the
+ * inflated output are each refused once past `limit`, and the input is fed
+ * to the decompressor in small slices, so memory stays near `limit` whatever
+ * the compression ratio (a "gzip bomb" stops after `limit` bytes of output).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readGzipLimited } from "./limited_body.ts";
+ * const errors = { tooLarge: () => new Error("too large"), broken: () => new Error("broken") };
+ * const gzip = () => new Blob([new Uint8Array(100_000)]).stream().pipeThrough(new CompressionStream("gzip"));
+ * assert.equal((await readGzipLimited(gzip(), 100_000, errors)).length, 100_000);
+ * await assert.rejects(readGzipLimited(gzip(), 99_999, errors), /too large/);
+ * await assert.rejects(readGzipLimited(new Blob(["not gzip"]).stream(), 10, errors), /broken/);
+ * ```
+ * @param stream The compressed bytes.
+ * @param limit The largest accepted size, compressed and inflated, bytes.
+ * @param options The errors to throw.
+ * @returns The inflated bytes.
+ */
+export async function readGzipLimited(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  options: ReadLimitedOptions,
+): Promise<Uint8Array<ArrayBuffer>> {
+  let compressed = 0;
+  let overInput = false;
+  const counted = stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        compressed += chunk.length;
+        if (compressed > limit) {
+          overInput = true;
+          controller.error(options.tooLarge());
+          return;
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  const inflated = sliced(counted, INFLATE_SLICE_BYTES).pipeThrough(
+    new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>,
+  );
+  try {
+    return await readStreamLimited(inflated, limit, options);
+  } catch (error) {
+    if (overInput) throw options.tooLarge();
+    throw error;
+  }
+}

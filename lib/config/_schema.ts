@@ -148,6 +148,12 @@ const HEADER_RULE = object({
   value: { kind: "string", optional: true },
 });
 
+/** `security.complexity_limits.*`: off by default, as in Cosmo. */
+const COMPLEXITY_LIMIT = object({
+  enabled: bool(false),
+  limit: { kind: "int", default: 0 },
+});
+
 const HEADER_RULES = object({ request: { kind: "array", item: HEADER_RULE } });
 
 /** The whole configuration schema; key names are the YAML names. */
@@ -254,4 +260,34 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     max_subgraph_response_bytes: { kind: "size", default: 16_000_000 },
   }),
   playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
+  // Issue 14: safe by default at the request edge.
+  security: object({
+    parser_limits: object({
+      approximate_depth_limit: { kind: "int", default: 200, min: 1 },
+      total_fields_limit: { kind: "int", default: 3500, min: 1 },
+    }),
+    complexity_limits: object({
+      depth: COMPLEXITY_LIMIT,
+      total_fields: COMPLEXITY_LIMIT,
+      root_fields: COMPLEXITY_LIMIT,
+      root_field_aliases: COMPLEXITY_LIMIT,
+      ignore_introspection: bool(false),
+    }),
+  }),
+  introspection: object({ enabled: { kind: "boolean", default: false, derived: true } }),
+  csrf_prevention: object({
+    enabled: bool(true),
+    required_headers: list([
+      "apollo-require-preflight",
+      "x-apollo-operation-name",
+      "graphql-preflight",
+    ]),
+  }),
+  subgraph_error_propagation: object({
+    mode: { kind: "enum", values: ["wrapped", "pass-through"], default: "wrapped" },
+    allowed_extension_fields: list(["code"]),
+    attach_service_name: bool(true),
+    omit_locations: bool(true),
+    default_extension_code: str("DOWNSTREAM_SERVICE_ERROR"),
+  }),
 });

@@ -333,6 +333,8 @@ function section(out: Raw, ...keys: string[]): Raw {
 function fillDerived(out: Raw): void {
   const playground = section(out, "playground");
   if (playground.enabled === undefined) playground.enabled = out.dev_mode;
+  const introspection = section(out, "introspection");
+  if (introspection.enabled === undefined) introspection.enabled = out.dev_mode;
   const server = section(out, "mcp", "server");
   if (server.base_url === undefined) {
     const address = parseListenAddr(String(out.listen_addr));
@@ -372,6 +374,9 @@ function isHttpUrl(text: string): boolean {
     return false;
   }
 }
+
+/** The largest `security.parser_limits.approximate_depth_limit` (1 000 levels recurse safely). */
+const MAX_APPROXIMATE_DEPTH_LIMIT = 1000;
 
 function validate(out: Raw): void {
   if (parseListenAddr(String(out.listen_addr)) === undefined) {
@@ -450,6 +455,15 @@ function validate(out: Raw): void {
   validateRules(section(headers, "all").request as Raw[], "headers.all.request");
   for (const [name, rules] of Object.entries(headers.subgraphs as Record<string, Raw>)) {
     validateRules(rules.request as Raw[], `headers.subgraphs.${name}.request`);
+  }
+
+  // Issue 14: the depth limit also bounds every recursive walk over a client document.
+  const depthLimit = Number(section(out, "security", "parser_limits").approximate_depth_limit);
+  if (depthLimit > MAX_APPROXIMATE_DEPTH_LIMIT) {
+    fail(
+      "security.parser_limits.approximate_depth_limit",
+      `expected at most ${MAX_APPROXIMATE_DEPTH_LIMIT} (it bounds the router's recursive walks), got ${depthLimit}`,
+    );
   }
 
   const names = new Set<string>();

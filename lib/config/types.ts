@@ -251,4 +251,66 @@ export interface Config {
   readonly engine: EngineConfig;
   /** The local playground. */
   readonly playground: PlaygroundConfig;
+  /** Operation limits (issue 14). */
+  readonly security: SecurityConfig;
+  /** Introspection (issue 14). */
+  readonly introspection: IntrospectionConfig;
+  /** CSRF prevention (issue 14). */
+  readonly csrf_prevention: CsrfPreventionConfig;
+  /** What clients see of subgraph errors (issue 14). */
+  readonly subgraph_error_propagation: SubgraphErrorPropagationConfig;
+}
+
+/** `security.complexity_limits.*`. */
+export interface ComplexityLimitConfig {
+  /** Check this limit. */
+  readonly enabled: boolean;
+  /** The largest accepted value. */
+  readonly limit: number;
+}
+
+/** `security`: operation limits, checked before validation and planning. */
+export interface SecurityConfig {
+  readonly parser_limits: {
+    /** Nesting of `{`, `(` and `[` in the query text. */
+    readonly approximate_depth_limit: number;
+    /** Fields after fragment expansion (counted, never expanded). */
+    readonly total_fields_limit: number;
+  };
+  readonly complexity_limits: {
+    readonly depth: ComplexityLimitConfig;
+    readonly total_fields: ComplexityLimitConfig;
+    readonly root_fields: ComplexityLimitConfig;
+    readonly root_field_aliases: ComplexityLimitConfig;
+    /** Introspection-only operations skip the complexity limits. */
+    readonly ignore_introspection: boolean;
+  };
+}
+
+/** `introspection`. */
+export interface IntrospectionConfig {
+  /** Answer `__schema` / `__type`; default: `dev_mode`. */
+  readonly enabled: boolean;
+}
+
+/** `csrf_prevention` (Apollo's rule). */
+export interface CsrfPreventionConfig {
+  /** Refuse GETs and CORS-simple POSTs without a preflight header. */
+  readonly enabled: boolean;
+  /** Any one of these, non-empty, lets such a request run. */
+  readonly required_headers: readonly string[];
+}
+
+/** `subgraph_error_propagation` (Cosmo's names). */
+export interface SubgraphErrorPropagationConfig {
+  /** `wrapped`: one router error per subgraph carrying the filtered errors; `pass-through`: the filtered errors themselves. */
+  readonly mode: "wrapped" | "pass-through";
+  /** Extension keys kept from subgraph errors. */
+  readonly allowed_extension_fields: readonly string[];
+  /** Add `extensions.serviceName`. */
+  readonly attach_service_name: boolean;
+  /** Drop `locations` (they point into the subgraph's operation). */
+  readonly omit_locations: boolean;
+  /** `extensions.code` of an error without an allowed one. */
+  readonly default_extension_code: string;
 }

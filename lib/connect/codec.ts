@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { findDuplicateKey } from "./_duplicate_keys.ts";
 import { type ConnectFailure, connectFailure } from "./errors.ts";
 import { decodeRequestMessage, MessageDecodeError } from "./json.ts";
 import type { ContractModel, MethodModel } from "./model.ts";
@@ -98,8 +99,12 @@ function parseTimeout(value: string | null): CodecResult<number | null> {
       `Invalid Connect-Timeout-Ms "${value}": expected 1 to 10 digits of milliseconds`,
     ));
   }
-  return { ok: true, value: Number(value) };
+  // Ten digits may exceed what a timer holds (2^31 − 1 ms, about 24.8 days): clamp.
+  return { ok: true, value: Math.min(Number(value), MAX_TIMEOUT_MS) };
 }
+
+/** The longest delay `setTimeout` holds; a longer one would fire at once. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 function decodeBase64Url(text: string): Uint8Array | null {
   const normalized = text.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "");
@@ -303,6 +308,13 @@ export function decodeCallMessage(
       return fail(connectFailure(
         "invalid_argument",
         `Malformed ${method.request.name} message: ${(error as SyntaxError).message}`,
+      ));
+    }
+    const duplicate = findDuplicateKey(text);
+    if (duplicate !== null) {
+      return fail(connectFailure(
+        "invalid_argument",
+        `Malformed ${method.request.name} message: duplicate key "${duplicate.key}" in ${duplicate.at}`,
       ));
     }
   }

@@ -158,6 +158,34 @@ export function connectErrorResponse(failure: ConnectFailure): Response {
   });
 }
 
+/**
+ * The error a Connect failure reports: the first error, or, when it wraps a
+ * subgraph's errors (`subgraph_error_propagation.mode: wrapped`), the first
+ * of those (its code and message say what went wrong).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { primaryError } from "./errors.ts";
+ * const inner = { message: "Rating too high", extensions: { code: "BAD_USER_INPUT" } };
+ * const wrapped = { message: "Failed to fetch from Subgraph 'reviews'", extensions: { errors: [inner] } };
+ * assert.equal(primaryError([wrapped]), inner);
+ * assert.equal(primaryError([inner]), inner);
+ * ```
+ * @param errors The GraphQL errors.
+ * @returns The error, or undefined for an empty list.
+ */
+export function primaryError(
+  errors: readonly GraphQLFormattedError[],
+): GraphQLFormattedError | undefined {
+  const first = errors[0];
+  const inner = first?.extensions?.["errors"];
+  if (Array.isArray(inner) && typeof inner[0]?.message === "string") {
+    return inner[0] as GraphQLFormattedError;
+  }
+  return first;
+}
+
 const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   GRAPHQL_PARSE_FAILED: "invalid_argument",
   GRAPHQL_VALIDATION_FAILED: "invalid_argument",
@@ -174,7 +202,7 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
 
 /**
  * The Connect code of a GraphQL response's errors, decided by the first error
- * (DESIGN §4): validation → `invalid_argument`, unauthenticated →
+ * (its first wrapped subgraph error, see {@linkcode primaryError}) (DESIGN §4): validation → `invalid_argument`, unauthenticated →
  * `unauthenticated`, forbidden → `permission_denied`, subgraph unreachable →
  * `unavailable`, else `unknown`. A request error (no `data`) without a known
  * code is `invalid_argument`: it can only come from parsing, validation or
@@ -197,7 +225,7 @@ export function codeOfGraphQLErrors(
   errors: readonly GraphQLFormattedError[],
   options: { readonly requestError: boolean },
 ): ConnectCode {
-  const extension = errors[0]?.extensions?.["code"];
+  const extension = primaryError(errors)?.extensions?.["code"];
   const known = typeof extension === "string" ? CODE_OF_EXTENSION[extension] : undefined;
   if (known !== undefined) return known;
   return options.requestError ? "invalid_argument" : "unknown";

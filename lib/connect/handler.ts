@@ -10,7 +10,7 @@ import { type AuthState, checkRequirement, type OperationRequirement } from "../
 import type { Config } from "../config/types.ts";
 import { type Engine, execute, prepare } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
-import { readStreamLimited } from "../limited_body.ts";
+import { readGzipLimited } from "../limited_body.ts";
 import type { Logger } from "../log/mod.ts";
 import type { OperationRegistry } from "../operations/mod.ts";
 import {
@@ -26,6 +26,7 @@ import {
   connectErrorResponse,
   type ConnectFailure,
   connectFailure,
+  primaryError,
 } from "./errors.ts";
 import { encodeResponseMessage } from "./json.ts";
 import type { ContractModel } from "./model.ts";
@@ -74,10 +75,10 @@ async function gunzipLimited(
     tooLarge: tooLarge(limit),
     malformed: connectFailure("invalid_argument", "Malformed gzip data in the request message"),
   };
-  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream()
-    .pipeThrough(new DecompressionStream("gzip"));
+  // Inflated in small slices and counted as it runs (one shared reader: lib/limited_body.ts).
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream();
   try {
-    const value = await readStreamLimited(stream, limit, {
+    const value = await readGzipLimited(stream, limit, {
       tooLarge: () => new GunzipRefused(failures.tooLarge),
       broken: () => new GunzipRefused(failures.malformed),
     });
@@ -298,7 +299,7 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   if (result.errors !== undefined && result.errors.length > 0) {
     return connectErrorResponse(connectFailure(
       codeOfGraphQLErrors(result.errors, { requestError: !("data" in result) }),
-      result.errors[0]!.message,
+      primaryError(result.errors)!.message,
       { graphqlErrors: result.errors },
     ));
   }

@@ -9,6 +9,12 @@
 import type { GraphQLFormattedError } from "graphql";
 import type { ExecutionObserver, FetchRecord } from "./types.ts";
 import { RouterError } from "../errors.ts";
+import {
+  filterSubgraphError,
+  RAW_SUBGRAPH_ERRORS,
+  type SubgraphErrorPolicy,
+  wrapSubgraphErrors,
+} from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
 import type { FetchStep, PlanStep, RepField, RepSelection } from "./plan.ts";
 
@@ -51,6 +57,8 @@ export interface ExecutePlanOptions {
    * query): merge through layers. False: merge in place. @default true
    */
   readonly sharedResponses?: boolean;
+  /** What clients see of subgraph errors. @default RAW_SUBGRAPH_ERRORS */
+  readonly subgraphErrors?: SubgraphErrorPolicy;
 }
 
 /** What execution produced, before shaping. */
@@ -289,9 +297,8 @@ class Executor {
         ? own.message
         : code === "DEADLINE_EXCEEDED"
         ? `The subgraph "${step.subgraph}" did not answer in time`
-        : `Cannot reach the subgraph "${step.subgraph}": ${
-          error instanceof Error ? error.message : String(error)
-        }`;
+        // The cause (it names the subgraph's URL, host and port) is not for clients.
+        : `Cannot reach the subgraph "${step.subgraph}"`;
       this.#sink(step).push({ message, extensions: { code, serviceName: step.subgraph } });
       if (observer) this.#record(step, body, rawInput, startNs, null, message);
       return;
@@ -350,11 +357,12 @@ class Executor {
     entity: { objects: Json[]; indexes: number[] } | null,
   ): void {
     if (!Array.isArray(errors)) return;
-    const sink = this.#sink(step);
+    const policy = this.#options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS;
+    const sink: GraphQLFormattedError[] = [];
     let paths: Map<Json, (string | number)[]> | null = null;
     for (const raw of errors) {
       if (!isObject(raw)) continue;
-      const error = clientError(raw);
+      const error = filterSubgraphError(raw, step.subgraph, policy) as unknown as Json;
       const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
       if (!entity || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
         sink.push(
@@ -383,6 +391,10 @@ class Executor {
       }
       if (!placed) sink.push(withoutPath(error));
     }
+    if (sink.length === 0) return;
+    if (policy.mode === "wrapped") {
+      this.#sink(step).push(wrapSubgraphErrors(sink, step.subgraph, policy));
+    } else this.#sink(step).push(...sink);
   }
 
   #record(
@@ -435,19 +447,6 @@ function parseOnce(response: SubgraphResponse): unknown {
   }
   if (memo !== undefined) memo.value = payload;
   return payload;
-}
-
-/**
- * A subgraph error as the client sees it: message, path and extensions as sent (never
- * edited); `locations` point into the subgraph operation, so they are dropped.
- */
-function clientError(error: Json): Json {
-  const out: Json = {
-    message: typeof error.message === "string" ? error.message : "Subgraph error",
-  };
-  if (Array.isArray(error.path)) out.path = error.path;
-  if (isObject(error.extensions)) out.extensions = error.extensions;
-  return out;
 }
 
 function withoutPath(error: Json): GraphQLFormattedError {

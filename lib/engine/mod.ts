@@ -22,15 +22,16 @@ import {
   execute as graphqlExecute,
   getVariableValues,
   type GraphQLFormattedError,
-  Kind,
-  type OperationDefinitionNode,
 } from "graphql";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
 import { executePlan } from "./execute.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
+import { introspectionDocument } from "./introspection.ts";
+import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
 import { Lru } from "./_lru.ts";
+import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./subgraph_errors.ts";
 import { normalizeOperation, type NSelection } from "./normalize.ts";
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
@@ -47,6 +48,24 @@ import type {
 
 export type * from "./types.ts";
 export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan.ts";
+export {
+  approximateDepth,
+  checkOperationLimits,
+  checkTextDepth,
+  type ComplexityLimit,
+  DEFAULT_OPERATION_LIMITS,
+  measureDocument,
+  type OperationLimits,
+  operationLimitsOf,
+  type OperationMeasure,
+} from "./limits.ts";
+export { findIntrospectionField, OfTypeDepthRule } from "./introspection.ts";
+export {
+  filterSubgraphError,
+  RAW_SUBGRAPH_ERRORS,
+  type SubgraphErrorPolicy,
+  subgraphErrorPolicyOf,
+} from "./subgraph_errors.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -70,6 +89,15 @@ export interface EngineOptions {
    * once, the others waiting in arrival order. 0 = no limit. @default 0
    */
   readonly maxConcurrentOperations?: number;
+  /** Operation limits (`security`), checked before validation. @default DEFAULT_OPERATION_LIMITS */
+  readonly limits?: OperationLimits;
+  /**
+   * Answer `__schema` / `__type` (`introspection.enabled`); when off they are
+   * refused and "Did you mean" suggestions are hidden. @default true
+   */
+  readonly introspection?: boolean;
+  /** What clients see of subgraph errors (`subgraph_error_propagation`). @default RAW_SUBGRAPH_ERRORS */
+  readonly subgraphErrors?: SubgraphErrorPolicy;
 }
 
 /** A cached plan with what shaping needs. */
@@ -96,6 +124,12 @@ export interface Engine {
    * HTTP edge before a request's body is read (`lib/http/handler.ts`).
    */
   readonly admission: AdmissionGate;
+  /** @internal Operation limits checked by {@linkcode prepare}. */
+  readonly limits: OperationLimits;
+  /** @internal Whether introspection is answered (`introspection.enabled`). */
+  readonly introspection: boolean;
+  /** @internal What clients see of subgraph errors. */
+  readonly subgraphErrors: SubgraphErrorPolicy;
 }
 
 /**
@@ -131,6 +165,9 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     client,
     abstractNames,
     admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
+    limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
+    introspection: options.introspection ?? true,
+    subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
   };
 }
 
@@ -156,31 +193,13 @@ export function prepare(
   const cached = engine.prepared.get(key);
   if (cached) return cached;
   const observer = options.observer;
-  const result = prepareOperation(
-    engine.model.apiSchema,
-    request,
-    observer ? { now: () => observer.now(), stage: (n, s, e) => observer.stage(n, s, e) } : {},
-  );
+  const result = prepareOperation(engine.model.apiSchema, request, {
+    limits: engine.limits,
+    introspection: engine.introspection,
+    ...(observer ? { now: () => observer.now(), stage: (n, s, e) => observer.stage(n, s, e) } : {}),
+  });
   engine.prepared.set(key, result);
   return result;
-}
-
-function introspectionDocument(
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-): DocumentNode | null {
-  const selections = operation.selectionSet.selections.filter((s) =>
-    s.kind === Kind.FIELD && (s.name.value === "__schema" || s.name.value === "__type")
-  );
-  if (selections.length === 0) return null;
-  return {
-    kind: Kind.DOCUMENT,
-    // Fragments stay: introspection queries (GraphiQL's) spread them.
-    definitions: [
-      { ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections } },
-      ...document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION),
-    ],
-  };
 }
 
 function planFor(
@@ -279,7 +298,7 @@ export async function execute(
     schema,
     operation.operation.variableDefinitions ?? [],
     (options.variables ?? {}) as Record<string, unknown>,
-    { maxErrors: 50 },
+    { maxErrors: 50, hideSuggestions: !engine.introspection },
   );
   if (coerced.errors) {
     return { errors: coerced.errors.map((e) => formatted(e, "BAD_USER_INPUT")) };
@@ -306,6 +325,7 @@ export async function execute(
       abstractNames: engine.abstractNames,
       // Only queries share subgraph responses, and only with single flight on.
       sharedResponses: engine.client.singleFlight && operation.kind === "query",
+      subgraphErrors: engine.subgraphErrors,
       ...(observer
         ? {
           observer,

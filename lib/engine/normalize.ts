@@ -35,7 +35,11 @@ import {
 export type TypeRef =
   | { readonly kind: "nonNull"; readonly of: TypeRef }
   | { readonly kind: "list"; readonly of: TypeRef }
-  | { readonly kind: "scalar" }
+  | {
+    readonly kind: "scalar";
+    /** The scalar's name: built-in scalars are coerced by the shaper, others pass through. */
+    readonly name?: string;
+  }
   | { readonly kind: "enum"; readonly name: string; readonly values: ReadonlySet<string> }
   | { readonly kind: "composite"; readonly name: string };
 
@@ -153,7 +157,7 @@ function compileType(type: GraphQLOutputType): TypeRef {
   }
   const named = getNamedType(type);
   if (isObjectType(named) || isAbstractType(named)) return { kind: "composite", name: named.name };
-  return { kind: "scalar" };
+  return { kind: "scalar", name: named.name };
 }
 
 function collectVariables(node: FieldNode, out: Set<string>): void {
@@ -171,7 +175,7 @@ function collectValueVariables(value: ValueNode, out: Set<string>): void {
   }
 }
 
-const TYPENAME_TYPE: TypeRef = { kind: "nonNull", of: { kind: "scalar" } };
+const TYPENAME_TYPE: TypeRef = { kind: "nonNull", of: { kind: "scalar", name: "String" } };
 
 class Normalizer {
   readonly #schema: GraphQLSchema;
@@ -344,6 +348,9 @@ class Normalizer {
  * const op = normalizeOperation(schema, document, { variables: { s: true } });
  * assert.deepEqual(op.selection.fields.map((f) => f.key), ["a"]);
  * ```
+ * Recursive over the document's nesting: callers bound it first (`prepare`
+ * checks `security.parser_limits` before anything reaches this function).
+ *
  * @param schema The API schema.
  * @param document The validated document.
  * @param options Variables for `@skip`/`@include`, and the operation to pick.

@@ -12,10 +12,21 @@ import {
   Kind,
   type OperationDefinitionNode,
   parse,
+  specifiedRules,
   validate,
+  type ValidationRule,
 } from "graphql";
 import type { PrepareResult } from "./types.ts";
 import { conditionVariables } from "./normalize.ts";
+import { findIntrospectionField, introspectionDisabled, OfTypeDepthRule } from "./introspection.ts";
+import {
+  checkOperationLimits,
+  checkTextDepth,
+  DEFAULT_OPERATION_LIMITS,
+  type OperationLimits,
+} from "./limits.ts";
+
+const RULES: readonly ValidationRule[] = [...specifiedRules, OfTypeDepthRule];
 
 /** Options for {@linkcode prepareOperation}. */
 export interface PrepareOptions {
@@ -23,6 +34,13 @@ export interface PrepareOptions {
   readonly maxTokens?: number;
   /** Validation error limit. @default 50 */
   readonly maxErrors?: number;
+  /** Operation limits, checked before validation. @default DEFAULT_OPERATION_LIMITS */
+  readonly limits?: OperationLimits;
+  /**
+   * Whether `__schema` / `__type` may be queried; when false they are refused
+   * and validation hides its "Did you mean" suggestions. @default true
+   */
+  readonly introspection?: boolean;
   /** Monotonic clock and stage hook (tracing). */
   readonly stage?: (name: "parse" | "validate", startNs: number, endNs: number) => void;
   readonly now?: () => number;
@@ -65,6 +83,10 @@ export function prepareOperation(
 ): PrepareResult {
   const now = options.now;
   let t0 = now?.() ?? 0;
+  const limits = options.limits ?? DEFAULT_OPERATION_LIMITS;
+  // graphql-js's parser recurses once per nesting level: bound the depth first.
+  const tooDeep = checkTextDepth(request.query, limits);
+  if (tooDeep !== null) return { ok: false, stage: "limits", errors: [tooDeep] };
   let document: DocumentNode;
   try {
     document = parse(request.query, { maxTokens: options.maxTokens ?? 15000 });
@@ -77,7 +99,16 @@ export function prepareOperation(
     options.stage("parse", t0, t1);
     t0 = t1;
   }
-  const errors = validate(schema, document, undefined, { maxErrors: options.maxErrors ?? 50 });
+  const overLimit = checkOperationLimits(document, limits);
+  if (overLimit !== null) return { ok: false, stage: "limits", errors: [overLimit] };
+  const introspection = options.introspection ?? true;
+  if (!introspection && findIntrospectionField(document) !== null) {
+    return { ok: false, stage: "limits", errors: [introspectionDisabled()] };
+  }
+  const errors = validate(schema, document, RULES, {
+    maxErrors: options.maxErrors ?? 50,
+    hideSuggestions: !introspection,
+  });
   if (now && options.stage) options.stage("validate", t0, now());
   if (errors.length > 0) {
     return {

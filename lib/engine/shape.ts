@@ -1,14 +1,20 @@
 /**
  * The response shaper: walks the client's normalized selection over the merged
  * subgraph data and writes the response once: client keys in selection order,
- * no internal fields, `__typename` answered, enum values checked against the
- * API schema, and null propagation exactly as the GraphQL spec says.
+ * no internal fields, `__typename` answered, leaf values coerced as graphql-js
+ * serializes them (built-in scalars; enum values checked against the API
+ * schema), a wrongly shaped object or list nulled with an error at its path,
+ * and null propagation exactly as the GraphQL spec says.
+ *
+ * The walk recurses over the client's selection (not over the data), whose
+ * depth `prepare` bounds by `security.parser_limits` first.
  *
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { Layers } from "./_layers.ts";
 import type { NField, NSelection, TypeRef } from "./normalize.ts";
+import { coerceScalar, kindOf, NOT_COERCIBLE } from "./coerce_leaf.ts";
 
 /** Options for {@linkcode shapeResponse}. */
 export interface ShapeOptions {
@@ -52,11 +58,16 @@ class Shaper {
 
   #nullError(parentType: string, field: NField): void {
     const arr = this.#path.slice();
+    const explains = (p: readonly (string | number)[] | undefined) =>
+      p !== undefined && (samePrefix(p, arr) || samePrefix(arr, p));
     for (let i = 0; i < this.#initialErrors; i++) {
-      const p = this.#errors[i]?.path;
+      const error = this.#errors[i];
       // A subgraph error at or below this field, or on an ancestor (the entity failed),
-      // already explains the null.
-      if (p && (samePrefix(p, arr) || samePrefix(arr, p))) return;
+      // already explains the null; so does one wrapped in a router error
+      // (`subgraph_error_propagation.mode: wrapped`).
+      if (explains(error?.path)) return;
+      const wrapped = error?.extensions?.errors;
+      if (Array.isArray(wrapped) && wrapped.some((e) => explains(e?.path))) return;
     }
     this.#errors.push({
       message: `Cannot return null for non-nullable field ${parentType}.${field.name}.`,
@@ -115,7 +126,9 @@ class Shaper {
     if (raw === null || raw === undefined) return null;
     switch (type.kind) {
       case "list": {
-        if (!Array.isArray(raw)) return null;
+        if (!Array.isArray(raw)) {
+          return this.#invalid(`a list for ${parentType}.${field.name}`, raw);
+        }
         const out = new Array(raw.length);
         const path = this.#path;
         for (let i = 0; i < raw.length; i++) {
@@ -129,21 +142,46 @@ class Shaper {
       }
       case "enum":
         if (typeof raw !== "string" || !type.values.has(raw)) {
-          this.#errors.push({
-            message: `Enum "${type.name}" cannot represent value: ${JSON.stringify(raw)}`,
-            path: this.#path.slice(),
+          // A string outside the enum is named (it is a value of the enum's kind);
+          // anything else is only described: it may be data nobody selected.
+          const what = typeof raw === "string" ? JSON.stringify(raw) : kindOf(raw);
+          return this.#invalid(`a value of enum ${type.name}`, raw, {
+            message: `Enum "${type.name}" cannot represent value: ${what}`,
           });
-          return ERRORED;
         }
         return raw;
       case "composite": {
-        if (typeof raw !== "object" || field.selection === null) return null;
+        if (field.selection === null) return null;
+        if (typeof raw !== "object" || Array.isArray(raw)) {
+          return this.#invalid(`an object for ${parentType}.${field.name}`, raw);
+        }
         const v = this.object(raw as Record<string, unknown>, field.selection);
         return v === INVALID ? ERRORED : v;
       }
-      default:
-        return raw;
+      default: {
+        if (type.name === undefined) return raw;
+        const v = coerceScalar(type.name, raw);
+        return v === NOT_COERCIBLE ? this.#invalid(`a value of type ${type.name}`, raw) : v;
+      }
     }
+  }
+
+  /**
+   * Records that the subgraph's value at the current path is not what the
+   * schema says (never echoing it) and answers null for it.
+   */
+  #invalid(
+    expected: string,
+    raw: unknown,
+    options: { readonly message?: string } = {},
+  ): typeof ERRORED {
+    this.#errors.push({
+      message: options.message ??
+        `The subgraph returned ${kindOf(raw)} where ${expected} was expected`,
+      path: this.#path.slice(),
+      extensions: { code: "SUBGRAPH_INVALID_RESPONSE" },
+    });
+    return ERRORED;
   }
 }
 

@@ -36,8 +36,12 @@ export type PrepareResult =
   | { readonly ok: true; readonly operation: PreparedOperation }
   | {
     readonly ok: false;
-    /** Which stage failed: `parse` (syntax), `validate`, or `select` (operationName). */
-    readonly stage: "parse" | "validate" | "select";
+    /**
+     * Which stage failed: `parse` (syntax), `limits` (operation limits or
+     * disabled introspection, checked before validation), `validate`, or
+     * `select` (operationName).
+     */
+    readonly stage: "parse" | "limits" | "validate" | "select";
     readonly errors: readonly GraphQLFormattedError[];
   };
 

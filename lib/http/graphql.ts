@@ -27,6 +27,7 @@ import {
   isJsonContentType,
   negotiateMediaType,
 } from "./_media.ts";
+import { csrfRefusal } from "./csrf.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 
 /** What the GraphQL facet reads from the router state. */
@@ -48,6 +49,8 @@ export interface GraphQLDeps {
 /**
  * Handles a request on `graphql_path`.
  *
+ * - CSRF prevention first (`csrf_prevention`, `csrf.ts`): a GET or a CORS-simple
+ *   POST without a preflight header is a 400.
  * - `GET` (queries only: a mutation gets 405 with `Allow: POST`) and `POST`
  *   with `Content-Type: application/json` (else 415); other methods get 405.
  * - Response media type from `Accept`: `application/graphql-response+json`,
@@ -69,6 +72,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         details: { allow: "GET, POST" },
       }),
     );
+  }
+  const csrf = csrfRefusal(request, deps.config.csrf_prevention);
+  if (csrf !== null) {
+    await request.body?.cancel().catch(() => {});
+    return errorResponse(csrf);
   }
   const mediaType = negotiateMediaType(request.headers.get("accept"));
   if (mediaType === null) {
@@ -92,7 +100,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         message: "PersistedQueryNotFound",
         extensions: { code: "PERSISTED_QUERY_NOT_FOUND" },
       }];
-      return graphQLResponse({ errors }, mediaType, false);
+      return graphQLResponse({ errors }, mediaType, { traced: false });
     }
     return errorResponse(error, { contentType: mediaType, log: deps.log });
   }
@@ -109,8 +117,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
 
   const prepared = prepare(deps.engine, params, observer ? { observer } : {});
   let result: ExecutionResult;
+  // Operation limits and disabled introspection are refused with 400 whatever the media type.
+  let refused = false;
   if (!prepared.ok) {
-    if (method === "GET" && isMutationText(params)) return mutationOverGet(mediaType);
+    refused = prepared.stage === "limits";
+    if (!refused && method === "GET" && isMutationText(params)) return mutationOverGet(mediaType);
     result = { errors: [...prepared.errors] };
   } else if (method === "GET" && prepared.operation.kind !== "query") {
     return mutationOverGet(mediaType);
@@ -144,7 +155,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     }
   }
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
-  return graphQLResponse(result, mediaType, start.kind === "on");
+  return graphQLResponse(result, mediaType, { traced: start.kind === "on", refused });
 }
 
 /** Responses are sent as bytes: Deno's HTTP layer writes a `Uint8Array` without a conversion. */
@@ -153,10 +164,13 @@ const ENCODER = new TextEncoder();
 function graphQLResponse(
   result: ExecutionResult,
   mediaType: GraphQLMediaType,
-  traced: boolean,
+  options: { readonly traced: boolean; readonly refused?: boolean },
 ): Response {
+  const traced = options.traced;
   const requestError = !("data" in result) || result.data === undefined;
-  const status = mediaType === GRAPHQL_RESPONSE_JSON && requestError ? 400 : 200;
+  const status = options.refused === true || (mediaType === GRAPHQL_RESPONSE_JSON && requestError)
+    ? 400
+    : 200;
   const headers = new Headers({ "content-type": `${mediaType}; charset=utf-8` });
   if (traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
@@ -187,6 +201,9 @@ function isMutationText(params: GraphQLRequest): boolean {
   return operation?.operation === "mutation";
 }
 
+/** Invalid UTF-8 is refused, never replaced with U+FFFD and executed. */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Thrown for an APQ hash without query text; answered as a GraphQL request error. */
 class PersistedQueryNotFound extends Error {}
 
@@ -209,7 +226,12 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
         : `Unsupported Content-Type "${contentType}"; send the request body as ${APPLICATION_JSON}`,
     );
   }
-  const text = await request.text();
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(await request.bytes());
+  } catch {
+    throw badRequest("The request body is not valid UTF-8");
+  }
   if (text.trim() === "") {
     throw badRequest('Empty request body; expected a JSON object with a "query"');
   }

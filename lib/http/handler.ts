@@ -10,7 +10,7 @@ import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
-import { readBodyLimited } from "./body.ts";
+import { readBodyDecoded } from "./body.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
 import { errorResponse } from "./errors.ts";
 import { handleGraphQL } from "./graphql.ts";
@@ -133,7 +133,8 @@ export function createHandler(
     };
     if (held) request.signal.addEventListener("abort", release, { once: true });
     try {
-      response = await facet(await limitBody(request, routes.bodyLimit), state);
+      const body = await limitBody(request, routes.bodyLimit, facet === facets.connect);
+      response = await facet(body, state);
     } catch (error) {
       response = errorResponse(error, { log: state.log ?? options.log });
     } finally {
@@ -150,16 +151,23 @@ function notFound(request: Request): Promise<Response> {
 }
 
 /**
- * Buffers the body within the limit (413 over it), so facets read it freely.
- * The copy keeps `request.signal`, which aborts when the client goes away
- * (deno.json opts into `no-legacy-abort`: it no longer aborts after every response).
+ * Buffers the body within the limit after decompression (413 over it; gzip
+ * inflated, other encodings 415), except on Connect, which decodes its own,
+ * so facets read it freely. The copy keeps `request.signal`, which aborts when
+ * the client goes away (deno.json opts into `no-legacy-abort`: it no longer
+ * aborts after every response).
  */
-async function limitBody(request: Request, limit: number): Promise<Request> {
+async function limitBody(request: Request, limit: number, connect: boolean): Promise<Request> {
   if (request.body === null) return request;
-  const bytes = await readBodyLimited(request, limit);
+  const { bytes, decoded } = await readBodyDecoded(request, limit, { leaveEncoded: connect });
+  const headers = new Headers(request.headers);
+  if (decoded) {
+    headers.delete("content-encoding");
+    headers.delete("content-length");
+  }
   return new Request(request.url, {
     method: request.method,
-    headers: request.headers,
+    headers,
     body: bytes,
     signal: request.signal,
   });

@@ -116,7 +116,7 @@ function runtimeAccess(
     mcp.runtimeAccess.set(prepared.operation, access);
     return access;
   }
-  if (prepared.stage === "parse") return null;
+  if (prepared.stage === "parse" || prepared.stage === "limits") return null;
   let document;
   try {
     document = parse(query, { maxTokens: 20_000 });

@@ -105,8 +105,14 @@ function metaVersion(params: unknown): string | undefined {
   return typeof version === "string" ? version : undefined;
 }
 
-/** Reads the body as UTF-8, or null once it exceeds `limit` bytes (the rest is not read). */
-async function readLimited(request: Request, limit: number): Promise<string | null> {
+/** Invalid UTF-8 is refused, never replaced with U+FFFD (issue 14). */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads the body as UTF-8, or null once it exceeds `limit` bytes (the rest is
+ * not read), or undefined when it is not valid UTF-8.
+ */
+async function readLimited(request: Request, limit: number): Promise<string | null | undefined> {
   if (request.body === null) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -127,7 +133,11 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 async function handlePost(
@@ -155,6 +165,9 @@ async function handlePost(
   const text = await readLimited(request, mcp.maxBodyBytes);
   if (text === null) {
     return rpcError(request, null, 413, -32600, "Request body is too large");
+  }
+  if (text === undefined) {
+    return rpcError(request, null, 400, -32700, "Parse error: the body is not valid UTF-8");
   }
   let message: unknown;
   try {

@@ -15,6 +15,12 @@ import {
   TokenKind,
   validate,
 } from "graphql";
+import {
+  checkOperationLimits,
+  checkTextDepth,
+  DEFAULT_OPERATION_LIMITS,
+  type OperationLimits,
+} from "../engine/limits.ts";
 import type { OperationKind } from "../engine/types.ts";
 import { type JsonSchema, variablesJsonSchema } from "./json_schema.ts";
 
@@ -76,7 +82,9 @@ type Parsed =
   | { readonly ok: true; readonly operation: RegisteredOperation }
   | { readonly ok: false; readonly reason: string };
 
-function parseFile(file: OperationFile, schema: GraphQLSchema): Parsed {
+function parseFile(file: OperationFile, schema: GraphQLSchema, limits: OperationLimits): Parsed {
+  const tooDeep = checkTextDepth(file.text, limits);
+  if (tooDeep !== null) return { ok: false, reason: tooDeep.message };
   let document: DocumentNode;
   try {
     document = parse(file.text, { maxTokens: MAX_TOKENS });
@@ -94,6 +102,8 @@ function parseFile(file: OperationFile, schema: GraphQLSchema): Parsed {
       reason: `Expected exactly one operation per file, found ${operations.length}`,
     };
   }
+  const overLimit = checkOperationLimits(document, limits);
+  if (overLimit !== null) return { ok: false, reason: overLimit.message };
   if (!operation.name) return { ok: false, reason: "The operation has no name" };
   if (operation.operation === "subscription") {
     return { ok: false, reason: "Subscriptions are not supported" };
@@ -139,18 +149,21 @@ function parseFile(file: OperationFile, schema: GraphQLSchema): Parsed {
  * ```
  * @param files Operation files, any order (sorted by path here).
  * @param schema The API schema the operations are validated against.
+ * @param options The operation limits (`security`): a file over them is skipped.
  * @returns The registry.
  */
 export function buildOperationRegistry(
   files: readonly OperationFile[],
   schema: GraphQLSchema,
+  options: { readonly limits?: OperationLimits } = {},
 ): OperationRegistry {
+  const limits = options.limits ?? DEFAULT_OPERATION_LIMITS;
   const operations: RegisteredOperation[] = [];
   const byName = new Map<string, RegisteredOperation>();
   const skipped: { path: string; reason: string }[] = [];
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   for (const file of sorted) {
-    const parsed = parseFile(file, schema);
+    const parsed = parseFile(file, schema, limits);
     if (!parsed.ok) {
       skipped.push({ path: file.path, reason: parsed.reason });
       continue;

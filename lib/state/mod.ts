@@ -12,7 +12,13 @@ import {
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import { buildConnectState, type ConnectState } from "../connect/mod.ts";
-import { createEngine, type Engine, type SubgraphFetch } from "../engine/mod.ts";
+import {
+  createEngine,
+  type Engine,
+  operationLimitsOf,
+  subgraphErrorPolicyOf,
+  type SubgraphFetch,
+} from "../engine/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { buildMcpState, type McpState } from "../mcp/mod.ts";
 import {
@@ -76,9 +82,14 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
     subgraphRequestTimeoutMs: config.engine.subgraph_request_timeout_ms,
     planCacheSize: config.engine.plan_cache_size,
+    limits: operationLimitsOf(config.security),
+    introspection: config.introspection.enabled,
+    subgraphErrors: subgraphErrorPolicyOf(config.subgraph_error_propagation),
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
   });
-  const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema);
+  const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {
+    limits: engine.limits,
+  });
   for (const skipped of operations.skipped) {
     log.warn("Operation skipped", { path: skipped.path, reason: skipped.reason });
   }

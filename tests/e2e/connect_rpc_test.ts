@@ -255,7 +255,10 @@ Deno.test("DESIGN §4: GraphQL errors reach a Connect client as ConnectError wit
     const body = await response.json();
     assert.equal(body.code, "invalid_argument");
     assert.equal(body.graphql_errors.length, 1);
-    assert.match(body.graphql_errors[0].message, /Rating must be between 1 and 5/);
+    // subgraph_error_propagation wraps the subgraph's errors (issue 14).
+    const [inner] = body.graphql_errors[0].extensions.errors;
+    assert.match(inner.message, /Rating must be between 1 and 5/);
+    assert.deepEqual(inner.path, ["addReview"]);
     assert.deepEqual(body.graphql_errors[0].path, ["addReview"]);
   } finally {
     await router.close();

@@ -13,9 +13,14 @@ import { silentLogger } from "../../lib/log/mod.ts";
 const LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
 
-/** Buffers each response, so no audit leaves a body open (Deno's sanitizers are on). */
+/**
+ * Buffers each response, so no audit leaves a body open (Deno's sanitizers are on).
+ * Sends a CSRF preflight header, as a non-browser client does (`csrf_prevention`, issue 14).
+ */
 async function bufferedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
-  const response = await fetch(input, init);
+  const headers = new Headers(init?.headers);
+  headers.set("graphql-preflight", "1");
+  const response = await fetch(input, { ...init, headers });
   const body = await response.arrayBuffer();
   return new Response(body, { status: response.status, headers: response.headers });
 }
@@ -44,6 +49,8 @@ type Mutation { setHello(text: String!): String! }`,
         listen_addr: "127.0.0.1:0",
         operations_dir: operationsDir,
         dev_mode: false,
+        // The audit's queries use `__type` (introspection is off by default in production).
+        introspection: { enabled: true },
       }),
       supergraphSdl: composed.supergraphSdl,
       log: silentLogger,

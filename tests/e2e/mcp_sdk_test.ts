@@ -121,7 +121,9 @@ Deno.test("issue 4: GraphQL errors make isError: true with the messages and the 
       assert.equal(result.isError, true);
       assert.equal(
         (result.content as { text: string }[])[0]!.text,
-        'GraphQL errors:\n- Flaky failed\n\nPartial data:\n{"hello":"Hello!","flaky":null}',
+        // subgraph_error_propagation wraps the subgraph's errors by default (issue 14).
+        "GraphQL errors:\n- Failed to fetch from Subgraph 'shop'\n\nPartial data:\n" +
+          '{"hello":"Hello!","flaky":null}',
       );
     } finally {
       await client.close();

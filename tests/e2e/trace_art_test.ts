@@ -378,7 +378,8 @@ Deno.test("spec 4.4: the header form (any case) and the gw_trace query form both
     assert.notEqual(load.input, undefined);
     const get = await fetch(
       `${graph.url}/graphql?gw_trace=true&query=${encodeURIComponent(ENTITY_QUERY)}`,
-      { headers: { accept: "application/json" } },
+      // A GET carries a CSRF preflight header (csrf_prevention, issue 14).
+      { headers: { accept: "application/json", "graphql-preflight": "1" } },
     );
     const body = await get.json();
     assert.equal(body.extensions.trace.request.method, "GET");

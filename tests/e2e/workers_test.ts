@@ -42,11 +42,16 @@ mcp: { enabled: false }
 }
 
 /** One HTTP/1.1 request on a fresh connection (so the kernel picks an isolate each time). */
+/** CSRF prevention (issue 14): GET queries carry a preflight header. */
+const PREFLIGHT = { "graphql-preflight": "1" };
+
 async function getOnNewConnection(port: number, path: string): Promise<string> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   try {
     await conn.write(
-      new TextEncoder().encode(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+      new TextEncoder().encode(
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nGraphQL-Preflight: 1\r\nConnection: close\r\n\r\n`,
+      ),
     );
     let text = "";
     const buffer = new Uint8Array(4096);
@@ -171,7 +176,9 @@ Deno.test("issue 8: an oversized subgraph answer is refused; one that exhausts a
   // With the default engine.max_subgraph_response_bytes (16 MB) the answer is refused cleanly.
   const bounded = await startWorkers({ configPath: join(dir, "config.yaml"), env: {} });
   try {
-    const response = await fetch(`${bounded.url}/graphql?query=%7Bhello%7D`);
+    const response = await fetch(`${bounded.url}/graphql?query=%7Bhello%7D`, {
+      headers: PREFLIGHT,
+    });
     const body = await response.json();
     assert.equal(body.errors?.[0]?.extensions?.code, "SUBGRAPH_ERROR", JSON.stringify(body));
     assert.match(body.errors[0].message, /engine\.max_subgraph_response_bytes/);
@@ -190,7 +197,10 @@ Deno.test("issue 8: an oversized subgraph answer is refused; one that exhausts a
     // V8 ends that request's work (or the whole thread, which the watchdog then
     // ends and the supervisor restarts): the client gets no answer ...
     await assert.rejects(
-      fetch(`${router.url}/graphql?query=%7Bhello%7D`, { signal: AbortSignal.timeout(3_000) })
+      fetch(`${router.url}/graphql?query=%7Bhello%7D`, {
+        headers: PREFLIGHT,
+        signal: AbortSignal.timeout(3_000),
+      })
         .then((response) => response.text()),
     );
     // ... and the router answers GraphQL again, on the same port.
@@ -198,6 +208,7 @@ Deno.test("issue 8: an oversized subgraph answer is refused; one that exhausts a
     let answer = "";
     while (!answer.includes('"__typename":"Query"') && Date.now() < deadline) {
       answer = await fetch(`${router.url}/graphql?query=%7B__typename%7D`, {
+        headers: PREFLIGHT,
         signal: AbortSignal.timeout(2_000),
       }).then((response) => response.text(), () => "");
       if (!answer) await new Promise((resolve) => setTimeout(resolve, 250));

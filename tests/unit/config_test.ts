@@ -157,6 +157,7 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     "authorization.require_authentication": ["false", false],
     "mcp.oauth.authorization_server_urls": ["https://as.example", ["https://as.example"]],
     log_level: ["warn", "warn"],
+    "subgraph_error_propagation.mode": ["pass-through", "pass-through"],
   };
   const byKind: Record<string, [string, unknown]> = {
     string: ["from-env", "from-env"],

@@ -37,6 +37,8 @@ async function stateWith(raw: Record<string, unknown> = {}): Promise<RouterState
 }
 
 const GQL = "application/graphql-response+json";
+/** CSRF prevention (issue 14): GETs and CORS-simple POSTs carry a preflight header. */
+const PREFLIGHT = { "apollo-require-preflight": "true" };
 const URL_BASE = "http://router.test";
 
 function post(body: string, headers: Record<string, string> = {}): Request {
@@ -152,7 +154,7 @@ Deno.test("GraphQL over HTTP: a mutation over GET gets 405 with Allow: POST", as
   const handle = createHandler(() => state);
   const query = encodeURIComponent('mutation { setHello(text: "x") }');
   const response = await handle(
-    new Request(`${URL_BASE}/graphql?query=${query}`, { headers: { accept: GQL } }),
+    new Request(`${URL_BASE}/graphql?query=${query}`, { headers: { accept: GQL, ...PREFLIGHT } }),
   );
   assert.equal(response.status, 405);
   assert.equal(response.headers.get("allow"), "POST");
@@ -174,11 +176,17 @@ Deno.test("GraphQL over HTTP: POST needs Content-Type application/json (415)", a
   const state = await stateWith();
   const handle = createHandler(() => state);
   const missing = await handle(
-    new Request(`${URL_BASE}/graphql`, { method: "POST", body: new Blob(['{"query":"{hello}"}']) }),
+    new Request(`${URL_BASE}/graphql`, {
+      method: "POST",
+      headers: PREFLIGHT,
+      body: new Blob(['{"query":"{hello}"}']),
+    }),
   );
   assert.equal(missing.status, 415);
   assert.match((await errorOf(missing)).message, /Missing Content-Type/);
-  const text = await handle(post('{"query":"{hello}"}', { "content-type": "text/plain" }));
+  const text = await handle(
+    post('{"query":"{hello}"}', { "content-type": "text/plain", ...PREFLIGHT }),
+  );
   assert.equal(text.status, 415);
   assert.match((await errorOf(text)).message, /Unsupported Content-Type "text\/plain"/);
 });
@@ -209,7 +217,9 @@ Deno.test("GraphQL over HTTP: malformed JSON and bad parameters are 400 with a c
       assert.match(error.message, message);
     }
   }
-  const get = await handle(new Request(`${URL_BASE}/graphql?query={hello}&variables={oops`));
+  const get = await handle(
+    new Request(`${URL_BASE}/graphql?query={hello}&variables={oops`, { headers: PREFLIGHT }),
+  );
   assert.equal(get.status, 400);
   assert.match((await errorOf(get)).message, /Malformed JSON in the "variables" parameter/);
 });
@@ -341,7 +351,9 @@ Deno.test("GraphQL over HTTP: a query runs through the engine (POST JSON and GET
   assert.equal(viaPost.status, 200);
   assert.deepEqual(await viaPost.json(), { data: { hello: "world" } });
   const viaGet = await handle(
-    new Request(`${URL_BASE}/graphql?query=${encodeURIComponent("{ hello }")}`),
+    new Request(`${URL_BASE}/graphql?query=${encodeURIComponent("{ hello }")}`, {
+      headers: PREFLIGHT,
+    }),
   );
   assert.equal(viaGet.status, 200);
   assert.deepEqual(await viaGet.json(), { data: { hello: "world" } });

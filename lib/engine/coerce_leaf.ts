@@ -1,0 +1,98 @@
+/**
+ * Response coercion of subgraph leaf values, as graphql-js serializes them
+ * (`GraphQLInt.serialize` and friends): a value of the wrong kind is not
+ * passed on. The error never echoes the value (it may be data the client
+ * did not select). Pure.
+ *
+ * @module
+ */
+import {
+  GraphQLBoolean,
+  GraphQLFloat,
+  GraphQLID,
+  GraphQLInt,
+  type GraphQLScalarType,
+  GraphQLString,
+} from "graphql";
+
+const BUILT_IN: ReadonlyMap<string, GraphQLScalarType<unknown, unknown>> = new Map<
+  string,
+  GraphQLScalarType<unknown, unknown>
+>([
+  ["Int", GraphQLInt],
+  ["Float", GraphQLFloat],
+  ["String", GraphQLString],
+  ["Boolean", GraphQLBoolean],
+  ["ID", GraphQLID],
+]);
+
+/** Marks a value that cannot be coerced. */
+export const NOT_COERCIBLE: unique symbol = Symbol("not coercible");
+
+/**
+ * Coerces a non-null leaf value for a scalar: built-in scalars as graphql-js
+ * serializes them (an integral float for `Int`, a number for `ID`, …),
+ * custom scalars passed through.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { coerceScalar, NOT_COERCIBLE } from "./coerce_leaf.ts";
+ * assert.equal(coerceScalar("Int", 3), 3);
+ * assert.equal(coerceScalar("ID", 7), "7");
+ * assert.equal(coerceScalar("Int", { ssn: "123" }), NOT_COERCIBLE);
+ * assert.equal(coerceScalar("Int", 2 ** 40), NOT_COERCIBLE);
+ * assert.deepEqual(coerceScalar("JSON", { any: 1 }), { any: 1 });
+ * ```
+ * @param name The scalar's name.
+ * @param raw The subgraph's value (not null).
+ * @returns The coerced value, or {@linkcode NOT_COERCIBLE}.
+ */
+export function coerceScalar(name: string, raw: unknown): unknown {
+  // Fast paths: the right kind already (the common case).
+  switch (name) {
+    case "String":
+      if (typeof raw === "string") return raw;
+      break;
+    case "ID":
+      if (typeof raw === "string") return raw;
+      break;
+    case "Boolean":
+      if (typeof raw === "boolean") return raw;
+      break;
+    case "Int":
+      if (typeof raw === "number" && (raw | 0) === raw) return raw;
+      break;
+    case "Float":
+      if (typeof raw === "number" && Number.isFinite(raw)) return raw;
+      break;
+    default:
+      return raw;
+  }
+  const scalar = BUILT_IN.get(name)!;
+  try {
+    return scalar.serialize(raw);
+  } catch {
+    return NOT_COERCIBLE;
+  }
+}
+
+/**
+ * The kind of a value, for error messages that must not echo the value.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { kindOf } from "./coerce_leaf.ts";
+ * assert.equal(kindOf([1]), "a list");
+ * assert.equal(kindOf({ a: 1 }), "an object");
+ * assert.equal(kindOf(1.5), "a number");
+ * ```
+ * @param value Any JSON value.
+ * @returns "a list", "an object", "a string", "a number" or "a boolean".
+ */
+export function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
+}

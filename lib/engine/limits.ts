@@ -1,0 +1,411 @@
+/**
+ * Operation limits, counted before anything expensive runs:
+ *
+ * - {@linkcode approximateDepth}: a character scan of the query text that
+ *   stops at the limit, run before graphql-js parses it (its parser recurses
+ *   once per nesting level, so this bounds every later recursive walk too).
+ * - {@linkcode measureDocument}: depth, fields (after fragment expansion),
+ *   root fields and root aliases of every operation, with each fragment
+ *   measured once (memoised) and never inlined; iterative, cycles ignored.
+ * - {@linkcode checkOperationLimits}: both, against the configured limits,
+ *   as a response error with a stable code naming the limit.
+ *
+ * Pure: no I/O.
+ *
+ * @module
+ */
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLFormattedError,
+  Kind,
+  type SelectionSetNode,
+} from "graphql";
+import type { SecurityConfig } from "../config/types.ts";
+
+/** One optional limit (`security.complexity_limits.*`). */
+export interface ComplexityLimit {
+  /** Whether the limit is checked. */
+  readonly enabled: boolean;
+  /** The largest accepted value. */
+  readonly limit: number;
+}
+
+/** The limits `prepare` checks (config `security`). */
+export interface OperationLimits {
+  /** `security.parser_limits.approximate_depth_limit`: nesting of `{`, `(` and `[`. */
+  readonly approximateDepth: number;
+  /** `security.parser_limits.total_fields_limit`: fields after fragment expansion. */
+  readonly totalFields: number;
+  /** `security.complexity_limits.depth`. */
+  readonly depth?: ComplexityLimit;
+  /** `security.complexity_limits.total_fields`. */
+  readonly complexityTotalFields?: ComplexityLimit;
+  /** `security.complexity_limits.root_fields`. */
+  readonly rootFields?: ComplexityLimit;
+  /** `security.complexity_limits.root_field_aliases`. */
+  readonly rootFieldAliases?: ComplexityLimit;
+  /** `security.complexity_limits.ignore_introspection`: introspection-only operations skip them. */
+  readonly ignoreIntrospection?: boolean;
+}
+
+/** Cosmo's defaults: depth 200, 3 500 fields, complexity limits off. */
+export const DEFAULT_OPERATION_LIMITS: OperationLimits = Object.freeze({
+  approximateDepth: 200,
+  totalFields: 3500,
+});
+
+/**
+ * The limits of the `security` configuration section.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig } from "../config/mod.ts";
+ * import { operationLimitsOf } from "./limits.ts";
+ * const limits = operationLimitsOf(parseConfig({}).security);
+ * assert.equal(limits.approximateDepth, 200);
+ * assert.equal(limits.rootFields?.enabled, false);
+ * ```
+ * @param security The `security` section.
+ * @returns The limits.
+ */
+export function operationLimitsOf(security: SecurityConfig): OperationLimits {
+  const complexity = security.complexity_limits;
+  return Object.freeze({
+    approximateDepth: security.parser_limits.approximate_depth_limit,
+    totalFields: security.parser_limits.total_fields_limit,
+    depth: complexity.depth,
+    complexityTotalFields: complexity.total_fields,
+    rootFields: complexity.root_fields,
+    rootFieldAliases: complexity.root_field_aliases,
+    ignoreIntrospection: complexity.ignore_introspection,
+  });
+}
+
+/** What {@linkcode measureDocument} counts for one operation. */
+export interface OperationMeasure {
+  /** Deepest field nesting (`{ a { b } }` is 2). */
+  readonly depth: number;
+  /** Fields after fragment expansion (each spread counts its fragment's fields again). */
+  readonly totalFields: number;
+  /** Fields at the root, fragments expanded. */
+  readonly rootFields: number;
+  /** Aliased fields at the root, fragments expanded. */
+  readonly rootFieldAliases: number;
+  /** True when every root field is `__schema`, `__type` or `__typename`. */
+  readonly introspectionOnly: boolean;
+}
+
+interface Summary {
+  depth: number;
+  fields: number;
+  rootFields: number;
+  rootAliases: number;
+  rootOther: number;
+}
+
+const ZERO: Summary = Object.freeze({
+  depth: 0,
+  fields: 0,
+  rootFields: 0,
+  rootAliases: 0,
+  rootOther: 0,
+});
+
+const INTROSPECTION_ROOTS = new Set(["__schema", "__type", "__typename"]);
+
+/**
+ * The nesting depth of `{`, `(` and `[` in GraphQL text, skipping strings,
+ * block strings and comments; the scan stops as soon as the depth passes
+ * `limit` (then `limit + 1` is returned). One pass, no recursion.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { approximateDepth } from "./limits.ts";
+ * assert.equal(approximateDepth('{ a(s: "{{{") { b } }', 10), 2);
+ * assert.equal(approximateDepth("{".repeat(50), 10), 11);
+ * ```
+ * @param text The query text.
+ * @param limit The largest depth of interest.
+ * @returns The depth, at most `limit + 1`.
+ */
+export function approximateDepth(text: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x28 || c === 0x5b) { // { ( [
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > limit) return max;
+      }
+    } else if (c === 0x7d || c === 0x29 || c === 0x5d) { // } ) ]
+      if (depth > 0) depth--;
+    } else if (c === 0x23) { // # comment to end of line
+      while (i < length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d) i++;
+    } else if (c === 0x22) { // "
+      if (text.startsWith('"""', i)) {
+        i += 3;
+        while (i < length && !text.startsWith('"""', i)) i += text.startsWith('\\"""', i) ? 4 : 1;
+        i += 2;
+      } else {
+        i++;
+        while (i < length) {
+          const s = text.charCodeAt(i);
+          if (s === 0x5c) i += 2;
+          else if (s === 0x22 || s === 0x0a || s === 0x0d) break;
+          else i++;
+        }
+      }
+    }
+  }
+  return max;
+}
+
+/** Spreads named directly in a selection set (not through other fragments). */
+function directSpreads(set: SelectionSetNode): string[] {
+  const names: string[] = [];
+  const stack: SelectionSetNode[] = [set];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    for (const s of current.selections) {
+      if (s.kind === Kind.FRAGMENT_SPREAD) names.push(s.name.value);
+      else if (s.selectionSet) stack.push(s.selectionSet);
+    }
+  }
+  return names;
+}
+
+/** Measures one selection set, given the summaries of the fragments it spreads. */
+function summarize(set: SelectionSetNode, fragments: ReadonlyMap<string, Summary>): Summary {
+  const out: Summary = { depth: 0, fields: 0, rootFields: 0, rootAliases: 0, rootOther: 0 };
+  const sets: SelectionSetNode[] = [set];
+  const depths: number[] = [0];
+  while (sets.length > 0) {
+    const current = sets.pop()!;
+    const base = depths.pop()!;
+    for (const s of current.selections) {
+      if (s.kind === Kind.FIELD) {
+        out.fields++;
+        if (base + 1 > out.depth) out.depth = base + 1;
+        if (base === 0) {
+          out.rootFields++;
+          if (s.alias) out.rootAliases++;
+          if (!INTROSPECTION_ROOTS.has(s.name.value)) out.rootOther++;
+        }
+        if (s.selectionSet) {
+          sets.push(s.selectionSet);
+          depths.push(base + 1);
+        }
+      } else if (s.kind === Kind.INLINE_FRAGMENT) {
+        sets.push(s.selectionSet);
+        depths.push(base);
+      } else {
+        const f = fragments.get(s.name.value) ?? ZERO;
+        out.fields += f.fields;
+        if (base + f.depth > out.depth) out.depth = base + f.depth;
+        if (base === 0) {
+          out.rootFields += f.rootFields;
+          out.rootAliases += f.rootAliases;
+          out.rootOther += f.rootOther;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Summaries of every fragment, each computed once after the fragments it
+ * spreads (an explicit-stack depth-first walk; a spread that closes a cycle,
+ * or names an unknown fragment, counts as empty: validation reports it).
+ */
+function summarizeFragments(
+  definitions: ReadonlyMap<string, FragmentDefinitionNode>,
+): Map<string, Summary> {
+  const done = new Map<string, Summary>();
+  const open = new Set<string>();
+  for (const start of definitions.keys()) {
+    if (done.has(start)) continue;
+    const stack: { name: string; deps: string[] | null }[] = [{ name: start, deps: null }];
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1]!;
+      const definition = definitions.get(frame.name)!;
+      if (frame.deps === null) {
+        open.add(frame.name);
+        frame.deps = directSpreads(definition.selectionSet);
+      }
+      const next = frame.deps.pop();
+      if (next !== undefined) {
+        if (definitions.has(next) && !done.has(next) && !open.has(next)) {
+          stack.push({ name: next, deps: null });
+        }
+        continue;
+      }
+      stack.pop();
+      open.delete(frame.name);
+      done.set(frame.name, summarize(definition.selectionSet, done));
+    }
+  }
+  return done;
+}
+
+/**
+ * Measures every operation of a document. Fragments are measured once each
+ * (a fragment spread twice counts its fields twice, without walking it
+ * again), so a "fragment bomb" is measured in time linear in its text.
+ *
+ * @example Fields after fragment expansion, counted without expanding
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parse } from "graphql";
+ * import { measureDocument } from "./limits.ts";
+ * let text = "query Q { ...F20 } fragment F0 on Query { a }";
+ * for (let i = 1; i <= 20; i++) text += ` fragment F${i} on Query { ...F${i - 1} ...F${i - 1} }`;
+ * const [measure] = measureDocument(parse(text));
+ * assert.equal(measure?.totalFields, 2 ** 20);
+ * assert.equal(measure?.depth, 1);
+ * ```
+ * @param document The parsed (not yet validated) document.
+ * @returns One measure per operation, in document order.
+ */
+export function measureDocument(document: DocumentNode): OperationMeasure[] {
+  const definitions = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) {
+    if (d.kind === Kind.FRAGMENT_DEFINITION && !definitions.has(d.name.value)) {
+      definitions.set(d.name.value, d);
+    }
+  }
+  const fragments = summarizeFragments(definitions);
+  const measures: OperationMeasure[] = [];
+  for (const d of document.definitions) {
+    if (d.kind !== Kind.OPERATION_DEFINITION) continue;
+    const s = summarize(d.selectionSet, fragments);
+    measures.push({
+      depth: s.depth,
+      totalFields: s.fields,
+      rootFields: s.rootFields,
+      rootFieldAliases: s.rootAliases,
+      introspectionOnly: s.rootOther === 0,
+    });
+  }
+  return measures;
+}
+
+function refusal(
+  code: string,
+  what: string,
+  options: { readonly value: number | null; readonly limit: number; readonly key: string },
+): GraphQLFormattedError {
+  const found = options.value === null ? "" : ` (${options.value})`;
+  return {
+    message:
+      `The operation's ${what}${found} exceeds the limit of ${options.limit} (${options.key})`,
+    extensions: { code, limit: options.limit },
+  };
+}
+
+/**
+ * Checks the text's nesting before parsing (graphql-js's parser recurses per
+ * level, so this must come first).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkTextDepth } from "./limits.ts";
+ * const error = checkTextDepth("{ a { b } }", { approximateDepth: 1, totalFields: 10 });
+ * assert.equal(error?.extensions?.code, "MAX_DEPTH_EXCEEDED");
+ * ```
+ * @param text The query text.
+ * @param limits The limits.
+ * @returns The error, or null when within the limit.
+ */
+export function checkTextDepth(
+  text: string,
+  limits: OperationLimits,
+): GraphQLFormattedError | null {
+  if (approximateDepth(text, limits.approximateDepth) <= limits.approximateDepth) return null;
+  return refusal("MAX_DEPTH_EXCEEDED", "nesting depth", {
+    value: null,
+    limit: limits.approximateDepth,
+    key: "security.parser_limits.approximate_depth_limit",
+  });
+}
+
+/**
+ * Checks every operation of a parsed document against the limits, before
+ * validation and normalization: parser limits always (the field depth after
+ * fragment expansion against the approximate depth limit too, so every later
+ * recursive walk is bounded by it), complexity limits
+ * when enabled (skipped for introspection-only operations with
+ * `ignoreIntrospection`).
+ *
+ * @example A fragment bomb is refused without being expanded
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parse } from "graphql";
+ * import { checkOperationLimits, DEFAULT_OPERATION_LIMITS } from "./limits.ts";
+ * let text = "{ ...F30 } fragment F0 on Query { a }";
+ * for (let i = 1; i <= 30; i++) text += ` fragment F${i} on Query { ...F${i - 1} ...F${i - 1} }`;
+ * const error = checkOperationLimits(parse(text), DEFAULT_OPERATION_LIMITS);
+ * assert.equal(error?.extensions?.code, "MAX_FIELDS_EXCEEDED");
+ * ```
+ * @param document The parsed document.
+ * @param limits The limits.
+ * @returns The first error, or null when every operation is within the limits.
+ */
+export function checkOperationLimits(
+  document: DocumentNode,
+  limits: OperationLimits,
+): GraphQLFormattedError | null {
+  for (const m of measureDocument(document)) {
+    // Fragments can nest fields deeper than the text does: the same limit bounds both.
+    if (m.depth > limits.approximateDepth) {
+      return refusal("MAX_DEPTH_EXCEEDED", "depth", {
+        value: m.depth,
+        limit: limits.approximateDepth,
+        key: "security.parser_limits.approximate_depth_limit",
+      });
+    }
+    if (m.totalFields > limits.totalFields) {
+      return refusal("MAX_FIELDS_EXCEEDED", "number of fields", {
+        value: m.totalFields,
+        limit: limits.totalFields,
+        key: "security.parser_limits.total_fields_limit",
+      });
+    }
+    if (limits.ignoreIntrospection === true && m.introspectionOnly) continue;
+    const checks: [ComplexityLimit | undefined, number, string, string, string][] = [
+      [limits.depth, m.depth, "MAX_DEPTH_EXCEEDED", "depth", "depth"],
+      [
+        limits.complexityTotalFields,
+        m.totalFields,
+        "MAX_FIELDS_EXCEEDED",
+        "number of fields",
+        "total_fields",
+      ],
+      [limits.rootFields, m.rootFields, "MAX_ROOT_FIELDS_EXCEEDED", "root fields", "root_fields"],
+      [
+        limits.rootFieldAliases,
+        m.rootFieldAliases,
+        "MAX_ROOT_FIELD_ALIASES_EXCEEDED",
+        "root field aliases",
+        "root_field_aliases",
+      ],
+    ];
+    for (const [limit, value, code, what, key] of checks) {
+      if (limit?.enabled === true && value > limit.limit) {
+        return refusal(code, what, {
+          value,
+          limit: limit.limit,
+          key: `security.complexity_limits.${key}.limit`,
+        });
+      }
+    }
+  }
+  return null;
+}

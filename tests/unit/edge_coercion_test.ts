@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
+import { buildSupergraph } from "../../lib/supergraph/mod.ts";
+
+const composed = composeSupergraph([{
+  name: "values",
+  url: "http://values.invalid/graphql",
+  sdl: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])
+scalar JSON
+enum Color { RED GREEN }
+type Item { id: ID! quantity: Int! label: String }
+type Query {
+  n: Int f: Float s: String b: Boolean id: ID e: Color j: JSON
+  quantity: Int!
+  item: Item
+  items: [Item]
+  ints: [Int]
+  strictItem: Item!
+}`,
+}]);
+if (!composed.ok) throw new Error("test supergraph does not compose");
+const MODEL = buildSupergraph(composed.supergraphSdl);
+
+async function run(query: string, data: Record<string, unknown>) {
+  const engine = createEngine(MODEL, { fetch: () => Promise.resolve(Response.json({ data })) });
+  const prepared = prepare(engine, { query });
+  assert.ok(prepared.ok, JSON.stringify(prepared));
+  return await execute(engine, prepared.operation);
+}
+
+Deno.test("issue 14: leaf values of the right kind pass; coercible ones are coerced as graphql-js serializes them", async () => {
+  const result = await run("{ n f s b id e j }", {
+    n: 3.0,
+    f: 1,
+    s: 12,
+    b: true,
+    id: 7,
+    e: "RED",
+    j: { any: ["shape"] },
+  });
+  assert.deepEqual(result, {
+    data: { n: 3, f: 1, s: "12", b: true, id: "7", e: "RED", j: { any: ["shape"] } },
+  });
+});
+
+Deno.test("issue 14: an object returned for an Int! field is never forwarded: null propagates with an error at its path", async () => {
+  const result = await run("{ quantity s }", { quantity: { ssn: "123-45-6789" }, s: "x" });
+  assert.equal(result.data, null);
+  assert.equal(
+    result.errors?.[0]?.message,
+    "The subgraph returned an object where a value of type Int was expected",
+  );
+  assert.deepEqual(result.errors?.[0]?.path, ["quantity"]);
+  assert.equal(result.errors?.[0]?.extensions?.code, "SUBGRAPH_INVALID_RESPONSE");
+  assert.doesNotMatch(JSON.stringify(result), /ssn|123-45/);
+});
+
+Deno.test("issue 14: wrong scalar kinds become null with an error (Int out of range, Float NaN-like, Boolean object)", async () => {
+  const result = await run("{ n f b s }", { n: 2 ** 40, f: "abc", b: { x: 1 }, s: ["a"] });
+  assert.deepEqual(result.data, { n: null, f: null, b: null, s: null });
+  assert.deepEqual(result.errors?.map((e) => e.path), [["n"], ["f"], ["b"], ["s"]]);
+  assert.equal(
+    result.errors?.[3]?.message,
+    "The subgraph returned a list where a value of type String was expected",
+  );
+});
+
+Deno.test("issue 14: an enum value outside the API schema is null with an error; a non-string is not echoed", async () => {
+  const result = await run("{ e }", { e: { secret: 1 } });
+  assert.deepEqual(result.data, { e: null });
+  assert.equal(result.errors?.[0]?.message, 'Enum "Color" cannot represent value: an object');
+  const named = await run("{ e }", { e: "PURPLE" });
+  assert.equal(named.errors?.[0]?.message, 'Enum "Color" cannot represent value: "PURPLE"');
+});
+
+Deno.test("issue 14: a wrongly shaped object or list value is null with an error, not silently dropped", async () => {
+  const result = await run("{ item { id } items { id } ints }", {
+    item: "not an object",
+    items: { id: "1" },
+    ints: 5,
+  });
+  assert.deepEqual(result.data, { item: null, items: null, ints: null });
+  assert.deepEqual(result.errors?.map((e) => [e.path, e.message]), [
+    [["item"], "The subgraph returned a string where an object for Query.item was expected"],
+    [["items"], "The subgraph returned an object where a list for Query.items was expected"],
+    [["ints"], "The subgraph returned a number where a list for Query.ints was expected"],
+  ]);
+});
+
+Deno.test("issue 14: an array returned for a non-null object nulls its parent (null propagation)", async () => {
+  const result = await run("{ strictItem { id } s }", { strictItem: [{ id: "1" }], s: "x" });
+  assert.equal(result.data, null);
+  assert.equal(result.errors?.length, 1);
+  assert.deepEqual(result.errors?.[0]?.path, ["strictItem"]);
+});
+
+Deno.test("issue 14: a bad item inside a list nulls that item only when the item type is nullable", async () => {
+  const result = await run("{ items { id quantity label } }", {
+    items: [{ id: "1", quantity: 1, label: "a" }, { id: "2", quantity: "many", label: "b" }],
+  });
+  assert.deepEqual(result.data, { items: [{ id: "1", quantity: 1, label: "a" }, null] });
+  assert.deepEqual(result.errors?.[0]?.path, ["items", 1, "quantity"]);
+});

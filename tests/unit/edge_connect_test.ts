@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { BASE, edgeState, handlerOf } from "./_edge_fixture.ts";
+
+const OPERATION = {
+  path: "GetUser.graphql",
+  text: "query GetUser($id: ID!) { user(id: $id) { id } }",
+};
+
+/** The subgraph answers on a later timer turn, after an overflowed timer would have fired. */
+function later<T>(value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(() => resolve(value), 20));
+}
+
+async function handler() {
+  return handlerOf(
+    await edgeState({}, {
+      operations: [OPERATION],
+      answer: () => later({ data: { user: { id: "1" } } }),
+    }),
+  );
+}
+
+function call(body: string, headers: Record<string, string> = {}): Request {
+  return new Request(`${BASE}/service.v1.GraphService/GetUser`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "connect-protocol-version": "1", ...headers },
+    body,
+  });
+}
+
+Deno.test("issue 14: a Connect message with a duplicate key is invalid_argument naming the key", async () => {
+  const handle = await handler();
+  const response = await handle(call('{"id": "1", "id": "2"}'));
+  assert.equal(response.status, 400);
+  const body = await response.json();
+  assert.equal(body.code, "invalid_argument");
+  assert.match(body.message, /duplicate key "id" in \$/);
+  const escaped = await handle(call('{"id": "1", "\\u0069d": "2"}'));
+  assert.match((await escaped.json()).message, /duplicate key "id"/);
+  const fine = await handle(call('{"id": "1"}'));
+  assert.equal(fine.status, 200);
+  assert.deepEqual(await fine.json(), { user: { id: "1" } });
+});
+
+Deno.test("issue 14: a Connect-Timeout-Ms above 2^31-1 is clamped, not an instant deadline_exceeded", async () => {
+  const handle = await handler();
+  for (const timeout of ["9999999999", "2147483648"]) {
+    const response = await handle(call('{"id": "1"}', { "connect-timeout-ms": timeout }));
+    assert.equal(response.status, 200, timeout);
+    assert.deepEqual(await response.json(), { user: { id: "1" } });
+  }
+});

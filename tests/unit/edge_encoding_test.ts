@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { BASE, edgeState, graphqlPost, handlerOf, mcpPost } from "./_edge_fixture.ts";
+
+const CONNECT = `${BASE}/service.v1.GraphService/GetTypename`;
+
+async function handler(raw: Record<string, unknown> = {}) {
+  return handlerOf(
+    await edgeState(raw, {
+      operations: [{ path: "GetTypename.graphql", text: "query GetTypename { __typename }" }],
+    }),
+  );
+}
+
+async function gzip(text: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer>> {
+  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+function connectPost(body: BodyInit, headers: Record<string, string> = {}): Request {
+  return new Request(CONNECT, {
+    method: "POST",
+    headers: { "content-type": "application/json", "connect-protocol-version": "1", ...headers },
+    body,
+  });
+}
+
+const MCP_CALL = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: { name: "execute_graphql", arguments: { query: "{ __typename }" } },
+});
+
+Deno.test("issue 14: a gzip body is inflated on /graphql, MCP and Connect", async () => {
+  const handle = await handler();
+  const graphql = await handle(
+    graphqlPost(await gzip('{"query":"{ __typename }"}'), { "content-encoding": "gzip" }),
+  );
+  assert.equal(graphql.status, 200);
+  assert.deepEqual(await graphql.json(), { data: { __typename: "Query" } });
+  const mcp = await handle(mcpPost(await gzip(MCP_CALL), { "content-encoding": "gzip" }));
+  assert.equal(mcp.status, 200);
+  assert.match(JSON.stringify(await mcp.json()), /__typename.*Query/);
+  const connect = await handle(connectPost(await gzip("{}"), { "content-encoding": "gzip" }));
+  assert.equal(connect.status, 200);
+  assert.deepEqual(await connect.json(), { typename: "Query" });
+});
+
+Deno.test("issue 14: any other Content-Encoding is a 415 on /graphql and MCP, and unimplemented on Connect", async () => {
+  const handle = await handler();
+  const graphql = await handle(
+    graphqlPost('{"query":"{ __typename }"}', { "content-encoding": "br" }),
+  );
+  assert.equal(graphql.status, 415);
+  const error = (await graphql.json()).errors[0];
+  assert.equal(error.extensions.code, "UNSUPPORTED_MEDIA_TYPE");
+  assert.match(
+    error.message,
+    /Unsupported Content-Encoding "br"; send the body as gzip or identity/,
+  );
+  const mcp = await handle(mcpPost(MCP_CALL, { "content-encoding": "deflate" }));
+  assert.equal(mcp.status, 415);
+  await mcp.body?.cancel();
+  const connect = await handle(connectPost("{}", { "content-encoding": "br" }));
+  assert.equal(connect.status, 501);
+  const body = await connect.json();
+  assert.equal(body.code, "unimplemented");
+  assert.match(body.message, /gzip/);
+  assert.equal(connect.headers.get("accept-encoding"), "gzip");
+});
+
+Deno.test("issue 14: max_request_body_bytes is counted after decompression; malformed gzip is a 400", async () => {
+  const handle = await handler({ max_request_body_bytes: 1000 });
+  const padded = JSON.stringify({ query: `{ __typename }${" ".repeat(2000)}` });
+  const compressed = await gzip(padded);
+  assert.ok(compressed.length < 1000);
+  const big = await handle(graphqlPost(compressed, { "content-encoding": "gzip" }));
+  assert.equal(big.status, 413);
+  assert.match((await big.json()).errors[0].message, /larger than 1000 bytes/);
+  const broken = await handle(graphqlPost("not gzip at all", { "content-encoding": "gzip" }));
+  assert.equal(broken.status, 400);
+  assert.match((await broken.json()).errors[0].message, /Malformed gzip/);
+});
+
+Deno.test("issue 14: invalid UTF-8 is a 400 on /graphql and MCP and invalid_argument on Connect, never executed", async () => {
+  const seen: string[] = [];
+  const handle = handlerOf(
+    await edgeState({}, {
+      seen,
+      operations: [{ path: "GetTypename.graphql", text: "query GetTypename { __typename }" }],
+    }),
+  );
+  const prefix = new TextEncoder().encode('{"query":"{ user(id: \\"');
+  const suffix = new TextEncoder().encode('\\") { id } }"}');
+  const invalid = new Uint8Array([...prefix, 0xff, 0x28, ...suffix]);
+  const graphql = await handle(graphqlPost(invalid));
+  assert.equal(graphql.status, 400);
+  assert.match((await graphql.json()).errors[0].message, /not valid UTF-8/);
+  const mcp = await handle(mcpPost(new Uint8Array([...new TextEncoder().encode(MCP_CALL), 0xc3])));
+  assert.equal(mcp.status, 400);
+  assert.match(JSON.stringify(await mcp.json()), /not valid UTF-8/);
+  const connect = await handle(connectPost(new Uint8Array([0x7b, 0xff, 0x7d])));
+  assert.equal((await connect.json()).code, "invalid_argument");
+  assert.deepEqual(seen, [], "no subgraph was called");
+});
+
+interface BombProbe {
+  readonly status: number;
+  readonly text: string;
+  readonly produced: number;
+  readonly rssGrowth: number;
+}
+
+/** Runs `_gzip_bomb_probe.ts` in its own process: its RSS is the bomb's alone. */
+async function probe(facet: string): Promise<BombProbe> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./_gzip_bomb_probe.ts", import.meta.url).pathname, facet],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(output.stdout);
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  return JSON.parse(stdout.trim().split("\n").at(-1)!) as BombProbe;
+}
+
+for (const facet of ["graphql", "mcp", "connect"]) {
+  Deno.test(`issue 14: a 1 GB gzip bomb on ${facet} is refused once its inflated output passes the limit, RSS sampled`, async () => {
+    const result = await probe(facet);
+    if (facet === "connect") {
+      // Connect inflates its own messages (connect_rpc.max_message_bytes, 5 MB): the
+      // ~1 MB compressed body is read whole, its inflation stops at the limit.
+      assert.equal(result.status, 429);
+      assert.equal(JSON.parse(result.text).code, "resource_exhausted");
+    } else {
+      assert.equal(result.status, 413);
+      // The default limit is 5 MB: inflation stopped long before 1 GB was produced.
+      assert.ok(result.produced < 64 << 20, `${result.produced} bytes of zeros were produced`);
+    }
+    // Memory never held the inflated gigabyte.
+    assert.ok(result.rssGrowth < 200 << 20, `RSS grew by ${result.rssGrowth >> 20} MiB`);
+  });
+}

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { edgeState, graphqlPost, handlerOf } from "./_edge_fixture.ts";
+
+const LEAKY = {
+  data: { users: [{ id: "1", name: null }] },
+  errors: [{
+    message: "name resolver failed",
+    path: ["users", 0, "name"],
+    locations: [{ line: 1, column: 9 }],
+    extensions: {
+      code: "RESOLVER_FAILED",
+      secret: "db-password",
+      exception: { stacktrace: ["Error: at /srv/accounts/src/resolvers.js:12:7"] },
+      stacktrace: ["at /srv/accounts/src/resolvers.js:12:7"],
+    },
+  }],
+};
+
+async function run(raw: Record<string, unknown>, answer: () => unknown) {
+  const handle = handlerOf(await edgeState(raw, { answer }));
+  const response = await handle(graphqlPost({ query: "{ users { id name } }" }));
+  const text = await response.text();
+  return { status: response.status, text, body: JSON.parse(text) };
+}
+
+Deno.test("issue 14: by default a subgraph's errors are wrapped in one DOWNSTREAM_SERVICE_ERROR naming the service", async () => {
+  const { body } = await run({}, () => LEAKY);
+  assert.equal(body.errors.length, 1);
+  const [wrapper] = body.errors;
+  assert.equal(wrapper.message, "Failed to fetch from Subgraph 'accounts'");
+  assert.deepEqual(wrapper.path, ["users", 0, "name"]);
+  assert.equal(wrapper.extensions.code, "DOWNSTREAM_SERVICE_ERROR");
+  assert.equal(wrapper.extensions.serviceName, "accounts");
+  assert.deepEqual(wrapper.extensions.errors, [{
+    message: "name resolver failed",
+    path: ["users", 0, "name"],
+    extensions: { code: "RESOLVER_FAILED", serviceName: "accounts" },
+  }]);
+});
+
+Deno.test("issue 14: stack traces, unlisted extension keys and locations never reach the client", async () => {
+  for (const mode of ["wrapped", "pass-through"]) {
+    const { text } = await run({ subgraph_error_propagation: { mode } }, () => LEAKY);
+    assert.doesNotMatch(text, /stacktrace|exception|resolvers\.js|db-password|secret|locations/);
+  }
+});
+
+Deno.test("issue 14: pass-through forwards each filtered error; an error without a code gets the default one", async () => {
+  const answer = () => ({
+    data: { users: [{ id: "1", name: null }] },
+    errors: [LEAKY.errors[0], { message: "no code", path: ["users", 0, "name"] }],
+  });
+  const { body } = await run({ subgraph_error_propagation: { mode: "pass-through" } }, answer);
+  assert.deepEqual(body.errors, [
+    {
+      message: "name resolver failed",
+      path: ["users", 0, "name"],
+      extensions: { code: "RESOLVER_FAILED", serviceName: "accounts" },
+    },
+    {
+      message: "no code",
+      path: ["users", 0, "name"],
+      extensions: { code: "DOWNSTREAM_SERVICE_ERROR", serviceName: "accounts" },
+    },
+  ]);
+});
+
+Deno.test("issue 14: allowed_extension_fields keeps listed keys, but a stack trace is never forwarded", async () => {
+  const { body } = await run({
+    subgraph_error_propagation: {
+      mode: "pass-through",
+      allowed_extension_fields: ["code", "secret", "exception", "stacktrace"],
+      attach_service_name: false,
+      omit_locations: false,
+    },
+  }, () => LEAKY);
+  assert.deepEqual(body.errors[0].extensions, { code: "RESOLVER_FAILED", secret: "db-password" });
+  assert.deepEqual(body.errors[0].locations, [{ line: 1, column: 9 }]);
+});
+
+Deno.test("issue 14: an unreachable subgraph is named without its URL, host or port", async () => {
+  const { body, text } = await run({}, () => {
+    throw new TypeError(
+      "error sending request for url (http://127.0.0.1:4001/graphql): connection refused",
+    );
+  });
+  assert.equal(body.errors[0].message, 'Cannot reach the subgraph "accounts"');
+  assert.equal(body.errors[0].extensions.code, "SUBGRAPH_UNREACHABLE");
+  assert.doesNotMatch(text, /127\.0\.0\.1|4001|http:|connection refused/);
+});
+
+Deno.test("issue 14: a wrapped subgraph error still explains the nulls it caused (no extra non-null errors)", async () => {
+  const { body } = await run({}, () => ({
+    data: { users: [{ id: "1", name: "Ada" }, { id: "2", name: null }] },
+    errors: [
+      { message: "first", path: ["users", 0, "id"] },
+      { message: "second", path: ["users", 1, "name"] },
+    ],
+  }));
+  assert.equal(body.data, null);
+  assert.equal(body.errors.length, 1);
+  assert.deepEqual(body.errors[0].extensions.errors.map((e: { message: string }) => e.message), [
+    "first",
+    "second",
+  ]);
+});
