@@ -78,11 +78,22 @@ export function graphqlResult(
       ? { ...text, structuredContent: result.data }
       : text;
   }
-  const lines = ["GraphQL errors:", ...result.errors.map((e) => `- ${e.message}`)];
+  const lines = ["GraphQL errors:", ...result.errors.map(errorLine)];
   if (result.data !== undefined && result.data !== null) {
     lines.push("", "Partial data:", JSON.stringify(result.data));
   }
   return toolText(lines.join("\n"), true);
+}
+
+/**
+ * One error as a line; a wrapped subgraph error (`subgraph_error_propagation`)
+ * adds the messages it carries, already filtered, so an agent sees the cause.
+ */
+function errorLine(error: { readonly message: string; readonly extensions?: unknown }): string {
+  const inner = isRecord(error.extensions) && Array.isArray(error.extensions.errors)
+    ? error.extensions.errors.filter(isRecord).map((e) => String(e.message))
+    : [];
+  return inner.length === 0 ? `- ${error.message}` : `- ${error.message}: ${inner.join("; ")}`;
 }
 
 async function runGraphQL(

@@ -122,7 +122,7 @@ Deno.test("issue 4: GraphQL errors make isError: true with the messages and the 
       assert.equal(
         (result.content as { text: string }[])[0]!.text,
         // subgraph_error_propagation wraps the subgraph's errors by default (issue 14).
-        "GraphQL errors:\n- Failed to fetch from Subgraph 'shop'\n\nPartial data:\n" +
+        "GraphQL errors:\n- Failed to fetch from Subgraph 'shop': Flaky failed\n\nPartial data:\n" +
           '{"hello":"Hello!","flaky":null}',
       );
     } finally {
