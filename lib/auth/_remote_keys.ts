@@ -104,7 +104,7 @@ export class RemoteKeySet {
   async getKey(
     header: JWSHeaderParameters,
     token: FlattenedJWSInput,
-  ): Promise<CryptoKey> {
+  ): ReturnType<LocalSet> {
     if (this.#local === null) {
       try {
         await this.refresh();

@@ -25,13 +25,16 @@ import { parseScopeClaim } from "./scope_grammar.ts";
 const ASYMMETRIC = ASYMMETRIC_ALGORITHMS;
 const SYMMETRIC = SYMMETRIC_ALGORITHMS;
 
+/** A key jose verifies with (its own `CryptoKey` type, which may be node's). */
+type VerifyKey = Exclude<Parameters<typeof jwtVerify>[1], JWTVerifyGetKey>;
+
 /** A compiled key source. */
 export interface KeySource {
   /** `url`, `file` or `secret`, for logs. */
   readonly kind: "url" | "file" | "secret";
   readonly algorithms: readonly string[];
   readonly audiences: readonly string[];
-  readonly key: JWTVerifyGetKey | CryptoKey | Uint8Array;
+  readonly key: JWTVerifyGetKey | VerifyKey;
   /** The remote set, for URL sources (warm-up and tests). */
   readonly remote: RemoteKeySet | null;
 }

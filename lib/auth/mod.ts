@@ -34,12 +34,15 @@ export {
   type OperationAccessOptions,
   type OperationAccessResult,
   type OperationRequirement,
+  touchedAccessKeys,
 } from "./operation_access.ts";
 export {
   authorizeOperation,
   buildRequestAuthorization,
   checkRequirement,
   type CheckRequirementOptions,
+  type IdentityResult,
   operationRequirement,
   type RequestAuthorization,
+  resolveIdentity,
 } from "./authorize.ts";

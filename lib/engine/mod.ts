@@ -25,13 +25,15 @@ import {
   Kind,
   type OperationDefinitionNode,
 } from "graphql";
+import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
 import { executePlan } from "./execute.ts";
+import { accessSignature, type FieldIdentity, filterOperation } from "./field_access.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { Lru } from "./_lru.ts";
-import { normalizeOperation, type NSelection } from "./normalize.ts";
+import { type NField, normalizeOperation, type NSelection } from "./normalize.ts";
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
@@ -46,6 +48,14 @@ import type {
 } from "./types.ts";
 
 export type * from "./types.ts";
+export {
+  accessSignature,
+  type FieldIdentity,
+  type FilteredOperation,
+  filterOperation,
+  UNAUTHORIZED_FIELD_OR_TYPE,
+  unauthorizedError,
+} from "./field_access.ts";
 export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
@@ -78,6 +88,8 @@ interface CachedPlan {
   readonly selection: NSelection;
   readonly introspection: DocumentNode | null;
   readonly error: GraphQLFormattedError | null;
+  /** Fields the authorization stage removed (answered null + `UNAUTHORIZED_FIELD_OR_TYPE`). */
+  readonly denied: ReadonlySet<NField>;
 }
 
 /** The engine state for one supergraph: model, plan cache, subgraph client. */
@@ -96,6 +108,8 @@ export interface Engine {
    * HTTP edge before a request's body is read (`lib/http/handler.ts`).
    */
   readonly admission: AdmissionGate;
+  /** @internal Access keys each prepared operation touches (plan cache key part). */
+  readonly accessKeys: WeakMap<PreparedOperation, readonly string[]>;
 }
 
 /**
@@ -131,6 +145,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     client,
     abstractNames,
     admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
+    accessKeys: new WeakMap(),
   };
 }
 
@@ -183,15 +198,29 @@ function introspectionDocument(
   };
 }
 
+function accessKeysOf(engine: Engine, operation: PreparedOperation): readonly string[] {
+  let keys = engine.accessKeys.get(operation);
+  if (keys === undefined) {
+    keys = touchedAccessKeys(operation.document, engine.model.apiSchema, engine.model.access, {
+      operationName: operation.name,
+    });
+    engine.accessKeys.set(operation, keys);
+  }
+  return keys;
+}
+
 function planFor(
   engine: Engine,
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>>,
-  observer: ExecutionObserver | undefined,
+  options: { readonly observer?: ExecutionObserver; readonly identity: FieldIdentity | null },
 ): CachedPlan {
+  const { observer, identity } = options;
   const conditions = operation.conditionVariables ?? [];
   let key = operation.key ?? "";
   for (const name of conditions) key += variables[name] === true ? "\u00011" : "\u00010";
+  // What the identity removes is part of the plan (see field_access.ts).
+  key += `\u0002${accessSignature(accessKeysOf(engine, operation), engine.model.access, identity)}`;
   const cached = operation.key === undefined ? undefined : engine.plans.get(key);
   if (cached) {
     observer?.plan(cached.planned.plan, { cached: true });
@@ -204,10 +233,11 @@ function planFor(
   });
   const t1 = observer?.now() ?? 0;
   observer?.stage("normalize", t0, t1);
+  const filtered = filterOperation(normalized, { access: engine.model.access, identity });
   let planned: PlannedOperation = { plan: { kind: "QueryPlan", node: null }, step: null };
   let error: GraphQLFormattedError | null = null;
   try {
-    planned = planOperation(engine.model, normalized);
+    planned = planOperation(engine.model, filtered.operation);
   } catch (e) {
     // A planner bug must not become a 500: the client gets a request-scoped error.
     error = e instanceof PlanningError
@@ -220,6 +250,7 @@ function planFor(
     selection: normalized.selection,
     introspection: introspectionDocument(operation.document, operation.operation),
     error,
+    denied: filtered.denied,
   };
   if (operation.key !== undefined) engine.plans.set(key, entry);
   observer?.plan(planned.plan, { cached: false });
@@ -228,7 +259,8 @@ function planFor(
 
 /**
  * The plan of a prepared operation (from the plan cache, or planned and cached now).
- * Variables only decide `@skip`/`@include`.
+ * Variables only decide `@skip`/`@include`; the plan is an anonymous request's (protected
+ * fields removed, see `field_access.ts`).
  *
  * @example A plan is plain data
  * ```ts
@@ -251,7 +283,7 @@ export function planOf(
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>> = {},
 ): QueryPlan {
-  return planFor(engine, operation, variables, undefined).planned.plan;
+  return planFor(engine, operation, variables, { identity: null }).planned.plan;
 }
 
 /**
@@ -286,7 +318,10 @@ export async function execute(
   }
   const variables = coerced.coerced;
   const observer = options.observer;
-  const planned = planFor(engine, operation, variables, observer);
+  const planned = planFor(engine, operation, variables, {
+    ...(observer ? { observer } : {}),
+    identity: options.identity ?? null,
+  });
   if (planned.error) return { data: null, errors: [planned.error] };
   const sendOptions = {
     ...(options.headers ? { headers: options.headers } : {}),
@@ -329,6 +364,7 @@ export async function execute(
   const data = shapeResponse(executed.data, planned.selection, {
     errors,
     layers: executed.layers,
+    denied: planned.denied,
   });
   return errors.length > 0 ? { data, errors } : { data };
 }

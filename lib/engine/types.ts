@@ -60,6 +60,12 @@ export interface ExecuteOptions {
   readonly signal?: AbortSignal;
   /** Trace hooks; absent when tracing is off (then no timing calls, no copies). */
   readonly observer?: ExecutionObserver;
+  /**
+   * The request's verified identity (a verified token's scopes). Absent or null:
+   * anonymous, so every `@authenticated` / `@requiresScopes` field is removed
+   * before planning and answered null + `UNAUTHORIZED_FIELD_OR_TYPE`.
+   */
+  readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
 }
 
 /** Pipeline stages timed for the trace. */

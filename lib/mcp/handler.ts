@@ -150,13 +150,14 @@ async function runGraphQL(
   deps: McpDeps,
   request: Request,
   prepared: PrepareResult,
-  variables: Record<string, unknown> | null,
+  input: { readonly variables: Record<string, unknown> | null; readonly caller: Caller },
 ): Promise<{ text: string; isError: boolean }> {
   if (!prepared.ok) {
     return resultText({ errors: [...prepared.errors] });
   }
   const result = await execute(deps.engine, prepared.operation, {
-    variables,
+    variables: input.variables,
+    identity: input.caller.token,
     headers: request.headers,
     signal: request.signal,
   });
@@ -215,7 +216,7 @@ async function callTool(
         operationName: operation.name,
         variables: args,
       });
-      const out = await runGraphQL(deps, request, prepared, args);
+      const out = await runGraphQL(deps, request, prepared, { variables: args, caller });
       return toolText(out.text, out.isError);
     }
     case "get_operation_info": {
@@ -255,7 +256,7 @@ async function callTool(
           if (!decision.allow) return scopeDenied(request, mcp, caller, decision, id);
         }
       }
-      const out = await runGraphQL(deps, request, prepared, variables);
+      const out = await runGraphQL(deps, request, prepared, { variables, caller });
       return toolText(out.text, out.isError);
     }
   }

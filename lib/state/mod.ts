@@ -95,7 +95,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     ).length;
     if (guarded > 0) {
       log.warn(
-        "@authenticated / @requiresScopes are not enforced on GraphQL and Connect requests: authentication.jwt.jwks is empty",
+        "@authenticated / @requiresScopes fields are never served on GraphQL and Connect requests: authentication.jwt.jwks is empty, so no request has a verified identity",
         { guarded_elements: guarded },
       );
     }
