@@ -19,6 +19,7 @@ import type { Config, JwksSource } from "../config/types.ts";
 import { AuthError, RouterError } from "../errors.ts";
 import { formatBearerChallenge } from "./challenge.ts";
 import { RemoteKeySet } from "./_remote_keys.ts";
+import { refuseClaims } from "./claims.ts";
 import { parseScopeClaim } from "./scope_grammar.ts";
 
 /** The asymmetric algorithms accepted when a key source lists none. */
@@ -34,6 +35,10 @@ export interface KeySource {
   readonly kind: "url" | "file" | "secret";
   readonly algorithms: readonly string[];
   readonly audiences: readonly string[];
+  /** Accepted `iss` values; empty: not checked. */
+  readonly issuers?: readonly string[];
+  /** Required `typ` (`jwks[].required_typ`); `""` or absent: not required. */
+  readonly requiredTyp?: string;
   readonly key: JWTVerifyGetKey | VerifyKey;
   /** The remote set, for URL sources (warm-up and tests). */
   readonly remote: RemoteKeySet | null;
@@ -48,8 +53,10 @@ export interface AuthState {
   readonly prefix: string;
   /** Verified tokens, so a client re-sending its token skips the signature check. */
   readonly cache?: VerifiedTokenCache;
-  /** Clock for the cache, milliseconds. */
+  /** Clock for the cache and the claim checks, milliseconds. */
   readonly now?: () => number;
+  /** Leeway for `exp`, `nbf` and a future `iat`, seconds. @default {60} */
+  readonly skewSec?: number;
 }
 
 /**
@@ -143,6 +150,11 @@ export interface BuildAuthStateOptions {
   readonly jwks?: readonly JwksSource[];
   /** Config path of `jwks`, for error messages. @default {"authentication.jwt.jwks"} */
   readonly jwksPath?: string;
+  /**
+   * Audiences for sources whose `audiences` are empty (MCP: its own resource
+   * URL, RFC 8707 / RFC 9728), so a token issued for another API is refused.
+   */
+  readonly defaultAudiences?: readonly string[];
 }
 
 function invalid(path: string, message: string): RouterError {
@@ -190,7 +202,12 @@ async function compileSource(
   options: BuildAuthStateOptions,
 ): Promise<KeySource> {
   const algorithms = pinAlgorithms(source, path);
-  const base = { algorithms, audiences: source.audiences };
+  const base = {
+    algorithms,
+    audiences: source.audiences.length > 0 ? source.audiences : options.defaultAudiences ?? [],
+    issuers: source.issuer ?? [],
+    requiredTyp: source.required_typ ?? "",
+  };
   if (source.secret !== undefined) {
     if (source.secret.length < 32) {
       throw invalid(`${path}.secret`, `Cannot use "${path}.secret": shorter than 32 characters`);
@@ -281,15 +298,23 @@ export async function buildAuthState(
   return {
     sources,
     cache: new VerifiedTokenCache(),
+    skewSec: Math.floor((jwt.clock_skew_ms ?? 60_000) / 1000),
     ...(options.now ? { now: options.now } : {}),
     headerName: (jwt.header_name || "Authorization").toLowerCase(),
     prefix: jwt.header_value_prefix ?? "Bearer ",
   };
 }
 
+/** A token refused by {@linkcode refuseClaims} (its message is client-safe). */
+class ClaimRefused extends Error {
+  readonly code = "ERR_GW_CLAIM_REFUSED";
+}
+
 function describe(error: unknown): string {
   const { code, claim } = error as { code?: string; claim?: string };
   switch (code) {
+    case "ERR_GW_CLAIM_REFUSED":
+      return (error as Error).message;
     case "ERR_JWT_EXPIRED":
       return "The access token expired";
     case "ERR_JWT_CLAIM_VALIDATION_FAILED":
@@ -357,20 +382,29 @@ export async function verifyToken(
 ): Promise<AuthResult> {
   if (state.sources.length === 0) return failure("No key source is configured to verify tokens");
   const cache = options.currentDate ? undefined : state.cache;
-  const now = cache ? (state.now ?? Date.now)() : 0;
+  const now = options.currentDate?.getTime() ?? (state.now ?? Date.now)();
   const cached = cache?.get(jwt, { now });
   if (cached) return { ok: true, token: cached };
+  const skewSec = state.skewSec ?? 60;
   let first: unknown = undefined;
   for (const source of state.sources) {
     try {
       const verifyOptions = {
         algorithms: [...source.algorithms],
+        clockTolerance: skewSec,
+        currentDate: new Date(now),
         ...(source.audiences.length > 0 ? { audience: [...source.audiences] } : {}),
-        ...(options.currentDate ? { currentDate: options.currentDate } : {}),
+        ...(source.issuers && source.issuers.length > 0 ? { issuer: [...source.issuers] } : {}),
       };
-      const { payload } = typeof source.key === "function"
+      const { payload, protectedHeader } = typeof source.key === "function"
         ? await jwtVerify(jwt, source.key, verifyOptions)
         : await jwtVerify(jwt, source.key, verifyOptions);
+      const refused = refuseClaims(protectedHeader, payload, {
+        nowSec: Math.floor(now / 1000),
+        skewSec,
+        ...(source.requiredTyp ? { requiredTyp: source.requiredTyp } : {}),
+      });
+      if (refused !== null) throw new ClaimRefused(refused);
       const scopes = parseScopeClaim(payload.scope);
       const token: VerifiedToken = {
         issuer: typeof payload.iss === "string" ? payload.iss : "",
@@ -420,6 +454,18 @@ export function authenticate(
 ): Promise<AuthResult> {
   const header = request.headers.get(state.headerName);
   if (header === null) return Promise.resolve({ ok: true, token: null });
+  if (hasQueryToken(request.url)) {
+    // RFC 6750 §2: a client MUST NOT use more than one method to transmit the token.
+    const description = "Send the access token in one place: the header or the query, not both";
+    return Promise.resolve({
+      ok: false,
+      error: new AuthError(
+        "BAD_REQUEST",
+        description,
+        formatBearerChallenge([], { error: "invalid_request", errorDescription: description }),
+      ),
+    });
+  }
   const prefix = state.prefix;
   if (
     header.length <= prefix.length ||
@@ -430,4 +476,11 @@ export function authenticate(
     );
   }
   return verifyToken(header.slice(prefix.length).trim(), state, options);
+}
+
+/** True when the URL carries `access_token` (RFC 6750 §2.3), checked without parsing twice. */
+function hasQueryToken(url: string): boolean {
+  const q = url.indexOf("?");
+  if (q < 0 || !url.includes("access_token", q)) return false;
+  return new URL(url).searchParams.has("access_token");
 }

@@ -54,6 +54,8 @@ export interface DurationNode {
 export interface ListNode {
   readonly kind: "list";
   readonly default: readonly string[];
+  /** YAML also takes a single string (a one-item list). */
+  readonly scalar?: boolean;
 }
 
 /** One of a fixed set of strings. */
@@ -136,6 +138,17 @@ const JWKS_SOURCE = object({
   refresh_interval_ms: { kind: "duration", default: 60_000 },
   algorithms: { kind: "list", default: [] },
   audiences: list(),
+  // Issue 18: claims and key-source safety.
+  issuer: { kind: "list", default: [], scalar: true },
+  required_typ: str(""),
+  max_response_bytes: { kind: "size", default: 1_000_000 },
+  fetch_timeout_ms: { kind: "duration", default: 5_000 },
+  refresh_unknown_kid: object({
+    enabled: bool(true),
+    interval_ms: { kind: "duration", default: 30_000 },
+    burst: { kind: "int", default: 2, min: 1 },
+    max_wait_ms: { kind: "duration", default: 5_000 },
+  }),
 });
 
 const HEADER_RULE = object({
@@ -181,6 +194,8 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       jwks: { kind: "array", item: JWKS_SOURCE },
       header_name: str("Authorization"),
       header_value_prefix: str("Bearer"),
+      clock_skew_ms: { kind: "duration", default: 60_000 },
+      readiness_requires_keys: bool(true),
     }),
   }),
   authorization: object({

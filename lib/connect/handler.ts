@@ -174,12 +174,22 @@ async function checkAccess(
   return refused === null ? { token } : { failure: authFailure(refused) };
 }
 
+const AUTH_CODES = {
+  UNAUTHENTICATED: "unauthenticated",
+  FORBIDDEN: "permission_denied",
+  BAD_REQUEST: "invalid_argument",
+  KEYS_UNAVAILABLE: "unavailable",
+} as const;
+
 function authFailure(error: AuthError): ConnectFailure {
-  return connectFailure(
-    error.code === "UNAUTHENTICATED" ? "unauthenticated" : "permission_denied",
-    error.message,
-    { headers: { "www-authenticate": error.challenge } },
-  );
+  const code = AUTH_CODES[error.code as keyof typeof AUTH_CODES] ?? "permission_denied";
+  const retryAfter = error.details.retry_after;
+  return connectFailure(code, error.message, {
+    headers: {
+      "www-authenticate": error.challenge,
+      ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}),
+    },
+  });
 }
 
 const AUTHENTICATED: OperationRequirement = Object.freeze({ authenticated: true, scopes: [] });

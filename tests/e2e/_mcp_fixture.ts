@@ -77,7 +77,19 @@ export interface McpFixture {
   /** The operations folder (tests add files and reload). */
   readonly operationsDir: string;
   /** Mints a token with `scope` = the scopes joined by spaces (or a raw claim). */
-  token(scope: string | unknown, options?: { sub?: string; expired?: boolean }): Promise<string>;
+  token(
+    scope: string | unknown,
+    options?: {
+      sub?: string;
+      expired?: boolean;
+      /** `aud`; default: the MCP resource URL (null: no `aud`). */
+      audience?: string | null;
+      /** Extra header parameters (`typ`). */
+      header?: Record<string, unknown>;
+      /** Extra claims (`iat`, `nbf`, `exp`, `iss`). */
+      claims?: Record<string, unknown>;
+    },
+  ): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -92,6 +104,10 @@ export interface FixtureOptions {
   readonly authentication?: boolean;
   /** `authorization` config. */
   readonly authorization?: unknown;
+  /** Extra keys of the `authentication.jwt.jwks[0]` source (`issuer`, `required_typ`). */
+  readonly source?: Record<string, unknown>;
+  /** Extra keys of `authentication.jwt` (`clock_skew`). */
+  readonly jwt?: Record<string, unknown>;
 }
 
 /**
@@ -173,7 +189,12 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       ? {
         authentication: {
           jwt: {
-            jwks: [{ url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`, algorithms: ["ES256"] }],
+            jwks: [{
+              url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`,
+              algorithms: ["ES256"],
+              ...options.source,
+            }],
+            ...options.jwt,
           },
         },
       }
@@ -215,11 +236,21 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
     async token(scope, opts = {}) {
       const claims = typeof scope === "string" || scope === undefined ? { scope } : { scope };
       const jwt = new SignJWT(claims as Record<string, unknown>)
-        .setProtectedHeader({ alg: "ES256", kid: "k1" })
+        .setProtectedHeader({ alg: "ES256", kid: "k1", ...opts.header })
         .setIssuer(ISSUER)
         .setSubject(opts.sub ?? "user-1")
         .setIssuedAt();
-      jwt.setExpirationTime(opts.expired ? Math.floor(Date.now() / 1000) - 60 : "5m");
+      // Expired beyond the router's default 60 s clock skew.
+      jwt.setExpirationTime(opts.expired ? Math.floor(Date.now() / 1000) - 120 : "5m");
+      const audience = opts.audience === undefined ? `${base}/mcp` : opts.audience;
+      if (audience !== null) jwt.setAudience(audience);
+      if (opts.claims) {
+        const { iat, nbf, exp, iss } = opts.claims;
+        if (typeof iat === "number") jwt.setIssuedAt(iat);
+        if (typeof nbf === "number") jwt.setNotBefore(nbf);
+        if (typeof exp === "number") jwt.setExpirationTime(exp);
+        if (typeof iss === "string") jwt.setIssuer(iss);
+      }
       return await jwt.sign(privateKey);
     },
     async close() {
