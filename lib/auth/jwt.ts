@@ -15,10 +15,11 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "../config/mod.ts";
-import type { Config, JwksSource } from "../config/types.ts";
+import type { Config, JwksSource as JwksSourceConfig } from "../config/types.ts";
 import { AuthError, RouterError } from "../errors.ts";
 import { formatBearerChallenge } from "./challenge.ts";
-import { RemoteKeySet } from "./_remote_keys.ts";
+import { type JwksSource, KeysUnavailableError } from "./jwks_source.ts";
+import { KeySources } from "./key_sources.ts";
 import { refuseClaims } from "./claims.ts";
 import { parseScopeClaim } from "./scope_grammar.ts";
 
@@ -40,8 +41,8 @@ export interface KeySource {
   /** Required `typ` (`jwks[].required_typ`); `""` or absent: not required. */
   readonly requiredTyp?: string;
   readonly key: JWTVerifyGetKey | VerifyKey;
-  /** The remote set, for URL sources (warm-up and tests). */
-  readonly remote: RemoteKeySet | null;
+  /** The running JWKS source, for URL sources (readiness and tests). */
+  readonly remote: JwksSource | null;
 }
 
 /** Everything needed to authenticate requests, built once per state. */
@@ -55,6 +56,8 @@ export interface AuthState {
   readonly cache?: VerifiedTokenCache;
   /** Clock for the cache and the claim checks, milliseconds. */
   readonly now?: () => number;
+  /** The URL key sources the state reads (close them with the state). */
+  readonly keySources?: KeySources;
   /** Leeway for `exp`, `nbf` and a future `iat`, seconds. @default {60} */
   readonly skewSec?: number;
 }
@@ -142,12 +145,15 @@ export interface BuildAuthStateOptions {
   readonly fetch?: typeof fetch;
   /** Reads a key file (defaults to `Deno.readTextFile`). */
   readonly readTextFile?: (path: string) => Promise<string>;
-  /** Clock for the key cache, milliseconds. */
+  /** Clock for the key sources and claim checks, milliseconds. */
   readonly now?: () => number;
-  /** Minimum milliseconds between refetches for unknown `kid`s. @default {10000} */
-  readonly cooldownMs?: number;
+  /**
+   * The state's URL key sources (shared by GraphQL, Connect and MCP); without
+   * one a private set is made (its `close` is then the caller's).
+   */
+  readonly keySources?: KeySources;
   /** Key sources to use instead of `authentication.jwt.jwks` (e.g. `mcp.oauth.jwks`). */
-  readonly jwks?: readonly JwksSource[];
+  readonly jwks?: readonly JwksSourceConfig[];
   /** Config path of `jwks`, for error messages. @default {"authentication.jwt.jwks"} */
   readonly jwksPath?: string;
   /**
@@ -161,7 +167,7 @@ function invalid(path: string, message: string): RouterError {
   return new RouterError("CONFIG_INVALID", message, { details: { path } });
 }
 
-function pinAlgorithms(source: JwksSource, path: string): readonly string[] {
+function pinAlgorithms(source: JwksSourceConfig, path: string): readonly string[] {
   for (const alg of source.algorithms) {
     if (alg.toLowerCase() === "none") {
       throw invalid(`${path}.algorithms`, `Cannot use "none" in "${path}.algorithms"`);
@@ -197,9 +203,9 @@ function pinAlgorithms(source: JwksSource, path: string): readonly string[] {
 }
 
 async function compileSource(
-  source: JwksSource,
+  source: JwksSourceConfig,
   path: string,
-  options: BuildAuthStateOptions,
+  options: BuildAuthStateOptions & { readonly keySources: KeySources },
 ): Promise<KeySource> {
   const algorithms = pinAlgorithms(source, path);
   const base = {
@@ -249,12 +255,7 @@ async function compileSource(
     }
   }
   if (source.url !== undefined) {
-    const remote = new RemoteKeySet(source.url, {
-      refreshIntervalMs: source.refresh_interval_ms > 0 ? source.refresh_interval_ms : 60_000,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.now ? { now: options.now } : {}),
-      ...(options.cooldownMs === undefined ? {} : { cooldownMs: options.cooldownMs }),
-    });
+    const remote = options.keySources.source({ ...source, url: source.url });
     return {
       ...base,
       kind: "url",
@@ -267,7 +268,7 @@ async function compileSource(
 
 /**
  * Builds the authentication state from `authentication.jwt` (reads key files;
- * URL sources are fetched lazily, on the first token).
+ * URL sources load in the background from now on, see `jwks_source.ts`).
  *
  * @example
  * ```ts
@@ -292,11 +293,18 @@ export async function buildAuthState(
   const jwt = config.authentication.jwt;
   const jwks = options.jwks ?? jwt.jwks;
   const path = options.jwksPath ?? "authentication.jwt.jwks";
+  const keySources = options.keySources ?? new KeySources({
+    headerName: (jwt.header_name || "Authorization").toLowerCase(),
+    prefix: jwt.header_value_prefix ?? "Bearer ",
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
   const sources = await Promise.all(
-    jwks.map((source, i) => compileSource(source, `${path}[${i}]`, options)),
+    jwks.map((source, i) => compileSource(source, `${path}[${i}]`, { ...options, keySources })),
   );
   return {
     sources,
+    keySources,
     cache: new VerifiedTokenCache(),
     skewSec: Math.floor((jwt.clock_skew_ms ?? 60_000) / 1000),
     ...(options.now ? { now: options.now } : {}),
@@ -417,15 +425,32 @@ export async function verifyToken(
       return { ok: true, token };
     } catch (error) {
       const code = (error as { code?: string }).code ?? "";
+      const firstCode = (first as { code?: string } | undefined)?.code ?? "";
+      // A real claim failure beats "not this source"; missing keys beat "not this source"
+      // too (the token may be signed by the source that has not loaded).
       if (
         first === undefined ||
-        (NOT_THIS_SOURCE.has((first as { code?: string }).code ?? "") && !NOT_THIS_SOURCE.has(code))
+        (NOT_THIS_SOURCE.has(firstCode) &&
+          (!NOT_THIS_SOURCE.has(code) || error instanceof KeysUnavailableError))
       ) {
         first = error;
       }
     }
   }
+  if (first instanceof KeysUnavailableError) return unavailable(first);
   return failure(describe(first));
+}
+
+function unavailable(error: KeysUnavailableError): AuthResult {
+  return {
+    ok: false,
+    error: new AuthError(
+      "KEYS_UNAVAILABLE",
+      "The signing keys are not loaded yet; retry later",
+      "",
+      { details: { retry_after: error.retryAfter } },
+    ),
+  };
 }
 
 /**

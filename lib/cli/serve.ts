@@ -200,6 +200,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       supergraphSdl,
       operationFiles,
       traceKeyPem,
+      previous: state,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
   }
@@ -229,6 +230,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       );
       const nextLog = makeLog(next);
       const nextState = await build(next, nextLog);
+      state?.keySources.close(); // in-flight requests keep its loaded keys
       state = nextState;
       config = next;
       log = nextLog;
@@ -341,6 +343,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       });
       await Promise.race([server.shutdown(), expired]);
       clearTimeout(grace);
+      state?.keySources.close();
       stopped.resolve();
     })();
     return shuttingDown;

@@ -186,7 +186,7 @@ function authFailure(error: AuthError): ConnectFailure {
   const retryAfter = error.details.retry_after;
   return connectFailure(code, error.message, {
     headers: {
-      "www-authenticate": error.challenge,
+      ...(error.challenge === "" ? {} : { "www-authenticate": error.challenge }),
       ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}),
     },
   });

@@ -82,7 +82,9 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   }
   const headers = new Headers(options.headers);
   headers.set("content-type", `${options.contentType ?? "application/json"}; charset=utf-8`);
-  if (known instanceof AuthError) headers.set("www-authenticate", known.challenge);
+  if (known instanceof AuthError && known.challenge !== "") {
+    headers.set("www-authenticate", known.challenge);
+  }
   const { allow, ...details } = known.details;
   if (typeof allow === "string") headers.set("allow", allow);
   if (typeof details.retry_after === "number") {

@@ -113,7 +113,7 @@ function authErrorResponse(request: Request, error: AuthError): Response {
   const status = error.code === "KEYS_UNAVAILABLE" ? 503 : 400;
   return rpcError(request, null, status, status === 503 ? -32002 : -32600, error.message, {
     headers: {
-      "www-authenticate": error.challenge,
+      ...(error.challenge === "" ? {} : { "www-authenticate": error.challenge }),
       ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}),
     },
   });

@@ -7,6 +7,7 @@
  * @module
  */
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { type JwksChaos, type JwksStub, startJwksStub } from "./_jwks_stub.ts";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
@@ -74,6 +75,8 @@ export interface McpFixture {
   readonly subgraphQueries: string[];
   /** Headers of each subgraph request, in order. */
   readonly subgraphHeaders: Headers[];
+  /** The JWKS stub (chaos modes, fetch counts). */
+  readonly jwks: JwksStub;
   /** The operations folder (tests add files and reload). */
   readonly operationsDir: string;
   /** Mints a token with `scope` = the scopes joined by spaces (or a raw claim). */
@@ -104,10 +107,16 @@ export interface FixtureOptions {
   readonly authentication?: boolean;
   /** `authorization` config. */
   readonly authorization?: unknown;
-  /** Extra keys of the `authentication.jwt.jwks[0]` source (`issuer`, `required_typ`). */
+  /** Extra keys of the JWKS URL source (`issuer`, `required_typ`, `refresh_unknown_kid`). */
   readonly source?: Record<string, unknown>;
   /** Extra keys of `authentication.jwt` (`clock_skew`). */
   readonly jwt?: Record<string, unknown>;
+  /** `engine` config. */
+  readonly engine?: Record<string, unknown>;
+  /** Do not wait for `/health/ready` after the start (the JWKS may be down). */
+  readonly skipReady?: boolean;
+  /** The JWKS stub's mode from the start. */
+  readonly jwksChaos?: JwksChaos;
 }
 
 /**
@@ -171,10 +180,8 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
   }
   const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
   const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
-  const jwks = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    () => Response.json({ keys: [jwk] }),
-  );
+  const jwks = startJwksStub([jwk]);
+  if (options.jwksChaos !== undefined) jwks.mode(options.jwksChaos);
   const operationsDir = await Deno.makeTempDir({ prefix: "gw_mcp_ops_" });
   for (const [name, text] of Object.entries(OPERATIONS)) {
     await Deno.writeTextFile(`${operationsDir}/${name}`, text);
@@ -189,17 +196,14 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       ? {
         authentication: {
           jwt: {
-            jwks: [{
-              url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`,
-              algorithms: ["ES256"],
-              ...options.source,
-            }],
+            jwks: [{ url: jwks.url, algorithms: ["ES256"], ...options.source }],
             ...options.jwt,
           },
         },
       }
       : {}),
     ...(options.authorization === undefined ? {} : { authorization: options.authorization }),
+    ...(options.engine === undefined ? {} : { engine: options.engine }),
     mcp: {
       enabled: true,
       graph_name: "fixture",
@@ -209,7 +213,7 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       oauth: {
         enabled: true,
         authorization_server_urls: [ISSUER],
-        jwks: [{ url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`, algorithms: ["ES256"] }],
+        jwks: [{ url: jwks.url, algorithms: ["ES256"], ...options.source }],
         scopes: { ...DEFAULT_SCOPES, ...options.scopes },
         scope_challenge_include_token_scopes: options.includeTokenScopes ?? false,
         ...(options.maxScopeCombinations === undefined
@@ -221,8 +225,10 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
   let router: RunningRouter;
   try {
     router = await startRouter({ config, supergraphSdl: outcome.supergraphSdl, log: silent });
+    // Keys load in the background: tokens before that get 503, so wait for readiness.
+    if (!options.skipReady) await waitReady(router.url);
   } catch (error) {
-    await Promise.all([subgraph.close(), jwks.shutdown()]);
+    await Promise.all([subgraph.close(), jwks.close()]);
     throw error;
   }
   const base = router.state().config.mcp.server.base_url;
@@ -232,6 +238,7 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
     metadataUrl: `${base}/.well-known/oauth-protected-resource/mcp`,
     subgraphQueries,
     subgraphHeaders,
+    jwks,
     operationsDir,
     async token(scope, opts = {}) {
       const claims = typeof scope === "string" || scope === undefined ? { scope } : { scope };
@@ -255,10 +262,24 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
     },
     async close() {
       await router.shutdown();
-      await Promise.all([subgraph.close(), jwks.shutdown()]);
+      await Promise.all([subgraph.close(), jwks.close()]);
       await Deno.remove(operationsDir, { recursive: true });
     },
   };
+}
+
+/**
+ * Polls `/health/ready` until it answers 200 (JWKS URLs loaded), at most ~5 s.
+ * @param url The router's base URL.
+ */
+export async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const response = await fetch(`${url}/health/ready`);
+    await response.body?.cancel();
+    if (response.ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("The router did not become ready");
 }
 
 /** Sends one JSON-RPC request to the MCP endpoint. */
