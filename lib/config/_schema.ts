@@ -127,6 +127,19 @@ export const ASYMMETRIC_ALGORITHMS: readonly string[] = [
 /** Symmetric JWS algorithms (only with a `secret` key source). */
 export const SYMMETRIC_ALGORITHMS: readonly string[] = ["HS256", "HS384", "HS512"];
 
+/** Header values ART traces show by default (issue 18); all others are masked. */
+export const DEFAULT_UNMASKED_TRACE_HEADERS: readonly string[] = [
+  "Accept",
+  "Content-Type",
+  "User-Agent",
+  "X-Request-Id",
+  "GraphQL-Client-Name",
+  "GraphQL-Client-Version",
+  "Apollographql-Client-Name",
+  "Apollographql-Client-Version",
+  "X-GW-Trace",
+];
+
 /** Default request body limit: 5 MB. */
 export const DEFAULT_MAX_BODY_BYTES = 5_000_000;
 
@@ -261,6 +274,9 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     request_tracing_issuer: str(""),
     request_tracing_audience: str(""),
     request_tracing_masked_headers: list(),
+    // Issue 18: traces without secrets.
+    request_tracing_unmasked_headers: list(DEFAULT_UNMASKED_TRACE_HEADERS),
+    request_tracing_max_token_age_ms: { kind: "duration", default: 3_600_000 },
     enable_single_flight: bool(true),
     subgraph_request_timeout_ms: { kind: "duration", default: 30_000 },
     plan_cache_size: { kind: "int", default: 1000 },

@@ -186,6 +186,13 @@ export interface EngineConfig {
   readonly request_tracing_audience: string;
   /** Extra header names masked in traces (besides the fixed list and the JWT header). */
   readonly request_tracing_masked_headers: readonly string[];
+  /**
+   * Header names whose values traces show; every other value is `****` (the
+   * always-masked credentials and `request_tracing_masked_headers` even if listed).
+   */
+  readonly request_tracing_unmasked_headers: readonly string[];
+  /** Longest accepted trace-token lifetime (`exp − iat`), milliseconds. */
+  readonly request_tracing_max_token_age_ms: number;
   /** Share one response among identical in-flight subgraph requests. */
   readonly enable_single_flight: boolean;
   /** Per-subgraph-request timeout, milliseconds. */
