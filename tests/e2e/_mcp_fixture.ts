@@ -117,6 +117,8 @@ export interface FixtureOptions {
   readonly skipReady?: boolean;
   /** The JWKS stub's mode from the start. */
   readonly jwksChaos?: JwksChaos;
+  /** A real authorization server for MCP (its issuer and jwks_uri) instead of the stub. */
+  readonly authorizationServer?: { readonly issuer: string; readonly jwksUri: string };
 }
 
 /**
@@ -212,8 +214,12 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       expose_schema: true,
       oauth: {
         enabled: true,
-        authorization_server_urls: [ISSUER],
-        jwks: [{ url: jwks.url, algorithms: ["ES256"], ...options.source }],
+        authorization_server_urls: [options.authorizationServer?.issuer ?? ISSUER],
+        jwks: [{
+          url: options.authorizationServer?.jwksUri ?? jwks.url,
+          algorithms: ["ES256"],
+          ...options.source,
+        }],
         scopes: { ...DEFAULT_SCOPES, ...options.scopes },
         scope_challenge_include_token_scopes: options.includeTokenScopes ?? false,
         ...(options.maxScopeCombinations === undefined
