@@ -339,3 +339,43 @@ Deno.test("issue 4: a requirement over max_scope_combinations fails closed", () 
   const result = operationAccess(parse("{ a b }"), SCHEMA, ACCESS, { maxCombinations: 1 });
   assert.equal(result.ok, false);
 });
+
+Deno.test("issue 18: a provider outage is logged once when it starts and once when it ends, not per failed fetch", async () => {
+  const { jwk } = await rsaSetup();
+  let up = true;
+  const lines: { level: string; msg: string }[] = [];
+  const log = {
+    debug() {},
+    info: (msg: string) => lines.push({ level: "info", msg }),
+    warn: (msg: string) => lines.push({ level: "warn", msg }),
+    error: (msg: string) => lines.push({ level: "error", msg }),
+  };
+  const manual = manualTimers();
+  const keySources = new KeySources({
+    fetch: (() =>
+      up
+        ? Promise.resolve(Response.json({ keys: [jwk] }))
+        : Promise.reject(new TypeError("down"))) as typeof fetch,
+    timers: manual.timers,
+    log,
+  });
+  const source = keySources.source(
+    {
+      url: "http://idp/jwks",
+      algorithms: ["ES256"],
+      audiences: [],
+      refresh_interval_ms: 1000,
+    } as unknown as Parameters<KeySources["source"]>[0],
+  );
+  await source.refresh();
+  up = false;
+  for (let i = 0; i < 5; i++) await source.refresh();
+  up = true;
+  await source.refresh();
+  assert.deepEqual(lines, [
+    { level: "info", msg: "JWKS loaded" },
+    { level: "warn", msg: "JWKS fetch failing; the last good keys keep serving" },
+    { level: "info", msg: "JWKS recovered" },
+  ]);
+  keySources.close();
+});
