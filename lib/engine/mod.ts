@@ -6,8 +6,11 @@
  *   operation selection; cached here by text + operation name, failures included.
  * - `normalize.ts`: fragments inlined, fields merged, `@skip`/`@include` applied, abstract
  *   selections split per concrete type.
+ * - `field_access.ts`: removes the fields the request's identity may not see
+ *   (`@authenticated` / `@requiresScopes`) from the normalized operation before planning.
  * - `plan.ts`: the federation planner (pure); plans cached by text + name + the values of
- *   the `@skip`/`@include` variables, in an LRU of `engine.plan_cache_size`.
+ *   the `@skip`/`@include` variables + what `field_access.ts` removed, in an LRU of
+ *   `engine.plan_cache_size`.
  * - `execute.ts`: walks the plan; `subgraph_client.ts` sends (headers by `headers.ts`,
  *   timeout, single flight).
  * - `shape.ts`: the client's selection over the merged data, with null propagation.
@@ -237,7 +240,10 @@ function planFor(
   let planned: PlannedOperation = { plan: { kind: "QueryPlan", node: null }, step: null };
   let error: GraphQLFormattedError | null = null;
   try {
-    planned = planOperation(engine.model, filtered.operation);
+    // Every root field removed: nothing to fetch (the empty plan above), no planner call.
+    if (filtered.operation.selection.fields.length > 0) {
+      planned = planOperation(engine.model, filtered.operation);
+    }
   } catch (e) {
     // A planner bug must not become a 500: the client gets a request-scoped error.
     error = e instanceof PlanningError
