@@ -31,6 +31,8 @@ export interface FilteredOperation {
   readonly operation: NormalizedOperation;
   /** The removed fields (objects of the input selection, for the shaper). */
   readonly denied: ReadonlySet<NField>;
+  /** Response paths (keys, without list indices) of the removed fields, in document order. */
+  readonly removed: readonly (readonly string[])[];
 }
 
 /** The `extensions.code` of a removed field's error. */
@@ -120,7 +122,10 @@ class FieldFilter {
   readonly #access: ReadonlyMap<string, AccessRequirement>;
   readonly #identity: FieldIdentity | null;
   readonly #allowed = new Map<string, boolean>();
+  readonly #path: string[] = [];
+  readonly #removedKeys = new Set<string>();
   readonly denied = new Set<NField>();
+  readonly removed: string[][] = [];
 
   constructor(access: ReadonlyMap<string, AccessRequirement>, identity: FieldIdentity | null) {
     this.#access = access;
@@ -150,10 +155,19 @@ class FieldFilter {
       const field = fields[i]!;
       let next: NField | null = field;
       if (!this.#fieldAllowed(field)) {
+        const path = [...this.#path, field.key];
+        const key = path.join("\u0000");
+        if (!this.#removedKeys.has(key)) {
+          // Once per response path (an interface field is split per implementation).
+          this.#removedKeys.add(key);
+          this.removed.push(path);
+        }
         this.denied.add(field);
         next = null;
       } else if (field.selection !== null) {
+        this.#path.push(field.key);
         const selection = this.selection(field.selection);
+        this.#path.pop();
         if (selection !== field.selection) next = { ...field, selection };
       }
       if (next !== field && out === null) out = fields.slice(0, i);
@@ -199,8 +213,9 @@ class FieldFilter {
  * const schema = buildSchema("type Query { me: User } type User { name: String email: String }");
  * const access = new Map([["User.email", { authenticated: false, requiresScopes: [["read:email"]] }]]);
  * const op = normalizeOperation(schema, parse("{ me { email } }"));
- * const { operation, denied } = filterOperation(op, { access, identity: null });
+ * const { operation, denied, removed } = filterOperation(op, { access, identity: null });
  * assert.equal(denied.size, 1);
+ * assert.deepEqual(removed, [["me", "email"]]);
  * assert.deepEqual(operation.selection.fields[0]?.selection?.fields.map((f) => f.name), ["__typename"]);
  * assert.equal(filterOperation(op, { access, identity: { scopeSet: new Set(["read:email"]) } }).operation, op);
  * ```
@@ -215,12 +230,13 @@ export function filterOperation(
     readonly identity: FieldIdentity | null;
   },
 ): FilteredOperation {
-  if (options.access.size === 0) return { operation, denied: new Set() };
+  if (options.access.size === 0) return { operation, denied: new Set(), removed: [] };
   const filter = new FieldFilter(options.access, options.identity);
   const root = operation.selection;
   const fields = filter.fields(root.fields, root.typeName, false);
-  if (fields === root.fields) return { operation, denied: filter.denied };
-  return { operation: { ...operation, selection: { ...root, fields } }, denied: filter.denied };
+  const { denied, removed } = filter;
+  if (fields === root.fields) return { operation, denied, removed };
+  return { operation: { ...operation, selection: { ...root, fields } }, denied, removed };
 }
 
 /**

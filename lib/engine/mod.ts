@@ -33,7 +33,12 @@ import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
 import { executePlan } from "./execute.ts";
-import { accessSignature, type FieldIdentity, filterOperation } from "./field_access.ts";
+import {
+  accessSignature,
+  type FieldIdentity,
+  filterOperation,
+  unauthorizedError,
+} from "./field_access.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { Lru } from "./_lru.ts";
 import { type NField, normalizeOperation, type NSelection } from "./normalize.ts";
@@ -93,6 +98,8 @@ interface CachedPlan {
   readonly error: GraphQLFormattedError | null;
   /** Fields the authorization stage removed (answered null + `UNAUTHORIZED_FIELD_OR_TYPE`). */
   readonly denied: ReadonlySet<NField>;
+  /** Their response paths (reject mode's errors). */
+  readonly removed: readonly (readonly string[])[];
 }
 
 /** The engine state for one supergraph: model, plan cache, subgraph client. */
@@ -257,6 +264,7 @@ function planFor(
     introspection: introspectionDocument(operation.document, operation.operation),
     error,
     denied: filtered.denied,
+    removed: filtered.removed,
   };
   if (operation.key !== undefined) engine.plans.set(key, entry);
   observer?.plan(planned.plan, { cached: false });
@@ -329,6 +337,10 @@ export async function execute(
     identity: options.identity ?? null,
   });
   if (planned.error) return { data: null, errors: [planned.error] };
+  if (options.rejectUnauthorized && planned.removed.length > 0) {
+    // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
+    return { errors: planned.removed.map((path) => unauthorizedError(path)) };
+  }
   const sendOptions = {
     ...(options.headers ? { headers: options.headers } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

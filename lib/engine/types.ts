@@ -66,6 +66,12 @@ export interface ExecuteOptions {
    * before planning and answered null + `UNAUTHORIZED_FIELD_OR_TYPE`.
    */
   readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
+  /**
+   * `authorization.reject_operation_if_unauthorized`: when the identity would
+   * lose any field, nothing runs and the result is a request error listing
+   * each field (`UNAUTHORIZED_FIELD_OR_TYPE`).
+   */
+  readonly rejectUnauthorized?: boolean;
 }
 
 /** Pipeline stages timed for the trace. */

@@ -174,6 +174,7 @@ async function runGraphQL(
   const result = await execute(deps.engine, prepared.operation, {
     variables: input.variables,
     identity: input.caller.token,
+    rejectUnauthorized: deps.config.authorization.reject_operation_if_unauthorized,
     headers: request.headers,
     signal: request.signal,
   });

@@ -115,3 +115,9 @@ Deno.test("issue 18: the plan cache key part differs exactly when the removed fi
   // Interface selections count their implementations' entries (Secret via Node).
   assert.deepEqual(touchedAccessKeys(parse("{ node { id } }"), schema, access), ["Secret"]);
 });
+
+Deno.test("issue 18: removed paths are listed once per response path (reject mode's errors)", () => {
+  const op = normalizeOperation(schema, parse("{ node { id } me { phone email } }"));
+  const { removed } = filterOperation(op, { access, identity: null });
+  assert.deepEqual(removed, [["node", "id"], ["me", "phone"], ["me", "email"]]);
+});
