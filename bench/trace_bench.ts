@@ -162,6 +162,7 @@ Deno.bench(
       startedAt: new Date(0),
       routerVersion: "0.43.0",
       maskedHeaders: gateState.maskedHeaders,
+      unmaskedHeaders: gateState.unmaskedHeaders,
       singleFlight: true,
       request: plainRequest,
     });

@@ -23,6 +23,7 @@ export type RouterErrorCode =
   | "PERSISTED_QUERY_NOT_FOUND"
   | "UNAUTHENTICATED"
   | "FORBIDDEN"
+  | "KEYS_UNAVAILABLE"
   | "INVALID_TRACE_TOKEN"
   | "NOT_FOUND"
   | "SUBGRAPH_UNREACHABLE"
@@ -85,12 +86,19 @@ export class AuthError extends RouterError {
   readonly challenge: string;
 
   /**
-   * @param code `UNAUTHENTICATED` (401) or `FORBIDDEN` (403).
+   * @param code `UNAUTHENTICATED` (401), `FORBIDDEN` (403), `BAD_REQUEST` (400,
+   * RFC 6750 `invalid_request`) or `KEYS_UNAVAILABLE` (503: no signing keys yet).
    * @param message Sentence-case message.
    * @param challenge The `WWW-Authenticate` header value.
+   * @param options Details (`retry_after` seconds becomes `Retry-After`).
    */
-  constructor(code: "UNAUTHENTICATED" | "FORBIDDEN", message: string, challenge: string) {
-    super(code, message);
+  constructor(
+    code: "UNAUTHENTICATED" | "FORBIDDEN" | "BAD_REQUEST" | "KEYS_UNAVAILABLE",
+    message: string,
+    challenge: string,
+    options: RouterErrorOptions = {},
+  ) {
+    super(code, message, options);
     this.challenge = challenge;
   }
 }

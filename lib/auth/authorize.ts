@@ -1,8 +1,9 @@
 /**
- * Authorization of a GraphQL request (the GraphQL facet): the bearer token is
- * verified when one is sent, and the `@authenticated` / `@requiresScopes`
- * requirement of the operation's fields must hold, else the whole operation is
- * refused before any subgraph is called.
+ * Authorization of a request (GraphQL and Connect facets): the bearer token is
+ * verified when one is sent, giving the identity the engine filters protected
+ * fields with; in `reject_operation_if_unauthorized` mode the whole operation's
+ * `@authenticated` / `@requiresScopes` requirement must hold instead, else it
+ * is refused before any subgraph is called.
  *
  * @module
  */
@@ -11,16 +12,18 @@ import type { PreparedOperation } from "../engine/types.ts";
 import { AuthError, RouterError } from "../errors.ts";
 import type { SupergraphCore } from "../supergraph/types.ts";
 import { formatBearerChallenge } from "./challenge.ts";
-import { authenticate, type AuthState } from "./jwt.ts";
+import { authenticate, type AuthState, type VerifiedToken } from "./jwt.ts";
 import { operationAccess, type OperationRequirement } from "./operation_access.ts";
 import { bestScopeGroup, satisfiesScopes } from "./scopes.ts";
 
 /** Compiled request authorization, one per router state. */
 export interface RequestAuthorization {
-  /** Token verifier; null when `authentication.jwt.jwks` is empty (nothing is checked). */
+  /** Token verifier; null when `authentication.jwt.jwks` is empty (every request is anonymous). */
   readonly auth: Promise<AuthState> | null;
   /** `authorization.require_authentication`. */
   readonly requireAuthentication: boolean;
+  /** `authorization.reject_operation_if_unauthorized`. */
+  readonly rejectUnauthorized: boolean;
   /** Cap on combined AND-groups (`mcp.oauth.max_scope_combinations`). */
   readonly maxCombinations: number;
   /** Requirement per prepared operation (prepared operations are cached by the engine). */
@@ -36,7 +39,7 @@ const UNSATISFIABLE: OperationRequirement = Object.freeze({
 /**
  * Compiles the request authorization of a configuration.
  *
- * @example Without key sources nothing is checked
+ * @example Without key sources there is no verifier
  * ```ts
  * import assert from "node:assert/strict";
  * import { parseConfig } from "../config/mod.ts";
@@ -55,6 +58,7 @@ export function buildRequestAuthorization(
   return {
     auth: options.auth,
     requireAuthentication: config.authorization.require_authentication,
+    rejectUnauthorized: config.authorization.reject_operation_if_unauthorized,
     maxCombinations: config.mcp.oauth.max_scope_combinations,
     requirements: new WeakMap(),
   };
@@ -83,43 +87,106 @@ export function operationRequirement(
   return requirement;
 }
 
+/** The verified identity of a request, or why it was refused. */
+export type IdentityResult =
+  | { readonly ok: true; readonly token: VerifiedToken | null }
+  | { readonly ok: false; readonly error: RouterError };
+
+/**
+ * Verifies a request's bearer token (when one is sent) with the state's
+ * verifier. Without key sources no token can be verified: the request is
+ * anonymous (so protected fields are never served). `require_authentication`
+ * refuses anonymous requests with a 401.
+ *
+ * @example Without key sources a request is anonymous
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig } from "../config/mod.ts";
+ * import { buildRequestAuthorization, resolveIdentity } from "./authorize.ts";
+ * const authorization = buildRequestAuthorization(parseConfig({}, { env: {}, baseDir: "." }), { auth: null });
+ * const request = new Request("http://r/", { headers: { authorization: "Bearer x.y.z" } });
+ * assert.deepEqual(await resolveIdentity(request, { authorization }), { ok: true, token: null });
+ * ```
+ * @param request The inbound request.
+ * @param options The compiled authorization.
+ * @returns The token (null: anonymous) or the error to answer with.
+ */
+export async function resolveIdentity(
+  request: Request,
+  options: { readonly authorization: RequestAuthorization },
+): Promise<IdentityResult> {
+  const { authorization } = options;
+  let token: VerifiedToken | null = null;
+  let headerName = "authorization";
+  if (authorization.auth !== null) {
+    let auth: AuthState;
+    try {
+      auth = await authorization.auth;
+    } catch {
+      return {
+        ok: false,
+        error: new RouterError(
+          "INTERNAL",
+          "Token verification is unavailable: its key sources failed to load",
+        ),
+      };
+    }
+    headerName = auth.headerName;
+    const verified = await authenticate(request, auth);
+    if (!verified.ok) return { ok: false, error: verified.error };
+    token = verified.token;
+  }
+  if (token === null && authorization.requireAuthentication) {
+    return {
+      ok: false,
+      error: new AuthError(
+        "UNAUTHENTICATED",
+        `The request needs authentication: send a bearer token in ${headerName}`,
+        formatBearerChallenge([]),
+      ),
+    };
+  }
+  return { ok: true, token };
+}
+
 /** Options for {@linkcode checkRequirement}. */
 export interface CheckRequirementOptions {
-  /** The token verifier. */
-  readonly auth: AuthState;
   /** The operation's requirement. */
   readonly requirement: OperationRequirement;
-  /** `authorization.require_authentication`. */
-  readonly requireAuthentication: boolean;
   /** What is asked for, in messages ("The operation", "Method GetUser"). */
   readonly subject: string;
 }
 
 /**
- * Checks a request against a requirement (shared by the GraphQL and Connect facets).
+ * Checks a verified identity against a whole operation's requirement (the
+ * `authorization.reject_operation_if_unauthorized` mode, shared by the
+ * GraphQL and Connect facets): anonymous and the requirement comes from an
+ * `@authenticated` / `@requiresScopes` element → 401; a token lacking every
+ * AND-group → 403 `insufficient_scope` with the best group.
  *
- * - An invalid token is refused (401, `error="invalid_token"`), required or not.
- * - No token: refused (401) when `requireAuthentication` is set or the
- *   requirement comes from an `@authenticated` / `@requiresScopes` element.
- * - A token lacking every AND-group: 403 `insufficient_scope` with the best group.
- *
- * @param request The inbound request (its token header).
- * @param options Verifier, requirement, flags and the subject named in messages.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkRequirement } from "./authorize.ts";
+ * const requirement = { authenticated: true, scopes: [["a"]] };
+ * assert.equal(checkRequirement(null, { requirement, subject: "Op" })?.code, "UNAUTHENTICATED");
+ * const token = { issuer: "", subject: "u", scopes: ["a"], scopeSet: new Set(["a"]), claims: {} };
+ * assert.equal(checkRequirement(token, { requirement, subject: "Op" }), null);
+ * ```
+ * @param token The verified token, null when anonymous.
+ * @param options The requirement and the subject named in messages.
  * @returns null when allowed, else the `AuthError` to answer with.
  */
-export async function checkRequirement(
-  request: Request,
+export function checkRequirement(
+  token: VerifiedToken | null,
   options: CheckRequirementOptions,
-): Promise<AuthError | null> {
-  const { auth, requirement } = options;
-  const verified = await authenticate(request, auth);
-  if (!verified.ok) return verified.error;
-  const token = verified.token;
+): AuthError | null {
+  const { requirement } = options;
   if (token === null) {
-    if (!options.requireAuthentication && !requirement.authenticated) return null;
+    if (!requirement.authenticated) return null;
     return new AuthError(
       "UNAUTHENTICATED",
-      `${options.subject} needs an authenticated request: send a bearer token in ${auth.headerName}`,
+      `${options.subject} needs an authenticated request: send a bearer token`,
       formatBearerChallenge([]),
     );
   }
@@ -135,13 +202,14 @@ export async function checkRequirement(
 }
 
 /**
- * Checks a GraphQL request against its prepared operation's requirement
- * (see {@linkcode checkRequirement}); nothing is checked without key sources.
+ * Authorizes a GraphQL request: its identity ({@linkcode resolveIdentity}),
+ * and, with `authorization.reject_operation_if_unauthorized`, the whole
+ * operation's requirement ({@linkcode checkRequirement}). Otherwise fields the
+ * identity may not see are removed by the engine (answered null + error).
  *
  * @param request The inbound request (its `Authorization` header).
  * @param options The authorization, the supergraph and the prepared operation.
- * @returns null when allowed, else the error to answer with (an `AuthError`, or
- * `INTERNAL` when the key sources failed to load).
+ * @returns The identity to execute with, or the error to answer with.
  */
 export async function authorizeOperation(
   request: Request,
@@ -150,22 +218,12 @@ export async function authorizeOperation(
     readonly supergraph: SupergraphCore;
     readonly operation: PreparedOperation;
   },
-): Promise<RouterError | null> {
-  const { authorization } = options;
-  if (authorization.auth === null) return null;
-  let auth: AuthState;
-  try {
-    auth = await authorization.auth;
-  } catch {
-    return new RouterError(
-      "INTERNAL",
-      "Token verification is unavailable: its key sources failed to load",
-    );
-  }
-  return checkRequirement(request, {
-    auth,
+): Promise<IdentityResult> {
+  const identity = await resolveIdentity(request, options);
+  if (!identity.ok || !options.authorization.rejectUnauthorized) return identity;
+  const refused = checkRequirement(identity.token, {
     requirement: operationRequirement(options.operation, options),
-    requireAuthentication: authorization.requireAuthentication,
     subject: "The operation",
   });
+  return refused === null ? identity : { ok: false, error: refused };
 }

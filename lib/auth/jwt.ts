@@ -15,15 +15,20 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "../config/mod.ts";
-import type { Config, JwksSource } from "../config/types.ts";
+import type { Config, JwksSource as JwksSourceConfig } from "../config/types.ts";
 import { AuthError, RouterError } from "../errors.ts";
 import { formatBearerChallenge } from "./challenge.ts";
-import { RemoteKeySet } from "./_remote_keys.ts";
+import { type JwksSource, KeysUnavailableError } from "./jwks_source.ts";
+import { KeySources } from "./key_sources.ts";
+import { refuseClaims } from "./claims.ts";
 import { parseScopeClaim } from "./scope_grammar.ts";
 
 /** The asymmetric algorithms accepted when a key source lists none. */
 const ASYMMETRIC = ASYMMETRIC_ALGORITHMS;
 const SYMMETRIC = SYMMETRIC_ALGORITHMS;
+
+/** A key jose verifies with (its own `CryptoKey` type, which may be node's). */
+type VerifyKey = Exclude<Parameters<typeof jwtVerify>[1], JWTVerifyGetKey>;
 
 /** A compiled key source. */
 export interface KeySource {
@@ -31,9 +36,13 @@ export interface KeySource {
   readonly kind: "url" | "file" | "secret";
   readonly algorithms: readonly string[];
   readonly audiences: readonly string[];
-  readonly key: JWTVerifyGetKey | CryptoKey | Uint8Array;
-  /** The remote set, for URL sources (warm-up and tests). */
-  readonly remote: RemoteKeySet | null;
+  /** Accepted `iss` values; empty: not checked. */
+  readonly issuers?: readonly string[];
+  /** Required `typ` (`jwks[].required_typ`); `""` or absent: not required. */
+  readonly requiredTyp?: string;
+  readonly key: JWTVerifyGetKey | VerifyKey;
+  /** The running JWKS source, for URL sources (readiness and tests). */
+  readonly remote: JwksSource | null;
 }
 
 /** Everything needed to authenticate requests, built once per state. */
@@ -45,8 +54,12 @@ export interface AuthState {
   readonly prefix: string;
   /** Verified tokens, so a client re-sending its token skips the signature check. */
   readonly cache?: VerifiedTokenCache;
-  /** Clock for the cache, milliseconds. */
+  /** Clock for the cache and the claim checks, milliseconds. */
   readonly now?: () => number;
+  /** The URL key sources the state reads (close them with the state). */
+  readonly keySources?: KeySources;
+  /** Leeway for `exp`, `nbf` and a future `iat`, seconds. @default {60} */
+  readonly skewSec?: number;
 }
 
 /**
@@ -132,21 +145,29 @@ export interface BuildAuthStateOptions {
   readonly fetch?: typeof fetch;
   /** Reads a key file (defaults to `Deno.readTextFile`). */
   readonly readTextFile?: (path: string) => Promise<string>;
-  /** Clock for the key cache, milliseconds. */
+  /** Clock for the key sources and claim checks, milliseconds. */
   readonly now?: () => number;
-  /** Minimum milliseconds between refetches for unknown `kid`s. @default {10000} */
-  readonly cooldownMs?: number;
+  /**
+   * The state's URL key sources (shared by GraphQL, Connect and MCP); without
+   * one a private set is made (its `close` is then the caller's).
+   */
+  readonly keySources?: KeySources;
   /** Key sources to use instead of `authentication.jwt.jwks` (e.g. `mcp.oauth.jwks`). */
-  readonly jwks?: readonly JwksSource[];
+  readonly jwks?: readonly JwksSourceConfig[];
   /** Config path of `jwks`, for error messages. @default {"authentication.jwt.jwks"} */
   readonly jwksPath?: string;
+  /**
+   * Audiences for sources whose `audiences` are empty (MCP: its own resource
+   * URL, RFC 8707 / RFC 9728), so a token issued for another API is refused.
+   */
+  readonly defaultAudiences?: readonly string[];
 }
 
 function invalid(path: string, message: string): RouterError {
   return new RouterError("CONFIG_INVALID", message, { details: { path } });
 }
 
-function pinAlgorithms(source: JwksSource, path: string): readonly string[] {
+function pinAlgorithms(source: JwksSourceConfig, path: string): readonly string[] {
   for (const alg of source.algorithms) {
     if (alg.toLowerCase() === "none") {
       throw invalid(`${path}.algorithms`, `Cannot use "none" in "${path}.algorithms"`);
@@ -182,12 +203,17 @@ function pinAlgorithms(source: JwksSource, path: string): readonly string[] {
 }
 
 async function compileSource(
-  source: JwksSource,
+  source: JwksSourceConfig,
   path: string,
-  options: BuildAuthStateOptions,
+  options: BuildAuthStateOptions & { readonly keySources: KeySources },
 ): Promise<KeySource> {
   const algorithms = pinAlgorithms(source, path);
-  const base = { algorithms, audiences: source.audiences };
+  const base = {
+    algorithms,
+    audiences: source.audiences.length > 0 ? source.audiences : options.defaultAudiences ?? [],
+    issuers: source.issuer ?? [],
+    requiredTyp: source.required_typ ?? "",
+  };
   if (source.secret !== undefined) {
     if (source.secret.length < 32) {
       throw invalid(`${path}.secret`, `Cannot use "${path}.secret": shorter than 32 characters`);
@@ -229,12 +255,7 @@ async function compileSource(
     }
   }
   if (source.url !== undefined) {
-    const remote = new RemoteKeySet(source.url, {
-      refreshIntervalMs: source.refresh_interval_ms > 0 ? source.refresh_interval_ms : 60_000,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.now ? { now: options.now } : {}),
-      ...(options.cooldownMs === undefined ? {} : { cooldownMs: options.cooldownMs }),
-    });
+    const remote = options.keySources.source({ ...source, url: source.url });
     return {
       ...base,
       kind: "url",
@@ -247,7 +268,7 @@ async function compileSource(
 
 /**
  * Builds the authentication state from `authentication.jwt` (reads key files;
- * URL sources are fetched lazily, on the first token).
+ * URL sources load in the background from now on, see `jwks_source.ts`).
  *
  * @example
  * ```ts
@@ -272,21 +293,36 @@ export async function buildAuthState(
   const jwt = config.authentication.jwt;
   const jwks = options.jwks ?? jwt.jwks;
   const path = options.jwksPath ?? "authentication.jwt.jwks";
+  const keySources = options.keySources ?? new KeySources({
+    headerName: (jwt.header_name || "Authorization").toLowerCase(),
+    prefix: jwt.header_value_prefix ?? "Bearer ",
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
   const sources = await Promise.all(
-    jwks.map((source, i) => compileSource(source, `${path}[${i}]`, options)),
+    jwks.map((source, i) => compileSource(source, `${path}[${i}]`, { ...options, keySources })),
   );
   return {
     sources,
+    keySources,
     cache: new VerifiedTokenCache(),
+    skewSec: Math.floor((jwt.clock_skew_ms ?? 60_000) / 1000),
     ...(options.now ? { now: options.now } : {}),
     headerName: (jwt.header_name || "Authorization").toLowerCase(),
     prefix: jwt.header_value_prefix ?? "Bearer ",
   };
 }
 
+/** A token refused by {@linkcode refuseClaims} (its message is client-safe). */
+class ClaimRefused extends Error {
+  readonly code = "ERR_GW_CLAIM_REFUSED";
+}
+
 function describe(error: unknown): string {
   const { code, claim } = error as { code?: string; claim?: string };
   switch (code) {
+    case "ERR_GW_CLAIM_REFUSED":
+      return (error as Error).message;
     case "ERR_JWT_EXPIRED":
       return "The access token expired";
     case "ERR_JWT_CLAIM_VALIDATION_FAILED":
@@ -354,20 +390,29 @@ export async function verifyToken(
 ): Promise<AuthResult> {
   if (state.sources.length === 0) return failure("No key source is configured to verify tokens");
   const cache = options.currentDate ? undefined : state.cache;
-  const now = cache ? (state.now ?? Date.now)() : 0;
+  const now = options.currentDate?.getTime() ?? (state.now ?? Date.now)();
   const cached = cache?.get(jwt, { now });
   if (cached) return { ok: true, token: cached };
+  const skewSec = state.skewSec ?? 60;
   let first: unknown = undefined;
   for (const source of state.sources) {
     try {
       const verifyOptions = {
         algorithms: [...source.algorithms],
+        clockTolerance: skewSec,
+        currentDate: new Date(now),
         ...(source.audiences.length > 0 ? { audience: [...source.audiences] } : {}),
-        ...(options.currentDate ? { currentDate: options.currentDate } : {}),
+        ...(source.issuers && source.issuers.length > 0 ? { issuer: [...source.issuers] } : {}),
       };
-      const { payload } = typeof source.key === "function"
+      const { payload, protectedHeader } = typeof source.key === "function"
         ? await jwtVerify(jwt, source.key, verifyOptions)
         : await jwtVerify(jwt, source.key, verifyOptions);
+      const refused = refuseClaims(protectedHeader, payload, {
+        nowSec: Math.floor(now / 1000),
+        skewSec,
+        ...(source.requiredTyp ? { requiredTyp: source.requiredTyp } : {}),
+      });
+      if (refused !== null) throw new ClaimRefused(refused);
       const scopes = parseScopeClaim(payload.scope);
       const token: VerifiedToken = {
         issuer: typeof payload.iss === "string" ? payload.iss : "",
@@ -380,15 +425,32 @@ export async function verifyToken(
       return { ok: true, token };
     } catch (error) {
       const code = (error as { code?: string }).code ?? "";
+      const firstCode = (first as { code?: string } | undefined)?.code ?? "";
+      // A real claim failure beats "not this source"; missing keys beat "not this source"
+      // too (the token may be signed by the source that has not loaded).
       if (
         first === undefined ||
-        (NOT_THIS_SOURCE.has((first as { code?: string }).code ?? "") && !NOT_THIS_SOURCE.has(code))
+        (NOT_THIS_SOURCE.has(firstCode) &&
+          (!NOT_THIS_SOURCE.has(code) || error instanceof KeysUnavailableError))
       ) {
         first = error;
       }
     }
   }
+  if (first instanceof KeysUnavailableError) return unavailable(first);
   return failure(describe(first));
+}
+
+function unavailable(error: KeysUnavailableError): AuthResult {
+  return {
+    ok: false,
+    error: new AuthError(
+      "KEYS_UNAVAILABLE",
+      "The signing keys are not loaded yet; retry later",
+      "",
+      { details: { retry_after: error.retryAfter } },
+    ),
+  };
 }
 
 /**
@@ -417,6 +479,18 @@ export function authenticate(
 ): Promise<AuthResult> {
   const header = request.headers.get(state.headerName);
   if (header === null) return Promise.resolve({ ok: true, token: null });
+  if (hasQueryToken(request.url)) {
+    // RFC 6750 §2: a client MUST NOT use more than one method to transmit the token.
+    const description = "Send the access token in one place: the header or the query, not both";
+    return Promise.resolve({
+      ok: false,
+      error: new AuthError(
+        "BAD_REQUEST",
+        description,
+        formatBearerChallenge([], { error: "invalid_request", errorDescription: description }),
+      ),
+    });
+  }
   const prefix = state.prefix;
   if (
     header.length <= prefix.length ||
@@ -427,4 +501,11 @@ export function authenticate(
     );
   }
   return verifyToken(header.slice(prefix.length).trim(), state, options);
+}
+
+/** True when the URL carries `access_token` (RFC 6750 §2.3), checked without parsing twice. */
+function hasQueryToken(url: string): boolean {
+  const q = url.indexOf("?");
+  if (q < 0 || !url.includes("access_token", q)) return false;
+  return new URL(url).searchParams.has("access_token");
 }

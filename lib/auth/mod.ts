@@ -17,6 +17,9 @@ export {
   verifyToken,
 } from "./jwt.ts";
 export { type BearerChallengeOptions, formatBearerChallenge } from "./challenge.ts";
+export { ACCESS_TOKEN_TYP, normalizeTyp, refuseClaims } from "./claims.ts";
+export { type JwksCounters, JwksSource, KeysUnavailableError, type Timers } from "./jwks_source.ts";
+export { KeySources, type KeySourcesOptions } from "./key_sources.ts";
 export { isValidScope, parseScopeClaim } from "./scope_grammar.ts";
 export {
   bestScopeGroup,
@@ -34,12 +37,15 @@ export {
   type OperationAccessOptions,
   type OperationAccessResult,
   type OperationRequirement,
+  touchedAccessKeys,
 } from "./operation_access.ts";
 export {
   authorizeOperation,
   buildRequestAuthorization,
   checkRequirement,
   type CheckRequirementOptions,
+  type IdentityResult,
   operationRequirement,
   type RequestAuthorization,
+  resolveIdentity,
 } from "./authorize.ts";

@@ -67,45 +67,20 @@ function selectOperation(
 }
 
 /**
- * Computes an operation's access requirement: walks its fields in document
- * order (fragments inlined, each key once), collecting for every field the
- * requirement of its parent type, of `Type.field`, and of its return type, then
- * folds the `@requiresScopes` lists with {@linkcode foldScopes}. Unknown fields
- * are skipped (validation reports them); a document without the operation
- * requires nothing.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { buildSchema, parse } from "graphql";
- * import { operationAccess } from "./operation_access.ts";
- * const schema = buildSchema("type Query { a: String, b: String }");
- * const access = new Map([
- *   ["Query.a", { authenticated: false, requiresScopes: [["x"], ["y"]] }],
- *   ["Query.b", { authenticated: false, requiresScopes: [["z"]] }],
- * ]);
- * const result = operationAccess(parse("{ a b }"), schema, access);
- * assert.deepEqual(result, {
- *   ok: true,
- *   requirement: { authenticated: true, scopes: [["x", "z"], ["y", "z"]] },
- * });
- * ```
- * @param document A parsed (not necessarily valid) document.
- * @param schema The API schema.
- * @param access Requirements keyed `Type` and `Type.field`.
- * @param options Operation name and caps.
- * @returns The requirement, or a failure (over a cap: fail closed).
+ * Walks an operation's fields in document order (fragments inlined, each
+ * expanded once) and collects, for every field, the keys of its parent type,
+ * of `Type.field` and of its return type.
+ * @returns The keys, or null when the operation is absent; throws Overflow over a cap.
  */
-export function operationAccess(
+function collectKeys(
   document: DocumentNode,
   schema: GraphQLSchema,
-  access: ReadonlyMap<string, AccessRequirement>,
-  options: OperationAccessOptions = {},
-): OperationAccessResult {
+  options: OperationAccessOptions,
+): Set<string> | null {
   const operation = selectOperation(document, options.operationName);
-  if (!operation) return { ok: true, requirement: NONE };
+  if (!operation) return null;
   const root = schema.getRootType(operation.operation);
-  if (!root) return { ok: true, requirement: NONE };
+  if (!root) return null;
   const maxDepth = options.maxDepth ?? 64;
   const maxSelections = options.maxSelections ?? 10_000;
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -146,13 +121,103 @@ export function operationAccess(
       }
     }
   };
+  walk(operation.selectionSet, root, 1);
+  return keys;
+}
 
+/**
+ * The keys of the access map an operation touches (parent types, `Type.field`,
+ * return types), in a stable order: what decides which of its fields an
+ * identity may see. Over a cap, every key of the map (fail closed).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSchema, parse } from "graphql";
+ * import { touchedAccessKeys } from "./operation_access.ts";
+ * const schema = buildSchema("type Query { a: String, b: String }");
+ * const access = new Map([["Query.a", { authenticated: true, requiresScopes: null }]]);
+ * assert.deepEqual(touchedAccessKeys(parse("{ a b }"), schema, access), ["Query.a"]);
+ * assert.deepEqual(touchedAccessKeys(parse("{ b }"), schema, access), []);
+ * ```
+ * @param document A parsed document.
+ * @param schema The API schema.
+ * @param access Requirements keyed `Type` and `Type.field`.
+ * @param options Operation name and caps.
+ * @returns Sorted access keys.
+ */
+export function touchedAccessKeys(
+  document: DocumentNode,
+  schema: GraphQLSchema,
+  access: ReadonlyMap<string, AccessRequirement>,
+  options: OperationAccessOptions = {},
+): string[] {
+  let keys: Set<string> | null;
   try {
-    walk(operation.selectionSet, root, 1);
+    keys = collectKeys(document, schema, options);
+  } catch (error) {
+    if (error instanceof Overflow) return [...access.keys()].sort();
+    throw error;
+  }
+  if (keys === null) return [];
+  // Fields selected on an interface are split per implementation by normalization:
+  // their concrete `Type.field` entries count too.
+  for (const key of [...keys]) {
+    const dot = key.indexOf(".");
+    const type = schema.getType(dot < 0 ? key : key.slice(0, dot));
+    if (!type || !isInterfaceType(type)) continue;
+    for (const possible of schema.getPossibleTypes(type)) {
+      keys.add(possible.name);
+      if (dot >= 0) keys.add(`${possible.name}${key.slice(dot)}`);
+    }
+  }
+  return [...keys].filter((key) => access.has(key)).sort();
+}
+
+/**
+ * Computes an operation's access requirement: walks its fields in document
+ * order (fragments inlined, each key once), collecting for every field the
+ * requirement of its parent type, of `Type.field`, and of its return type, then
+ * folds the `@requiresScopes` lists with {@linkcode foldScopes}. Unknown fields
+ * are skipped (validation reports them); a document without the operation
+ * requires nothing.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSchema, parse } from "graphql";
+ * import { operationAccess } from "./operation_access.ts";
+ * const schema = buildSchema("type Query { a: String, b: String }");
+ * const access = new Map([
+ *   ["Query.a", { authenticated: false, requiresScopes: [["x"], ["y"]] }],
+ *   ["Query.b", { authenticated: false, requiresScopes: [["z"]] }],
+ * ]);
+ * const result = operationAccess(parse("{ a b }"), schema, access);
+ * assert.deepEqual(result, {
+ *   ok: true,
+ *   requirement: { authenticated: true, scopes: [["x", "z"], ["y", "z"]] },
+ * });
+ * ```
+ * @param document A parsed (not necessarily valid) document.
+ * @param schema The API schema.
+ * @param access Requirements keyed `Type` and `Type.field`.
+ * @param options Operation name and caps.
+ * @returns The requirement, or a failure (over a cap: fail closed).
+ */
+export function operationAccess(
+  document: DocumentNode,
+  schema: GraphQLSchema,
+  access: ReadonlyMap<string, AccessRequirement>,
+  options: OperationAccessOptions = {},
+): OperationAccessResult {
+  let keys: Set<string> | null;
+  try {
+    keys = collectKeys(document, schema, options);
   } catch (error) {
     if (error instanceof Overflow) return { ok: false, reason: error.message };
     throw error;
   }
+  if (keys === null) return { ok: true, requirement: NONE };
   let authenticated = false;
   const requirements: ScopeRequirement[] = [];
   for (const key of keys) {

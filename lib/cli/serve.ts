@@ -201,6 +201,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       supergraphSdl,
       operationFiles,
       traceKeyPem,
+      previous: state,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
   }
@@ -231,6 +232,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       const nextLog = makeLog(next);
       const nextState = await build(next, nextLog);
       const previous = state;
+      previous?.keySources.close(); // in-flight requests keep its loaded keys
       state = nextState;
       handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;
@@ -345,6 +347,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       });
       await Promise.race([server.shutdown(), expired]);
       clearTimeout(grace);
+      state?.keySources.close();
       stopped.resolve();
     })();
     return shuttingDown;

@@ -54,6 +54,8 @@ export interface DurationNode {
 export interface ListNode {
   readonly kind: "list";
   readonly default: readonly string[];
+  /** YAML also takes a single string (a one-item list). */
+  readonly scalar?: boolean;
 }
 
 /** One of a fixed set of strings. */
@@ -125,6 +127,19 @@ export const ASYMMETRIC_ALGORITHMS: readonly string[] = [
 /** Symmetric JWS algorithms (only with a `secret` key source). */
 export const SYMMETRIC_ALGORITHMS: readonly string[] = ["HS256", "HS384", "HS512"];
 
+/** Header values ART traces show by default (issue 18); all others are masked. */
+export const DEFAULT_UNMASKED_TRACE_HEADERS: readonly string[] = [
+  "Accept",
+  "Content-Type",
+  "User-Agent",
+  "X-Request-Id",
+  "GraphQL-Client-Name",
+  "GraphQL-Client-Version",
+  "Apollographql-Client-Name",
+  "Apollographql-Client-Version",
+  "X-GW-Trace",
+];
+
 /** Default request body limit: 5 MB. */
 export const DEFAULT_MAX_BODY_BYTES = 5_000_000;
 
@@ -136,6 +151,17 @@ const JWKS_SOURCE = object({
   refresh_interval_ms: { kind: "duration", default: 60_000 },
   algorithms: { kind: "list", default: [] },
   audiences: list(),
+  // Issue 18: claims and key-source safety.
+  issuer: { kind: "list", default: [], scalar: true },
+  required_typ: str(""),
+  max_response_bytes: { kind: "size", default: 1_000_000 },
+  fetch_timeout_ms: { kind: "duration", default: 5_000 },
+  refresh_unknown_kid: object({
+    enabled: bool(true),
+    interval_ms: { kind: "duration", default: 30_000 },
+    burst: { kind: "int", default: 2, min: 1 },
+    max_wait_ms: { kind: "duration", default: 5_000 },
+  }),
 });
 
 const HEADER_RULE = object({
@@ -187,6 +213,8 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       jwks: { kind: "array", item: JWKS_SOURCE },
       header_name: str("Authorization"),
       header_value_prefix: str("Bearer"),
+      clock_skew_ms: { kind: "duration", default: 60_000 },
+      readiness_requires_keys: bool(true),
     }),
   }),
   authorization: object({
@@ -253,6 +281,9 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     request_tracing_issuer: str(""),
     request_tracing_audience: str(""),
     request_tracing_masked_headers: list(),
+    // Issue 18: traces without secrets.
+    request_tracing_unmasked_headers: list(DEFAULT_UNMASKED_TRACE_HEADERS),
+    request_tracing_max_token_age_ms: { kind: "duration", default: 3_600_000 },
     enable_single_flight: bool(true),
     subgraph_request_timeout_ms: { kind: "duration", default: 30_000 },
     plan_cache_size: { kind: "int", default: 1000 },

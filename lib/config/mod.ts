@@ -22,4 +22,8 @@ export {
   resolveConfigPath,
 } from "./load.ts";
 export { type ListenAddress, listenUrl, parseListenAddr } from "./_values.ts";
-export { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "./_schema.ts";
+export {
+  ASYMMETRIC_ALGORITHMS,
+  DEFAULT_UNMASKED_TRACE_HEADERS,
+  SYMMETRIC_ALGORITHMS,
+} from "./_schema.ts";

@@ -296,6 +296,7 @@ function readYamlLeaf(node: LeafNode, raw: unknown, yamlPath: string, path: stri
       if (Number.isSafeInteger(raw) && (raw as number) >= 0) return raw;
       return (typeof raw === "string" ? parseDuration(raw) : undefined) ?? bad();
     case "list":
+      if (node.scalar && typeof raw === "string") return [raw];
       return Array.isArray(raw) && raw.every((item) => typeof item === "string") ? [...raw] : bad();
     case "enum":
       return typeof raw === "string" && node.values.includes(raw) ? raw : bad();

@@ -58,8 +58,26 @@ export interface JwksSource {
   readonly refresh_interval_ms: number;
   /** Algorithms accepted from this source (pinned: no `none`, no HS/RS confusion). */
   readonly algorithms: readonly string[];
-  /** Accepted `aud` values; empty means not checked. */
+  /** Accepted `aud` values; empty means not checked (MCP: its own resource URL). */
   readonly audiences: readonly string[];
+  /** Accepted `iss` values (YAML: a string or a list); empty means not checked. */
+  readonly issuer: readonly string[];
+  /** `typ` every token from this source must carry (e.g. `at+jwt`); `""`: not required. */
+  readonly required_typ: string;
+  /** Largest JWKS response body read from `url`, bytes. */
+  readonly max_response_bytes: number;
+  /** Timeout of one JWKS fetch, milliseconds. */
+  readonly fetch_timeout_ms: number;
+  /** Refetches caused by tokens with an unknown `kid` (a token bucket). */
+  readonly refresh_unknown_kid: {
+    readonly enabled: boolean;
+    /** One refetch credit per interval, milliseconds. */
+    readonly interval_ms: number;
+    /** Credits held at most. */
+    readonly burst: number;
+    /** Longest a token request waits for a credit (before admission), milliseconds. */
+    readonly max_wait_ms: number;
+  };
 }
 
 /** `authentication`. */
@@ -72,6 +90,10 @@ export interface AuthenticationConfig {
     readonly header_name: string;
     /** Prefix before the token in that header. */
     readonly header_value_prefix: string;
+    /** Leeway for `exp`, `nbf` and a future `iat`, milliseconds. */
+    readonly clock_skew_ms: number;
+    /** `/health/ready` stays 503 until every URL key source has loaded once. */
+    readonly readiness_requires_keys: boolean;
   };
 }
 
@@ -166,6 +188,13 @@ export interface EngineConfig {
   readonly request_tracing_audience: string;
   /** Extra header names masked in traces (besides the fixed list and the JWT header). */
   readonly request_tracing_masked_headers: readonly string[];
+  /**
+   * Header names whose values traces show; every other value is `****` (the
+   * always-masked credentials and `request_tracing_masked_headers` even if listed).
+   */
+  readonly request_tracing_unmasked_headers: readonly string[];
+  /** Longest accepted trace-token lifetime (`exp − iat`), milliseconds. */
+  readonly request_tracing_max_token_age_ms: number;
   /** Share one response among identical in-flight subgraph requests. */
   readonly enable_single_flight: boolean;
   /** Per-subgraph-request timeout, milliseconds. */

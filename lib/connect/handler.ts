@@ -6,8 +6,15 @@
  *
  * @module
  */
-import { type AuthState, checkRequirement, type OperationRequirement } from "../auth/mod.ts";
+import {
+  authenticate,
+  type AuthState,
+  checkRequirement,
+  type OperationRequirement,
+  type VerifiedToken,
+} from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
+import type { AuthError } from "../errors.ts";
 import { type Engine, execute, prepare } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
 import { readGzipLimited } from "../limited_body.ts";
@@ -133,36 +140,60 @@ async function readMessage(
   }
 }
 
+/** The caller's identity (null: anonymous), or the failure to answer with. */
 async function checkAccess(
   request: Request,
   state: ConnectState,
   call: ConnectCall,
   config: Config,
-): Promise<ConnectFailure | null> {
-  if (state.auth === null) return null;
-  let auth: AuthState;
-  try {
-    auth = await state.auth;
-  } catch {
-    return connectFailure(
-      "unavailable",
-      "Token verification is unavailable: its key sources failed to load",
-    );
+): Promise<{ readonly failure: ConnectFailure } | { readonly token: VerifiedToken | null }> {
+  let token: VerifiedToken | null = null;
+  if (state.auth !== null) {
+    let auth: AuthState;
+    try {
+      auth = await state.auth;
+    } catch {
+      return {
+        failure: connectFailure(
+          "unavailable",
+          "Token verification is unavailable: its key sources failed to load",
+        ),
+      };
+    }
+    const verified = await authenticate(request, auth);
+    if (!verified.ok) return { failure: authFailure(verified.error) };
+    token = verified.token;
   }
-  const refused = await checkRequirement(request, {
-    auth,
-    requirement: state.requirements.get(call.method.name) ?? NO_REQUIREMENT,
-    requireAuthentication: config.authorization.require_authentication,
+  const { require_authentication, reject_operation_if_unauthorized } = config.authorization;
+  const requirement = reject_operation_if_unauthorized
+    ? state.requirements.get(call.method.name) ?? NO_REQUIREMENT
+    : NO_REQUIREMENT;
+  const refused = checkRequirement(token, {
+    requirement: token === null && require_authentication ? AUTHENTICATED : requirement,
     subject: `Method ${call.method.name}`,
   });
-  if (refused === null) return null;
-  return connectFailure(
-    refused.code === "UNAUTHENTICATED" ? "unauthenticated" : "permission_denied",
-    refused.message,
-    { headers: { "www-authenticate": refused.challenge } },
-  );
+  return refused === null ? { token } : { failure: authFailure(refused) };
 }
 
+const AUTH_CODES = {
+  UNAUTHENTICATED: "unauthenticated",
+  FORBIDDEN: "permission_denied",
+  BAD_REQUEST: "invalid_argument",
+  KEYS_UNAVAILABLE: "unavailable",
+} as const;
+
+function authFailure(error: AuthError): ConnectFailure {
+  const code = AUTH_CODES[error.code as keyof typeof AUTH_CODES] ?? "permission_denied";
+  const retryAfter = error.details.retry_after;
+  return connectFailure(code, error.message, {
+    headers: {
+      ...(error.challenge === "" ? {} : { "www-authenticate": error.challenge }),
+      ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}),
+    },
+  });
+}
+
+const AUTHENTICATED: OperationRequirement = Object.freeze({ authenticated: true, scopes: [] });
 const NO_REQUIREMENT: OperationRequirement = Object.freeze({ authenticated: false, scopes: [] });
 
 function deadlineFailure(timeoutMs: number | null): ConnectFailure {
@@ -175,7 +206,10 @@ function deadlineFailure(timeoutMs: number | null): ConnectFailure {
 async function run(
   request: Request,
   call: ConnectCall,
-  variables: Record<string, unknown>,
+  input: {
+    readonly variables: Record<string, unknown>;
+    readonly identity: VerifiedToken | null;
+  },
   deps: ConnectDeps,
 ): Promise<CodecResult<ExecutionResult>> {
   const operation = call.method.operation;
@@ -206,7 +240,8 @@ async function run(
   request.signal.addEventListener("abort", stop);
   try {
     const execution = execute(deps.engine, prepared.operation, {
-      variables,
+      variables: input.variables,
+      identity: input.identity,
       headers: request.headers,
       signal: controller.signal,
     });
@@ -291,9 +326,14 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   if (!text.ok) return connectErrorResponse(text.failure);
   const variables = decodeCallMessage(call.method, text.value);
   if (!variables.ok) return connectErrorResponse(variables.failure);
-  const denied = await checkAccess(request, state, call, deps.config);
-  if (denied !== null) return connectErrorResponse(denied);
-  const executed = await run(request, call, variables.value, deps);
+  const access = await checkAccess(request, state, call, deps.config);
+  if ("failure" in access) return connectErrorResponse(access.failure);
+  const executed = await run(
+    request,
+    call,
+    { variables: variables.value, identity: access.token },
+    deps,
+  );
   if (!executed.ok) return connectErrorResponse(executed.failure);
   const result = executed.value;
   if (result.errors !== undefined && result.errors.length > 0) {

@@ -6,8 +6,11 @@
  *   operation selection; cached here by text + operation name, failures included.
  * - `normalize.ts`: fragments inlined, fields merged, `@skip`/`@include` applied, abstract
  *   selections split per concrete type.
+ * - `field_access.ts`: removes the fields the request's identity may not see
+ *   (`@authenticated` / `@requiresScopes`) from the normalized operation before planning.
  * - `plan.ts`: the federation planner (pure); plans cached by text + name + the values of
- *   the `@skip`/`@include` variables, in an LRU of `engine.plan_cache_size`.
+ *   the `@skip`/`@include` variables + what `field_access.ts` removed, in an LRU of
+ *   `engine.plan_cache_size`.
  * - `execute.ts`: walks the plan; `subgraph_client.ts` sends (headers by `headers.ts`,
  *   timeout, single flight).
  * - `shape.ts`: the client's selection over the merged data, with null propagation.
@@ -23,16 +26,23 @@ import {
   getVariableValues,
   type GraphQLFormattedError,
 } from "graphql";
+import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
 import { executePlan } from "./execute.ts";
+import {
+  accessSignature,
+  type FieldIdentity,
+  filterOperation,
+  unauthorizedError,
+} from "./field_access.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { introspectionDocument } from "./introspection.ts";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
 import { Lru } from "./_lru.ts";
 import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./subgraph_errors.ts";
-import { normalizeOperation, type NSelection } from "./normalize.ts";
+import { type NField, normalizeOperation, type NSelection } from "./normalize.ts";
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
@@ -47,6 +57,14 @@ import type {
 } from "./types.ts";
 
 export type * from "./types.ts";
+export {
+  accessSignature,
+  type FieldIdentity,
+  type FilteredOperation,
+  filterOperation,
+  UNAUTHORIZED_FIELD_OR_TYPE,
+  unauthorizedError,
+} from "./field_access.ts";
 export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan.ts";
 export {
   approximateDepth,
@@ -106,6 +124,10 @@ interface CachedPlan {
   readonly selection: NSelection;
   readonly introspection: DocumentNode | null;
   readonly error: GraphQLFormattedError | null;
+  /** Fields the authorization stage removed (answered null + `UNAUTHORIZED_FIELD_OR_TYPE`). */
+  readonly denied: ReadonlySet<NField>;
+  /** Their response paths (reject mode's errors). */
+  readonly removed: readonly (readonly string[])[];
 }
 
 /** The engine state for one supergraph: model, plan cache, subgraph client. */
@@ -130,6 +152,8 @@ export interface Engine {
   readonly introspection: boolean;
   /** @internal What clients see of subgraph errors. */
   readonly subgraphErrors: SubgraphErrorPolicy;
+  /** @internal Access keys each prepared operation touches (plan cache key part). */
+  readonly accessKeys: WeakMap<PreparedOperation, readonly string[]>;
 }
 
 /**
@@ -168,6 +192,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
     introspection: options.introspection ?? true,
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
+    accessKeys: new WeakMap(),
   };
 }
 
@@ -202,15 +227,29 @@ export function prepare(
   return result;
 }
 
+function accessKeysOf(engine: Engine, operation: PreparedOperation): readonly string[] {
+  let keys = engine.accessKeys.get(operation);
+  if (keys === undefined) {
+    keys = touchedAccessKeys(operation.document, engine.model.apiSchema, engine.model.access, {
+      operationName: operation.name,
+    });
+    engine.accessKeys.set(operation, keys);
+  }
+  return keys;
+}
+
 function planFor(
   engine: Engine,
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>>,
-  observer: ExecutionObserver | undefined,
+  options: { readonly observer?: ExecutionObserver; readonly identity: FieldIdentity | null },
 ): CachedPlan {
+  const { observer, identity } = options;
   const conditions = operation.conditionVariables ?? [];
   let key = operation.key ?? "";
   for (const name of conditions) key += variables[name] === true ? "\u00011" : "\u00010";
+  // What the identity removes is part of the plan (see field_access.ts).
+  key += `\u0002${accessSignature(accessKeysOf(engine, operation), engine.model.access, identity)}`;
   const cached = operation.key === undefined ? undefined : engine.plans.get(key);
   if (cached) {
     observer?.plan(cached.planned.plan, { cached: true });
@@ -223,10 +262,14 @@ function planFor(
   });
   const t1 = observer?.now() ?? 0;
   observer?.stage("normalize", t0, t1);
+  const filtered = filterOperation(normalized, { access: engine.model.access, identity });
   let planned: PlannedOperation = { plan: { kind: "QueryPlan", node: null }, step: null };
   let error: GraphQLFormattedError | null = null;
   try {
-    planned = planOperation(engine.model, normalized);
+    // Every root field removed: nothing to fetch (the empty plan above), no planner call.
+    if (filtered.operation.selection.fields.length > 0) {
+      planned = planOperation(engine.model, filtered.operation);
+    }
   } catch (e) {
     // A planner bug must not become a 500: the client gets a request-scoped error.
     error = e instanceof PlanningError
@@ -239,6 +282,8 @@ function planFor(
     selection: normalized.selection,
     introspection: introspectionDocument(operation.document, operation.operation),
     error,
+    denied: filtered.denied,
+    removed: filtered.removed,
   };
   if (operation.key !== undefined) engine.plans.set(key, entry);
   observer?.plan(planned.plan, { cached: false });
@@ -247,7 +292,8 @@ function planFor(
 
 /**
  * The plan of a prepared operation (from the plan cache, or planned and cached now).
- * Variables only decide `@skip`/`@include`.
+ * Variables only decide `@skip`/`@include`; the plan is an anonymous request's (protected
+ * fields removed, see `field_access.ts`).
  *
  * @example A plan is plain data
  * ```ts
@@ -270,7 +316,7 @@ export function planOf(
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>> = {},
 ): QueryPlan {
-  return planFor(engine, operation, variables, undefined).planned.plan;
+  return planFor(engine, operation, variables, { identity: null }).planned.plan;
 }
 
 /**
@@ -305,8 +351,15 @@ export async function execute(
   }
   const variables = coerced.coerced;
   const observer = options.observer;
-  const planned = planFor(engine, operation, variables, observer);
+  const planned = planFor(engine, operation, variables, {
+    ...(observer ? { observer } : {}),
+    identity: options.identity ?? null,
+  });
   if (planned.error) return { data: null, errors: [planned.error] };
+  if (options.rejectUnauthorized && planned.removed.length > 0) {
+    // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
+    return { errors: planned.removed.map((path) => unauthorizedError(path)) };
+  }
   const sendOptions = {
     ...(options.headers ? { headers: options.headers } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
@@ -349,6 +402,7 @@ export async function execute(
   const data = shapeResponse(executed.data, planned.selection, {
     errors,
     layers: executed.layers,
+    denied: planned.denied,
   });
   return errors.length > 0 ? { data, errors } : { data };
 }

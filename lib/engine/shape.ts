@@ -13,6 +13,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { Layers } from "./_layers.ts";
+import { unauthorizedError } from "./field_access.ts";
 import type { NField, NSelection, TypeRef } from "./normalize.ts";
 import { coerceScalar, kindOf, NOT_COERCIBLE } from "./coerce_leaf.ts";
 
@@ -22,6 +23,11 @@ export interface ShapeOptions {
   readonly errors: GraphQLFormattedError[];
   /** The request's layers over shared subgraph data (`executePlan`); none: plain data. */
   readonly layers?: Layers;
+  /**
+   * Fields removed by the authorization stage (`field_access.ts`): each is
+   * answered `null` with an `UNAUTHORIZED_FIELD_OR_TYPE` error at its path.
+   */
+  readonly denied?: ReadonlySet<NField>;
 }
 
 /** A non-null position got null: the parent must be nulled (the error is recorded). */
@@ -49,11 +55,15 @@ class Shaper {
    */
   readonly #path: (string | number)[] = [];
   readonly #layers: Layers | undefined;
+  readonly #denied: ReadonlySet<NField> | undefined;
 
-  constructor(errors: GraphQLFormattedError[], layers: Layers | undefined) {
+  constructor(errors: GraphQLFormattedError[], options: ShapeOptions) {
     this.#errors = errors;
     this.#initialErrors = errors.length;
-    this.#layers = layers;
+    this.#layers = options.layers;
+    this.#denied = options.denied !== undefined && options.denied.size > 0
+      ? options.denied
+      : undefined;
   }
 
   #nullError(parentType: string, field: NField): void {
@@ -100,6 +110,13 @@ class Shaper {
         continue;
       }
       this.#path.push(f.key);
+      if (this.#denied?.has(f)) {
+        this.#errors.push(unauthorizedError(this.#path.slice()));
+        this.#path.pop();
+        if (f.type.kind === "nonNull") return INVALID;
+        out[f.key] = null;
+        continue;
+      }
       const raw = layer !== undefined && f.key in layer ? layer[f.key] : source[f.key];
       const value = this.value(raw, f.type, f, typeName);
       this.#path.pop();
@@ -211,6 +228,6 @@ export function shapeResponse(
   selection: NSelection,
   options: ShapeOptions,
 ): Record<string, unknown> | null {
-  const result = new Shaper(options.errors, options.layers).object(data, selection);
+  const result = new Shaper(options.errors, options).object(data, selection);
   return result === INVALID ? null : result;
 }

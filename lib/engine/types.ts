@@ -64,6 +64,18 @@ export interface ExecuteOptions {
   readonly signal?: AbortSignal;
   /** Trace hooks; absent when tracing is off (then no timing calls, no copies). */
   readonly observer?: ExecutionObserver;
+  /**
+   * The request's verified identity (a verified token's scopes). Absent or null:
+   * anonymous, so every `@authenticated` / `@requiresScopes` field is removed
+   * before planning and answered null + `UNAUTHORIZED_FIELD_OR_TYPE`.
+   */
+  readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
+  /**
+   * `authorization.reject_operation_if_unauthorized`: when the identity would
+   * lose any field, nothing runs and the result is a request error listing
+   * each field (`UNAUTHORIZED_FIELD_OR_TYPE`).
+   */
+  readonly rejectUnauthorized?: boolean;
 }
 
 /** Pipeline stages timed for the trace. */

@@ -24,6 +24,7 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   PERSISTED_QUERY_NOT_FOUND: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
+  KEYS_UNAVAILABLE: 503,
   INVALID_TRACE_TOKEN: 400,
   NOT_FOUND: 404,
   SUBGRAPH_UNREACHABLE: 502,
@@ -81,9 +82,14 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   }
   const headers = new Headers(options.headers);
   headers.set("content-type", `${options.contentType ?? "application/json"}; charset=utf-8`);
-  if (known instanceof AuthError) headers.set("www-authenticate", known.challenge);
+  if (known instanceof AuthError && known.challenge !== "") {
+    headers.set("www-authenticate", known.challenge);
+  }
   const { allow, ...details } = known.details;
   if (typeof allow === "string") headers.set("allow", allow);
+  if (typeof details.retry_after === "number") {
+    headers.set("retry-after", String(details.retry_after));
+  }
   const body = {
     errors: [{ message: known.message, extensions: { code: known.code, ...details } }],
   };

@@ -40,7 +40,10 @@ export interface GraphQLDeps {
   readonly trace: TraceState;
   /** Where internal errors are logged. */
   readonly log: Logger;
-  /** `@authenticated` / `@requiresScopes` checks; absent in facet unit tests. */
+  /**
+   * Token verification (the identity protected fields are filtered with);
+   * absent in facet unit tests (then every request is anonymous).
+   */
   readonly authorization?: RequestAuthorization;
   /** Schema and access map the checks read. */
   readonly supergraph?: SupergraphCore;
@@ -133,21 +136,24 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       }],
     };
   } else {
+    let identity = null;
     if (deps.authorization !== undefined && deps.supergraph !== undefined) {
-      const refused = await authorizeOperation(request, {
+      const authorized = await authorizeOperation(request, {
         authorization: deps.authorization,
         supergraph: deps.supergraph,
         operation: prepared.operation,
       });
-      if (refused !== null) {
-        return errorResponse(refused, { contentType: mediaType, log: deps.log });
+      if (!authorized.ok) {
+        return errorResponse(authorized.error, { contentType: mediaType, log: deps.log });
       }
+      identity = authorized.token;
     }
     try {
       result = await execute(deps.engine, prepared.operation, {
         variables: params.variables,
         headers: request.headers,
         signal: request.signal,
+        identity,
         ...(observer ? { observer } : {}),
       });
     } catch (error) {

@@ -34,7 +34,7 @@ interface Routes {
 
 /** Paths of the health endpoints. */
 export const HEALTH_LIVE_PATH = "/health/live";
-/** Readiness: 200 once a state is built, 503 before. */
+/** Readiness: 200 once a state is built and its JWKS URLs loaded once, 503 before. */
 export const HEALTH_READY_PATH = "/health/ready";
 /** RFC 9728 metadata, without the resource path. */
 export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
@@ -117,6 +117,9 @@ export function createHandler(
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
     const gate = routes.admits(facet, request) ? state.engine.admission : null;
+    // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
+    const keyWait = state.keySources?.beforeAdmission(request);
+    if (keyWait) await keyWait;
     try {
       await gate?.enter(request.signal);
     } catch {
@@ -173,7 +176,11 @@ async function limitBody(request: Request, limit: number, connect: boolean): Pro
   });
 }
 
-function ready(): Promise<Response> {
+function ready(_request: Request, state: RouterState): Promise<Response> {
+  if (state.keySources !== undefined && !state.keySources.ready) {
+    // authentication.jwt.readiness_requires_keys: a JWKS URL has not loaded yet.
+    return Promise.resolve(Response.json({ status: "loading keys" }, { status: 503 }));
+  }
   return Promise.resolve(Response.json({ status: "ready" }));
 }
 

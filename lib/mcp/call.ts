@@ -104,6 +104,8 @@ async function runGraphQL(
   if (!prepared.ok) return { errors: [...prepared.errors] };
   return await execute(context.deps.engine, prepared.operation, {
     variables,
+    identity: context.caller.token,
+    rejectUnauthorized: context.deps.config.authorization.reject_operation_if_unauthorized,
     headers: context.request.headers,
     signal: context.request.signal,
   });

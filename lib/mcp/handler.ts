@@ -9,6 +9,7 @@
  * @module
  */
 import { authenticate, formatBearerChallenge } from "../auth/mod.ts";
+import type { AuthError } from "../errors.ts";
 import { callTool, toolText } from "./call.ts";
 import { checkCallAllLevels, checkInitialize, checkRequest } from "./policy.ts";
 import {
@@ -68,10 +69,25 @@ function rpcError(
   return rpcErrorOf(request, id, { status, code, message, ...options });
 }
 
+function authErrorResponse(request: Request, error: AuthError): Response {
+  const retryAfter = error.details.retry_after;
+  const status = error.code === "KEYS_UNAVAILABLE" ? 503 : 400;
+  return rpcError(request, null, status, status === 503 ? -32002 : -32600, error.message, {
+    headers: {
+      ...(error.challenge === "" ? {} : { "www-authenticate": error.challenge }),
+      ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}),
+    },
+  });
+}
+
 /** Gate 1 and authentication. Returns the caller or the 401/403 response. */
 async function authorize(request: Request, mcp: McpState): Promise<Caller | Response> {
   if (!mcp.oauth || mcp.auth === null) return ANONYMOUS;
   const result = await authenticate(request, mcp.auth);
+  if (!result.ok && result.error.code !== "UNAUTHENTICATED") {
+    // 400 invalid_request (token in header and query) or 503 (no signing keys yet).
+    return authErrorResponse(request, result.error);
+  }
   if (!result.ok || result.token === null) {
     const description = result.ok ? "A bearer token is required" : result.error.message;
     const challenge = formatBearerChallenge(mcp.policy.initialize, {

@@ -145,6 +145,8 @@ export async function buildMcpState(
     ? await buildAuthState(config, {
       ...options,
       ...(ownKeys ? { jwks: mcp.oauth.jwks, jwksPath: "mcp.oauth.jwks" } : {}),
+      // The MCP spec's MUST (RFC 8707 / RFC 9728): tokens must be issued for this resource.
+      defaultAudiences: [resource],
     })
     : null;
   const secret = mcp.session_secret ? mcp.session_secret : PROCESS_SECRET;

@@ -8,6 +8,7 @@ import {
   type AuthState,
   buildAuthState,
   buildRequestAuthorization,
+  KeySources,
   type RequestAuthorization,
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
@@ -49,6 +50,11 @@ export interface RouterState {
   readonly trace: TraceState;
   /** `@authenticated` / `@requiresScopes` on GraphQL requests (token verifier shared with Connect). */
   readonly authorization: RequestAuthorization;
+  /**
+   * JWKS URL key sources of every verifier (background refresh, readiness,
+   * the unknown-`kid` wait before admission); closed when the state is replaced.
+   */
+  readonly keySources: KeySources;
 }
 
 /** Inputs of {@linkcode buildState}: the config plus every file it names, already read. */
@@ -65,6 +71,10 @@ export interface StateInputs {
   readonly traceKeyPem: string | null;
   /** Subgraph fetch (tests inject one). */
   readonly fetch?: SubgraphFetch;
+  /** JWKS fetch (tests inject one). */
+  readonly jwksFetch?: typeof fetch;
+  /** The state being replaced (a reload): its JWKS sources and loaded keys carry over. */
+  readonly previous?: RouterState | null;
 }
 
 /**
@@ -93,10 +103,18 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   for (const skipped of operations.skipped) {
     log.warn("Operation skipped", { path: skipped.path, reason: skipped.reason });
   }
+  const keySources = new KeySources({
+    headerName: (config.authentication.jwt.header_name || "Authorization").toLowerCase(),
+    prefix: config.authentication.jwt.header_value_prefix,
+    readinessRequiresKeys: config.authentication.jwt.readiness_requires_keys,
+    log,
+    ...(inputs.jwksFetch ? { fetch: inputs.jwksFetch } : {}),
+    ...(inputs.previous ? { previous: inputs.previous.keySources } : {}),
+  });
   // One token verifier (key sources, key cache) for the GraphQL and Connect facets.
   let auth: Promise<AuthState> | null = null;
   if (config.authentication.jwt.jwks.length > 0) {
-    auth = buildAuthState(config);
+    auth = buildAuthState(config, { keySources });
     auth.catch((error) => log.error("Token key sources failed", { error: String(error) }));
   }
   const authorization = buildRequestAuthorization(config, { auth });
@@ -106,16 +124,30 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     ).length;
     if (guarded > 0) {
       log.warn(
-        "@authenticated / @requiresScopes are not enforced on GraphQL and Connect requests: authentication.jwt.jwks is empty",
+        "@authenticated / @requiresScopes fields are never served on GraphQL and Connect requests: authentication.jwt.jwks is empty, so no request has a verified identity",
         { guarded_elements: guarded },
       );
     }
   }
   const base = { config, log, engine, operations };
   const [mcp, trace] = await Promise.all([
-    buildMcpState(base),
+    buildMcpState(base, { keySources }),
     buildTraceState(config, inputs.traceKeyPem),
-  ]);
+  ]).catch((error) => {
+    keySources.close();
+    throw error;
+  });
   const connect = buildConnectState({ ...base, auth });
-  return { config, log, supergraph, engine, operations, mcp, connect, trace, authorization };
+  return {
+    config,
+    log,
+    supergraph,
+    engine,
+    operations,
+    mcp,
+    connect,
+    trace,
+    authorization,
+    keySources,
+  };
 }

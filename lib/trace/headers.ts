@@ -43,10 +43,34 @@ export function maskedHeaderSet(extras: Iterable<string> = []): ReadonlySet<stri
   return set;
 }
 
+/**
+ * Builds the set of header names (lower case) whose values traces show
+ * (`engine.request_tracing_unmasked_headers`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { unmaskedHeaderSet } from "./headers.ts";
+ * assert.ok(unmaskedHeaderSet(["Content-Type"]).has("content-type"));
+ * ```
+ * @param names Header names (any case).
+ * @returns The lower-cased set.
+ */
+export function unmaskedHeaderSet(names: Iterable<string>): ReadonlySet<string> {
+  const set = new Set<string>();
+  for (const name of names) {
+    const trimmed = name.trim().toLowerCase();
+    if (trimmed !== "") set.add(trimmed);
+  }
+  return set;
+}
+
 /** Options for {@linkcode traceHeaders}. */
 export interface TraceHeadersOptions {
-  /** Lower-case names whose values become `****`. */
+  /** Lower-case names whose values become `****` even when allowed. */
   readonly masked: ReadonlySet<string>;
+  /** Lower-case names whose values are shown; every other value becomes `****`. */
+  readonly unmasked: ReadonlySet<string>;
   /** Drop `Date` (predictable timings). @default {false} */
   readonly dropDate?: boolean;
   /** Remove the port from `Host` (predictable timings). @default {false} */
@@ -55,22 +79,27 @@ export interface TraceHeadersOptions {
 
 /**
  * Converts headers to Go's `http.Header` JSON shape: canonical names
- * (`Content-Type`), each with a list of values, masked where required.
+ * (`Content-Type`), each with a list of values. A value is shown only when
+ * its name is allowed (`unmasked`) and not masked; names always stay.
  * `Headers` iterates in sorted order, so equal headers give equal JSON.
  *
  * @example Masking
  * ```ts
  * import assert from "node:assert/strict";
- * import { maskedHeaderSet, traceHeaders } from "./headers.ts";
- * const headers = new Headers({ authorization: "Bearer secret", "content-type": "application/json" });
- * assert.deepEqual(traceHeaders(headers, { masked: maskedHeaderSet() }), {
+ * import { maskedHeaderSet, traceHeaders, unmaskedHeaderSet } from "./headers.ts";
+ * const headers = new Headers({
+ *   authorization: "Bearer secret", "content-type": "application/json", "x-api-key": "k",
+ * });
+ * const unmasked = unmaskedHeaderSet(["Content-Type", "Authorization"]);
+ * assert.deepEqual(traceHeaders(headers, { masked: maskedHeaderSet(), unmasked }), {
  *   Authorization: ["****"],
  *   "Content-Type": ["application/json"],
+ *   "X-Api-Key": ["****"],
  * });
  * ```
  *
  * @param headers The headers.
- * @param options Masked names and whether to drop `Date`.
+ * @param options Masked and shown names, and whether to drop `Date`.
  * @returns Canonical name → values.
  */
 export function traceHeaders(
@@ -81,7 +110,7 @@ export function traceHeaders(
   for (const [name, value] of headers) {
     if (options.dropDate === true && name === "date") continue;
     const key = canonicalHeaderName(name);
-    const shown = options.masked.has(name)
+    const shown = options.masked.has(name) || !options.unmasked.has(name)
       ? MASK
       : options.blankPorts === true && name === "host"
       ? value.replace(/:\d+$/, "")

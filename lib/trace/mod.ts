@@ -12,10 +12,11 @@
  * @module
  */
 import denoJson from "../../deno.json" with { type: "json" };
+import { DEFAULT_UNMASKED_TRACE_HEADERS } from "../config/mod.ts";
 import type { Config } from "../config/types.ts";
 import type { ExecutionObserver, ExecutionResult } from "../engine/types.ts";
 import { decideTrace, type TraceAdmission, traceAdmission } from "./gate.ts";
-import { maskedHeaderSet } from "./headers.ts";
+import { maskedHeaderSet, unmaskedHeaderSet } from "./headers.ts";
 import type { TraceOptions } from "./options.ts";
 import { createTraceRecorder, type InboundBody, type TraceRecorder } from "./recorder.ts";
 import { importTraceVerificationKey, type TraceTokenClaims, verifyTraceToken } from "./token.ts";
@@ -38,8 +39,10 @@ export interface TraceState {
   readonly verificationKey: CryptoKey | null;
   /** `engine.request_tracing_issuer` / `_audience` (null: not checked). */
   readonly claims: TraceTokenClaims;
-  /** Lower-case header names masked in traces. */
+  /** Lower-case header names masked in traces (even when allowed). */
   readonly maskedHeaders: ReadonlySet<string>;
+  /** Lower-case header names whose values traces show (`request_tracing_unmasked_headers`). */
+  readonly unmaskedHeaders: ReadonlySet<string>;
   /** Version shown in `info.router_version`. */
   readonly routerVersion: string;
   /** `engine.enable_single_flight`. */
@@ -136,7 +139,11 @@ export async function buildTraceState(
     claims: {
       issuer: engine.request_tracing_issuer || null,
       audience: engine.request_tracing_audience || null,
+      maxTokenAgeSec: Math.floor((engine.request_tracing_max_token_age_ms ?? 3_600_000) / 1000),
     },
+    unmaskedHeaders: unmaskedHeaderSet(
+      engine.request_tracing_unmasked_headers ?? DEFAULT_UNMASKED_TRACE_HEADERS,
+    ),
     maskedHeaders: maskedHeaderSet([
       ...(jwtHeader ? [jwtHeader] : []),
       ...configured,
@@ -249,6 +256,7 @@ function begin(request: Request, state: TraceState, options: TraceOptions): Trac
     startedAt: state.clock(),
     routerVersion: state.routerVersion,
     maskedHeaders: state.maskedHeaders,
+    unmaskedHeaders: state.unmaskedHeaders,
     singleFlight: state.singleFlight,
     request: { method: request.method, url: request.url, headers: request.headers },
   });

@@ -8,6 +8,7 @@
  */
 import type { ExecutionObserver, FetchRecord, StageName } from "../engine/types.ts";
 import { traceHeaders } from "./headers.ts";
+import { maskUrl } from "./url.ts";
 import { formatDuration } from "./duration.ts";
 import type { TraceOptions } from "./options.ts";
 import { buildFetchTree, type PlannedFetch } from "./_tree.ts";
@@ -48,8 +49,10 @@ export interface TraceRecorderOptions {
   readonly startedAt: Date;
   /** Router version for `info.router_version`. */
   readonly routerVersion: string;
-  /** Lower-case header names shown as `****`. */
+  /** Lower-case header names shown as `****` even when allowed. */
   readonly maskedHeaders: ReadonlySet<string>;
+  /** Lower-case header names whose values are shown; all others are `****`. */
+  readonly unmaskedHeaders: ReadonlySet<string>;
   /** `engine.enable_single_flight`, shown as `single_flight_used`. */
   readonly singleFlight: boolean;
   /** The inbound request, for `request`. */
@@ -122,6 +125,7 @@ const encoder = new TextEncoder();
  *   startedAt: new Date("2026-01-01T00:00:00Z"),
  *   routerVersion: "0.43.0",
  *   maskedHeaders: maskedHeaderSet(),
+ *   unmaskedHeaders: new Set(["content-type"]),
  *   singleFlight: false,
  * });
  * recorder.observer.stage("parse", 1_000, 3_500);
@@ -290,9 +294,10 @@ function renderInput(config: TraceRecorderOptions, record: FetchRecord): TraceFe
   const predictable = config.options.enablePredictableDebugTimings;
   return {
     method: record.request.method,
-    url: predictable ? withoutPort(record.request.url) : record.request.url,
+    url: shownUrl(record.request.url, predictable),
     header: traceHeaders(record.request.headers, {
       masked: config.maskedHeaders,
+      unmasked: config.unmaskedHeaders,
       dropDate: predictable,
       blankPorts: predictable,
     }),
@@ -304,11 +309,16 @@ function renderOutput(config: TraceRecorderOptions, record: FetchRecord): unknow
   const response = record.response;
   if (response === undefined) return undefined;
   const predictable = config.options.enablePredictableDebugTimings;
-  const masked = { masked: config.maskedHeaders, dropDate: predictable, blankPorts: predictable };
+  const masked = {
+    masked: config.maskedHeaders,
+    unmasked: config.unmaskedHeaders,
+    dropDate: predictable,
+    blankPorts: predictable,
+  };
   const metadata: TraceHttpMetadata = {
     request: {
       method: record.request.method,
-      url: predictable ? withoutPort(record.request.url) : record.request.url,
+      url: shownUrl(record.request.url, predictable),
       headers: traceHeaders(record.request.headers, masked),
     },
     response: {
@@ -365,9 +375,10 @@ function renderRequest(
   const predictable = config.options.enablePredictableDebugTimings;
   const data: TraceRequestData = {
     method: request.method,
-    url: predictable ? withoutPort(request.url) : request.url,
+    url: shownUrl(request.url, predictable),
     headers: traceHeaders(request.headers, {
       masked: config.maskedHeaders,
+      unmasked: config.unmaskedHeaders,
       dropDate: predictable,
       blankPorts: predictable,
     }),
@@ -420,6 +431,11 @@ function point(ns: number): LoadStatsPoint {
 /** RFC 3339 at second precision with `Z`, like Go's `time.RFC3339` in UTC. */
 function rfc3339(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** A URL as the trace shows it: query values and credentials masked (`url.ts`). */
+function shownUrl(url: string, predictable: boolean): string {
+  return maskUrl(predictable ? withoutPort(url) : url);
 }
 
 function withoutPort(url: string): string {

@@ -28,6 +28,11 @@ export interface TraceTokenClaims {
   readonly issuer: string | null;
   /** Required `aud`, or null to skip the check. */
   readonly audience: string | null;
+  /**
+   * Longest accepted lifetime `exp − iat`, seconds
+   * (`engine.request_tracing_max_token_age`). @default {3600}
+   */
+  readonly maxTokenAgeSec?: number;
 }
 
 /** Options for {@linkcode verifyTraceToken}. */
@@ -95,13 +100,22 @@ export async function verifyTraceToken(
     };
   }
   try {
-    await jwtVerify(token, key, {
+    const { payload } = await jwtVerify(token, key, {
       algorithms: [TRACE_TOKEN_ALGORITHM],
-      requiredClaims: ["exp"],
+      requiredClaims: ["exp", "iat"],
       ...(options.issuer ? { issuer: options.issuer } : {}),
       ...(options.audience ? { audience: options.audience } : {}),
       ...(options.currentDate ? { currentDate: options.currentDate } : {}),
     });
+    // A long-lived trace token is a standing pass to internals: its lifetime is capped.
+    const maxAge = options.maxTokenAgeSec ?? 3600;
+    if ((payload.exp as number) - (payload.iat as number) > maxAge) {
+      return {
+        ok: false,
+        reason:
+          `Trace token (X-GW-Token) lives longer than engine.request_tracing_max_token_age (${maxAge} s)`,
+      };
+    }
     return { ok: true };
   } catch (error) {
     return { ok: false, reason: rejectionReason(error) };

@@ -7,6 +7,7 @@
  * @module
  */
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { type JwksChaos, type JwksStub, startJwksStub } from "./_jwks_stub.ts";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
@@ -74,10 +75,24 @@ export interface McpFixture {
   readonly subgraphQueries: string[];
   /** Headers of each subgraph request, in order. */
   readonly subgraphHeaders: Headers[];
+  /** The JWKS stub (chaos modes, fetch counts). */
+  readonly jwks: JwksStub;
   /** The operations folder (tests add files and reload). */
   readonly operationsDir: string;
   /** Mints a token with `scope` = the scopes joined by spaces (or a raw claim). */
-  token(scope: string | unknown, options?: { sub?: string; expired?: boolean }): Promise<string>;
+  token(
+    scope: string | unknown,
+    options?: {
+      sub?: string;
+      expired?: boolean;
+      /** `aud`; default: the MCP resource URL (null: no `aud`). */
+      audience?: string | null;
+      /** Extra header parameters (`typ`). */
+      header?: Record<string, unknown>;
+      /** Extra claims (`iat`, `nbf`, `exp`, `iss`). */
+      claims?: Record<string, unknown>;
+    },
+  ): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -94,6 +109,18 @@ export interface FixtureOptions {
   readonly authentication?: boolean;
   /** `authorization` config. */
   readonly authorization?: unknown;
+  /** Extra keys of the JWKS URL source (`issuer`, `required_typ`, `refresh_unknown_kid`). */
+  readonly source?: Record<string, unknown>;
+  /** Extra keys of `authentication.jwt` (`clock_skew`). */
+  readonly jwt?: Record<string, unknown>;
+  /** `engine` config. */
+  readonly engine?: Record<string, unknown>;
+  /** Do not wait for `/health/ready` after the start (the JWKS may be down). */
+  readonly skipReady?: boolean;
+  /** The JWKS stub's mode from the start. */
+  readonly jwksChaos?: JwksChaos;
+  /** A real authorization server for MCP (its issuer and jwks_uri) instead of the stub. */
+  readonly authorizationServer?: { readonly issuer: string; readonly jwksUri: string };
 }
 
 /**
@@ -157,10 +184,8 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
   }
   const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
   const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
-  const jwks = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    () => Response.json({ keys: [jwk] }),
-  );
+  const jwks = startJwksStub([jwk]);
+  if (options.jwksChaos !== undefined) jwks.mode(options.jwksChaos);
   const operationsDir = await Deno.makeTempDir({ prefix: "gw_mcp_ops_" });
   for (const [name, text] of Object.entries(OPERATIONS)) {
     await Deno.writeTextFile(`${operationsDir}/${name}`, text);
@@ -175,12 +200,14 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       ? {
         authentication: {
           jwt: {
-            jwks: [{ url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`, algorithms: ["ES256"] }],
+            jwks: [{ url: jwks.url, algorithms: ["ES256"], ...options.source }],
+            ...options.jwt,
           },
         },
       }
       : {}),
     ...(options.authorization === undefined ? {} : { authorization: options.authorization }),
+    ...(options.engine === undefined ? {} : { engine: options.engine }),
     mcp: {
       enabled: true,
       graph_name: "fixture",
@@ -189,8 +216,12 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       expose_schema: true,
       oauth: {
         enabled: true,
-        authorization_server_urls: [ISSUER],
-        jwks: [{ url: `http://127.0.0.1:${jwks.addr.port}/jwks.json`, algorithms: ["ES256"] }],
+        authorization_server_urls: [options.authorizationServer?.issuer ?? ISSUER],
+        jwks: [{
+          url: options.authorizationServer?.jwksUri ?? jwks.url,
+          algorithms: ["ES256"],
+          ...options.source,
+        }],
         scopes: { ...DEFAULT_SCOPES, ...options.scopes },
         scope_challenge_include_token_scopes: options.includeTokenScopes ?? false,
         ...(options.challengeAllLevels === undefined
@@ -205,8 +236,10 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
   let router: RunningRouter;
   try {
     router = await startRouter({ config, supergraphSdl: outcome.supergraphSdl, log: silent });
+    // Keys load in the background: tokens before that get 503, so wait for readiness.
+    if (!options.skipReady) await waitReady(router.url);
   } catch (error) {
-    await Promise.all([subgraph.close(), jwks.shutdown()]);
+    await Promise.all([subgraph.close(), jwks.close()]);
     throw error;
   }
   const base = router.state().config.mcp.server.base_url;
@@ -216,23 +249,48 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
     metadataUrl: `${base}/.well-known/oauth-protected-resource/mcp`,
     subgraphQueries,
     subgraphHeaders,
+    jwks,
     operationsDir,
     async token(scope, opts = {}) {
       const claims = typeof scope === "string" || scope === undefined ? { scope } : { scope };
       const jwt = new SignJWT(claims as Record<string, unknown>)
-        .setProtectedHeader({ alg: "ES256", kid: "k1" })
+        .setProtectedHeader({ alg: "ES256", kid: "k1", ...opts.header })
         .setIssuer(ISSUER)
         .setSubject(opts.sub ?? "user-1")
         .setIssuedAt();
-      jwt.setExpirationTime(opts.expired ? Math.floor(Date.now() / 1000) - 60 : "5m");
+      // Expired beyond the router's default 60 s clock skew.
+      jwt.setExpirationTime(opts.expired ? Math.floor(Date.now() / 1000) - 120 : "5m");
+      const audience = opts.audience === undefined ? `${base}/mcp` : opts.audience;
+      if (audience !== null) jwt.setAudience(audience);
+      if (opts.claims) {
+        const { iat, nbf, exp, iss } = opts.claims;
+        if (typeof iat === "number") jwt.setIssuedAt(iat);
+        if (typeof nbf === "number") jwt.setNotBefore(nbf);
+        if (typeof exp === "number") jwt.setExpirationTime(exp);
+        if (typeof iss === "string") jwt.setIssuer(iss);
+      }
       return await jwt.sign(privateKey);
     },
     async close() {
       await router.shutdown();
-      await Promise.all([subgraph.close(), jwks.shutdown()]);
+      await Promise.all([subgraph.close(), jwks.close()]);
       await Deno.remove(operationsDir, { recursive: true });
     },
   };
+}
+
+/**
+ * Polls `/health/ready` until it answers 200 (JWKS URLs loaded), at most ~5 s.
+ * @param url The router's base URL.
+ */
+export async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const response = await fetch(`${url}/health/ready`);
+    await response.body?.cancel();
+    if (response.ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("The router did not become ready");
 }
 
 /** Sends one JSON-RPC request to the MCP endpoint. */

@@ -266,10 +266,47 @@ Deno.test("DESIGN §4: GraphQL errors reach a Connect client as ConnectError wit
   }
 });
 
-Deno.test("issue 5: with authentication configured, @authenticated/@requiresScopes give unauthenticated/permission_denied", async () => {
+Deno.test("issue 18: Connect in the default mode: protected fields are removed and the method error carries the UNAUTHORIZED_FIELD_OR_TYPE field errors", async () => {
   const dir = await Deno.makeTempDir({ prefix: "gw_connect_auth_" });
   const router = await startConnectRouter({
     authentication: { jwt: { jwks: [{ secret: SECRET, symmetric_algorithm: "HS256" }] } },
+  });
+  try {
+    const response = await fetch(`${router.url}/${SERVICE}/GetUserAccount`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+      body: JSON.stringify({ id: "1" }),
+    });
+    assert.equal(response.status, 403);
+    const body = await response.json();
+    assert.equal(body.code, "permission_denied");
+    const codes = new Set(
+      body.graphql_errors.map((e: { extensions: { code: string } }) => e.extensions.code),
+    );
+    assert.deepEqual([...codes], ["UNAUTHORIZED_FIELD_OR_TYPE"]);
+    assert.doesNotMatch(JSON.stringify(body), /ada@example\.com|VISA/);
+    const strong = await fetch(`${router.url}/${SERVICE}/GetUserAccount`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "connect-protocol-version": "1",
+        authorization: `Bearer ${await token("read:email read:orders read:billing")}`,
+      },
+      body: JSON.stringify({ id: "1" }),
+    });
+    assert.equal(strong.status, 200);
+    assert.match(await strong.text(), /@/);
+  } finally {
+    await router.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 5/18: with reject_operation_if_unauthorized, @authenticated/@requiresScopes give unauthenticated/permission_denied", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gw_connect_auth_" });
+  const router = await startConnectRouter({
+    authentication: { jwt: { jwks: [{ secret: SECRET, symmetric_algorithm: "HS256" }] } },
+    authorization: { reject_operation_if_unauthorized: true },
   });
   try {
     await generateDemoProto(dir);

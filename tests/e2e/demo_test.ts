@@ -232,8 +232,7 @@ Deno.test("issue 2.7: `deno task demo` prints the GraphQL, MCP, Connect and play
 
 Deno.test({
   name:
-    "KNOWN GAP: secure default — without authentication.jwt.jwks, /graphql still serves @authenticated / @requiresScopes fields (only a start-up warning; GetUserAccount)",
-  ignore: true,
+    "issue 18: secure default — without authentication.jwt.jwks, /graphql never serves @authenticated / @requiresScopes fields (GetUserAccount)",
   fn: async () => {
     await withDemo(async (router) => {
       const example = OPERATION_EXAMPLES.GetUserAccount!;
@@ -243,6 +242,83 @@ Deno.test({
       assert.doesNotMatch(data, /ada@example\.com/, "User.email (@requiresScopes) leaked");
       assert.doesNotMatch(data, /VISA/, "Order.paymentMethod (@requiresScopes) leaked");
       assert.ok(Array.isArray(json.errors) && json.errors.length > 0, "an error says why");
+      assert.ok(
+        json.errors.every((e: { extensions?: { code?: string } }) =>
+          e.extensions?.code === "UNAUTHORIZED_FIELD_OR_TYPE"
+        ),
+        JSON.stringify(json.errors),
+      );
+      // The same on MCP tools (OAuth off: every caller is anonymous).
+      const mcp = await fetch(`${router.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "execute_operation_get_user_account",
+            arguments: example.variables,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        }),
+      });
+      const text = await mcp.text();
+      assert.equal(mcp.status, 200, text);
+      assert.match(text, /Unauthorized field or type/);
+      assert.doesNotMatch(text, /ada@example\.com|VISA/);
     });
   },
+});
+
+Deno.test("issue 18: reject_operation_if_unauthorized refuses the MCP tool whose fields the caller may not see (nothing runs)", async () => {
+  const calls: string[] = [];
+  const demo = startDemoSubgraphs({ basePort: 0, onRequest: (subgraph) => calls.push(subgraph) });
+  try {
+    const router = await startRouter({
+      configPath: new URL("config.yaml", ROOT).pathname,
+      env: { LISTEN_ADDR: "127.0.0.1:0", AUTHORIZATION_REJECT_OPERATION_IF_UNAUTHORIZED: "true" },
+      supergraphSdl: demo.supergraphSdl,
+      log: silentLogger,
+    });
+    try {
+      const mcp = await fetch(`${router.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "execute_operation_get_user_account",
+            arguments: OPERATION_EXAMPLES.GetUserAccount!.variables,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        }),
+      });
+      const body = await mcp.json();
+      assert.equal(body.result.isError, true);
+      assert.match(body.result.content[0].text, /Unauthorized field or type/);
+      assert.doesNotMatch(JSON.stringify(body), /ada@example\.com|VISA|Ada/);
+      assert.deepEqual(calls, [], "no subgraph was called");
+    } finally {
+      await router.shutdown();
+    }
+  } finally {
+    await demo.close();
+  }
 });

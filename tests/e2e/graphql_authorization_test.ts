@@ -25,9 +25,51 @@ Deno.test("authorization: a field without requirements needs no token", async ()
   });
 });
 
-Deno.test("authorization: @requiresScopes without a token is 401 and never reaches a subgraph", async () => {
+const REJECT = { authorization: { reject_operation_if_unauthorized: true } };
+
+Deno.test("issue 18: an anonymous request gets null + UNAUTHORIZED_FIELD_OR_TYPE for a protected field, the rest runs, and the subgraph is never asked for it", async () => {
   await withMcpFixture({ authentication: true }, async (fixture) => {
-    const response = await post(fixture, "{ secret }");
+    const response = await post(fixture, "{ hello secret }");
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), {
+      data: { hello: "Hello!", secret: null },
+      errors: [{
+        message: "Unauthorized field or type",
+        path: ["secret"],
+        extensions: { code: "UNAUTHORIZED_FIELD_OR_TYPE" },
+      }],
+    });
+    assert.equal(fixture.subgraphQueries.length, 1);
+    assert.doesNotMatch(fixture.subgraphQueries[0]!, /secret/);
+  });
+});
+
+Deno.test("issue 18: a token lacking every group gets the field removed (null + error), a token holding one gets it", async () => {
+  await withMcpFixture({ authentication: true }, async (fixture) => {
+    const weak = await post(fixture, "{ secret }", await fixture.token("A B"));
+    assert.equal(weak.status, 200);
+    const body = await weak.json();
+    assert.deepEqual(body.data, { secret: null });
+    assert.equal(body.errors[0].extensions.code, "UNAUTHORIZED_FIELD_OR_TYPE");
+    assert.equal(fixture.subgraphQueries.length, 0, "a fully removed operation calls no subgraph");
+    const strong = await post(fixture, "{ secret }", await fixture.token("A B C"));
+    assert.deepEqual(await strong.json(), { data: { secret: "s3cret" } });
+  });
+});
+
+Deno.test("issue 18: the plan cache keeps the filtered and the full plan apart (anonymous after authorized never sees the field)", async () => {
+  await withMcpFixture({ authentication: true }, async (fixture) => {
+    const strong = await post(fixture, "{ secret hello }", await fixture.token("D"));
+    assert.deepEqual(await strong.json(), { data: { secret: "s3cret", hello: "Hello!" } });
+    const anonymous = await post(fixture, "{ secret hello }");
+    const body = await anonymous.json();
+    assert.deepEqual(body.data, { secret: null, hello: "Hello!" });
+  });
+});
+
+Deno.test("issue 18: reject_operation_if_unauthorized refuses the whole operation without a token (401) and never reaches a subgraph", async () => {
+  await withMcpFixture({ authentication: true, ...REJECT }, async (fixture) => {
+    const response = await post(fixture, "{ secret hello }");
     assert.equal(response.status, 401);
     assert.equal(response.headers.get("www-authenticate"), "Bearer");
     const body = await response.json();
@@ -36,8 +78,8 @@ Deno.test("authorization: @requiresScopes without a token is 401 and never reach
   });
 });
 
-Deno.test("authorization: a token lacking every group is 403 with the best group (spec 7.2 rule)", async () => {
-  await withMcpFixture({ authentication: true }, async (fixture) => {
+Deno.test("issue 18: reject_operation_if_unauthorized answers a token lacking every group 403 with the best group (spec 7.2 rule)", async () => {
+  await withMcpFixture({ authentication: true, ...REJECT }, async (fixture) => {
     const response = await post(fixture, "{ secret }", await fixture.token("A B"));
     assert.equal(response.status, 403);
     assert.equal(
@@ -80,11 +122,14 @@ Deno.test("authorization: require_authentication refuses anonymous requests to p
   );
 });
 
-Deno.test("authorization: without authentication.jwt nothing is checked (documented default)", async () => {
+Deno.test("issue 18: without authentication.jwt there is no verified identity, so protected fields are never served (even with a token)", async () => {
   await withMcpFixture({}, async (fixture) => {
-    const response = await post(fixture, "{ secret }");
+    const response = await post(fixture, "{ secret }", "forged.token.value");
     assert.equal(response.status, 200);
-    assert.deepEqual(await response.json(), { data: { secret: "s3cret" } });
+    const body = await response.json();
+    assert.deepEqual(body.data, { secret: null });
+    assert.equal(body.errors[0].extensions.code, "UNAUTHORIZED_FIELD_OR_TYPE");
+    assert.equal(fixture.subgraphQueries.length, 0);
   });
 });
 
@@ -107,7 +152,7 @@ type Query { secret: String @requiresScopes(scopes: [["A"]]) }`;
     operationFiles: [],
     traceKeyPem: null,
   });
-  const warning = lines.map((l) => JSON.parse(l)).find((l) => /not enforced/.test(l.msg));
+  const warning = lines.map((l) => JSON.parse(l)).find((l) => /never served/.test(l.msg));
   assert.equal(warning?.level, "warn");
   assert.equal(warning?.guarded_elements, 1);
 });

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { authenticate, buildAuthState, operationAccess, verifyToken } from "../../lib/auth/mod.ts";
+import {
+  authenticate,
+  buildAuthState,
+  KeySources,
+  operationAccess,
+  verifyToken,
+} from "../../lib/auth/mod.ts";
 import type { Config, JwksSource } from "../../lib/config/types.ts";
 import { buildSchema, parse } from "graphql";
 
@@ -29,6 +35,49 @@ async function rsaSetup() {
   return { jwk, privateKey };
 }
 
+/** Timers driven by the test: nothing runs unless `run()` is called. */
+function manualTimers() {
+  const pending = new Map<number, { callback: () => void; ms: number }>();
+  let next = 1;
+  return {
+    timers: {
+      set(callback: () => void, ms: number) {
+        pending.set(next, { callback, ms });
+        return next++;
+      },
+      clear(id: number) {
+        pending.delete(id);
+      },
+    },
+    /** Runs every due timer once. */
+    run() {
+      const due = [...pending.entries()];
+      pending.clear();
+      for (const [, t] of due) t.callback();
+    },
+    get size() {
+      return pending.size;
+    },
+  };
+}
+
+async function urlState(
+  fetchImpl: typeof fetch,
+  options: { now?: () => number; source?: Partial<JwksSource> } = {},
+) {
+  const manual = manualTimers();
+  const keySources = new KeySources({
+    fetch: fetchImpl,
+    timers: manual.timers,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const state = await buildAuthState(
+    config([{ url: "http://idp/jwks", algorithms: ["ES256"], ...options.source }]),
+    { keySources, ...(options.now ? { now: options.now } : {}) },
+  );
+  return { state, keySources, manual, source: keySources.sources[0]! };
+}
+
 Deno.test("DESIGN §2: a URL key source verifies ES256 tokens and reads iss, sub and scope", async () => {
   const { jwk, privateKey } = await rsaSetup();
   let fetches = 0;
@@ -36,9 +85,8 @@ Deno.test("DESIGN §2: a URL key source verifies ES256 tokens and reads iss, sub
     fetches++;
     return Promise.resolve(Response.json({ keys: [jwk] }));
   }) as typeof fetch;
-  const state = await buildAuthState(config([{ url: "http://idp/jwks", algorithms: ["ES256"] }]), {
-    fetch: fakeFetch,
-  });
+  const { state, source } = await urlState(fakeFetch);
+  await source.refresh();
   const jwt = await new SignJWT({ scope: "a b" }).setProtectedHeader({ alg: "ES256", kid: "k1" })
     .setIssuer("idp").setSubject("u1").setExpirationTime("5m").sign(privateKey);
   const result = await authenticate(
@@ -52,7 +100,27 @@ Deno.test("DESIGN §2: a URL key source verifies ES256 tokens and reads iss, sub
   assert.equal(fetches, 1);
 });
 
-Deno.test("issue 4: the key cache serves the last good keys while the IdP is down", async () => {
+Deno.test("issue 18: verification never fetches: before the first load a token gets KEYS_UNAVAILABLE (503 + retry_after), not invalid_token", async () => {
+  const { privateKey } = await rsaSetup();
+  let fetches = 0;
+  const fakeFetch = (() => {
+    fetches++;
+    return Promise.reject(new TypeError("down"));
+  }) as typeof fetch;
+  const { state } = await urlState(fakeFetch);
+  const jwt = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "k1" }).sign(
+    privateKey,
+  );
+  for (let i = 0; i < 30; i++) {
+    const result = await verifyToken(`${jwt}`, state);
+    assert.ok(!result.ok);
+    assert.equal(result.error.code, "KEYS_UNAVAILABLE");
+    assert.equal(typeof result.error.details.retry_after, "number");
+  }
+  assert.equal(fetches, 0, "30 token requests caused no fetch");
+});
+
+Deno.test("issue 18: the last good keys serve while the IdP is down (stale-if-error), with backoff", async () => {
   const { jwk, privateKey } = await rsaSetup();
   let now = 0;
   let up = true;
@@ -61,23 +129,29 @@ Deno.test("issue 4: the key cache serves the last good keys while the IdP is dow
       up
         ? Promise.resolve(Response.json({ keys: [jwk] }))
         : Promise.reject(new TypeError("down"))) as typeof fetch;
-  const state = await buildAuthState(
-    config([{ url: "http://idp/jwks", algorithms: ["ES256"], refresh_interval_ms: 1000 }]),
-    { fetch: fakeFetch, now: () => now },
-  );
+  const { state, source } = await urlState(fakeFetch, {
+    now: () => now,
+    source: { refresh_interval_ms: 1000 },
+  });
+  assert.equal(await source.refresh(), true);
   // A fresh token each time, so the verified-token cache cannot answer.
   const fresh = () =>
     new SignJWT({ jti: crypto.randomUUID() }).setProtectedHeader({ alg: "ES256", kid: "k1" })
       .sign(privateKey);
-  assert.equal((await verifyToken(await fresh(), state)).ok, true);
   up = false;
-  now = 10_000; // stale: a background refresh fails, the old keys keep serving
+  now = 10_000;
+  assert.equal(await source.refresh(), false);
+  assert.equal(source.state.status, "failing");
   assert.equal((await verifyToken(await fresh(), state)).ok, true);
-  await assert.rejects(() => state.sources[0]!.remote!.refresh());
-  assert.equal((await verifyToken(await fresh(), state)).ok, true);
+  assert.equal(await source.refresh(), false);
+  assert.equal(
+    source.state.nextFetchAt - now,
+    1000,
+    "second failure: backoff capped at the interval",
+  );
 });
 
-Deno.test("issue 4: refetches for an unknown kid are rate-limited", async () => {
+Deno.test("issue 18: unknown-kid refetches draw from the refresh_unknown_kid bucket (burst, then denied)", async () => {
   const { jwk, privateKey } = await rsaSetup();
   let fetches = 0;
   let now = 0;
@@ -85,23 +159,76 @@ Deno.test("issue 4: refetches for an unknown kid are rate-limited", async () => 
     fetches++;
     return Promise.resolve(Response.json({ keys: [jwk] }));
   }) as typeof fetch;
-  const state = await buildAuthState(config([{ url: "http://idp/jwks", algorithms: ["ES256"] }]), {
-    fetch: fakeFetch,
+  const { keySources, source } = await urlState(fakeFetch, {
     now: () => now,
-    cooldownMs: 10_000,
+    source: {
+      refresh_unknown_kid: { enabled: true, interval_ms: 10_000, burst: 2, max_wait_ms: 0 },
+    },
   });
+  await source.refresh();
   const unknown = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "other" }).sign(
     privateKey,
   );
-  for (let i = 0; i < 5; i++) {
-    const result = await verifyToken(unknown, state);
-    assert.equal(result.ok, false);
-    now += 100;
-  }
-  assert.equal(fetches, 1, "one fetch for five unknown-kid tokens inside the cooldown");
-  now += 20_000;
-  await verifyToken(unknown, state);
+  const request = new Request("http://x/", { headers: { authorization: `Bearer ${unknown}` } });
+  for (let i = 0; i < 1000; i++) await keySources.beforeAdmission(request);
+  assert.equal(fetches, 1 + 2, "the initial load + the burst, for 1000 unknown-kid tokens");
+  now += 10_000;
+  await keySources.beforeAdmission(request);
+  assert.equal(fetches, 4, "one more credit after one interval");
+  const known = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "k1" }).sign(
+    privateKey,
+  );
+  const anonymous = new Request("http://x/");
+  assert.equal(keySources.beforeAdmission(anonymous), null, "anonymous: nothing to wait for");
+  const knownRequest = new Request("http://x/", { headers: { authorization: `Bearer ${known}` } });
+  assert.equal(keySources.beforeAdmission(knownRequest), null, "known kid: nothing to wait for");
+});
+
+Deno.test("issue 18: the background loop refreshes on refresh_interval and readiness waits for the first load", async () => {
+  const { jwk } = await rsaSetup();
+  let fetches = 0;
+  let now = 0;
+  const fakeFetch = (() => {
+    fetches++;
+    return Promise.resolve(Response.json({ keys: [jwk] }));
+  }) as typeof fetch;
+  const { keySources, manual, source } = await urlState(fakeFetch, {
+    now: () => now,
+    source: { refresh_interval_ms: 60_000 },
+  });
+  assert.equal(keySources.ready, false);
+  assert.equal(manual.size, 1, "the first fetch is scheduled at once");
+  manual.run();
+  await source.refresh(); // joins the in-flight fetch
+  assert.equal(keySources.ready, true);
+  assert.equal(fetches, 1);
+  now = 60_000;
+  manual.run();
+  await source.refresh();
   assert.equal(fetches, 2);
+  keySources.close();
+  assert.equal(manual.size, 0, "close stops the loop");
+});
+
+Deno.test("issue 18: a JWKS body over max_response_bytes, invalid JSON or a 500 is a failed fetch, never a key set", async () => {
+  const { jwk } = await rsaSetup();
+  const bodies: (() => Response)[] = [
+    () => new Response("x".repeat(2000), { headers: { "content-type": "application/json" } }),
+    () => new Response("{not json"),
+    () => new Response("oops", { status: 500 }),
+    () =>
+      new Response(JSON.stringify({ keys: [jwk], pad: "x".repeat(5000) }), {
+        headers: { "content-length": "9999999" },
+      }),
+  ];
+  for (const body of bodies) {
+    const { source } = await urlState((() => Promise.resolve(body())) as typeof fetch, {
+      source: { max_response_bytes: 1000 },
+    });
+    assert.equal(await source.refresh(), false);
+    assert.equal(source.ready, false);
+    assert.equal(source.counters.failures, 1);
+  }
 });
 
 Deno.test("issue 4: algorithms are pinned per source: HS/RS confusion and alg none are refused", async () => {
@@ -135,14 +262,15 @@ Deno.test("issue 4: a verified token is cached until its exp (no second signatur
     fetches++;
     return Promise.resolve(Response.json({ keys: fetches === 1 ? [jwk] : [] }));
   }) as typeof fetch;
-  const state = await buildAuthState(
-    config([{ url: "http://idp/jwks", algorithms: ["ES256"], refresh_interval_ms: 1 }]),
-    { fetch: fakeFetch, now: () => now },
-  );
+  const { state, source } = await urlState(fakeFetch, {
+    now: () => now,
+    source: { refresh_interval_ms: 1 },
+  });
+  await source.refresh();
   const jwt = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "k1" })
     .setExpirationTime(Math.floor(Date.now() / 1000) + 3600).sign(privateKey);
   assert.equal((await verifyToken(jwt, state)).ok, true);
-  await state.sources[0]!.remote!.refresh(); // the key is gone from the JWKS now
+  await source.refresh(); // the key is gone from the JWKS now
   now = 30_000;
   assert.equal((await verifyToken(jwt, state)).ok, true, "served from the cache");
   now = 61_000;
@@ -210,4 +338,44 @@ Deno.test("issue 4: the runtime walk guards itself: fragment cycles visit once, 
 Deno.test("issue 4: a requirement over max_scope_combinations fails closed", () => {
   const result = operationAccess(parse("{ a b }"), SCHEMA, ACCESS, { maxCombinations: 1 });
   assert.equal(result.ok, false);
+});
+
+Deno.test("issue 18: a provider outage is logged once when it starts and once when it ends, not per failed fetch", async () => {
+  const { jwk } = await rsaSetup();
+  let up = true;
+  const lines: { level: string; msg: string }[] = [];
+  const log = {
+    debug() {},
+    info: (msg: string) => lines.push({ level: "info", msg }),
+    warn: (msg: string) => lines.push({ level: "warn", msg }),
+    error: (msg: string) => lines.push({ level: "error", msg }),
+  };
+  const manual = manualTimers();
+  const keySources = new KeySources({
+    fetch: (() =>
+      up
+        ? Promise.resolve(Response.json({ keys: [jwk] }))
+        : Promise.reject(new TypeError("down"))) as typeof fetch,
+    timers: manual.timers,
+    log,
+  });
+  const source = keySources.source(
+    {
+      url: "http://idp/jwks",
+      algorithms: ["ES256"],
+      audiences: [],
+      refresh_interval_ms: 1000,
+    } as unknown as Parameters<KeySources["source"]>[0],
+  );
+  await source.refresh();
+  up = false;
+  for (let i = 0; i < 5; i++) await source.refresh();
+  up = true;
+  await source.refresh();
+  assert.deepEqual(lines, [
+    { level: "info", msg: "JWKS loaded" },
+    { level: "warn", msg: "JWKS fetch failing; the last good keys keep serving" },
+    { level: "info", msg: "JWKS recovered" },
+  ]);
+  keySources.close();
 });

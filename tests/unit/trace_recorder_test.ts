@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { FetchRecord } from "../../lib/engine/types.ts";
+import { DEFAULT_UNMASKED_TRACE_HEADERS } from "../../lib/config/mod.ts";
 import {
   createTraceRecorder,
   DEFAULT_TRACE_OPTIONS,
@@ -9,6 +10,7 @@ import {
   type TraceData,
   type TraceOptions,
   type TraceRecorderOptions,
+  unmaskedHeaderSet,
 } from "../../lib/trace/mod.ts";
 
 // A plan in the engine's shape (STYLE §6(d)): products, then reviews and
@@ -121,6 +123,9 @@ function standardRecords(offset = 0, port = 4001): FetchRecord[] {
   ];
 }
 
+/** The default allowlist (`engine.request_tracing_unmasked_headers`). */
+const UNMASKED = unmaskedHeaderSet(DEFAULT_UNMASKED_TRACE_HEADERS);
+
 interface RunOptions {
   options?: Partial<TraceOptions>;
   offset?: number;
@@ -140,6 +145,7 @@ function run(run: RunOptions = {}): TraceData {
     startedAt: run.startedAt ?? new Date("2026-11-22T04:00:00.250Z"),
     routerVersion: "0.43.0",
     maskedHeaders: maskedHeaderSet(run.masked ?? []),
+    unmaskedHeaders: UNMASKED,
     singleFlight: true,
     request: {
       method: "POST",
@@ -254,7 +260,7 @@ Deno.test("spec 1: a load shows its raw input, rendered input, output and timing
           status: "200 OK",
           headers: {
             "Content-Type": ["application/json"],
-            Date: ["Sun, 22 Nov 2026 04:00:00 GMT"],
+            Date: ["****"], // not in request_tracing_unmasked_headers
           },
           body_size: 55,
         },
@@ -448,6 +454,7 @@ Deno.test("spec 2.8: a request that never planned has fetches null and no plan-c
     startedAt: new Date(0),
     routerVersion: "0.43.0",
     maskedHeaders: maskedHeaderSet(),
+    unmaskedHeaders: UNMASKED,
     singleFlight: false,
   });
   recorder.observer.stage("parse", 0, 10);
@@ -476,6 +483,7 @@ Deno.test("spec 1: raw input data is a snapshot taken when the load settled", ()
     startedAt: new Date(0),
     routerVersion: "0.43.0",
     maskedHeaders: maskedHeaderSet(),
+    unmaskedHeaders: UNMASKED,
     singleFlight: false,
   });
   recorder.observer.plan(PLAN, { cached: true });

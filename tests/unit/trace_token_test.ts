@@ -117,3 +117,27 @@ Deno.test("DESIGN §2: trace-token --ttl reads s/m/h/d durations", () => {
   assert.throws(() => parseTtl("-5m"), RangeError);
   assert.throws(() => parseTtl("1w"), RangeError);
 });
+
+Deno.test("issue 18: a trace token without iat is refused", async () => {
+  const signing = await importPKCS8(pair.privateKeyPem, "ES256");
+  const at = NOW.getTime() / 1000;
+  const token = await new SignJWT({}).setProtectedHeader({ alg: "ES256" })
+    .setExpirationTime(at + 60).sign(signing);
+  const verdict = await verifyTraceToken(token, key, { currentDate: NOW });
+  assert.deepEqual(verdict, {
+    ok: false,
+    reason: 'Trace token (X-GW-Token) lacks the required "iat" claim',
+  });
+});
+
+Deno.test("issue 18: a trace token living longer than request_tracing_max_token_age (1 h) is refused, 1 h exactly passes", async () => {
+  for (const [ttlSeconds, ok] of [[3600, true], [3601, false], [365 * 86400, false]] as const) {
+    const token = await mintTraceToken(pair.privateKeyPem, { ttlSeconds, now: NOW });
+    const verdict = await verifyTraceToken(token, key, { currentDate: NOW });
+    assert.equal(verdict.ok, ok, `${ttlSeconds} s`);
+    if (!verdict.ok) assert.match(verdict.reason, /request_tracing_max_token_age \(3600 s\)/);
+  }
+  const day = await mintTraceToken(pair.privateKeyPem, { ttlSeconds: 86400, now: NOW });
+  const allowed = await verifyTraceToken(day, key, { currentDate: NOW, maxTokenAgeSec: 86400 });
+  assert.equal(allowed.ok, true);
+});
