@@ -43,6 +43,8 @@ export interface ErrorResponseOptions {
   readonly contentType?: string;
   /** Extra response headers. */
   readonly headers?: HeadersInit;
+  /** The request's id: every error gets `extensions.request_id`, the log line `request_id`. */
+  readonly requestId?: string | null;
 }
 
 /**
@@ -75,6 +77,7 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   if (known.code === "INTERNAL") {
     const cause = known.cause ?? known;
     options.log?.error("Internal error", {
+      ...(options.requestId ? { request_id: options.requestId } : {}),
       error: cause,
       ...(cause instanceof Error && cause.stack ? { stack: cause.stack } : {}),
     });
@@ -84,8 +87,9 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   if (known instanceof AuthError) headers.set("www-authenticate", known.challenge);
   const { allow, ...details } = known.details;
   if (typeof allow === "string") headers.set("allow", allow);
-  const body = {
-    errors: [{ message: known.message, extensions: { code: known.code, ...details } }],
-  };
+  const extensions = options.requestId
+    ? { code: known.code, ...details, request_id: options.requestId }
+    : { code: known.code, ...details };
+  const body = { errors: [{ message: known.message, extensions }] };
   return new Response(JSON.stringify(body), { status: STATUS[known.code], headers });
 }

@@ -27,6 +27,7 @@ import {
   isJsonContentType,
   negotiateMediaType,
 } from "./_media.ts";
+import { REQUEST_ID_HEADER, withRequestId } from "../telemetry/request_id.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 
 /** What the GraphQL facet reads from the router state. */
@@ -63,11 +64,13 @@ export interface GraphQLDeps {
  */
 export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
   const method = request.method;
+  const requestId = request.headers.get(REQUEST_ID_HEADER);
   if (method !== "GET" && method !== "POST") {
     return errorResponse(
       new RouterError("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET or POST`, {
         details: { allow: "GET, POST" },
       }),
+      { requestId },
     );
   }
   const mediaType = negotiateMediaType(request.headers.get("accept"));
@@ -79,6 +82,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
           request.headers.get("accept")
         }"; accept ${GRAPHQL_RESPONSE_JSON} or ${APPLICATION_JSON}`,
       ),
+      { requestId },
     );
   }
   let params: GraphQLRequest;
@@ -92,15 +96,19 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         message: "PersistedQueryNotFound",
         extensions: { code: "PERSISTED_QUERY_NOT_FOUND" },
       }];
-      return graphQLResponse({ errors }, mediaType, false);
+      return graphQLResponse({ errors }, mediaType, { traced: false, requestId });
     }
-    return errorResponse(error, { contentType: mediaType, log: deps.log });
+    return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
   }
 
   const start = await startTrace(request, deps.trace);
   if (start.kind === "rejected") {
     // A request error: 400 whatever the media type (the token is bad, not the query).
-    return new Response(JSON.stringify(traceRejectionResult(start)), {
+    const rejected = traceRejectionResult(start);
+    if (requestId !== null && rejected.errors) {
+      rejected.errors = withRequestId(rejected.errors, requestId);
+    }
+    return new Response(JSON.stringify(rejected), {
       status: STATUS.INVALID_TRACE_TOKEN,
       headers: { "content-type": `${mediaType}; charset=utf-8` },
     });
@@ -110,10 +118,10 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   const prepared = prepare(deps.engine, params, observer ? { observer } : {});
   let result: ExecutionResult;
   if (!prepared.ok) {
-    if (method === "GET" && isMutationText(params)) return mutationOverGet(mediaType);
+    if (method === "GET" && isMutationText(params)) return mutationOverGet(mediaType, requestId);
     result = { errors: [...prepared.errors] };
   } else if (method === "GET" && prepared.operation.kind !== "query") {
-    return mutationOverGet(mediaType);
+    return mutationOverGet(mediaType, requestId);
   } else if (prepared.operation.kind === "subscription") {
     result = {
       errors: [{
@@ -129,7 +137,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         operation: prepared.operation,
       });
       if (refused !== null) {
-        return errorResponse(refused, { contentType: mediaType, log: deps.log });
+        return errorResponse(refused, { contentType: mediaType, log: deps.log, requestId });
       }
     }
     try {
@@ -140,11 +148,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         ...(observer ? { observer } : {}),
       });
     } catch (error) {
-      return errorResponse(error, { contentType: mediaType, log: deps.log });
+      return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
     }
   }
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
-  return graphQLResponse(result, mediaType, start.kind === "on");
+  return graphQLResponse(result, mediaType, { traced: start.kind === "on", requestId });
 }
 
 /** Responses are sent as bytes: Deno's HTTP layer writes a `Uint8Array` without a conversion. */
@@ -153,8 +161,12 @@ const ENCODER = new TextEncoder();
 function graphQLResponse(
   result: ExecutionResult,
   mediaType: GraphQLMediaType,
-  traced: boolean,
+  options: { readonly traced: boolean; readonly requestId: string | null },
 ): Response {
+  const { traced, requestId } = options;
+  if (requestId !== null && result.errors !== undefined) {
+    result = { ...result, errors: withRequestId(result.errors, requestId) };
+  }
   const requestError = !("data" in result) || result.data === undefined;
   const status = mediaType === GRAPHQL_RESPONSE_JSON && requestError ? 400 : 200;
   const headers = new Headers({ "content-type": `${mediaType}; charset=utf-8` });
@@ -164,14 +176,14 @@ function graphQLResponse(
   return new Response(ENCODER.encode(JSON.stringify(result)), { status, headers });
 }
 
-function mutationOverGet(mediaType: GraphQLMediaType): Response {
+function mutationOverGet(mediaType: GraphQLMediaType, requestId: string | null): Response {
   return errorResponse(
     new RouterError(
       "METHOD_NOT_ALLOWED",
       "Only queries can be sent with GET; send mutations with POST",
       { details: { allow: "POST" } },
     ),
-    { contentType: mediaType },
+    { contentType: mediaType, requestId },
   );
 }
 

@@ -10,6 +10,7 @@ import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
+import { acceptRequestId, REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
 import { readBodyLimited } from "./body.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
 import { errorResponse } from "./errors.ts";
@@ -113,6 +114,8 @@ export function createHandler(
     const routes = routesOf(state);
     const preflight = routes.cors.preflight(request);
     if (preflight !== null) return preflight;
+    // Facets, logs and header rules read the (validated or generated) id from the request.
+    const requestId = acceptRequestId(request.headers.get(REQUEST_ID_HEADER));
     let response: Response;
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
@@ -133,14 +136,16 @@ export function createHandler(
     };
     if (held) request.signal.addEventListener("abort", release, { once: true });
     try {
-      response = await facet(await limitBody(request, routes.bodyLimit), state);
+      response = await facet(await limitBody(request, routes.bodyLimit, requestId), state);
     } catch (error) {
-      response = errorResponse(error, { log: state.log ?? options.log });
+      response = errorResponse(error, { log: state.log ?? options.log, requestId });
     } finally {
       if (gate !== null) request.signal.removeEventListener("abort", release);
       release();
     }
-    return routes.cors.apply(request, response);
+    response = routes.cors.apply(request, response);
+    response.headers.set(REQUEST_ID_HEADER, requestId);
+    return response;
   };
 }
 
@@ -150,17 +155,20 @@ function notFound(request: Request): Promise<Response> {
 }
 
 /**
- * Buffers the body within the limit (413 over it), so facets read it freely.
+ * Buffers the body within the limit (413 over it), so facets read it freely,
+ * and sets `X-Request-Id` to the request's id (a copy only when it changes).
  * The copy keeps `request.signal`, which aborts when the client goes away
  * (deno.json opts into `no-legacy-abort`: it no longer aborts after every response).
  */
-async function limitBody(request: Request, limit: number): Promise<Request> {
-  if (request.body === null) return request;
-  const bytes = await readBodyLimited(request, limit);
+async function limitBody(request: Request, limit: number, requestId: string): Promise<Request> {
+  const keepsId = request.headers.get(REQUEST_ID_HEADER) === requestId;
+  if (request.body === null && keepsId) return request;
+  const headers = new Headers(request.headers);
+  if (!keepsId) headers.set(REQUEST_ID_HEADER, requestId);
   return new Request(request.url, {
     method: request.method,
-    headers: request.headers,
-    body: bytes,
+    headers,
+    ...(request.body === null ? {} : { body: await readBodyLimited(request, limit) }),
     signal: request.signal,
   });
 }
