@@ -21,6 +21,7 @@ import { createHandler } from "../http/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import type { OperationFile } from "../operations/mod.ts";
 import { buildState, type RouterState } from "../state/mod.ts";
+import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 
 /**
@@ -174,6 +175,19 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let log = makeLog(config);
 
   let state: RouterState | null = null;
+  const telemetry = startTelemetry({
+    config,
+    log: () => log,
+    sources: {
+      admission: () => state?.engine.admission ?? null,
+      caches: () =>
+        state === null
+          ? null
+          : { parse: state.engine.prepared.size, plan: state.engine.plans.size },
+    },
+    accessLogs: () => config.access_logs.enabled,
+    reusePort: options.reusePort ?? false,
+  });
   const handler = createHandler(() => state, { log });
   const server = Deno.serve({
     hostname: address.hostname,
@@ -194,20 +208,24 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         next.engine.request_tracing_public_key_file,
       ),
     ]);
-    return await buildState({
+    const built = await buildState({
       config: next,
       log: nextLog,
       supergraphSdl,
       operationFiles,
       traceKeyPem,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      telemetry: telemetry.telemetry,
     });
+    await telemetry.serving(next, supergraphSdl);
+    return built;
   }
 
   try {
     state = await build(config, log);
+    telemetry.listen(log);
   } catch (error) {
-    await server.shutdown();
+    await Promise.all([server.shutdown(), telemetry.shutdown()]);
     throw error;
   }
   logStartup(log, config, url, state);
@@ -233,10 +251,12 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       config = next;
       log = nextLog;
       log.info("Configuration reloaded", { operations: nextState.operations.operations.length });
+      telemetry.telemetry.metrics?.reload("success");
       restartWatcher();
       return true;
     } catch (error) {
       log.error("Reload failed; keeping the previous configuration", describeError(error));
+      telemetry.telemetry.metrics?.reload("failure");
       return false;
     }
   }
@@ -341,6 +361,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       });
       await Promise.race([server.shutdown(), expired]);
       clearTimeout(grace);
+      await telemetry.shutdown();
       stopped.resolve();
     })();
     return shuttingDown;

@@ -253,4 +253,15 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     max_subgraph_response_bytes: { kind: "size", default: 16_000_000 },
   }),
   playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
+  // Issue 16: observability (Cosmo's key names).
+  telemetry: object({
+    metrics: object({
+      prometheus: object({
+        enabled: bool(false),
+        listen_addr: str("127.0.0.1:8088"),
+        path: str("/metrics"),
+      }),
+    }),
+  }),
+  access_logs: object({ enabled: { kind: "boolean", default: true, derived: true } }),
 });

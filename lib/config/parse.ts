@@ -333,6 +333,8 @@ function section(out: Raw, ...keys: string[]): Raw {
 function fillDerived(out: Raw): void {
   const playground = section(out, "playground");
   if (playground.enabled === undefined) playground.enabled = out.dev_mode;
+  const accessLogs = section(out, "access_logs");
+  if (accessLogs.enabled === undefined) accessLogs.enabled = !out.dev_mode;
   const server = section(out, "mcp", "server");
   if (server.base_url === undefined) {
     const address = parseListenAddr(String(out.listen_addr));

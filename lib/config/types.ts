@@ -211,6 +211,28 @@ export interface PlaygroundConfig {
   readonly enabled: boolean;
 }
 
+/** `telemetry.metrics.prometheus`: the Prometheus listener. */
+export interface PrometheusConfig {
+  /** Serve the metrics on a listener of their own. */
+  readonly enabled: boolean;
+  /** `host:port` of that listener (default `127.0.0.1:8088`, loopback only). */
+  readonly listen_addr: string;
+  /** Path of the text exposition. */
+  readonly path: string;
+}
+
+/** `telemetry`: metrics and traces. */
+export interface TelemetryConfig {
+  /** Metrics. */
+  readonly metrics: { readonly prometheus: PrometheusConfig };
+}
+
+/** `access_logs`. */
+export interface AccessLogsConfig {
+  /** One JSON line per request at `info`; default: on, off in dev mode. */
+  readonly enabled: boolean;
+}
+
 /** The whole configuration. */
 export interface Config {
   /** `host:port` of the one listener. */
@@ -249,4 +271,8 @@ export interface Config {
   readonly engine: EngineConfig;
   /** The local playground. */
   readonly playground: PlaygroundConfig;
+  /** Metrics and traces. */
+  readonly telemetry: TelemetryConfig;
+  /** The access log. */
+  readonly access_logs: AccessLogsConfig;
 }

@@ -37,12 +37,14 @@ import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
 import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
 import type {
+  EngineEvents,
   ExecuteOptions,
   ExecutionObserver,
   ExecutionResult,
   GraphQLRequest,
   PreparedOperation,
   PrepareResult,
+  RequestHooks,
 } from "./types.ts";
 
 export type * from "./types.ts";
@@ -70,6 +72,8 @@ export interface EngineOptions {
    * once, the others waiting in arrival order. 0 = no limit. @default 0
    */
   readonly maxConcurrentOperations?: number;
+  /** Cache and subgraph fetch events (metrics, `lib/telemetry`). */
+  readonly events?: EngineEvents;
 }
 
 /** A cached plan with what shaping needs. */
@@ -96,6 +100,8 @@ export interface Engine {
    * HTTP edge before a request's body is read (`lib/http/handler.ts`).
    */
   readonly admission: AdmissionGate;
+  /** @internal Cache and fetch events (metrics); null when nobody listens. */
+  readonly events: EngineEvents | null;
 }
 
 /**
@@ -115,6 +121,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     propagators,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     singleFlight: options.enableSingleFlight ?? true,
+    ...(options.events ? { events: options.events } : {}),
     timeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
     ...(options.maxSubgraphResponseBytes === undefined
       ? {}
@@ -131,6 +138,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     client,
     abstractNames,
     admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
+    events: options.events ?? null,
   };
 }
 
@@ -154,6 +162,7 @@ export function prepare(
 ): PrepareResult {
   const key = `${request.query}\u0000${request.operationName ?? ""}`;
   const cached = engine.prepared.get(key);
+  engine.events?.cache("parse", cached !== undefined);
   if (cached) return cached;
   const observer = options.observer;
   const result = prepareOperation(
@@ -188,14 +197,28 @@ function planFor(
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>>,
   observer: ExecutionObserver | undefined,
+  hooks?: RequestHooks,
 ): CachedPlan {
+  const start = hooks ? performance.now() : 0;
+  const entry = planOrCached(engine, operation, variables, observer);
+  engine.events?.cache("plan", entry.cached);
+  hooks?.planned(entry.cached, start, performance.now());
+  return entry.plan;
+}
+
+function planOrCached(
+  engine: Engine,
+  operation: PreparedOperation,
+  variables: Readonly<Record<string, unknown>>,
+  observer: ExecutionObserver | undefined,
+): { readonly plan: CachedPlan; readonly cached: boolean } {
   const conditions = operation.conditionVariables ?? [];
   let key = operation.key ?? "";
   for (const name of conditions) key += variables[name] === true ? "\u00011" : "\u00010";
   const cached = operation.key === undefined ? undefined : engine.plans.get(key);
   if (cached) {
     observer?.plan(cached.planned.plan, { cached: true });
-    return cached;
+    return { plan: cached, cached: true };
   }
   const t0 = observer?.now() ?? 0;
   const normalized = normalizeOperation(engine.model.apiSchema, operation.document, {
@@ -223,7 +246,7 @@ function planFor(
   };
   if (operation.key !== undefined) engine.plans.set(key, entry);
   observer?.plan(planned.plan, { cached: false });
-  return entry;
+  return { plan: entry, cached: false };
 }
 
 /**
@@ -286,9 +309,10 @@ export async function execute(
   }
   const variables = coerced.coerced;
   const observer = options.observer;
-  const planned = planFor(engine, operation, variables, observer);
+  const planned = planFor(engine, operation, variables, observer, options.hooks);
   if (planned.error) return { data: null, errors: [planned.error] };
   const sendOptions = {
+    ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(observer ? { now: () => observer.now() } : {}),

@@ -27,7 +27,7 @@ import {
   isJsonContentType,
   negotiateMediaType,
 } from "./_media.ts";
-import { REQUEST_ID_HEADER, withRequestId } from "../telemetry/request_id.ts";
+import { REQUEST_ID_HEADER, type Telemetry, withRequestId } from "../telemetry/mod.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 
 /** What the GraphQL facet reads from the router state. */
@@ -44,6 +44,8 @@ export interface GraphQLDeps {
   readonly authorization?: RequestAuthorization;
   /** Schema and access map the checks read. */
   readonly supergraph?: SupergraphCore;
+  /** Metrics, access log and spans of the request; absent or null when off. */
+  readonly telemetry?: Telemetry | null;
 }
 
 /**
@@ -115,7 +117,10 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   }
   const observer = start.kind === "on" ? start.observer : undefined;
 
+  const scope = deps.telemetry?.scopeOf(request);
+  const preparing = scope?.span ? performance.now() : 0;
   const prepared = prepare(deps.engine, params, observer ? { observer } : {});
+  scope?.span?.stage("graphql.parse_validate", preparing, performance.now());
   let result: ExecutionResult;
   if (!prepared.ok) {
     if (method === "GET" && isMutationText(params)) return mutationOverGet(mediaType, requestId);
@@ -146,11 +151,18 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         headers: request.headers,
         signal: request.signal,
         ...(observer ? { observer } : {}),
+        ...(scope ? { hooks: scope.hooks } : {}),
       });
     } catch (error) {
       return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
     }
   }
+  deps.telemetry?.operation(request, {
+    prepared,
+    result,
+    query: params.query,
+    operationName: params.operationName,
+  });
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
   return graphQLResponse(result, mediaType, { traced: start.kind === "on", requestId });
 }

@@ -10,7 +10,7 @@ import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
-import { acceptRequestId, REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
+import { acceptRequestId, REQUEST_ID_HEADER, type RouteTable } from "../telemetry/mod.ts";
 import { readBodyLimited } from "./body.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
 import { errorResponse } from "./errors.ts";
@@ -31,6 +31,8 @@ interface Routes {
   readonly prefixes: readonly (readonly [string, FacetHandler])[];
   readonly cors: CorsPolicy;
   readonly bodyLimit: number;
+  /** The routes as telemetry labels them. */
+  readonly table: RouteTable;
 }
 
 /** Paths of the health endpoints. */
@@ -116,6 +118,9 @@ export function createHandler(
     if (preflight !== null) return preflight;
     // Facets, logs and header rules read the (validated or generated) id from the request.
     const requestId = acceptRequestId(request.headers.get(REQUEST_ID_HEADER));
+    const telemetry = state.telemetry;
+    const scope = telemetry?.begin(request, { requestId, routes: routes.table, pathname });
+    const answered = (r: Response) => (scope && telemetry ? telemetry.end(scope, r) : r);
     let response: Response;
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
@@ -124,7 +129,8 @@ export function createHandler(
       await gate?.enter(request.signal);
     } catch {
       // The client went away while its request waited: nobody reads this answer.
-      return new Response(null, { status: 503 });
+      telemetry?.metrics?.admissionRejected("client_gone");
+      return answered(new Response(null, { status: 503 }));
     }
     // The slot is freed when the answer is built, or when the client goes away:
     // a request whose work V8 ended (out of heap) never reaches its `finally`.
@@ -136,7 +142,9 @@ export function createHandler(
     };
     if (held) request.signal.addEventListener("abort", release, { once: true });
     try {
-      response = await facet(await limitBody(request, routes.bodyLimit, requestId), state);
+      const limited = await limitBody(request, routes.bodyLimit, requestId);
+      if (scope) telemetry?.bind(scope, limited.request, limited.body);
+      response = await facet(limited.request, state);
     } catch (error) {
       response = errorResponse(error, { log: state.log ?? options.log, requestId });
     } finally {
@@ -145,7 +153,7 @@ export function createHandler(
     }
     response = routes.cors.apply(request, response);
     response.headers.set(REQUEST_ID_HEADER, requestId);
-    return response;
+    return answered(response);
   };
 }
 
@@ -160,17 +168,25 @@ function notFound(request: Request): Promise<Response> {
  * The copy keeps `request.signal`, which aborts when the client goes away
  * (deno.json opts into `no-legacy-abort`: it no longer aborts after every response).
  */
-async function limitBody(request: Request, limit: number, requestId: string): Promise<Request> {
+async function limitBody(
+  request: Request,
+  limit: number,
+  requestId: string,
+): Promise<{ request: Request; body: Uint8Array | null }> {
   const keepsId = request.headers.get(REQUEST_ID_HEADER) === requestId;
-  if (request.body === null && keepsId) return request;
+  if (request.body === null && keepsId) return { request, body: null };
   const headers = new Headers(request.headers);
   if (!keepsId) headers.set(REQUEST_ID_HEADER, requestId);
-  return new Request(request.url, {
-    method: request.method,
-    headers,
-    ...(request.body === null ? {} : { body: await readBodyLimited(request, limit) }),
-    signal: request.signal,
-  });
+  const body = request.body === null ? null : await readBodyLimited(request, limit);
+  return {
+    request: new Request(request.url, {
+      method: request.method,
+      headers,
+      ...(body === null ? {} : { body }),
+      signal: request.signal,
+    }),
+    body,
+  };
 }
 
 function ready(): Promise<Response> {
@@ -213,5 +229,11 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
     prefixes,
     cors: compileCors(config.cors),
     bodyLimit: config.max_request_body_bytes,
+    table: {
+      graphql: config.graphql_path,
+      mcp: state.mcp === null ? null : config.mcp.path,
+      connectPrefix: state.connect?.prefix ?? null,
+      connectMethods: new Set(state.connect?.contract.methods.map((m) => m.name) ?? []),
+    },
   };
 }

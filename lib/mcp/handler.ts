@@ -155,10 +155,12 @@ async function runGraphQL(
   if (!prepared.ok) {
     return resultText({ errors: [...prepared.errors] });
   }
+  const hooks = deps.telemetry?.scopeOf(request)?.hooks;
   const result = await execute(deps.engine, prepared.operation, {
     variables,
     headers: request.headers,
     signal: request.signal,
+    ...(hooks ? { hooks } : {}),
   });
   return resultText(result);
 }

@@ -21,6 +21,7 @@ import {
   type OperationRegistry,
 } from "../operations/mod.ts";
 import { buildSupergraph, type SupergraphModel } from "../supergraph/mod.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
 
 /** The immutable state shared by every facet. */
@@ -43,6 +44,8 @@ export interface RouterState {
   readonly trace: TraceState;
   /** `@authenticated` / `@requiresScopes` on GraphQL requests (token verifier shared with Connect). */
   readonly authorization: RequestAuthorization;
+  /** Metrics, access logs and traces (one for the process, kept across reloads); null when off. */
+  readonly telemetry: Telemetry | null;
 }
 
 /** Inputs of {@linkcode buildState}: the config plus every file it names, already read. */
@@ -59,6 +62,8 @@ export interface StateInputs {
   readonly traceKeyPem: string | null;
   /** Subgraph fetch (tests inject one). */
   readonly fetch?: SubgraphFetch;
+  /** The process's telemetry (`lib/telemetry`); absent: none. */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -77,6 +82,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     subgraphRequestTimeoutMs: config.engine.subgraph_request_timeout_ms,
     planCacheSize: config.engine.plan_cache_size,
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
+    ...(inputs.telemetry?.engineEvents ? { events: inputs.telemetry.engineEvents } : {}),
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema);
   for (const skipped of operations.skipped) {
@@ -106,5 +112,17 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     buildTraceState(config, inputs.traceKeyPem),
   ]);
   const connect = buildConnectState({ ...base, auth });
-  return { config, log, supergraph, engine, operations, mcp, connect, trace, authorization };
+  const telemetry = inputs.telemetry ?? null;
+  return {
+    config,
+    log,
+    supergraph,
+    engine,
+    operations,
+    mcp,
+    connect,
+    trace,
+    authorization,
+    telemetry,
+  };
 }

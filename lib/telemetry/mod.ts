@@ -13,3 +13,41 @@ export {
   REQUEST_ID_HEADER,
   withRequestId,
 } from "./request_id.ts";
+export { accessLogRecord, type AccessLogScope } from "./access_log.ts";
+export {
+  type BoundedLabel,
+  cleanLabelValue,
+  clientOf,
+  createBoundedLabel,
+  MAX_LABEL_LENGTH,
+  OTHER_LABEL,
+  UNKNOWN_LABEL,
+} from "./labels.ts";
+export {
+  createRouterMetrics,
+  DURATION_BUCKETS,
+  type FetchMetric,
+  type FetchOutcome,
+  methodLabel,
+  type MetricSources,
+  type OperationOutcome,
+  type OperationRecord,
+  type RouterMetrics,
+  type RouterMetricsOptions,
+} from "./metrics.ts";
+export { operationHash } from "./operation_hash.ts";
+export {
+  createTelemetry,
+  fetchOutcome,
+  type RequestScope,
+  type RouteTable,
+  type Telemetry,
+  type TelemetryOptions,
+} from "./telemetry.ts";
+export type { RequestSpan, Tracer } from "./tracing.ts";
+export {
+  metricsHandler,
+  type MetricsServer,
+  PROMETHEUS_CONTENT_TYPE,
+  serveMetrics,
+} from "./metrics_server.ts";
