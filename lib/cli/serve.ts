@@ -79,6 +79,8 @@ export interface StartRouterOptions {
 export interface RunningRouter {
   /** Base URL of the listener (`http://127.0.0.1:4123`). */
   readonly url: string;
+  /** URL of the Prometheus exposition (`telemetry.metrics.prometheus`), or null. */
+  readonly metricsUrl?: string | null;
   /** The current state (replaced whole on reload). */
   state(): RouterState;
   /** Re-reads config and files and swaps the state; on failure logs and keeps the old one. */
@@ -369,6 +371,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
 
   return {
     url,
+    metricsUrl: telemetry.url(),
     state: () => state as RouterState,
     reload,
     shutdown,

@@ -343,7 +343,12 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       rejected.inc({ reason });
     },
     mcp({ method, tool, outcome }) {
-      mcp.inc({ method: mcpMethods.value(method), tool: mcpTools.value(tool), outcome });
+      // No tool (methods other than tools/call): the label stays empty.
+      mcp.inc({
+        method: mcpMethods.value(method),
+        tool: tool === "" ? "" : mcpTools.value(tool),
+        outcome,
+      });
     },
     connect({ method, code }) {
       connect.inc({ method, code });

@@ -56,15 +56,26 @@ export interface MetricsServer {
 /**
  * Serves the registry on its own listener.
  * @param metrics The registry.
- * @param options Host, port (0 = a free one) and path.
+ * @param options Host, port (0 = a free one), path, `SO_REUSEPORT`.
  * @returns The running listener.
  */
 export function serveMetrics(
   metrics: RouterMetrics,
-  options: { readonly hostname: string; readonly port: number; readonly path: string },
+  options: {
+    readonly hostname: string;
+    readonly port: number;
+    readonly path: string;
+    /** Bind with `SO_REUSEPORT`. @default {false} */
+    readonly reusePort?: boolean;
+  },
 ): MetricsServer {
   const server = Deno.serve(
-    { hostname: options.hostname, port: options.port, onListen: () => {} },
+    {
+      hostname: options.hostname,
+      port: options.port,
+      onListen: () => {},
+      ...(options.reusePort ? { reusePort: true } : {}),
+    },
     metricsHandler(metrics, options.path),
   );
   const host = options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname;

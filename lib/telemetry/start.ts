@@ -26,8 +26,9 @@ export interface StartTelemetryOptions {
   /** The current `access_logs.enabled`. */
   readonly accessLogs: () => boolean;
   /**
-   * Several isolates serve one port (`workers`): each has its own registry, so
-   * none binds the metrics listener (a scrape would reach a random one).
+   * Bind with `SO_REUSEPORT` (a restarted worker thread binds while the old
+   * one drains). With workers > 1 the supervisor turns the listener off: each
+   * isolate has its own registry, and a scrape would reach a random one.
    */
   readonly reusePort: boolean;
 }
@@ -36,6 +37,8 @@ export interface StartTelemetryOptions {
 export interface StartedTelemetry {
   /** What the state and the handler use. */
   readonly telemetry: Telemetry;
+  /** The URL of the Prometheus exposition, or null when not listening. */
+  url(): string | null;
   /** Binds the Prometheus listener (when enabled) and logs where. */
   listen(log: Logger): void;
   /** A state was built for this config and supergraph (`gw_router_info`). */
@@ -80,13 +83,14 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
   let server: MetricsServer | null = null;
   return {
     telemetry,
+    url: () => server?.url ?? null,
     listen(log) {
       if (!prometheus.enabled || metrics === null || address === undefined) return;
-      if (options.reusePort) {
-        log.warn("The Prometheus listener is off with workers > 1 (one registry per worker)");
-        return;
-      }
-      server = serveMetrics(metrics, { ...address, path: prometheus.path });
+      server = serveMetrics(metrics, {
+        ...address,
+        path: prometheus.path,
+        reusePort: options.reusePort,
+      });
       log.info("Prometheus metrics listening", { url: server.url });
     },
     async serving(next, supergraphSdl) {
