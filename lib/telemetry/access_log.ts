@@ -10,7 +10,7 @@
 export interface AccessLogScope {
   readonly requestId: string;
   readonly method: string;
-  /** The URL path (without the query string, which may carry variables). */
+  /** The route (never the query string, which may carry variables, nor a raw unmatched path). */
   readonly path: string;
   readonly bytesIn: number;
   readonly fetches: number;

@@ -48,6 +48,10 @@ interface OperationInfo {
 export interface RequestScope {
   readonly requestId: string;
   readonly method: string;
+  /**
+   * The path as logged: the route, with the Connect method when it is a known
+   * one; never a raw client path (it could carry anything).
+   */
   readonly path: string;
   /** `http.route`: a route template, never a raw client path. */
   readonly route: string;
@@ -255,15 +259,16 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       metrics?.requestStarted(request.method);
       const span = tracer?.startRequest(request, { route, requestId }) ?? null;
       const clientName = clientOf(request.headers).name;
+      const connectMethod = facet === "connect" && routes.connectPrefix !== null
+        ? connectMethodLabel(pathname.slice(routes.connectPrefix.length), routes)
+        : null;
       const scope: RequestScope = {
         requestId,
         method: request.method,
-        path: pathname,
+        path: connectMethod === null ? route : `${routes.connectPrefix}${connectMethod}`,
         route,
         facet,
-        connectMethod: facet === "connect" && routes.connectPrefix !== null
-          ? connectMethodLabel(pathname.slice(routes.connectPrefix.length), routes)
-          : null,
+        connectMethod,
         startMs: performance.now(),
         clientName: clientName === null ? null : cleanLabelValue(clientName),
         bytesIn: 0,
