@@ -188,6 +188,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           : { parse: state.engine.prepared.size, plan: state.engine.plans.size },
     },
     accessLogs: () => config.access_logs.enabled,
+    env,
     reusePort: options.reusePort ?? false,
   });
   const handler = createHandler(() => state, { log });

@@ -221,10 +221,36 @@ export interface PrometheusConfig {
   readonly path: string;
 }
 
+/** One OTLP/HTTP (protobuf) trace exporter. */
+export interface TracingExporterConfig {
+  /** Full URL of the traces endpoint (`http://collector:4318/v1/traces`). */
+  readonly endpoint: string;
+  /** Request headers, each `Name=value` (the `OTEL_EXPORTER_OTLP_HEADERS` format). */
+  readonly headers: readonly string[];
+  /** Longest wait before a batch is sent, milliseconds. */
+  readonly batch_timeout_ms: number;
+  /** Longest wait for one export request, milliseconds. */
+  readonly export_timeout_ms: number;
+}
+
+/** `telemetry.tracing`: OpenTelemetry spans over OTLP/HTTP. */
+export interface TracingConfig {
+  /** Record and export spans. */
+  readonly enabled: boolean;
+  /** `service.name` of the resource (`OTEL_SERVICE_NAME` wins). */
+  readonly service_name: string;
+  /** Fraction of new traces sampled (parent-based: a sampled parent is always followed). */
+  readonly sampling_rate: number;
+  /** Exporters; empty: `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` when set. */
+  readonly exporters: readonly TracingExporterConfig[];
+}
+
 /** `telemetry`: metrics and traces. */
 export interface TelemetryConfig {
   /** Metrics. */
   readonly metrics: { readonly prometheus: PrometheusConfig };
+  /** Traces. */
+  readonly tracing: TracingConfig;
 }
 
 /** `access_logs`. */

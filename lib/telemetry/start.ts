@@ -13,7 +13,9 @@ import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { createRouterMetrics, type MetricSources } from "./metrics.ts";
 import { type MetricsServer, serveMetrics } from "./metrics_server.ts";
+import { createOtelTracer, type OtlpExporterOptions, parseHeaderList } from "./otel.ts";
 import { createTelemetry, type Telemetry } from "./telemetry.ts";
+import type { Tracer } from "./tracing.ts";
 
 /** Options for {@linkcode startTelemetry}. */
 export interface StartTelemetryOptions {
@@ -25,6 +27,8 @@ export interface StartTelemetryOptions {
   readonly sources: MetricSources;
   /** The current `access_logs.enabled`. */
   readonly accessLogs: () => boolean;
+  /** The environment (`OTEL_*` variables). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   /**
    * Bind with `SO_REUSEPORT` (a restarted worker thread binds while the old
    * one drains). With workers > 1 the supervisor turns the listener off: each
@@ -67,10 +71,12 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
   const prometheus = config.telemetry.metrics.prometheus;
   const wantsRegistry = prometheus.enabled || config.playground.enabled;
   const metrics = wantsRegistry ? createRouterMetrics({ sources: options.sources }) : null;
+  const tracer = startTracer(config, options.env, options.log());
   const telemetry = createTelemetry({
     metrics,
     log: options.log,
     accessLogs: options.accessLogs,
+    tracer,
   });
   const address = parseListenAddr(prometheus.listen_addr);
   if (prometheus.enabled && address === undefined) {
@@ -104,7 +110,75 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
     async shutdown() {
       const running = server;
       server = null;
-      await running?.shutdown();
+      await Promise.all([running?.shutdown(), tracer?.shutdown()]);
     },
   };
+}
+
+/**
+ * The OTLP exporters of a config: `telemetry.tracing.exporters`, or, when that
+ * is empty, the standard `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` and `_HEADERS`.
+ *
+ * @example The environment fills in when the config has no exporter
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig } from "../config/mod.ts";
+ * import { tracingExporters } from "./start.ts";
+ * const exporters = tracingExporters(parseConfig({}), {
+ *   OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+ *   OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=k1",
+ * });
+ * assert.equal(exporters[0]?.url, "http://collector:4318/v1/traces");
+ * assert.deepEqual(exporters[0]?.headers, { "x-api-key": "k1" });
+ * ```
+ * @param config The config.
+ * @param env The environment.
+ * @returns The exporters.
+ */
+export function tracingExporters(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+): OtlpExporterOptions[] {
+  const tracing = config.telemetry.tracing;
+  if (tracing.exporters.length > 0) {
+    return tracing.exporters.map((e) => ({
+      url: e.endpoint,
+      headers: parseHeaderList(e.headers),
+      batchTimeoutMs: e.batch_timeout_ms,
+      exportTimeoutMs: e.export_timeout_ms,
+    }));
+  }
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+    (base ? `${base.replace(/\/+$/, "")}/v1/traces` : "");
+  if (url === "") return [];
+  const headers = env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS ?? "";
+  return [{
+    url,
+    headers: parseHeaderList(headers.split(",")),
+    batchTimeoutMs: Number(env.OTEL_BSP_SCHEDULE_DELAY) || 5_000,
+    exportTimeoutMs: Number(env.OTEL_EXPORTER_OTLP_TIMEOUT) || 10_000,
+  }];
+}
+
+function startTracer(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+  log: Logger,
+): Tracer | null {
+  const tracing = config.telemetry.tracing;
+  if (!tracing.enabled) return null;
+  const exporters = tracingExporters(config, env);
+  if (exporters.length === 0) {
+    log.warn(
+      "telemetry.tracing.enabled is true but no exporter is configured (telemetry.tracing.exporters or OTEL_EXPORTER_OTLP_ENDPOINT): tracing is off",
+    );
+    return null;
+  }
+  return createOtelTracer({
+    serviceName: env.OTEL_SERVICE_NAME || tracing.service_name,
+    serviceVersion: VERSION,
+    samplingRate: tracing.sampling_rate,
+    exporters,
+  });
 }

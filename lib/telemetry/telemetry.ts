@@ -313,6 +313,9 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     },
     end(scope, response) {
       const status = response.status;
+      const mcp = scope.facet === "mcp" && scope.method === "POST"
+        ? mcpLabels(scope.mcpBody)
+        : null;
       if (metrics !== null) {
         metrics.requestFinished({
           method: scope.method,
@@ -320,13 +323,20 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
           status,
           seconds: (performance.now() - scope.startMs) / 1000,
         });
-        if (scope.facet === "mcp" && scope.method !== "OPTIONS") {
-          metrics.mcp({ ...mcpLabels(scope.mcpBody), outcome: mcpOutcome(status) });
-        } else if (scope.facet === "connect") {
-          recordConnect(metrics, scope, response);
-        }
+        if (mcp !== null) metrics.mcp({ ...mcp, outcome: mcpOutcome(status) });
+        else if (scope.facet === "connect") recordConnect(metrics, scope, response);
       }
-      scope.span?.end(status);
+      if (scope.span) {
+        if (mcp !== null) {
+          scope.span.attributes({
+            "mcp.method.name": mcp.method,
+            ...(mcp.tool === "" ? {} : { "gen_ai.tool.name": mcp.tool }),
+          });
+        } else if (scope.connectMethod !== null) {
+          scope.span.attributes({ "rpc.system": "connect_rpc", "rpc.method": scope.connectMethod });
+        }
+        scope.span.end(status);
+      }
       if (!options.accessLogs()) return response;
       const body = response.body;
       if (body === null) {

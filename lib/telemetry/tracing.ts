@@ -1,7 +1,7 @@
 /**
  * Tracing contract of the telemetry: a request span with children for the
  * stages and the subgraph fetches. Implemented with the OpenTelemetry JS SDK
- * in `otel.ts`.
+ * in `otel.ts`; the rest of the router sees only these two interfaces.
  *
  * @module
  */
@@ -18,6 +18,8 @@ export interface RequestSpan {
     endMs: number,
     attributes?: Readonly<Record<string, string | number | boolean>>,
   ): void;
+  /** Adds attributes to the request span (RPC method, MCP tool). */
+  attributes(attributes: Readonly<Record<string, string | number | boolean>>): void;
   /** The operation became known (`graphql.operation.name` / `.type`). */
   operation(info: { readonly name: string | null; readonly type: string | null }): void;
   /** The response status is known: ends the span. */
