@@ -10,7 +10,13 @@ import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
-import { acceptRequestId, REQUEST_ID_HEADER, type RouteTable } from "../telemetry/mod.ts";
+import {
+  acceptRequestId,
+  handleLiveView,
+  LIVE_VIEW_PATHS,
+  REQUEST_ID_HEADER,
+  type RouteTable,
+} from "../telemetry/mod.ts";
 import { readBodyLimited } from "./body.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
 import { errorResponse } from "./errors.ts";
@@ -219,6 +225,10 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
     exact.set("/", facets.playground);
     exact.set("/playground", facets.playground);
     prefixes.push(["/playground/", facets.playground]);
+    // The Router page (issue 16): charts from the metrics registry.
+    const liveView: FacetHandler = (request, s) =>
+      handleLiveView(request, s.telemetry?.liveHistory ?? null);
+    for (const path of Object.values(LIVE_VIEW_PATHS)) exact.set(path, liveView);
   }
   if (state.connect !== null) prefixes.push([state.connect.prefix, facets.connect]);
   return {

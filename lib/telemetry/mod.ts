@@ -51,3 +51,22 @@ export {
   PROMETHEUS_CONTENT_TYPE,
   serveMetrics,
 } from "./metrics_server.ts";
+export {
+  createLiveHistory,
+  type LiveHistory,
+  type LiveHistoryOptions,
+  type LivePoint,
+  type MetricJson,
+  pointBetween,
+  quantileMs,
+  type Snapshot,
+  snapshotOf,
+} from "./live_view.ts";
+export { handleLiveView, isLiveViewPath, LIVE_VIEW_PATHS } from "./live_view_page.ts";
+export {
+  createOtelTracer,
+  type OtelTracerOptions,
+  type OtlpExporterOptions,
+  parseHeaderList,
+} from "./otel.ts";
+export { createOtlpHttpExporter, type OtlpHttpExporterOptions } from "./otlp_exporter.ts";

@@ -11,6 +11,7 @@ import type { Config } from "../config/types.ts";
 import { parseListenAddr } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
+import { createLiveHistory, type LiveHistory } from "./live_view.ts";
 import { createRouterMetrics, type MetricSources } from "./metrics.ts";
 import { type MetricsServer, serveMetrics } from "./metrics_server.ts";
 import { createOtelTracer, type OtlpExporterOptions, parseHeaderList } from "./otel.ts";
@@ -57,6 +58,9 @@ async function shortHash(text: string): Promise<string> {
     .join("");
 }
 
+/** How often the Router page's history samples the registry, ms. */
+const LIVE_SAMPLE_MS = 2_000;
+
 /** The package version, for `gw_router_info`. */
 const VERSION: string = denoJson.version;
 
@@ -72,12 +76,24 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
   const wantsRegistry = prometheus.enabled || config.playground.enabled;
   const metrics = wantsRegistry ? createRouterMetrics({ sources: options.sources }) : null;
   const tracer = startTracer(config, options.env, options.log());
+  const liveHistory: LiveHistory | null = metrics === null || !config.playground.enabled
+    ? null
+    : createLiveHistory({ read: () => metrics.registry.getMetricsAsJSON(), now: Date.now });
   const telemetry = createTelemetry({
     metrics,
     log: options.log,
     accessLogs: options.accessLogs,
     tracer,
+    liveHistory,
   });
+  // The Router page shows the last minutes even when it was just opened.
+  let sampler: number | undefined;
+  if (liveHistory !== null) {
+    // Number(): Deno's timer id (the npm packages' Node typings say `Timeout`).
+    const id = Number(setInterval(() => void liveHistory.sample(), LIVE_SAMPLE_MS));
+    Deno.unrefTimer(id);
+    sampler = id;
+  }
   const address = parseListenAddr(prometheus.listen_addr);
   if (prometheus.enabled && address === undefined) {
     throw new RouterError(
@@ -108,6 +124,7 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
       metrics.setInfo({ configHash, supergraphHash, version: VERSION });
     },
     async shutdown() {
+      clearInterval(sampler);
       const running = server;
       server = null;
       await Promise.all([running?.shutdown(), tracer?.shutdown()]);

@@ -20,6 +20,7 @@ import { accessLogRecord } from "./access_log.ts";
 import { cleanLabelValue, clientOf } from "./labels.ts";
 import type { FetchOutcome, OperationOutcome, RouterMetrics } from "./metrics.ts";
 import { operationHash } from "./operation_hash.ts";
+import type { LiveHistory } from "./live_view.ts";
 import type { RequestSpan, Tracer } from "./tracing.ts";
 
 /** What the edge tells telemetry about the routes of the current state. */
@@ -85,6 +86,8 @@ export interface TelemetryOptions {
   readonly accessLogs: () => boolean;
   /** The tracer, or null when tracing is off. */
   readonly tracer?: Tracer | null;
+  /** Snapshots for the playground's Router page, or null. */
+  readonly liveHistory?: LiveHistory | null;
 }
 
 /** Telemetry of a router process. */
@@ -93,6 +96,8 @@ export interface Telemetry {
   readonly metrics: RouterMetrics | null;
   /** The tracer, or null when off. */
   readonly tracer: Tracer | null;
+  /** Snapshots for the playground's Router page, or null. */
+  readonly liveHistory: LiveHistory | null;
   /** Router-wide engine events (pass to `createEngine`), or null when metrics are off. */
   readonly engineEvents: EngineEvents | null;
   /**
@@ -253,6 +258,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   return {
     metrics,
     tracer,
+    liveHistory: options.liveHistory ?? null,
     engineEvents,
     begin(request, { requestId, routes, pathname }) {
       const { route, facet } = routeOf(pathname, routes);
