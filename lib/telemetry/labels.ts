@@ -62,7 +62,6 @@ export interface BoundedLabel {
  * assert.equal(label.value("android"), "other");
  * assert.equal(label.value("web"), "web");
  * assert.equal(label.value(null), "unknown");
- * assert.equal(label.value("a\nb"), "a_b");
  * ```
  * @param max Distinct values admitted.
  * @returns The label.

@@ -296,19 +296,38 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
   });
   const mcpMethods = createBoundedLabel(50);
   const mcpTools = createBoundedLabel(max);
+  // Label children by their values, so the hot path skips prom-client's label
+  // hashing (every label is bounded, so are these maps).
+  const activeBy = memo((m: string) => active.labels({ http_request_method: m }));
+  const serverBy = memo((key: string) => {
+    const [m = "", route = "", status = ""] = key.split(SEP);
+    return serverDuration.labels({
+      http_request_method: m,
+      http_route: route,
+      http_response_status_code: status,
+    });
+  });
+  const fetchBy = memo((key: string) => {
+    const [subgraph = "", status = "", outcome = ""] = key.split(SEP);
+    return {
+      count: fetches.labels({ subgraph, outcome }),
+      duration: clientDuration.labels({ subgraph, http_response_status_code: status }),
+    };
+  });
+  const cacheBy = {
+    parse: [cacheMisses.labels({ cache: "parse" }), cacheHits.labels({ cache: "parse" })],
+    plan: [cacheMisses.labels({ cache: "plan" }), cacheHits.labels({ cache: "plan" })],
+  } as const;
 
   return {
     registry,
     requestStarted(method) {
-      active.inc({ http_request_method: methodLabel(method) });
+      activeBy(methodLabel(method)).inc();
     },
     requestFinished({ method, route, status, seconds }) {
       const m = methodLabel(method);
-      active.dec({ http_request_method: m });
-      serverDuration.observe(
-        { http_request_method: m, http_route: route, http_response_status_code: status },
-        seconds,
-      );
+      activeBy(m).dec();
+      serverBy(`${m}${SEP}${route}${SEP}${status}`).observe(seconds);
     },
     operation(record) {
       operations.inc({
@@ -321,11 +340,9 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       for (const code of record.errorCodes) graphqlErrors.inc({ code: errorCodes.value(code) });
     },
     subgraphFetch({ subgraph, seconds, status, outcome }) {
-      fetches.inc({ subgraph, outcome });
-      clientDuration.observe(
-        { subgraph, http_response_status_code: status === null ? "" : status },
-        seconds,
-      );
+      const children = fetchBy(`${subgraph}${SEP}${status ?? ""}${SEP}${outcome}`);
+      children.count.inc();
+      children.duration.observe(seconds);
     },
     subgraphRetry(subgraph) {
       retries.inc({ subgraph });
@@ -337,7 +354,7 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       shares.inc({ subgraph });
     },
     cache(cache, hit) {
-      (hit ? cacheHits : cacheMisses).inc({ cache });
+      cacheBy[cache][hit ? 1 : 0].inc();
     },
     admissionRejected(reason) {
       rejected.inc({ reason });
@@ -366,5 +383,21 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     text() {
       return registry.metrics();
     },
+  };
+}
+
+/** Separates label values in a memo key (a character no label value has: they are cleaned). */
+const SEP = "\u0001";
+
+/** Caches a function of a string key (for label children). */
+function memo<T>(make: (key: string) => T): (key: string) => T {
+  const cache = new Map<string, T>();
+  return (key) => {
+    let value = cache.get(key);
+    if (value === undefined) {
+      value = make(key);
+      cache.set(key, value);
+    }
+    return value;
   };
 }

@@ -29,9 +29,9 @@ import {
 } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
+  AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
-  TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type { FetchHook } from "../engine/mod.ts";
@@ -48,6 +48,11 @@ export interface OtlpExporterOptions {
   readonly batchTimeoutMs: number;
   /** Longest wait for one export, ms. */
   readonly exportTimeoutMs: number;
+  /**
+   * Sends the export (benchmarks count instead of sending).
+   * @default {globalThis.fetch}
+   */
+  readonly fetch?: (url: string, init: RequestInit) => Promise<Response>;
 }
 
 /** Options for {@linkcode createOtelTracer}. */
@@ -60,6 +65,11 @@ export interface OtelTracerOptions {
   readonly samplingRate: number;
   /** Where spans go. */
   readonly exporters: readonly OtlpExporterOptions[];
+  /**
+   * Draws the sampling decision of a new trace.
+   * @default {Math.random}
+   */
+  readonly random?: () => number;
 }
 
 const HEADERS_GETTER: TextMapGetter<Headers> = {
@@ -116,6 +126,7 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
         url: e.url,
         headers: e.headers,
         timeoutMs: e.exportTimeoutMs,
+        ...(e.fetch ? { fetch: e.fetch } : {}),
       }),
       scheduledDelayMillis: e.batchTimeoutMs,
       exportTimeoutMillis: e.exportTimeoutMs,
@@ -126,10 +137,13 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
       "service.name": options.serviceName,
       "service.version": options.serviceVersion,
     }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.samplingRate) }),
+    // New traces are drawn in `startRequest` before the SDK is asked (an unsampled
+    // request then costs nothing); a caller's context decides for its trace.
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     spanProcessors,
   });
   const tracer = provider.getTracer("gw-router", options.serviceVersion);
+  const random = options.random ?? Math.random;
 
   function requestSpan(span: Span, context: Context): RequestSpan {
     return {
@@ -167,6 +181,8 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
 
   return {
     startRequest(request, { route, requestId }) {
+      const continued = request.headers.has("traceparent");
+      if (!continued && random() >= options.samplingRate) return null;
       const parent = PROPAGATOR.extract(ROOT_CONTEXT, request.headers, HEADERS_GETTER);
       const span = tracer.startSpan(`${request.method} ${route}`, {
         kind: SpanKind.SERVER,
@@ -179,7 +195,7 @@ export function createOtelTracer(options: OtelTracerOptions): Tracer {
       const context = trace.setSpan(parent, span);
       if (span.isRecording()) return requestSpan(span, context);
       // Not sampled: no spans, but a caller's trace context still reaches the subgraphs.
-      return request.headers.has("traceparent") ? passthrough(contextHeaders(context)) : null;
+      return continued ? passthrough(contextHeaders(context)) : null;
     },
     async shutdown() {
       await provider.shutdown();

@@ -103,12 +103,13 @@ export interface Telemetry {
   /**
    * A request arrived: opens its scope (and span).
    * @param request The request as received.
-   * @param info Its id and the routes of the current state.
+   * @param info Its id, its path and the routes of the current state.
+   * @returns The scope; null when nothing is recorded (no metrics, tracer or access log).
    */
   begin(
     request: Request,
     info: { readonly requestId: string; readonly routes: RouteTable; readonly pathname: string },
-  ): RequestScope;
+  ): RequestScope | null;
   /**
    * The request the facets will see (body read): binds it to its scope.
    * @param scope The scope.
@@ -134,9 +135,9 @@ export interface Telemetry {
    * (with access logs) logs it when the last byte of the body is sent.
    * @param scope The scope.
    * @param response The response.
-   * @returns The response to send (a counting copy with access logs on).
+   * @returns The response to send (with access logs on, a copy whose size is known).
    */
-  end(scope: RequestScope, response: Response): Response;
+  end(scope: RequestScope, response: Response): Promise<Response>;
 }
 
 const NO_HOOK: FetchHook = { headers: null, end() {} };
@@ -261,6 +262,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     liveHistory: options.liveHistory ?? null,
     engineEvents,
     begin(request, { requestId, routes, pathname }) {
+      if (metrics === null && tracer === null && !options.accessLogs()) return null;
       const { route, facet } = routeOf(pathname, routes);
       metrics?.requestStarted(request.method);
       const span = tracer?.startRequest(request, { route, requestId }) ?? null;
@@ -317,7 +319,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         clientVersion: client.version,
       });
     },
-    end(scope, response) {
+    async end(scope, response) {
       const status = response.status;
       const mcp = scope.facet === "mcp" && scope.method === "POST"
         ? mcpLabels(scope.mcpBody)
@@ -330,7 +332,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
           seconds: (performance.now() - scope.startMs) / 1000,
         });
         if (mcp !== null) metrics.mcp({ ...mcp, outcome: mcpOutcome(status) });
-        else if (scope.facet === "connect") recordConnect(metrics, scope, response);
+        else if (scope.facet === "connect") await recordConnect(metrics, scope, response);
       }
       if (scope.span) {
         if (mcp !== null) {
@@ -344,35 +346,48 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         scope.span.end(status);
       }
       if (!options.accessLogs()) return response;
-      const body = response.body;
-      if (body === null) {
-        finish(scope, status, 0);
-        return response;
-      }
-      let bytes = 0;
-      let done = false;
-      const close = () => {
-        if (done) return;
-        done = true;
-        finish(scope, status, bytes);
-      };
-      const counted = body.pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, controller) {
-            bytes += chunk.byteLength;
-            controller.enqueue(chunk);
-          },
-          flush: close,
-          cancel: close,
-        }),
-      );
-      return new Response(counted, {
-        status,
-        statusText: response.statusText,
-        headers: response.headers,
-      });
+      return await logged(scope, response);
     },
   };
+
+  /**
+   * Logs the access line of a request. A finite body is read (facets build
+   * answers from bytes: this copies, cheaply) so the line has its size and the
+   * response keeps Deno's fast path for byte bodies; an event stream is
+   * counted as it is sent, and logged when it ends.
+   */
+  async function logged(scope: RequestScope, response: Response): Promise<Response> {
+    const status = response.status;
+    const body = response.body;
+    if (body === null) {
+      finish(scope, status, 0);
+      return response;
+    }
+    const init = { status, statusText: response.statusText, headers: response.headers };
+    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      finish(scope, status, bytes.byteLength);
+      return new Response(bytes, init);
+    }
+    let bytes = 0;
+    let done = false;
+    const close = () => {
+      if (done) return;
+      done = true;
+      finish(scope, status, bytes);
+    };
+    const counted = body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          bytes += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+        flush: close,
+        cancel: close,
+      }),
+    );
+    return new Response(counted, init);
+  }
 }
 
 const NO_HOOKS: RequestHooks = { fetch: () => NO_HOOK, planned() {} };
@@ -381,16 +396,23 @@ function connectMethodLabel(raw: string, routes: RouteTable): string {
   return routes.connectMethods.has(raw) ? raw : "unknown";
 }
 
-function recordConnect(metrics: RouterMetrics, scope: RequestScope, response: Response): void {
+async function recordConnect(
+  metrics: RouterMetrics,
+  scope: RequestScope,
+  response: Response,
+): Promise<void> {
   const method = scope.connectMethod ?? "unknown";
   if (response.status === 200) {
     metrics.connect({ method, code: "ok" });
     return;
   }
   // Error bodies are small Connect error JSON: read the code from a copy.
-  response.clone().json().then(
-    (body) =>
-      metrics.connect({ method, code: typeof body?.code === "string" ? body.code : "unknown" }),
-    () => metrics.connect({ method, code: "unknown" }),
-  );
+  let code = "unknown";
+  try {
+    const body = await response.clone().json();
+    if (typeof body?.code === "string") code = body.code;
+  } catch {
+    // Not a Connect error body (a refusal of the HTTP edge): the code stays unknown.
+  }
+  metrics.connect({ method, code });
 }

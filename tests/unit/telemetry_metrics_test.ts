@@ -200,3 +200,21 @@ Deno.test("issue 16: the metrics handler serves the Prometheus text format on it
   await post.body?.cancel();
   assert.equal(post.status, 405);
 });
+
+Deno.test("issue 16: a Connect method that does not exist is counted as 'unknown', never by its path", async () => {
+  const { handle, metrics } = await setup();
+  await send(
+    handle,
+    new Request("http://router.test/service.v1.GraphService/Made-Up-By-A-Client", {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+      body: "{}",
+    }),
+  );
+  const text = await metrics.text();
+  assert.equal(text.includes("Made-Up-By-A-Client"), false);
+  assert.equal(
+    sample(text, 'gw_router_connect_requests_total{method="unknown",code="unimplemented"}'),
+    1,
+  );
+});
