@@ -187,7 +187,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           ? null
           : { parse: state.engine.prepared.size, plan: state.engine.plans.size },
     },
-    accessLogs: () => config.access_logs.enabled,
+    // Access lines are at info: below that threshold they cost nothing.
+    accessLogs: () =>
+      config.access_logs.enabled && (config.log_level === "info" || config.log_level === "debug"),
     env,
     reusePort: options.reusePort ?? false,
   });

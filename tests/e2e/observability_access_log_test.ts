@@ -133,3 +133,14 @@ Deno.test("issue 16: no token, cookie, API key, query string or variable value r
     await fixture.close();
   }
 });
+
+Deno.test("issue 16: with log_level warn the access log writes nothing (and the answer is untouched)", async () => {
+  const fixture = await startObservabilityFixture({ log_level: "warn" });
+  try {
+    const { status } = await graphql(fixture, { query: "{ hello }" });
+    assert.equal(status, 200);
+    assert.equal(fixture.logs.filter((l) => l.msg === "request").length, 0);
+  } finally {
+    await fixture.close();
+  }
+});
