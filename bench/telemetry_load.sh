@@ -10,6 +10,7 @@
 #   traced-100   metrics + tracing, sampling_rate 1
 #
 #   bench/telemetry_load.sh                 # ROUNDS=2 WARMUP_S=5 MEASURE_S=15
+#   VARIANTS="off metrics" ROUNDS=3 bench/telemetry_load.sh
 #
 # Prints one bench/load line per variant and round, prefixed by the variant.
 # Compare `cpu … ms/req` (the router's CPU per request) on a shared machine;
@@ -46,7 +47,7 @@ declare -A EXTRA=(
   [traced-100]="$(traced 1)"
 )
 for round in $(seq 1 "$ROUNDS"); do
-  for variant in off metrics access-log traced-1 traced-100; do
+  for variant in ${VARIANTS:-off metrics access-log traced-1 traced-100}; do
     # The generated config says log_level: warn; the access log writes at info.
     level=warn
     [[ "$variant" == access-log ]] && level=info
