@@ -22,6 +22,7 @@ import { createLogger, type Logger } from "../log/mod.ts";
 import { closeMcpStreams, handOverMcp } from "../mcp/mod.ts";
 import type { OperationFile } from "../operations/mod.ts";
 import { buildState, type RouterState } from "../state/mod.ts";
+import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 
 /**
@@ -79,6 +80,8 @@ export interface StartRouterOptions {
 export interface RunningRouter {
   /** Base URL of the listener (`http://127.0.0.1:4123`). */
   readonly url: string;
+  /** URL of the Prometheus exposition (`telemetry.metrics.prometheus`), or null. */
+  readonly metricsUrl?: string | null;
   /** The current state (replaced whole on reload). */
   state(): RouterState;
   /** Re-reads config and files and swaps the state; on failure logs and keeps the old one. */
@@ -175,6 +178,22 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let log = makeLog(config);
 
   let state: RouterState | null = null;
+  const telemetry = startTelemetry({
+    config,
+    log: () => log,
+    sources: {
+      admission: () => state?.engine.admission ?? null,
+      caches: () =>
+        state === null
+          ? null
+          : { parse: state.engine.prepared.size, plan: state.engine.plans.size },
+    },
+    // Access lines are at info: below that threshold they cost nothing.
+    accessLogs: () =>
+      config.access_logs.enabled && (config.log_level === "info" || config.log_level === "debug"),
+    env,
+    reusePort: options.reusePort ?? false,
+  });
   const handler = createHandler(() => state, { log });
   const server = Deno.serve({
     hostname: address.hostname,
@@ -195,7 +214,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         next.engine.request_tracing_public_key_file,
       ),
     ]);
-    return await buildState({
+    const built = await buildState({
       config: next,
       log: nextLog,
       supergraphSdl,
@@ -203,13 +222,17 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       traceKeyPem,
       previous: state,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      telemetry: telemetry.telemetry,
     });
+    await telemetry.serving(next, supergraphSdl);
+    return built;
   }
 
   try {
     state = await build(config, log);
+    telemetry.listen(log);
   } catch (error) {
-    await server.shutdown();
+    await Promise.all([server.shutdown(), telemetry.shutdown()]);
     throw error;
   }
   logStartup(log, config, url, state);
@@ -238,10 +261,12 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       config = next;
       log = nextLog;
       log.info("Configuration reloaded", { operations: nextState.operations.operations.length });
+      telemetry.telemetry.metrics?.reload("success");
       restartWatcher();
       return true;
     } catch (error) {
       log.error("Reload failed; keeping the previous configuration", describeError(error));
+      telemetry.telemetry.metrics?.reload("failure");
       return false;
     }
   }
@@ -348,6 +373,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       await Promise.race([server.shutdown(), expired]);
       clearTimeout(grace);
       state?.keySources.close();
+      await telemetry.shutdown();
       stopped.resolve();
     })();
     return shuttingDown;
@@ -355,6 +381,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
 
   return {
     url,
+    metricsUrl: telemetry.url(),
     state: () => state as RouterState,
     reload,
     shutdown,

@@ -219,6 +219,11 @@ async function superviseWorkers(
       MCP_SESSION_SECRET: Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""),
     };
   }
+  if (count > 1 && config.telemetry.metrics.prometheus.enabled) {
+    // One registry per isolate: a scrape of a shared port would reach a random one.
+    log.warn("The Prometheus listener is off with workers > 1 (one registry per worker)");
+    env = { ...env, TELEMETRY_METRICS_PROMETHEUS_ENABLED: "false" };
+  }
   const timeoutMs = options.workerStartTimeoutMs ?? 60_000;
   const threads: (Supervised | null)[] = Array.from({ length: count }, () => null);
   const reloads: ((ok: boolean) => void)[][] = Array.from({ length: count }, () => []);

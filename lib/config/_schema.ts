@@ -50,6 +50,12 @@ export interface DurationNode {
   readonly default: number;
 }
 
+/** A fraction from 0 to 1 (`telemetry.tracing.sampling_rate`). */
+export interface RatioNode {
+  readonly kind: "ratio";
+  readonly default: number;
+}
+
 /** A list of strings (env: comma or space separated). */
 export interface ListNode {
   readonly kind: "list";
@@ -91,6 +97,7 @@ export type Node =
   | IntNode
   | SizeNode
   | DurationNode
+  | RatioNode
   | ListNode
   | EnumNode
   | ObjectNode
@@ -321,4 +328,29 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     omit_locations: bool(true),
     default_extension_code: str("DOWNSTREAM_SERVICE_ERROR"),
   }),
+  // Issue 16: observability (Cosmo's key names).
+  telemetry: object({
+    metrics: object({
+      prometheus: object({
+        enabled: bool(false),
+        listen_addr: str("127.0.0.1:8088"),
+        path: str("/metrics"),
+      }),
+    }),
+    tracing: object({
+      enabled: bool(false),
+      service_name: str("gw-router"),
+      sampling_rate: { kind: "ratio", default: 1 },
+      exporters: {
+        kind: "array",
+        item: object({
+          endpoint: { kind: "string", required: true },
+          headers: list(),
+          batch_timeout_ms: { kind: "duration", default: 5_000 },
+          export_timeout_ms: { kind: "duration", default: 10_000 },
+        }),
+      },
+    }),
+  }),
+  access_logs: object({ enabled: { kind: "boolean", default: true, derived: true } }),
 });

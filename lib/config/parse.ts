@@ -270,6 +270,8 @@ function expected(node: LeafNode): string {
       return "expected a size in bytes, like 1048576, 512KB or 5MB";
     case "duration":
       return "expected a duration, like 500ms, 30s or 1m";
+    case "ratio":
+      return "expected a number from 0 to 1";
     case "list":
       return "expected a list of strings";
     case "enum":
@@ -295,6 +297,8 @@ function readYamlLeaf(node: LeafNode, raw: unknown, yamlPath: string, path: stri
     case "duration":
       if (Number.isSafeInteger(raw) && (raw as number) >= 0) return raw;
       return (typeof raw === "string" ? parseDuration(raw) : undefined) ?? bad();
+    case "ratio":
+      return typeof raw === "number" && raw >= 0 && raw <= 1 ? raw : bad();
     case "list":
       if (node.scalar && typeof raw === "string") return [raw];
       return Array.isArray(raw) && raw.every((item) => typeof item === "string") ? [...raw] : bad();
@@ -318,6 +322,10 @@ function readEnvLeaf(node: LeafNode, text: string, path: string, envName: string
       return parseSize(text) ?? bad();
     case "duration":
       return parseDuration(text) ?? bad();
+    case "ratio": {
+      const value = /^\s*\d+(\.\d+)?\s*$/.test(text) ? Number(text) : NaN;
+      return value >= 0 && value <= 1 ? value : bad();
+    }
     case "list":
       return splitList(text);
     case "enum":
@@ -336,6 +344,8 @@ function fillDerived(out: Raw): void {
   if (playground.enabled === undefined) playground.enabled = out.dev_mode;
   const introspection = section(out, "introspection");
   if (introspection.enabled === undefined) introspection.enabled = out.dev_mode;
+  const accessLogs = section(out, "access_logs");
+  if (accessLogs.enabled === undefined) accessLogs.enabled = !out.dev_mode;
   const server = section(out, "mcp", "server");
   if (server.base_url === undefined) {
     const address = parseListenAddr(String(out.listen_addr));

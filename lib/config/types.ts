@@ -242,6 +242,54 @@ export interface PlaygroundConfig {
   readonly enabled: boolean;
 }
 
+/** `telemetry.metrics.prometheus`: the Prometheus listener. */
+export interface PrometheusConfig {
+  /** Serve the metrics on a listener of their own. */
+  readonly enabled: boolean;
+  /** `host:port` of that listener (default `127.0.0.1:8088`, loopback only). */
+  readonly listen_addr: string;
+  /** Path of the text exposition. */
+  readonly path: string;
+}
+
+/** One OTLP/HTTP (protobuf) trace exporter. */
+export interface TracingExporterConfig {
+  /** Full URL of the traces endpoint (`http://collector:4318/v1/traces`). */
+  readonly endpoint: string;
+  /** Request headers, each `Name=value` (the `OTEL_EXPORTER_OTLP_HEADERS` format). */
+  readonly headers: readonly string[];
+  /** Longest wait before a batch is sent, milliseconds. */
+  readonly batch_timeout_ms: number;
+  /** Longest wait for one export request, milliseconds. */
+  readonly export_timeout_ms: number;
+}
+
+/** `telemetry.tracing`: OpenTelemetry spans over OTLP/HTTP. */
+export interface TracingConfig {
+  /** Record and export spans. */
+  readonly enabled: boolean;
+  /** `service.name` of the resource (`OTEL_SERVICE_NAME` wins). */
+  readonly service_name: string;
+  /** Fraction of new traces sampled (parent-based: a sampled parent is always followed). */
+  readonly sampling_rate: number;
+  /** Exporters; empty: `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` when set. */
+  readonly exporters: readonly TracingExporterConfig[];
+}
+
+/** `telemetry`: metrics and traces. */
+export interface TelemetryConfig {
+  /** Metrics. */
+  readonly metrics: { readonly prometheus: PrometheusConfig };
+  /** Traces. */
+  readonly tracing: TracingConfig;
+}
+
+/** `access_logs`. */
+export interface AccessLogsConfig {
+  /** One JSON line per request at `info`; default: on, off in dev mode. */
+  readonly enabled: boolean;
+}
+
 /** The whole configuration. */
 export interface Config {
   /** `host:port` of the one listener. */
@@ -288,6 +336,10 @@ export interface Config {
   readonly csrf_prevention: CsrfPreventionConfig;
   /** What clients see of subgraph errors (issue 14). */
   readonly subgraph_error_propagation: SubgraphErrorPropagationConfig;
+  /** Metrics and traces (issue 16). */
+  readonly telemetry: TelemetryConfig;
+  /** The access log (issue 16). */
+  readonly access_logs: AccessLogsConfig;
 }
 
 /** `security.complexity_limits.*`. */

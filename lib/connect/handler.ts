@@ -37,6 +37,7 @@ import {
 } from "./errors.ts";
 import { encodeResponseMessage } from "./json.ts";
 import type { ContractModel } from "./model.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 
 /** Compiled Connect methods (built once per router state). */
 export interface ConnectState {
@@ -61,6 +62,8 @@ export interface ConnectDeps {
   readonly operations: OperationRegistry;
   readonly connect: ConnectState | null;
   readonly log: Logger;
+  /** Metrics and spans (`lib/telemetry`); absent or null when off. */
+  readonly telemetry?: Telemetry | null;
 }
 
 const DECODER = new TextDecoder("utf-8", { fatal: true });
@@ -239,14 +242,19 @@ async function run(
   }, call.timeoutMs);
   request.signal.addEventListener("abort", stop);
   try {
+    const hooks = deps.telemetry?.scopeOf(request)?.hooks;
     const execution = execute(deps.engine, prepared.operation, {
       variables: input.variables,
       identity: input.identity,
       headers: request.headers,
       signal: controller.signal,
+      ...(hooks ? { hooks } : {}),
     });
     execution.catch(() => {}); // a rejection after the deadline is not an unhandled one
     const outcome = await Promise.race([execution, stopped.promise]);
+    if (outcome !== null) {
+      deps.telemetry?.operation(request, { prepared, result: outcome, query: operation.text });
+    }
     if (outcome !== null && !controller.signal.aborted) return { ok: true, value: outcome };
     return {
       ok: false,

@@ -48,12 +48,14 @@ import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
 import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
 import type {
+  EngineEvents,
   ExecuteOptions,
   ExecutionObserver,
   ExecutionResult,
   GraphQLRequest,
   PreparedOperation,
   PrepareResult,
+  RequestHooks,
 } from "./types.ts";
 
 export type * from "./types.ts";
@@ -116,6 +118,8 @@ export interface EngineOptions {
   readonly introspection?: boolean;
   /** What clients see of subgraph errors (`subgraph_error_propagation`). @default RAW_SUBGRAPH_ERRORS */
   readonly subgraphErrors?: SubgraphErrorPolicy;
+  /** Cache and subgraph fetch events (metrics, `lib/telemetry`). */
+  readonly events?: EngineEvents;
 }
 
 /** A cached plan with what shaping needs. */
@@ -154,6 +158,8 @@ export interface Engine {
   readonly subgraphErrors: SubgraphErrorPolicy;
   /** @internal Access keys each prepared operation touches (plan cache key part). */
   readonly accessKeys: WeakMap<PreparedOperation, readonly string[]>;
+  /** @internal Cache and fetch events (metrics); null when nobody listens. */
+  readonly events: EngineEvents | null;
 }
 
 /**
@@ -173,6 +179,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     propagators,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     singleFlight: options.enableSingleFlight ?? true,
+    ...(options.events ? { events: options.events } : {}),
     timeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
     ...(options.maxSubgraphResponseBytes === undefined
       ? {}
@@ -193,6 +200,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     introspection: options.introspection ?? true,
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
     accessKeys: new WeakMap(),
+    events: options.events ?? null,
   };
 }
 
@@ -216,6 +224,7 @@ export function prepare(
 ): PrepareResult {
   const key = `${request.query}\u0000${request.operationName ?? ""}`;
   const cached = engine.prepared.get(key);
+  engine.events?.cache("parse", cached !== undefined);
   if (cached) return cached;
   const observer = options.observer;
   const result = prepareOperation(engine.model.apiSchema, request, {
@@ -242,8 +251,26 @@ function planFor(
   engine: Engine,
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>>,
-  options: { readonly observer?: ExecutionObserver; readonly identity: FieldIdentity | null },
+  options: {
+    readonly observer?: ExecutionObserver;
+    readonly identity: FieldIdentity | null;
+    readonly hooks?: RequestHooks;
+  },
 ): CachedPlan {
+  const hooks = options.hooks;
+  const start = hooks ? performance.now() : 0;
+  const entry = planOrCached(engine, operation, variables, options);
+  engine.events?.cache("plan", entry.cached);
+  hooks?.planned(entry.cached, start, performance.now());
+  return entry.plan;
+}
+
+function planOrCached(
+  engine: Engine,
+  operation: PreparedOperation,
+  variables: Readonly<Record<string, unknown>>,
+  options: { readonly observer?: ExecutionObserver; readonly identity: FieldIdentity | null },
+): { readonly plan: CachedPlan; readonly cached: boolean } {
   const { observer, identity } = options;
   const conditions = operation.conditionVariables ?? [];
   let key = operation.key ?? "";
@@ -253,7 +280,7 @@ function planFor(
   const cached = operation.key === undefined ? undefined : engine.plans.get(key);
   if (cached) {
     observer?.plan(cached.planned.plan, { cached: true });
-    return cached;
+    return { plan: cached, cached: true };
   }
   const t0 = observer?.now() ?? 0;
   const normalized = normalizeOperation(engine.model.apiSchema, operation.document, {
@@ -287,7 +314,7 @@ function planFor(
   };
   if (operation.key !== undefined) engine.plans.set(key, entry);
   observer?.plan(planned.plan, { cached: false });
-  return entry;
+  return { plan: entry, cached: false };
 }
 
 /**
@@ -354,6 +381,7 @@ export async function execute(
   const planned = planFor(engine, operation, variables, {
     ...(observer ? { observer } : {}),
     identity: options.identity ?? null,
+    ...(options.hooks ? { hooks: options.hooks } : {}),
   });
   if (planned.error) return { data: null, errors: [planned.error] };
   if (options.rejectUnauthorized && planned.removed.length > 0) {
@@ -361,6 +389,7 @@ export async function execute(
     return { errors: planned.removed.map((path) => unauthorizedError(path)) };
   }
   const sendOptions = {
+    ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(observer ? { now: () => observer.now() } : {}),

@@ -7,7 +7,7 @@
 import type { SubgraphInfo } from "../supergraph/types.ts";
 import type { SubgraphResponse } from "./execute.ts";
 import type { HeaderPropagator } from "./headers.ts";
-import type { FetchRequestRecord } from "./types.ts";
+import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "./types.ts";
 import { RouterError } from "../errors.ts";
 import { readLimited } from "../limited_body.ts";
 
@@ -72,6 +72,8 @@ export interface SubgraphClientOptions {
   readonly timeoutMs: number;
   /** Largest subgraph response body read, bytes (`engine.max_subgraph_response_bytes`). */
   readonly maxResponseBytes?: number;
+  /** Fetch and single-flight events (metrics). */
+  readonly events?: EngineEvents;
 }
 
 /** Per-request send options. */
@@ -81,6 +83,8 @@ export interface SendOptions {
   readonly now?: () => number;
   /** Never share this request (mutations). */
   readonly unshared?: boolean;
+  /** The request's telemetry hooks (trace context headers, spans). */
+  readonly hooks?: RequestHooks;
 }
 
 /** The client. */
@@ -101,6 +105,8 @@ interface Outgoing {
   /** Null: the constant base headers (no header rules for this subgraph). */
   readonly headers: Headers | null;
   readonly now: (() => number) | undefined;
+  /** The telemetry of the request that sends it. */
+  readonly hook: FetchHook | undefined;
 }
 
 /** One shared in-flight subgraph request. */
@@ -169,18 +175,43 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     });
     return bytes === null ? "" : decoder.decode(bytes);
   }
+  const events = options.events;
   async function once(out: Outgoing, signal: AbortSignal): Promise<SubgraphResponse> {
-    const { url, body, headers, now } = out;
-    const init: RequestInit = { method: "POST", headers: headers ?? BASE_HEADERS, body, signal };
-    const response =
-      await (options.fetch === undefined
+    const { url, body, now, hook } = out;
+    let headers: HeadersInit = out.headers ?? BASE_HEADERS;
+    if (hook?.headers) {
+      const traced = new Headers(headers);
+      for (const [name, value] of hook.headers) traced.set(name, value);
+      headers = traced;
+    }
+    const init: RequestInit = { method: "POST", headers, body, signal };
+    const start = events ? performance.now() : 0;
+    let status: number | null = null;
+    let text: string;
+    let firstByteNs: number | undefined;
+    let responseHeaders: Headers;
+    try {
+      const response = await (options.fetch === undefined
         ? fetch(url, init)
         : options.fetch(new Request(url, init)));
-    const firstByteNs = now?.();
-    const text = await readText(response, out.subgraph);
+      status = response.status;
+      responseHeaders = response.headers;
+      firstByteNs = now?.();
+      text = await readText(response, out.subgraph);
+    } catch (error) {
+      events?.fetched(out.subgraph, { seconds: (performance.now() - start) / 1000, status, error });
+      hook?.end(status, error, false);
+      throw error;
+    }
+    events?.fetched(out.subgraph, {
+      seconds: (performance.now() - start) / 1000,
+      status,
+      error: null,
+    });
+    hook?.end(status, null, false);
     return {
-      status: response.status,
-      headers: response.headers,
+      status,
+      headers: responseHeaders,
       body: text,
       deduplicated: false,
       // Filled by the first caller that parses it; shared by every caller of this response.
@@ -208,7 +239,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     send(subgraph, body, sendOptions) {
       const url = urlOf(subgraph);
       const headers = headersFor(subgraph, sendOptions.headers);
-      const out: Outgoing = { subgraph, url, body, headers, now: sendOptions.now };
+      const hook = sendOptions.hooks?.fetch(subgraph);
+      const out: Outgoing = { subgraph, url, body, headers, now: sendOptions.now, hook };
       if (!options.singleFlight || sendOptions.unshared) return unshared(out, sendOptions);
       let key = `${url}\n${body}`;
       if (headers) {
@@ -234,8 +266,15 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       }
       const current = flight;
       current.waiters++;
+      if (joined) events?.shared(subgraph);
       const result = joined
-        ? current.promise.then((r) => ({ ...r, deduplicated: true }))
+        ? current.promise.then((r) => {
+          hook?.end(r.status, null, true);
+          return { ...r, deduplicated: true };
+        }, (error) => {
+          hook?.end(null, error, true);
+          throw error;
+        })
         : current.promise;
       const signal = sendOptions.signal;
       if (signal === undefined) return result;

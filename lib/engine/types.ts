@@ -76,6 +76,8 @@ export interface ExecuteOptions {
    * each field (`UNAUTHORIZED_FIELD_OR_TYPE`).
    */
   readonly rejectUnauthorized?: boolean;
+  /** Telemetry hooks of this request (spans, fetch count); absent when telemetry is off. */
+  readonly hooks?: RequestHooks;
 }
 
 /** Pipeline stages timed for the trace. */
@@ -132,4 +134,40 @@ export interface ExecutionObserver {
   plan(plan: unknown, info: { readonly cached: boolean }): void;
   /** A fetch settled. */
   fetch(record: FetchRecord): void;
+}
+
+/**
+ * Telemetry of one subgraph fetch, from {@linkcode RequestHooks.fetch}: headers
+ * to add to the subgraph request (W3C trace context) and its end.
+ */
+export interface FetchHook {
+  /** Headers added to the subgraph request, or null. */
+  readonly headers: readonly (readonly [string, string])[] | null;
+  /**
+   * The fetch settled: the HTTP status (null without a response), the error
+   * when it failed, and whether the response was shared from another request's fetch.
+   */
+  end(status: number | null, error: unknown, shared: boolean): void;
+}
+
+/** Per-request telemetry hooks (`lib/telemetry`); absent when telemetry is off. */
+export interface RequestHooks {
+  /** A subgraph fetch of this request starts. */
+  fetch(subgraph: string): FetchHook;
+  /** The operation was planned (`cached`: from the plan cache) between two `performance.now()` values. */
+  planned(cached: boolean, startMs: number, endMs: number): void;
+}
+
+/** Router-wide engine events (metrics), whatever the facet; see `EngineOptions.events`. */
+export interface EngineEvents {
+  /** A parse/validate or plan cache lookup. */
+  cache(cache: "parse" | "plan", hit: boolean): void;
+  /** A subgraph fetch settled (once per HTTP request sent, shared ones not again). */
+  fetched(subgraph: string, info: {
+    readonly seconds: number;
+    readonly status: number | null;
+    readonly error: unknown;
+  }): void;
+  /** A caller got the response of an identical in-flight request (single flight). */
+  shared(subgraph: string): void;
 }

@@ -44,6 +44,8 @@ export interface ErrorResponseOptions {
   readonly contentType?: string;
   /** Extra response headers. */
   readonly headers?: HeadersInit;
+  /** The request's id: every error gets `extensions.request_id`, the log line `request_id`. */
+  readonly requestId?: string | null;
 }
 
 /**
@@ -76,6 +78,7 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   if (known.code === "INTERNAL") {
     const cause = known.cause ?? known;
     options.log?.error("Internal error", {
+      ...(options.requestId ? { request_id: options.requestId } : {}),
       error: cause,
       ...(cause instanceof Error && cause.stack ? { stack: cause.stack } : {}),
     });
@@ -90,8 +93,9 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   if (typeof details.retry_after === "number") {
     headers.set("retry-after", String(details.retry_after));
   }
-  const body = {
-    errors: [{ message: known.message, extensions: { code: known.code, ...details } }],
-  };
+  const extensions = options.requestId
+    ? { code: known.code, ...details, request_id: options.requestId }
+    : { code: known.code, ...details };
+  const body = { errors: [{ message: known.message, extensions }] };
   return new Response(JSON.stringify(body), { status: STATUS[known.code], headers });
 }

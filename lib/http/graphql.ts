@@ -28,6 +28,7 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
+import { REQUEST_ID_HEADER, type Telemetry, withRequestId } from "../telemetry/mod.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 
 /** What the GraphQL facet reads from the router state. */
@@ -47,6 +48,8 @@ export interface GraphQLDeps {
   readonly authorization?: RequestAuthorization;
   /** Schema and access map the checks read. */
   readonly supergraph?: SupergraphCore;
+  /** Metrics, access log and spans of the request; absent or null when off. */
+  readonly telemetry?: Telemetry | null;
 }
 
 /**
@@ -69,17 +72,19 @@ export interface GraphQLDeps {
  */
 export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
   const method = request.method;
+  const requestId = request.headers.get(REQUEST_ID_HEADER);
   if (method !== "GET" && method !== "POST") {
     return errorResponse(
       new RouterError("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET or POST`, {
         details: { allow: "GET, POST" },
       }),
+      { requestId },
     );
   }
   const csrf = csrfRefusal(request, deps.config.csrf_prevention);
   if (csrf !== null) {
     await request.body?.cancel().catch(() => {});
-    return errorResponse(csrf);
+    return errorResponse(csrf, { requestId });
   }
   const mediaType = negotiateMediaType(request.headers.get("accept"));
   if (mediaType === null) {
@@ -90,6 +95,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
           request.headers.get("accept")
         }"; accept ${GRAPHQL_RESPONSE_JSON} or ${APPLICATION_JSON}`,
       ),
+      { requestId },
     );
   }
   let params: GraphQLRequest;
@@ -103,31 +109,40 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         message: "PersistedQueryNotFound",
         extensions: { code: "PERSISTED_QUERY_NOT_FOUND" },
       }];
-      return graphQLResponse({ errors }, mediaType, { traced: false });
+      return graphQLResponse({ errors }, mediaType, { traced: false, requestId });
     }
-    return errorResponse(error, { contentType: mediaType, log: deps.log });
+    return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
   }
 
   const start = await startTrace(request, deps.trace);
   if (start.kind === "rejected") {
     // A request error: 400 whatever the media type (the token is bad, not the query).
-    return new Response(JSON.stringify(traceRejectionResult(start)), {
+    const rejected = traceRejectionResult(start);
+    if (requestId !== null && rejected.errors) {
+      rejected.errors = withRequestId(rejected.errors, requestId);
+    }
+    return new Response(JSON.stringify(rejected), {
       status: STATUS.INVALID_TRACE_TOKEN,
       headers: { "content-type": `${mediaType}; charset=utf-8` },
     });
   }
   const observer = start.kind === "on" ? start.observer : undefined;
 
+  const scope = deps.telemetry?.scopeOf(request);
+  const preparing = scope?.span ? performance.now() : 0;
   const prepared = prepare(deps.engine, params, observer ? { observer } : {});
+  scope?.span?.stage("graphql.parse_validate", preparing, performance.now());
   let result: ExecutionResult;
   // Operation limits and disabled introspection are refused with 400 whatever the media type.
   let refused = false;
   if (!prepared.ok) {
     refused = prepared.stage === "limits";
-    if (!refused && method === "GET" && isMutationText(params)) return mutationOverGet(mediaType);
+    if (!refused && method === "GET" && isMutationText(params)) {
+      return mutationOverGet(mediaType, requestId);
+    }
     result = { errors: [...prepared.errors] };
   } else if (method === "GET" && prepared.operation.kind !== "query") {
-    return mutationOverGet(mediaType);
+    return mutationOverGet(mediaType, requestId);
   } else if (prepared.operation.kind === "subscription") {
     result = {
       errors: [{
@@ -144,7 +159,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         operation: prepared.operation,
       });
       if (!authorized.ok) {
-        return errorResponse(authorized.error, { contentType: mediaType, log: deps.log });
+        return errorResponse(authorized.error, {
+          contentType: mediaType,
+          log: deps.log,
+          requestId,
+        });
       }
       identity = authorized.token;
     }
@@ -155,13 +174,24 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         signal: request.signal,
         identity,
         ...(observer ? { observer } : {}),
+        ...(scope ? { hooks: scope.hooks } : {}),
       });
     } catch (error) {
-      return errorResponse(error, { contentType: mediaType, log: deps.log });
+      return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
     }
   }
+  deps.telemetry?.operation(request, {
+    prepared,
+    result,
+    query: params.query,
+    operationName: params.operationName,
+  });
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
-  return graphQLResponse(result, mediaType, { traced: start.kind === "on", refused });
+  return graphQLResponse(result, mediaType, {
+    traced: start.kind === "on",
+    refused,
+    requestId,
+  });
 }
 
 /** Responses are sent as bytes: Deno's HTTP layer writes a `Uint8Array` without a conversion. */
@@ -170,9 +200,16 @@ const ENCODER = new TextEncoder();
 function graphQLResponse(
   result: ExecutionResult,
   mediaType: GraphQLMediaType,
-  options: { readonly traced: boolean; readonly refused?: boolean },
+  options: {
+    readonly traced: boolean;
+    readonly refused?: boolean;
+    readonly requestId: string | null;
+  },
 ): Response {
-  const traced = options.traced;
+  const { traced, requestId } = options;
+  if (requestId !== null && result.errors !== undefined) {
+    result = { ...result, errors: withRequestId(result.errors, requestId) };
+  }
   const requestError = !("data" in result) || result.data === undefined;
   const status = options.refused === true || (mediaType === GRAPHQL_RESPONSE_JSON && requestError)
     ? 400
@@ -184,14 +221,14 @@ function graphQLResponse(
   return new Response(ENCODER.encode(JSON.stringify(result)), { status, headers });
 }
 
-function mutationOverGet(mediaType: GraphQLMediaType): Response {
+function mutationOverGet(mediaType: GraphQLMediaType, requestId: string | null): Response {
   return errorResponse(
     new RouterError(
       "METHOD_NOT_ALLOWED",
       "Only queries can be sent with GET; send mutations with POST",
       { details: { allow: "POST" } },
     ),
-    { contentType: mediaType },
+    { contentType: mediaType, requestId },
   );
 }
 

@@ -10,6 +10,13 @@ import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
+import {
+  acceptRequestId,
+  handleLiveView,
+  LIVE_VIEW_PATHS,
+  REQUEST_ID_HEADER,
+  type RouteTable,
+} from "../telemetry/mod.ts";
 import { readBodyDecoded } from "./body.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
 import { errorResponse } from "./errors.ts";
@@ -30,6 +37,8 @@ interface Routes {
   readonly prefixes: readonly (readonly [string, FacetHandler])[];
   readonly cors: CorsPolicy;
   readonly bodyLimit: number;
+  /** The routes as telemetry labels them. */
+  readonly table: RouteTable;
 }
 
 /** Paths of the health endpoints. */
@@ -113,6 +122,11 @@ export function createHandler(
     const routes = routesOf(state);
     const preflight = routes.cors.preflight(request);
     if (preflight !== null) return preflight;
+    // Facets, logs and header rules read the (validated or generated) id from the request.
+    const requestId = acceptRequestId(request.headers.get(REQUEST_ID_HEADER));
+    const telemetry = state.telemetry;
+    const scope = telemetry?.begin(request, { requestId, routes: routes.table, pathname });
+    const answered = (r: Response) => (scope && telemetry ? telemetry.end(scope, r) : r);
     let response: Response;
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
@@ -124,7 +138,8 @@ export function createHandler(
       await gate?.enter(request.signal);
     } catch {
       // The client went away while its request waited: nobody reads this answer.
-      return new Response(null, { status: 503 });
+      telemetry?.metrics?.admissionRejected("client_gone");
+      return answered(new Response(null, { status: 503 }));
     }
     // The slot is freed when the answer is built, or when the client goes away:
     // a request whose work V8 ended (out of heap) never reaches its `finally`.
@@ -136,15 +151,21 @@ export function createHandler(
     };
     if (held) request.signal.addEventListener("abort", release, { once: true });
     try {
-      const body = await limitBody(request, routes.bodyLimit, facet === facets.connect);
-      response = await facet(body, state);
+      const limited = await limitBody(request, routes.bodyLimit, {
+        requestId,
+        connect: facet === facets.connect,
+      });
+      if (scope) telemetry?.bind(scope, limited.request, limited.body);
+      response = await facet(limited.request, state);
     } catch (error) {
-      response = errorResponse(error, { log: state.log ?? options.log });
+      response = errorResponse(error, { log: state.log ?? options.log, requestId });
     } finally {
       if (gate !== null) request.signal.removeEventListener("abort", release);
       release();
     }
-    return routes.cors.apply(request, response);
+    response = routes.cors.apply(request, response);
+    response.headers.set(REQUEST_ID_HEADER, requestId);
+    return answered(response);
   };
 }
 
@@ -156,24 +177,38 @@ function notFound(request: Request): Promise<Response> {
 /**
  * Buffers the body within the limit after decompression (413 over it; gzip
  * inflated, other encodings 415), except on Connect, which decodes its own,
- * so facets read it freely. The copy keeps `request.signal`, which aborts when
- * the client goes away (deno.json opts into `no-legacy-abort`: it no longer
- * aborts after every response).
+ * so facets read it freely, and sets `X-Request-Id` to the request's id (a
+ * copy only when it changes). The copy keeps `request.signal`, which aborts
+ * when the client goes away (deno.json opts into `no-legacy-abort`: it no
+ * longer aborts after every response).
  */
-async function limitBody(request: Request, limit: number, connect: boolean): Promise<Request> {
-  if (request.body === null) return request;
-  const { bytes, decoded } = await readBodyDecoded(request, limit, { leaveEncoded: connect });
+async function limitBody(
+  request: Request,
+  limit: number,
+  options: { readonly requestId: string; readonly connect: boolean },
+): Promise<{ request: Request; body: Uint8Array | null }> {
+  const keepsId = request.headers.get(REQUEST_ID_HEADER) === options.requestId;
+  if (request.body === null && keepsId) return { request, body: null };
   const headers = new Headers(request.headers);
-  if (decoded) {
-    headers.delete("content-encoding");
-    headers.delete("content-length");
+  if (!keepsId) headers.set(REQUEST_ID_HEADER, options.requestId);
+  let body: Uint8Array<ArrayBuffer> | null = null;
+  if (request.body !== null) {
+    const read = await readBodyDecoded(request, limit, { leaveEncoded: options.connect });
+    body = read.bytes;
+    if (read.decoded) {
+      headers.delete("content-encoding");
+      headers.delete("content-length");
+    }
   }
-  return new Request(request.url, {
-    method: request.method,
-    headers,
-    body: bytes,
-    signal: request.signal,
-  });
+  return {
+    request: new Request(request.url, {
+      method: request.method,
+      headers,
+      ...(body === null ? {} : { body }),
+      signal: request.signal,
+    }),
+    body,
+  };
 }
 
 function ready(_request: Request, state: RouterState): Promise<Response> {
@@ -210,6 +245,10 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
     exact.set("/", facets.playground);
     exact.set("/playground", facets.playground);
     prefixes.push(["/playground/", facets.playground]);
+    // The Router page (issue 16): charts from the metrics registry.
+    const liveView: FacetHandler = (request, s) =>
+      handleLiveView(request, s.telemetry?.liveHistory ?? null);
+    for (const path of Object.values(LIVE_VIEW_PATHS)) exact.set(path, liveView);
   }
   if (state.connect !== null) prefixes.push([state.connect.prefix, facets.connect]);
   return {
@@ -220,5 +259,11 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
     prefixes,
     cors: compileCors(config.cors),
     bodyLimit: config.max_request_body_bytes,
+    table: {
+      graphql: config.graphql_path,
+      mcp: state.mcp === null ? null : config.mcp.path,
+      connectPrefix: state.connect?.prefix ?? null,
+      connectMethods: new Set(state.connect?.contract.methods.map((m) => m.name) ?? []),
+    },
   };
 }

@@ -102,7 +102,9 @@ async function runGraphQL(
   variables: Record<string, unknown> | null,
 ): Promise<ExecutionResult> {
   if (!prepared.ok) return { errors: [...prepared.errors] };
+  const hooks = context.deps.telemetry?.scopeOf(context.request)?.hooks;
   return await execute(context.deps.engine, prepared.operation, {
+    ...(hooks ? { hooks } : {}),
     variables,
     identity: context.caller.token,
     rejectUnauthorized: context.deps.config.authorization.reject_operation_if_unauthorized,

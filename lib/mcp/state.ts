@@ -21,6 +21,7 @@ import { compileScopePolicy, type ScopePolicy } from "./policy.ts";
 import { importSessionKey, SessionRevocations } from "./session.ts";
 import { McpStreamHub, type StreamHubOptions } from "./streams.ts";
 import { buildTools, type McpTool } from "./tools.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 
 /** Everything MCP needs, compiled once per state (tools, scope policy, keys). */
 export interface McpState {
@@ -75,6 +76,8 @@ export interface McpDeps {
   readonly operations: OperationRegistry;
   readonly mcp: McpState | null;
   readonly log: Logger;
+  /** Metrics and spans (`lib/telemetry`); absent or null when off. */
+  readonly telemetry?: Telemetry | null;
 }
 
 /** Options for {@linkcode buildMcpState} (tests). */

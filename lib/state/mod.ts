@@ -28,6 +28,7 @@ import {
   type OperationRegistry,
 } from "../operations/mod.ts";
 import { buildSupergraph, type SupergraphModel } from "../supergraph/mod.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
 
 /** The immutable state shared by every facet. */
@@ -55,6 +56,8 @@ export interface RouterState {
    * the unknown-`kid` wait before admission); closed when the state is replaced.
    */
   readonly keySources: KeySources;
+  /** Metrics, access logs and traces (one for the process, kept across reloads); null when off. */
+  readonly telemetry: Telemetry | null;
 }
 
 /** Inputs of {@linkcode buildState}: the config plus every file it names, already read. */
@@ -75,6 +78,8 @@ export interface StateInputs {
   readonly jwksFetch?: typeof fetch;
   /** The state being replaced (a reload): its JWKS sources and loaded keys carry over. */
   readonly previous?: RouterState | null;
+  /** The process's telemetry (`lib/telemetry`); absent: none. */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -96,6 +101,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     introspection: config.introspection.enabled,
     subgraphErrors: subgraphErrorPolicyOf(config.subgraph_error_propagation),
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
+    ...(inputs.telemetry?.engineEvents ? { events: inputs.telemetry.engineEvents } : {}),
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {
     limits: engine.limits,
@@ -138,6 +144,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     throw error;
   });
   const connect = buildConnectState({ ...base, auth });
+  const telemetry = inputs.telemetry ?? null;
   return {
     config,
     log,
@@ -149,5 +156,6 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     trace,
     authorization,
     keySources,
+    telemetry,
   };
 }

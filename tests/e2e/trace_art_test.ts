@@ -163,7 +163,13 @@ async function post(
 ): Promise<Sent> {
   const response = await fetch(`${graph.url}/graphql${search}`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json", ...headers },
+    // A fixed X-Request-Id (issue 16): otherwise each request's generated id is a traced header.
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json",
+      "x-request-id": "trace-art-test",
+      ...headers,
+    },
     body: JSON.stringify({ query }),
   });
   const text = await response.text();

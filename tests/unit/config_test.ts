@@ -165,6 +165,7 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     int: ["7", 7],
     size: ["2KiB", 2048],
     duration: ["2s", 2000],
+    ratio: ["0.25", 0.25],
     list: ["x,y", ["x", "y"]],
   };
   const keys = configEnvKeys();
@@ -481,5 +482,25 @@ Deno.test("issue 2: a missing config file is a CONFIG_INVALID naming the file", 
       /Cannot read config file "\/nonexistent\/gw\/config\.yaml": no such file/,
     );
     return true;
+  });
+});
+
+Deno.test("issue 16: telemetry.tracing.sampling_rate takes a fraction from 0 to 1, from YAML and env", () => {
+  assert.equal(
+    parseConfig({ telemetry: { tracing: { sampling_rate: 0.01 } } }).telemetry.tracing
+      .sampling_rate,
+    0.01,
+  );
+  assert.equal(
+    parseConfig({}, { env: { TELEMETRY_TRACING_SAMPLING_RATE: "0.5" } }).telemetry.tracing
+      .sampling_rate,
+    0.5,
+  );
+  assert.throws(() => parseConfig({ telemetry: { tracing: { sampling_rate: 1.5 } } }), {
+    code: "CONFIG_INVALID",
+    details: { path: "telemetry.tracing.sampling_rate" },
+  });
+  assert.throws(() => parseConfig({}, { env: { TELEMETRY_TRACING_SAMPLING_RATE: "-1" } }), {
+    code: "CONFIG_INVALID",
   });
 });

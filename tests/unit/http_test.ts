@@ -364,13 +364,13 @@ Deno.test("GraphQL over HTTP: an APQ hash without query text asks for the text (
   const handle = createHandler(() => state);
   const extensions = { persistedQuery: { version: 1, sha256Hash: "ab".repeat(32) } };
   const response = await handle(
-    post(JSON.stringify({ extensions }), { accept: "application/json" }),
+    post(JSON.stringify({ extensions }), { accept: "application/json", "x-request-id": "r1" }),
   );
   assert.equal(response.status, 200);
   assert.deepEqual(await response.json(), {
     errors: [{
       message: "PersistedQueryNotFound",
-      extensions: { code: "PERSISTED_QUERY_NOT_FOUND" },
+      extensions: { code: "PERSISTED_QUERY_NOT_FOUND", request_id: "r1" },
     }],
   });
   const retry = await handle(post(JSON.stringify({ query: "{ hello }", extensions })));

@@ -1,0 +1,66 @@
+/**
+ * The access log line: one JSON object per request at `info`. Only these
+ * fields, by construction: no header values besides the client name and the
+ * request id, no query text, no variables, no bodies, no query string.
+ *
+ * @module
+ */
+
+/** What the access log reads from a request's scope. */
+export interface AccessLogScope {
+  readonly requestId: string;
+  readonly method: string;
+  /** The route (never the query string, which may carry variables, nor a raw unmatched path). */
+  readonly path: string;
+  readonly bytesIn: number;
+  readonly fetches: number;
+  readonly operation: {
+    readonly name: string | null;
+    readonly type: string | null;
+    readonly hash: string | null;
+  } | null;
+  /** The cleaned, capped client name label, or null. */
+  readonly clientName?: string | null;
+}
+
+/**
+ * Builds the fields of an access log line.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { accessLogRecord } from "./access_log.ts";
+ * const record = accessLogRecord(
+ *   { requestId: "r1", method: "POST", path: "/graphql", bytesIn: 10, fetches: 2,
+ *     operation: { name: "GetUser", type: "query", hash: "abc" }, clientName: "web" },
+ *   { status: 200, durationMs: 1.23456, bytesOut: 99 },
+ * );
+ * assert.deepEqual(record, {
+ *   request_id: "r1", method: "POST", path: "/graphql", status: 200, duration_ms: 1.235,
+ *   operation_name: "GetUser", operation_type: "query", operation_hash: "abc",
+ *   client_name: "web", subgraph_fetches: 2, bytes_in: 10, bytes_out: 99,
+ * });
+ * ```
+ * @param scope The request's scope.
+ * @param outcome Status, duration and bytes sent.
+ * @returns The fields (stable order).
+ */
+export function accessLogRecord(
+  scope: AccessLogScope,
+  outcome: { readonly status: number; readonly durationMs: number; readonly bytesOut: number },
+): Record<string, unknown> {
+  return {
+    request_id: scope.requestId,
+    method: scope.method,
+    path: scope.path,
+    status: outcome.status,
+    duration_ms: Math.round(outcome.durationMs * 1000) / 1000,
+    operation_name: scope.operation?.name ?? null,
+    operation_type: scope.operation?.type ?? null,
+    operation_hash: scope.operation?.hash ?? null,
+    client_name: scope.clientName ?? null,
+    subgraph_fetches: scope.fetches,
+    bytes_in: scope.bytesIn,
+    bytes_out: outcome.bytesOut,
+  };
+}

@@ -1,0 +1,418 @@
+/**
+ * Per-request telemetry: the HTTP edge opens a {@linkcode RequestScope} when a
+ * request arrives and closes it with the response; facets add what only they
+ * know (the operation) through the scope of their request; the engine reports
+ * through {@linkcode Telemetry.engineEvents} (router-wide) and the scope's
+ * hooks (per request). One `Telemetry` lives as long as the process: reloads
+ * keep counting into the same registry.
+ *
+ * @module
+ */
+import type {
+  EngineEvents,
+  ExecutionResult,
+  FetchHook,
+  PrepareResult,
+  RequestHooks,
+} from "../engine/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { accessLogRecord } from "./access_log.ts";
+import { cleanLabelValue, clientOf } from "./labels.ts";
+import type { FetchOutcome, OperationOutcome, RouterMetrics } from "./metrics.ts";
+import { operationHash } from "./operation_hash.ts";
+import type { LiveHistory } from "./live_view.ts";
+import type { RequestSpan, Tracer } from "./tracing.ts";
+
+/** What the edge tells telemetry about the routes of the current state. */
+export interface RouteTable {
+  /** `graphql_path`. */
+  readonly graphql: string;
+  /** `mcp.path`, or null when MCP is off. */
+  readonly mcp: string | null;
+  /** `/<package>.<Service>/`, or null when Connect is off. */
+  readonly connectPrefix: string | null;
+  /** Connect RPC method names (the only values of the `method` label). */
+  readonly connectMethods: ReadonlySet<string>;
+}
+
+/** Which facet answered, for the per-facet series. */
+type Facet = "graphql" | "mcp" | "connect" | "other";
+
+/** The operation a facet ran, as the access log and the span show it. */
+interface OperationInfo {
+  readonly name: string | null;
+  readonly type: string | null;
+  readonly hash: string | null;
+}
+
+/** One request's telemetry, from arrival to the last byte of its answer. */
+export interface RequestScope {
+  readonly requestId: string;
+  readonly method: string;
+  /**
+   * The path as logged: the route, with the Connect method when it is a known
+   * one; never a raw client path (it could carry anything).
+   */
+  readonly path: string;
+  /** `http.route`: a route template, never a raw client path. */
+  readonly route: string;
+  readonly facet: Facet;
+  /** The Connect method label (a known RPC name or `unknown`); null off Connect. */
+  readonly connectMethod: string | null;
+  /** `performance.now()` at arrival. */
+  readonly startMs: number;
+  /** The client name (`graphql-client-name`), cleaned and capped, or null. */
+  readonly clientName: string | null;
+  /** Request body bytes (after the body limit). */
+  bytesIn: number;
+  /** The MCP request body (MCP POSTs only), for the method and tool labels. */
+  mcpBody: Uint8Array | null;
+  operation: OperationInfo | null;
+  /** Subgraph fetches of this request (shared ones included). */
+  fetches: number;
+  /** Engine hooks of this request. */
+  readonly hooks: RequestHooks;
+  /** The request's span, when traced. */
+  readonly span: RequestSpan | null;
+}
+
+/** Options for {@linkcode createTelemetry}. */
+export interface TelemetryOptions {
+  /** The metrics registry, or null when metrics are off. */
+  readonly metrics: RouterMetrics | null;
+  /** Where access log lines go. */
+  readonly log: () => Logger;
+  /** Whether to write one access log line per request (`access_logs.enabled`, read per request). */
+  readonly accessLogs: () => boolean;
+  /** The tracer, or null when tracing is off. */
+  readonly tracer?: Tracer | null;
+  /** Snapshots for the playground's Router page, or null. */
+  readonly liveHistory?: LiveHistory | null;
+}
+
+/** Telemetry of a router process. */
+export interface Telemetry {
+  /** The metrics, or null when off. */
+  readonly metrics: RouterMetrics | null;
+  /** The tracer, or null when off. */
+  readonly tracer: Tracer | null;
+  /** Snapshots for the playground's Router page, or null. */
+  readonly liveHistory: LiveHistory | null;
+  /** Router-wide engine events (pass to `createEngine`), or null when metrics are off. */
+  readonly engineEvents: EngineEvents | null;
+  /**
+   * A request arrived: opens its scope (and span).
+   * @param request The request as received.
+   * @param info Its id, its path and the routes of the current state.
+   * @returns The scope; null when nothing is recorded (no metrics, tracer or access log).
+   */
+  begin(
+    request: Request,
+    info: { readonly requestId: string; readonly routes: RouteTable; readonly pathname: string },
+  ): RequestScope | null;
+  /**
+   * The request the facets will see (body read): binds it to its scope.
+   * @param scope The scope.
+   * @param request The facet's request.
+   * @param body Its body bytes, or null.
+   */
+  bind(scope: RequestScope, request: Request, body: Uint8Array | null): void;
+  /** The scope of a facet's request, or undefined. */
+  scopeOf(request: Request): RequestScope | undefined;
+  /**
+   * A facet ran (or refused) a GraphQL operation.
+   * @param request The facet's request.
+   * @param info The prepare result, the response, and the query text.
+   */
+  operation(request: Request, info: {
+    readonly prepared: PrepareResult | null;
+    readonly result: ExecutionResult;
+    readonly query: string | null;
+    readonly operationName?: string | null | undefined;
+  }): void;
+  /**
+   * The request was answered: records its metrics, closes its span, and
+   * (with access logs) logs it when the last byte of the body is sent.
+   * @param scope The scope.
+   * @param response The response.
+   * @returns The response to send (with access logs on, a copy whose size is known).
+   */
+  end(scope: RequestScope, response: Response): Promise<Response>;
+}
+
+const NO_HOOK: FetchHook = { headers: null, end() {} };
+
+/**
+ * Classifies a subgraph fetch for `gw_router_subgraph_fetches_total`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fetchOutcome } from "./telemetry.ts";
+ * assert.equal(fetchOutcome(200, null), "success");
+ * assert.equal(fetchOutcome(503, null), "http_error");
+ * assert.equal(fetchOutcome(null, new DOMException("late", "TimeoutError")), "timeout");
+ * assert.equal(fetchOutcome(null, new TypeError("connection refused")), "network_error");
+ * ```
+ * @param status The HTTP status, or null.
+ * @param error The error, or null.
+ * @returns The outcome.
+ */
+export function fetchOutcome(status: number | null, error: unknown): FetchOutcome {
+  if (error !== null && error !== undefined) {
+    const name = (error as { name?: unknown }).name;
+    if (name === "TimeoutError") return "timeout";
+    if (name === "AbortError") return "aborted";
+    return status === null ? "network_error" : "http_error";
+  }
+  return status !== null && status >= 200 && status < 300 ? "success" : "http_error";
+}
+
+/**
+ * Classifies a GraphQL response.
+ * @param result The response.
+ * @returns `request_error` (no `data`), `graphql_error` (errors with data) or `success`.
+ */
+function operationOutcome(result: ExecutionResult): OperationOutcome {
+  if (!("data" in result) || result.data === undefined) return "request_error";
+  return result.errors && result.errors.length > 0 ? "graphql_error" : "success";
+}
+
+function routeOf(pathname: string, routes: RouteTable): { route: string; facet: Facet } {
+  if (pathname === routes.graphql) return { route: pathname, facet: "graphql" };
+  if (routes.mcp !== null && pathname === routes.mcp) return { route: pathname, facet: "mcp" };
+  if (routes.connectPrefix !== null && pathname.startsWith(routes.connectPrefix)) {
+    return { route: `${routes.connectPrefix}{method}`, facet: "connect" };
+  }
+  if (pathname === "/health/ready" || pathname === "/health/live") {
+    return { route: pathname, facet: "other" };
+  }
+  if (pathname.startsWith("/.well-known/oauth-protected-resource")) {
+    return { route: "/.well-known/oauth-protected-resource", facet: "other" };
+  }
+  if (pathname === "/" || pathname === "/playground" || pathname.startsWith("/playground/")) {
+    return { route: "/playground", facet: "other" };
+  }
+  return { route: "unmatched", facet: "other" };
+}
+
+const DECODER = new TextDecoder();
+
+function mcpLabels(body: Uint8Array | null): { method: string; tool: string } {
+  if (body === null) return { method: "unknown", tool: "" };
+  try {
+    const message = JSON.parse(DECODER.decode(body));
+    const method = typeof message?.method === "string" ? message.method : "unknown";
+    const name = message?.params?.name;
+    return { method, tool: method === "tools/call" && typeof name === "string" ? name : "" };
+  } catch {
+    return { method: "unknown", tool: "" };
+  }
+}
+
+function mcpOutcome(status: number): string {
+  if (status === 401) return "unauthorized";
+  if (status === 403) return "forbidden";
+  return status < 400 ? "success" : "error";
+}
+
+/**
+ * Creates the process's telemetry.
+ * @param options Metrics, logger, access logs, tracer.
+ * @returns The telemetry.
+ */
+export function createTelemetry(options: TelemetryOptions): Telemetry {
+  const { metrics } = options;
+  const tracer = options.tracer ?? null;
+  const scopes = new WeakMap<Request, RequestScope>();
+  const engineEvents: EngineEvents | null = metrics === null ? null : {
+    cache: (cache, hit) => metrics.cache(cache, hit),
+    fetched(subgraph, { seconds, status, error }) {
+      metrics.subgraphFetch({ subgraph, seconds, status, outcome: fetchOutcome(status, error) });
+    },
+    shared: (subgraph) => metrics.singleFlightShared(subgraph),
+  };
+
+  function hooksFor(scope: { fetches: number }, span: RequestSpan | null): RequestHooks {
+    return {
+      fetch(subgraph) {
+        scope.fetches++;
+        return span?.fetch(subgraph) ?? NO_HOOK;
+      },
+      planned(cached, startMs, endMs) {
+        span?.stage("plan", startMs, endMs, { "gw.plan.cached": cached });
+      },
+    };
+  }
+
+  function finish(scope: RequestScope, status: number, bytesOut: number): void {
+    options.log().info(
+      "request",
+      accessLogRecord(scope, {
+        status,
+        durationMs: performance.now() - scope.startMs,
+        bytesOut,
+      }),
+    );
+  }
+
+  return {
+    metrics,
+    tracer,
+    liveHistory: options.liveHistory ?? null,
+    engineEvents,
+    begin(request, { requestId, routes, pathname }) {
+      if (metrics === null && tracer === null && !options.accessLogs()) return null;
+      const { route, facet } = routeOf(pathname, routes);
+      metrics?.requestStarted(request.method);
+      const span = tracer?.startRequest(request, { route, requestId }) ?? null;
+      const clientName = clientOf(request.headers).name;
+      const connectMethod = facet === "connect" && routes.connectPrefix !== null
+        ? connectMethodLabel(pathname.slice(routes.connectPrefix.length), routes)
+        : null;
+      const scope: RequestScope = {
+        requestId,
+        method: request.method,
+        path: connectMethod === null ? route : `${routes.connectPrefix}${connectMethod}`,
+        route,
+        facet,
+        connectMethod,
+        startMs: performance.now(),
+        clientName: clientName === null ? null : cleanLabelValue(clientName),
+        bytesIn: 0,
+        mcpBody: null,
+        operation: null,
+        fetches: 0,
+        hooks: NO_HOOKS,
+        span,
+      };
+      (scope as { hooks: RequestHooks }).hooks = hooksFor(scope, span);
+      return scope;
+    },
+    bind(scope, request, body) {
+      scope.bytesIn = body?.byteLength ?? 0;
+      if (scope.facet === "mcp" && request.method === "POST") scope.mcpBody = body;
+      scopes.set(request, scope);
+    },
+    scopeOf(request) {
+      return scopes.get(request);
+    },
+    operation(request, { prepared, result, query, operationName }) {
+      const scope = scopes.get(request);
+      const ok = prepared !== null && prepared.ok;
+      const name = ok ? prepared.operation.name : operationName ?? null;
+      const type = ok ? prepared.operation.kind : null;
+      const hash = query === null ? null : operationHash(query);
+      if (scope) scope.operation = { name, type, hash };
+      scope?.span?.operation({ name, type });
+      if (metrics === null) return;
+      const client = clientOf(request.headers);
+      metrics.operation({
+        name,
+        type,
+        outcome: operationOutcome(result),
+        errorCodes: (result.errors ?? []).map((e) => {
+          const code = e.extensions?.code;
+          return typeof code === "string" ? code : "UNKNOWN";
+        }),
+        clientName: client.name,
+        clientVersion: client.version,
+      });
+    },
+    async end(scope, response) {
+      const status = response.status;
+      const mcp = scope.facet === "mcp" && scope.method === "POST"
+        ? mcpLabels(scope.mcpBody)
+        : null;
+      if (metrics !== null) {
+        metrics.requestFinished({
+          method: scope.method,
+          route: scope.route,
+          status,
+          seconds: (performance.now() - scope.startMs) / 1000,
+        });
+        if (mcp !== null) metrics.mcp({ ...mcp, outcome: mcpOutcome(status) });
+        else if (scope.facet === "connect") await recordConnect(metrics, scope, response);
+      }
+      if (scope.span) {
+        if (mcp !== null) {
+          scope.span.attributes({
+            "mcp.method.name": mcp.method,
+            ...(mcp.tool === "" ? {} : { "gen_ai.tool.name": mcp.tool }),
+          });
+        } else if (scope.connectMethod !== null) {
+          scope.span.attributes({ "rpc.system": "connect_rpc", "rpc.method": scope.connectMethod });
+        }
+        scope.span.end(status);
+      }
+      if (!options.accessLogs()) return response;
+      return await logged(scope, response);
+    },
+  };
+
+  /**
+   * Logs the access line of a request. A finite body is read (facets build
+   * answers from bytes: this copies, cheaply) so the line has its size and the
+   * response keeps Deno's fast path for byte bodies; an event stream is
+   * counted as it is sent, and logged when it ends.
+   */
+  async function logged(scope: RequestScope, response: Response): Promise<Response> {
+    const status = response.status;
+    const body = response.body;
+    if (body === null) {
+      finish(scope, status, 0);
+      return response;
+    }
+    const init = { status, statusText: response.statusText, headers: response.headers };
+    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      finish(scope, status, bytes.byteLength);
+      return new Response(bytes, init);
+    }
+    let bytes = 0;
+    let done = false;
+    const close = () => {
+      if (done) return;
+      done = true;
+      finish(scope, status, bytes);
+    };
+    const counted = body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          bytes += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+        flush: close,
+        cancel: close,
+      }),
+    );
+    return new Response(counted, init);
+  }
+}
+
+const NO_HOOKS: RequestHooks = { fetch: () => NO_HOOK, planned() {} };
+
+function connectMethodLabel(raw: string, routes: RouteTable): string {
+  return routes.connectMethods.has(raw) ? raw : "unknown";
+}
+
+async function recordConnect(
+  metrics: RouterMetrics,
+  scope: RequestScope,
+  response: Response,
+): Promise<void> {
+  const method = scope.connectMethod ?? "unknown";
+  if (response.status === 200) {
+    metrics.connect({ method, code: "ok" });
+    return;
+  }
+  // Error bodies are small Connect error JSON: read the code from a copy.
+  let code = "unknown";
+  try {
+    const body = await response.clone().json();
+    if (typeof body?.code === "string") code = body.code;
+  } catch {
+    // Not a Connect error body (a refusal of the HTTP edge): the code stays unknown.
+  }
+  metrics.connect({ method, code });
+}
