@@ -11,6 +11,7 @@ function post(fixture: McpFixture, query: string, token?: string): Promise<Respo
     headers: {
       "content-type": "application/json",
       accept: "application/graphql-response+json",
+      "x-request-id": "authz-1",
       ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
     },
     body: JSON.stringify({ query }),
@@ -36,7 +37,7 @@ Deno.test("issue 18: an anonymous request gets null + UNAUTHORIZED_FIELD_OR_TYPE
       errors: [{
         message: "Unauthorized field or type",
         path: ["secret"],
-        extensions: { code: "UNAUTHORIZED_FIELD_OR_TYPE" },
+        extensions: { code: "UNAUTHORIZED_FIELD_OR_TYPE", request_id: "authz-1" },
       }],
     });
     assert.equal(fixture.subgraphQueries.length, 1);

@@ -18,7 +18,9 @@ const LEAKY = {
 
 async function run(raw: Record<string, unknown>, answer: () => unknown) {
   const handle = handlerOf(await edgeState(raw, { answer }));
-  const response = await handle(graphqlPost({ query: "{ users { id name } }" }));
+  const response = await handle(
+    graphqlPost({ query: "{ users { id name } }" }, { "x-request-id": "edge-1" }),
+  );
   const text = await response.text();
   return { status: response.status, text, body: JSON.parse(text) };
 }
@@ -31,6 +33,7 @@ Deno.test("issue 14: by default a subgraph's errors are wrapped in one DOWNSTREA
   assert.deepEqual(wrapper.path, ["users", 0, "name"]);
   assert.equal(wrapper.extensions.code, "DOWNSTREAM_SERVICE_ERROR");
   assert.equal(wrapper.extensions.serviceName, "accounts");
+  assert.equal(wrapper.extensions.request_id, "edge-1");
   assert.deepEqual(wrapper.extensions.errors, [{
     message: "name resolver failed",
     path: ["users", 0, "name"],
@@ -55,12 +58,16 @@ Deno.test("issue 14: pass-through forwards each filtered error; an error without
     {
       message: "name resolver failed",
       path: ["users", 0, "name"],
-      extensions: { code: "RESOLVER_FAILED", serviceName: "accounts" },
+      extensions: { code: "RESOLVER_FAILED", serviceName: "accounts", request_id: "edge-1" },
     },
     {
       message: "no code",
       path: ["users", 0, "name"],
-      extensions: { code: "DOWNSTREAM_SERVICE_ERROR", serviceName: "accounts" },
+      extensions: {
+        code: "DOWNSTREAM_SERVICE_ERROR",
+        serviceName: "accounts",
+        request_id: "edge-1",
+      },
     },
   ]);
 });
@@ -74,7 +81,11 @@ Deno.test("issue 14: allowed_extension_fields keeps listed keys, but a stack tra
       omit_locations: false,
     },
   }, () => LEAKY);
-  assert.deepEqual(body.errors[0].extensions, { code: "RESOLVER_FAILED", secret: "db-password" });
+  assert.deepEqual(body.errors[0].extensions, {
+    code: "RESOLVER_FAILED",
+    secret: "db-password",
+    request_id: "edge-1",
+  });
   assert.deepEqual(body.errors[0].locations, [{ line: 1, column: 9 }]);
 });
 

@@ -93,7 +93,8 @@ Deno.test("issue 16: every GraphQL error carries extensions.request_id (request,
   assert.equal(invalid.errors[0].extensions.request_id, "req-1");
   assert.equal(invalid.errors[0].extensions.code, "GRAPHQL_VALIDATION_FAILED");
   const subgraph = await (await handle(post("{ fail }", headers))).json();
-  assert.equal(subgraph.errors[0].message, "boom");
+  // subgraph_error_propagation wraps subgraph errors by default (issue 14).
+  assert.equal(subgraph.errors[0].message, "Failed to fetch from Subgraph 'greetings'");
   assert.equal(subgraph.errors[0].extensions.request_id, "req-1");
   const notFound = await handle(new Request("http://router.test/nowhere", { headers }));
   assert.equal(notFound.status, 404);
