@@ -251,6 +251,9 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     plan_cache_size: { kind: "int", default: 1000 },
     max_concurrent_operations: { kind: "int", default: 16 },
     max_subgraph_response_bytes: { kind: "size", default: 16_000_000 },
+    execution_plan_cache_max_bytes: { kind: "size", default: 16_000_000 },
+    parse_cache_max_bytes: { kind: "size", default: 16_000_000 },
+    max_cached_document_bytes: { kind: "size", default: 64_000 },
   }),
   playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
 });

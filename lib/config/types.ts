@@ -174,6 +174,12 @@ export interface EngineConfig {
   readonly max_concurrent_operations: number;
   /** Largest subgraph response body the router reads, bytes (a larger one is a SUBGRAPH_ERROR). */
   readonly max_subgraph_response_bytes: number;
+  /** Estimated heap bytes of the plan cache (≈ 40 bytes per byte of document text per plan). */
+  readonly execution_plan_cache_max_bytes: number;
+  /** Estimated heap bytes of the parse + validation cache. */
+  readonly parse_cache_max_bytes: number;
+  /** Longer documents are parsed and planned per request, never cached. */
+  readonly max_cached_document_bytes: number;
 }
 
 /**

@@ -31,6 +31,7 @@ import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
 import { executePlan } from "./execute.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { Lru } from "./_lru.ts";
+import { entryCost } from "./cache_cost.ts";
 import { normalizeOperation, type NSelection } from "./normalize.ts";
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
@@ -63,6 +64,12 @@ export interface EngineOptions {
   readonly subgraphRequestTimeoutMs?: number;
   /** Plans (and prepared operations) kept. @default 1000 */
   readonly planCacheSize?: number;
+  /** Estimated bytes of plans kept (`engine.execution_plan_cache_max_bytes`). @default 16 MB */
+  readonly planCacheMaxBytes?: number;
+  /** Estimated bytes of parsed + validated documents kept (`engine.parse_cache_max_bytes`). @default 16 MB */
+  readonly parseCacheMaxBytes?: number;
+  /** Longer documents are never cached (`engine.max_cached_document_bytes`). @default 64 KB */
+  readonly maxCachedDocumentBytes?: number;
   /** Largest subgraph response body read, bytes. @default Infinity */
   readonly maxSubgraphResponseBytes?: number;
   /**
@@ -87,6 +94,8 @@ export interface Engine {
   readonly prepared: Lru<string, PrepareResult>;
   /** @internal Plans by query text + operation name + `@skip`/`@include` values. */
   readonly plans: Lru<string, CachedPlan>;
+  /** @internal Longer query texts are parsed and planned per request, never cached. */
+  readonly maxCachedDocumentBytes: number;
   /** @internal The subgraph HTTP client. */
   readonly client: SubgraphClient;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
@@ -126,8 +135,9 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   }
   return {
     model,
-    prepared: new Lru(size),
-    plans: new Lru(size),
+    prepared: new Lru({ maxBytes: options.parseCacheMaxBytes ?? 16_000_000, maxEntries: size }),
+    plans: new Lru({ maxBytes: options.planCacheMaxBytes ?? 16_000_000, maxEntries: size }),
+    maxCachedDocumentBytes: options.maxCachedDocumentBytes ?? 64_000,
     client,
     abstractNames,
     admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
@@ -161,7 +171,9 @@ export function prepare(
     request,
     observer ? { now: () => observer.now(), stage: (n, s, e) => observer.stage(n, s, e) } : {},
   );
-  engine.prepared.set(key, result);
+  if (request.query.length <= engine.maxCachedDocumentBytes) {
+    engine.prepared.set(key, result, entryCost(key));
+  }
   return result;
 }
 
@@ -221,7 +233,9 @@ function planFor(
     introspection: introspectionDocument(operation.document, operation.operation),
     error,
   };
-  if (operation.key !== undefined) engine.plans.set(key, entry);
+  if (operation.key !== undefined && operation.key.length <= engine.maxCachedDocumentBytes) {
+    engine.plans.set(key, entry, entryCost(key));
+  }
   observer?.plan(planned.plan, { cached: false });
   return entry;
 }

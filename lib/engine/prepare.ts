@@ -67,7 +67,9 @@ export function prepareOperation(
   let t0 = now?.() ?? 0;
   let document: DocumentNode;
   try {
-    document = parse(request.query, { maxTokens: options.maxTokens ?? 15000 });
+    // No locations: they double the AST's size, and the AST is cached. A
+    // failing validation parses again with them (below), for the errors' `locations`.
+    document = parse(request.query, { maxTokens: options.maxTokens ?? 15000, noLocation: true });
   } catch (error) {
     const e = error instanceof GraphQLError ? error : new GraphQLError(String(error));
     return { ok: false, stage: "parse", errors: [formatted(e, "GRAPHQL_PARSE_FAILED")] };
@@ -77,9 +79,12 @@ export function prepareOperation(
     options.stage("parse", t0, t1);
     t0 = t1;
   }
-  const errors = validate(schema, document, undefined, { maxErrors: options.maxErrors ?? 50 });
+  const maxErrors = options.maxErrors ?? 50;
+  let errors = validate(schema, document, undefined, { maxErrors });
   if (now && options.stage) options.stage("validate", t0, now());
   if (errors.length > 0) {
+    const located = parse(request.query, { maxTokens: options.maxTokens ?? 15000 });
+    errors = validate(schema, located, undefined, { maxErrors });
     return {
       ok: false,
       stage: "validate",

@@ -76,6 +76,9 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
     subgraphRequestTimeoutMs: config.engine.subgraph_request_timeout_ms,
     planCacheSize: config.engine.plan_cache_size,
+    planCacheMaxBytes: config.engine.execution_plan_cache_max_bytes,
+    parseCacheMaxBytes: config.engine.parse_cache_max_bytes,
+    maxCachedDocumentBytes: config.engine.max_cached_document_bytes,
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema);
