@@ -28,6 +28,9 @@ export type RouterErrorCode =
   | "SUBGRAPH_UNREACHABLE"
   | "SUBGRAPH_ERROR"
   | "DEADLINE_EXCEEDED"
+  | "SERVICE_OVERLOADED"
+  | "GATEWAY_TIMEOUT"
+  | "RESPONSE_TOO_LARGE"
   | "INTERNAL";
 
 /** Options for {@linkcode RouterError}. */

@@ -254,6 +254,15 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     execution_plan_cache_max_bytes: { kind: "size", default: 16_000_000 },
     parse_cache_max_bytes: { kind: "size", default: 16_000_000 },
     max_cached_document_bytes: { kind: "size", default: 64_000 },
+    max_response_bytes: { kind: "size", default: 32_000_000 },
   }),
   playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
+  traffic_shaping: object({
+    router: object({
+      max_queue_size: { kind: "int", default: 128 },
+      max_queue_wait_ms: { kind: "duration", default: 5_000 },
+      request_timeout_ms: { kind: "duration", default: 60_000 },
+      max_in_flight_bytes: { kind: "size", default: 64_000_000 },
+    }),
+  }),
 });

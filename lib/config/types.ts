@@ -180,6 +180,8 @@ export interface EngineConfig {
   readonly parse_cache_max_bytes: number;
   /** Longer documents are parsed and planned per request, never cached. */
   readonly max_cached_document_bytes: number;
+  /** Subgraph answer bytes one operation may read; more is a `RESPONSE_TOO_LARGE` (502). */
+  readonly max_response_bytes: number;
 }
 
 /**
@@ -215,6 +217,24 @@ export interface CorsConfig {
 export interface PlaygroundConfig {
   /** Default: on in dev mode, off otherwise. */
   readonly enabled: boolean;
+}
+
+/** `traffic_shaping.router`: admission floor, deadline and in-flight memory (issue 15). */
+export interface RouterTrafficConfig {
+  /** Operations that may wait for a slot; more get 503 `SERVICE_OVERLOADED`. */
+  readonly max_queue_size: number;
+  /** How long one may wait for a slot, ms; longer gets 503 `SERVICE_OVERLOADED`. */
+  readonly max_queue_wait_ms: number;
+  /** A client request's deadline, ms; past it the answer is 504 `GATEWAY_TIMEOUT`. */
+  readonly request_timeout_ms: number;
+  /** Subgraph answer bytes all running operations may hold; 0 = no budget. */
+  readonly max_in_flight_bytes: number;
+}
+
+/** `traffic_shaping`. */
+export interface TrafficShapingConfig {
+  /** The router's own limits. */
+  readonly router: RouterTrafficConfig;
 }
 
 /** The whole configuration. */
@@ -255,4 +275,6 @@ export interface Config {
   readonly engine: EngineConfig;
   /** The local playground. */
   readonly playground: PlaygroundConfig;
+  /** Admission, deadlines, retries (issue 15). */
+  readonly traffic_shaping: TrafficShapingConfig;
 }

@@ -29,7 +29,9 @@ import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
 import { executePlan } from "./execute.ts";
+import { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
+import { RouterError } from "../errors.ts";
 import { Lru } from "./_lru.ts";
 import { entryCost } from "./cache_cost.ts";
 import { normalizeOperation, type NSelection } from "./normalize.ts";
@@ -73,6 +75,17 @@ export interface EngineOptions {
   /** Largest subgraph response body read, bytes. @default Infinity */
   readonly maxSubgraphResponseBytes?: number;
   /**
+   * Subgraph answer bytes all running operations may hold
+   * (`traffic_shaping.router.max_in_flight_bytes`); 0 = no budget. @default 0
+   */
+  readonly maxInFlightBytes?: number;
+  /** Subgraph answer bytes one operation may read (`engine.max_response_bytes`). @default Infinity */
+  readonly maxResponseBytes?: number;
+  /** Operations that may wait for admission (`traffic_shaping.router.max_queue_size`). @default Infinity */
+  readonly maxQueueSize?: number;
+  /** How long one may wait, ms (`traffic_shaping.router.max_queue_wait`). @default Infinity */
+  readonly maxQueueWaitMs?: number;
+  /**
    * Size of {@linkcode Engine.admission}: operations the HTTP edge lets run at
    * once, the others waiting in arrival order. 0 = no limit. @default 0
    */
@@ -96,6 +109,8 @@ export interface Engine {
   readonly plans: Lru<string, CachedPlan>;
   /** @internal Longer query texts are parsed and planned per request, never cached. */
   readonly maxCachedDocumentBytes: number;
+  /** In-flight memory: subgraph answer bytes held by running operations. */
+  readonly memory: MemoryBudget;
   /** @internal The subgraph HTTP client. */
   readonly client: SubgraphClient;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
@@ -119,7 +134,20 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   for (const name of model.subgraphs.keys()) {
     propagators.set(name, compileHeaderRules(options.headers, name));
   }
+  const maxResponseBytes = options.maxResponseBytes ?? Infinity;
+  const memory = createMemoryBudget({
+    maxBytes: options.maxInFlightBytes ?? 0,
+    maxTicketBytes: maxResponseBytes,
+    tooLarge: responseTooLarge,
+    onRelease: () => admission.pump(),
+  });
+  const admission = createAdmissionGate(options.maxConcurrentOperations ?? 0, {
+    blocked: () => memory.spent,
+    ...(options.maxQueueSize === undefined ? {} : { maxQueueSize: options.maxQueueSize }),
+    ...(options.maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs: options.maxQueueWaitMs }),
+  });
   const client = createSubgraphClient({
+    budget: memory,
     subgraphs: model.subgraphs,
     propagators,
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -140,8 +168,22 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     maxCachedDocumentBytes: options.maxCachedDocumentBytes ?? 64_000,
     client,
     abstractNames,
-    admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
+    admission,
+    memory,
   };
+}
+
+/**
+ * The error of an operation whose subgraph answers passed `engine.max_response_bytes`.
+ * @param limit The limit, bytes.
+ * @returns A `RESPONSE_TOO_LARGE` error.
+ */
+export function responseTooLarge(limit: number): RouterError {
+  return new RouterError(
+    "RESPONSE_TOO_LARGE",
+    `The response would exceed ${limit} bytes (engine.max_response_bytes)`,
+    { details: { limit } },
+  );
 }
 
 /** Options of {@linkcode prepare}. */
@@ -302,36 +344,44 @@ export async function execute(
   const observer = options.observer;
   const planned = planFor(engine, operation, variables, observer);
   if (planned.error) return { data: null, errors: [planned.error] };
+  const ticket = engine.memory.open();
   const sendOptions = {
+    ticket,
     ...(options.headers ? { headers: options.headers } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(observer ? { now: () => observer.now() } : {}),
   };
-  const [executed, introspected] = await Promise.all([
-    executePlan(planned.planned.step, {
-      send: (subgraph, body, shareable) =>
-        engine.client.send(
-          subgraph,
-          body,
-          shareable ? sendOptions : { ...sendOptions, unshared: true },
-        ),
-      variables,
-      operationKind: operation.kind,
-      abstractNames: engine.abstractNames,
-      // Only queries share subgraph responses, and only with single flight on.
-      sharedResponses: engine.client.singleFlight && operation.kind === "query",
-      ...(observer
-        ? {
-          observer,
-          describe: (subgraph: string, body: string) =>
-            engine.client.describe(subgraph, body, options.headers),
-        }
-        : {}),
-    }),
-    planned.introspection
-      ? graphqlExecute({ schema, document: planned.introspection, variableValues: variables })
-      : null,
-  ]);
+  let executed, introspected;
+  try {
+    [executed, introspected] = await Promise.all([
+      executePlan(planned.planned.step, {
+        send: (subgraph, body, shareable) =>
+          engine.client.send(
+            subgraph,
+            body,
+            shareable ? sendOptions : { ...sendOptions, unshared: true },
+          ),
+        variables,
+        operationKind: operation.kind,
+        abstractNames: engine.abstractNames,
+        // Only queries share subgraph responses, and only with single flight on.
+        sharedResponses: engine.client.singleFlight && operation.kind === "query",
+        ...(observer
+          ? {
+            observer,
+            describe: (subgraph: string, body: string) =>
+              engine.client.describe(subgraph, body, options.headers),
+          }
+          : {}),
+      }),
+      planned.introspection
+        ? graphqlExecute({ schema, document: planned.introspection, variableValues: variables })
+        : null,
+    ]);
+  } finally {
+    ticket.close();
+  }
+  if (ticket.exceeded) throw responseTooLarge(engine.memory.maxTicketBytes);
   const errors = executed.errors;
   if (introspected) {
     // Plain objects (graphql-js builds null-prototype ones); introspection only, so rare.

@@ -29,6 +29,9 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   SUBGRAPH_UNREACHABLE: 502,
   SUBGRAPH_ERROR: 502,
   DEADLINE_EXCEEDED: 504,
+  SERVICE_OVERLOADED: 503,
+  GATEWAY_TIMEOUT: 504,
+  RESPONSE_TOO_LARGE: 502,
   INTERNAL: 500,
 });
 
@@ -84,6 +87,9 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   if (known instanceof AuthError) headers.set("www-authenticate", known.challenge);
   const { allow, ...details } = known.details;
   if (typeof allow === "string") headers.set("allow", allow);
+  if (typeof details.retryAfter === "number") {
+    headers.set("retry-after", String(details.retryAfter));
+  }
   const body = {
     errors: [{ message: known.message, extensions: { code: known.code, ...details } }],
   };

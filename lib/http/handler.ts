@@ -10,6 +10,8 @@ import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
+import { deadlineGroups } from "../deadline_groups.ts";
+import { RequestTimeout, runAdmitted } from "./admit.ts";
 import { readBodyLimited } from "./body.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
 import { errorResponse } from "./errors.ts";
@@ -30,6 +32,8 @@ interface Routes {
   readonly prefixes: readonly (readonly [string, FacetHandler])[];
   readonly cors: CorsPolicy;
   readonly bodyLimit: number;
+  /** The router deadline of admitted requests (`traffic_shaping.router.request_timeout`). */
+  readonly deadline: (controller: AbortController) => () => void;
 }
 
 /** Paths of the health endpoints. */
@@ -67,6 +71,8 @@ export interface HandlerOptions {
   readonly log?: Logger;
   /** Replaces facet handlers (tests observe routing with them). */
   readonly facets?: Partial<Facets>;
+  /** True while the router drains for shutdown: readiness answers 503. */
+  readonly draining?: () => boolean;
 }
 
 /**
@@ -94,7 +100,7 @@ export function createHandler(
   function routesOf(state: RouterState): Routes {
     let routes = compiled.get(state);
     if (routes === undefined) {
-      routes = compileRoutes(state, facets);
+      routes = compileRoutes(state, facets, options.draining ?? (() => false));
       compiled.set(state, routes);
     }
     return routes;
@@ -116,29 +122,19 @@ export function createHandler(
     let response: Response;
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
-    const gate = routes.admits(facet, request) ? state.engine.admission : null;
-    try {
-      await gate?.enter(request.signal);
-    } catch {
-      // The client went away while its request waited: nobody reads this answer.
-      return new Response(null, { status: 503 });
-    }
-    // The slot is freed when the answer is built, or when the client goes away:
-    // a request whose work V8 ended (out of heap) never reaches its `finally`.
-    let held = gate !== null;
-    const release = () => {
-      if (!held) return;
-      held = false;
-      gate?.leave();
-    };
-    if (held) request.signal.addEventListener("abort", release, { once: true });
-    try {
-      response = await facet(await limitBody(request, routes.bodyLimit), state);
-    } catch (error) {
-      response = errorResponse(error, { log: state.log ?? options.log });
-    } finally {
-      if (gate !== null) request.signal.removeEventListener("abort", release);
-      release();
+    const log = state.log ?? options.log;
+    if (routes.admits(facet, request)) {
+      response = await runAdmitted(
+        request,
+        async (signal) => facet(await limitBody(request, routes.bodyLimit, signal), state),
+        { gate: state.engine.admission, track: routes.deadline, ...(log ? { log } : {}) },
+      );
+    } else {
+      try {
+        response = await facet(await limitBody(request, routes.bodyLimit), state);
+      } catch (error) {
+        response = errorResponse(error, log ? { log } : {});
+      }
     }
     return routes.cors.apply(request, response);
   };
@@ -154,19 +150,37 @@ function notFound(request: Request): Promise<Response> {
  * The copy keeps `request.signal`, which aborts when the client goes away
  * (deno.json opts into `no-legacy-abort`: it no longer aborts after every response).
  */
-async function limitBody(request: Request, limit: number): Promise<Request> {
-  if (request.body === null) return request;
+async function limitBody(
+  request: Request,
+  limit: number,
+  signal: AbortSignal = request.signal,
+): Promise<Request> {
+  if (request.body === null) {
+    if (signal === request.signal) return request;
+    return new Request(request.url, { method: request.method, headers: request.headers, signal });
+  }
   const bytes = await readBodyLimited(request, limit);
   return new Request(request.url, {
     method: request.method,
     headers: request.headers,
     body: bytes,
-    signal: request.signal,
+    signal,
   });
 }
 
-function ready(): Promise<Response> {
-  return Promise.resolve(Response.json({ status: "ready" }));
+/**
+ * Readiness: 503 while the router drains for shutdown or its admission gate
+ * turns work away (queue full, or a refusal within the last second), so a
+ * load balancer sends elsewhere; 200 again once it recovers.
+ */
+function readiness(draining: () => boolean): FacetHandler {
+  return (_request, state) => {
+    if (draining()) return Promise.resolve(Response.json({ status: "draining" }, { status: 503 }));
+    if (state.engine.admission.saturated) {
+      return Promise.resolve(Response.json({ status: "overloaded" }, { status: 503 }));
+    }
+    return Promise.resolve(Response.json({ status: "ready" }));
+  };
 }
 
 /**
@@ -175,11 +189,15 @@ function ready(): Promise<Response> {
  * @param facets The facet handlers.
  * @returns The routes.
  */
-function compileRoutes(state: RouterState, facets: Facets): Routes {
+function compileRoutes(
+  state: RouterState,
+  facets: Facets,
+  draining: () => boolean,
+): Routes {
   const { config } = state;
   const exact = new Map<string, FacetHandler>();
   const prefixes: [string, FacetHandler][] = [];
-  exact.set(HEALTH_READY_PATH, ready);
+  exact.set(HEALTH_READY_PATH, readiness(draining));
   const playground = config.playground.enabled;
   const graphql: FacetHandler = playground
     ? (request, s) =>
@@ -205,5 +223,8 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
     prefixes,
     cors: compileCors(config.cors),
     bodyLimit: config.max_request_body_bytes,
+    deadline: deadlineGroups(config.traffic_shaping.router.request_timeout_ms, {
+      reason: () => new RequestTimeout(config.traffic_shaping.router.request_timeout_ms),
+    }),
   };
 }

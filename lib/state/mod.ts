@@ -79,6 +79,10 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     planCacheMaxBytes: config.engine.execution_plan_cache_max_bytes,
     parseCacheMaxBytes: config.engine.parse_cache_max_bytes,
     maxCachedDocumentBytes: config.engine.max_cached_document_bytes,
+    maxResponseBytes: config.engine.max_response_bytes,
+    maxInFlightBytes: config.traffic_shaping.router.max_in_flight_bytes,
+    maxQueueSize: config.traffic_shaping.router.max_queue_size,
+    maxQueueWaitMs: config.traffic_shaping.router.max_queue_wait_ms,
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema);
