@@ -8,7 +8,7 @@
 import { type DocumentNode, getOperationAST, parse } from "graphql";
 import { authorizeOperation, type RequestAuthorization } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
-import { execute, prepare } from "../engine/mod.ts";
+import { execute, prepare, responseTooLarge } from "../engine/mod.ts";
 import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
@@ -144,7 +144,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     }
   }
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
-  return graphQLResponse(result, mediaType, start.kind === "on");
+  return graphQLResponse(result, mediaType, start.kind === "on", deps.engine.memory.maxTicketBytes);
 }
 
 /** Responses are sent as bytes: Deno's HTTP layer writes a `Uint8Array` without a conversion. */
@@ -154,6 +154,7 @@ function graphQLResponse(
   result: ExecutionResult,
   mediaType: GraphQLMediaType,
   traced: boolean,
+  limit = Infinity,
 ): Response {
   const requestError = !("data" in result) || result.data === undefined;
   const status = mediaType === GRAPHQL_RESPONSE_JSON && requestError ? 400 : 200;
@@ -161,7 +162,12 @@ function graphQLResponse(
   if (traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
   }
-  return new Response(ENCODER.encode(JSON.stringify(result)), { status, headers });
+  const bytes = ENCODER.encode(JSON.stringify(result));
+  // The client response is bounded too (aliases can repeat subgraph data).
+  if (bytes.length > limit) {
+    return errorResponse(responseTooLarge(limit), { contentType: mediaType });
+  }
+  return new Response(bytes, { status, headers });
 }
 
 function mutationOverGet(mediaType: GraphQLMediaType): Response {

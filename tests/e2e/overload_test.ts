@@ -243,17 +243,22 @@ traffic_shaping: { router: { max_in_flight_bytes: 7MB } }
 });
 
 Deno.test("issue 15: subgraph answers over engine.max_response_bytes get 502 RESPONSE_TOO_LARGE", async () => {
-  const answer = `{"data":{"hello":"${"x".repeat(1_500_000)}"}}`;
+  const answer = `{"data":{"hello":"${"x".repeat(150_000)}"}}`;
   const sub = subgraph(() =>
     new Response(answer, { headers: { "content-type": "application/json" } })
   );
-  const { router: r, dir } = await router(sub.url, "engine: { max_response_bytes: 1MB }\n");
+  const { router: r, dir } = await router(sub.url, "engine: { max_response_bytes: 100KB }\n");
   try {
     const response = await post(r.url, "{ hello }");
     assert.equal(response.status, 502);
     const body = await response.json();
     assert.equal(body.errors[0].extensions.code, "RESPONSE_TOO_LARGE");
     assert.match(body.errors[0].message, /engine\.max_response_bytes/);
+    // Introspection reads no subgraph: the client response itself is bounded.
+    const aliases = Array.from({ length: 400 }, (_, i) => `s${i}: __schema { types { name } }`);
+    const local = await post(r.url, `{ ${aliases.join(" ")} }`);
+    assert.equal(local.status, 502);
+    assert.equal((await local.json()).errors[0].extensions.code, "RESPONSE_TOO_LARGE");
   } finally {
     await r.shutdown();
     await sub.server.shutdown();
