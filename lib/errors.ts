@@ -31,6 +31,7 @@ export type RouterErrorCode =
   | "SERVICE_OVERLOADED"
   | "GATEWAY_TIMEOUT"
   | "RESPONSE_TOO_LARGE"
+  | "SUBGRAPH_CIRCUIT_OPEN"
   | "INTERNAL";
 
 /** Options for {@linkcode RouterError}. */

@@ -150,6 +150,24 @@ const HEADER_RULE = object({
 
 const HEADER_RULES = object({ request: { kind: "array", item: HEADER_RULE } });
 
+/** `traffic_shaping.all` and `traffic_shaping.subgraphs.<name>` (Cosmo's keys). */
+const SUBGRAPH_TRAFFIC = object({
+  retry: object({
+    enabled: bool(false),
+    max_attempts: { kind: "int", default: 5 },
+    interval_ms: { kind: "duration", default: 3_000 },
+    max_duration_ms: { kind: "duration", default: 10_000 },
+  }),
+  circuit_breaker: object({
+    enabled: bool(false),
+    error_threshold_percentage: { kind: "int", default: 50 },
+    request_threshold: { kind: "int", default: 20, min: 1 },
+    sleep_window_ms: { kind: "duration", default: 5_000 },
+    half_open_attempts: { kind: "int", default: 1, min: 1 },
+    rolling_duration_ms: { kind: "duration", default: 10_000 },
+  }),
+});
+
 /** The whole configuration schema; key names are the YAML names. */
 export const CONFIG_SCHEMA: ObjectNode = object({
   listen_addr: str("localhost:3002"),
@@ -264,5 +282,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       request_timeout_ms: { kind: "duration", default: 60_000 },
       max_in_flight_bytes: { kind: "size", default: 64_000_000 },
     }),
+    all: SUBGRAPH_TRAFFIC,
+    subgraphs: { kind: "record", value: SUBGRAPH_TRAFFIC },
   }),
 });

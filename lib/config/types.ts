@@ -231,10 +231,50 @@ export interface RouterTrafficConfig {
   readonly max_in_flight_bytes: number;
 }
 
+/** `traffic_shaping.{all,subgraphs.<name>}.retry`: queries only. */
+export interface RetryConfig {
+  /** Retry connection errors, 502/503/504, and 429 with `Retry-After`. */
+  readonly enabled: boolean;
+  /** Retries after the first attempt. */
+  readonly max_attempts: number;
+  /** First back-off, ms (doubled per retry, with jitter). */
+  readonly interval_ms: number;
+  /** Longest back-off, ms. */
+  readonly max_duration_ms: number;
+}
+
+/** `traffic_shaping.{all,subgraphs.<name>}.circuit_breaker`. */
+export interface CircuitBreakerConfig {
+  /** Fail a failing subgraph's fetches fast. */
+  readonly enabled: boolean;
+  /** Failed share of the window that opens it, %. */
+  readonly error_threshold_percentage: number;
+  /** Fetches the window must hold before it can open. */
+  readonly request_threshold: number;
+  /** How long it stays open, ms. */
+  readonly sleep_window_ms: number;
+  /** Probes when half-open. */
+  readonly half_open_attempts: number;
+  /** The rolling window, ms. */
+  readonly rolling_duration_ms: number;
+}
+
+/** Retry and circuit breaker of one subgraph (or of all). */
+export interface SubgraphTrafficConfig {
+  /** Retries. */
+  readonly retry: RetryConfig;
+  /** The circuit breaker. */
+  readonly circuit_breaker: CircuitBreakerConfig;
+}
+
 /** `traffic_shaping`. */
 export interface TrafficShapingConfig {
   /** The router's own limits. */
   readonly router: RouterTrafficConfig;
+  /** Every subgraph's retry and circuit breaker. */
+  readonly all: SubgraphTrafficConfig;
+  /** Per subgraph name: replaces `all` for that subgraph (omitted keys take the defaults). */
+  readonly subgraphs: Readonly<Record<string, SubgraphTrafficConfig>>;
 }
 
 /** The whole configuration. */

@@ -30,6 +30,7 @@ import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
 import { executePlan } from "./execute.ts";
 import { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
+import type { Resilience } from "./resilient_fetch.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { RouterError } from "../errors.ts";
 import { Lru } from "./_lru.ts";
@@ -50,6 +51,7 @@ import type {
 
 export type * from "./types.ts";
 export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan.ts";
+export { resilienceOf } from "./resilient_fetch.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -81,6 +83,8 @@ export interface EngineOptions {
   readonly maxInFlightBytes?: number;
   /** Subgraph answer bytes one operation may read (`engine.max_response_bytes`). @default Infinity */
   readonly maxResponseBytes?: number;
+  /** Retry policy and circuit breaker per subgraph (`traffic_shaping`); none: one attempt. */
+  readonly resilience?: ReadonlyMap<string, Resilience>;
   /** Operations that may wait for admission (`traffic_shaping.router.max_queue_size`). @default Infinity */
   readonly maxQueueSize?: number;
   /** How long one may wait, ms (`traffic_shaping.router.max_queue_wait`). @default Infinity */
@@ -148,6 +152,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   });
   const client = createSubgraphClient({
     budget: memory,
+    ...(options.resilience ? { resilience: options.resilience } : {}),
     subgraphs: model.subgraphs,
     propagators,
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -351,16 +356,14 @@ export async function execute(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(observer ? { now: () => observer.now() } : {}),
   };
+  const queryOptions = { ...sendOptions, idempotent: true };
+  const mutationOptions = { ...sendOptions, unshared: true };
   let executed, introspected;
   try {
     [executed, introspected] = await Promise.all([
       executePlan(planned.planned.step, {
         send: (subgraph, body, shareable) =>
-          engine.client.send(
-            subgraph,
-            body,
-            shareable ? sendOptions : { ...sendOptions, unshared: true },
-          ),
+          engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
         variables,
         operationKind: operation.kind,
         abstractNames: engine.abstractNames,

@@ -10,6 +10,7 @@ import type { HeaderPropagator } from "./headers.ts";
 import type { FetchRequestRecord } from "./types.ts";
 import { RouterError } from "../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "./memory_budget.ts";
+import { type Resilience, resilientFetch } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 
@@ -35,6 +36,8 @@ export interface SubgraphClientOptions {
   readonly maxResponseBytes?: number;
   /** The in-flight memory budget every answer's bytes are charged to as they stream. */
   readonly budget?: MemoryBudget;
+  /** Retry policy and circuit breaker per subgraph (`traffic_shaping`); none: one attempt. */
+  readonly resilience?: ReadonlyMap<string, Resilience>;
 }
 
 /** Per-request send options. */
@@ -46,6 +49,8 @@ export interface SendOptions {
   readonly unshared?: boolean;
   /** The operation's share of the memory budget (charged as the answer streams). */
   readonly ticket?: BudgetTicket;
+  /** A query's fetch: safe to retry (a mutation's never is). */
+  readonly idempotent?: boolean;
 }
 
 /** The client. */
@@ -66,6 +71,7 @@ interface Outgoing {
   /** Null: the constant base headers (no header rules for this subgraph). */
   readonly headers: Headers | null;
   readonly now: (() => number) | undefined;
+  readonly idempotent: boolean;
 }
 
 /** One shared in-flight subgraph request. */
@@ -132,10 +138,15 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
   ): Promise<SubgraphResponse> {
     const { url, body, headers, now } = out;
     const init: RequestInit = { method: "POST", headers: headers ?? BASE_HEADERS, body, signal };
-    const response =
-      await (options.fetch === undefined
-        ? fetch(url, init)
-        : options.fetch(new Request(url, init)));
+    const send = () =>
+      options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init));
+    const resilience = options.resilience?.get(out.subgraph);
+    const response = resilience === undefined ? await send() : await resilientFetch(send, {
+      subgraph: out.subgraph,
+      resilience,
+      idempotent: out.idempotent,
+      signal,
+    });
     const firstByteNs = now?.();
     const text = await readSubgraphBody(response, {
       limit,
@@ -180,7 +191,14 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     send(subgraph, body, sendOptions) {
       const url = urlOf(subgraph);
       const headers = headersFor(subgraph, sendOptions.headers);
-      const out: Outgoing = { subgraph, url, body, headers, now: sendOptions.now };
+      const out: Outgoing = {
+        subgraph,
+        url,
+        body,
+        headers,
+        now: sendOptions.now,
+        idempotent: sendOptions.idempotent ?? false,
+      };
       if (!options.singleFlight || sendOptions.unshared) return unshared(out, sendOptions);
       let key = `${url}\n${body}`;
       if (headers) {

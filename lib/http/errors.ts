@@ -32,6 +32,7 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   SERVICE_OVERLOADED: 503,
   GATEWAY_TIMEOUT: 504,
   RESPONSE_TOO_LARGE: 502,
+  SUBGRAPH_CIRCUIT_OPEN: 503,
   INTERNAL: 500,
 });
 

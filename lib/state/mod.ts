@@ -12,7 +12,8 @@ import {
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import { buildConnectState, type ConnectState } from "../connect/mod.ts";
-import { createEngine, type Engine, type SubgraphFetch } from "../engine/mod.ts";
+import { createEngine, type Engine, resilienceOf, type SubgraphFetch } from "../engine/mod.ts";
+import { parseConfig } from "../config/parse.ts";
 import type { Logger } from "../log/mod.ts";
 import { buildMcpState, type McpState } from "../mcp/mod.ts";
 import {
@@ -83,6 +84,10 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     maxInFlightBytes: config.traffic_shaping.router.max_in_flight_bytes,
     maxQueueSize: config.traffic_shaping.router.max_queue_size,
     maxQueueWaitMs: config.traffic_shaping.router.max_queue_wait_ms,
+    resilience: resilienceOf(config.traffic_shaping, supergraph.subgraphs.keys(), {
+      now: () => performance.now(),
+      defaults: parseConfig({}).traffic_shaping.all,
+    }),
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema);
