@@ -32,6 +32,7 @@ export type RouterErrorCode =
   | "GATEWAY_TIMEOUT"
   | "RESPONSE_TOO_LARGE"
   | "SUBGRAPH_CIRCUIT_OPEN"
+  | "SHUTTING_DOWN"
   | "INTERNAL";
 
 /** Options for {@linkcode RouterError}. */

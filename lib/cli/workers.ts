@@ -325,7 +325,8 @@ async function superviseWorkers(
       for (const { thread } of running) {
         thread.postMessage({ tag: TAG, kind: "shutdown" } satisfies ToWorker);
       }
-      const grace = (options.shutdownGraceMs ?? 10_000) + 1_000;
+      const grace = (options.shutdownGraceMs ?? config.grace_period_ms + config.shutdown_delay_ms) +
+        2_000;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<void>((resolve) => timer = setTimeout(resolve, grace));
       await Promise.race([Promise.all(running.map((t) => t.exited)), expired]);

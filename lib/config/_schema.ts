@@ -285,4 +285,6 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     all: SUBGRAPH_TRAFFIC,
     subgraphs: { kind: "record", value: SUBGRAPH_TRAFFIC },
   }),
+  shutdown_delay_ms: { kind: "duration", default: 0 },
+  grace_period_ms: { kind: "duration", default: 30_000 },
 });

@@ -317,4 +317,8 @@ export interface Config {
   readonly playground: PlaygroundConfig;
   /** Admission, deadlines, retries (issue 15). */
   readonly traffic_shaping: TrafficShapingConfig;
+  /** After SIGTERM: readiness 503 and still accepting for this long, ms (behind a load balancer). */
+  readonly shutdown_delay_ms: number;
+  /** Then in-flight requests get this long to finish, ms; those still running get 503. */
+  readonly grace_period_ms: number;
 }

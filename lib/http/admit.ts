@@ -22,6 +22,8 @@ export interface RunAdmittedOptions {
   readonly track: (controller: AbortController) => () => void;
   /** Logs internal errors. */
   readonly log?: Logger;
+  /** Aborts at the end of the shutdown grace period: a request still running gets 503. */
+  readonly stop?: AbortSignal;
 }
 
 /** The abort reason of a request past `traffic_shaping.router.request_timeout`. */
@@ -30,6 +32,21 @@ export class RequestTimeout extends DOMException {
   constructor(readonly timeoutMs: number) {
     super(`The request took longer than ${timeoutMs} ms`, "TimeoutError");
   }
+}
+
+/** The abort reason of a request still running when the shutdown grace period ends. */
+export class ShutdownAbort extends DOMException {
+  constructor() {
+    super("The router is shutting down", "AbortError");
+  }
+}
+
+function shuttingDown(): RouterError {
+  return new RouterError(
+    "SHUTTING_DOWN",
+    "The router is shutting down and the request did not complete within grace_period",
+    { details: { retryAfter: 1 } },
+  );
 }
 
 function gatewayTimeout(reason: RequestTimeout): RouterError {
@@ -73,9 +90,15 @@ export async function runAdmitted(
   if (request.signal.aborted) clientGone();
   else request.signal.addEventListener("abort", clientGone, { once: true });
   const untrack = options.track(controller);
+  const stop = options.stop;
+  const stopped = () => controller.abort(new ShutdownAbort());
+  if (stop?.aborted) stopped();
+  else stop?.addEventListener("abort", stopped, { once: true });
   const answerOf = (reason: unknown): Response =>
     reason instanceof RequestTimeout
       ? errorResponse(gatewayTimeout(reason))
+      : reason instanceof ShutdownAbort
+      ? errorResponse(shuttingDown())
       : errorResponse(reason, options.log ? { log: options.log } : {});
   try {
     try {
@@ -83,14 +106,15 @@ export async function runAdmitted(
     } catch (error) {
       // Refused (503 + Retry-After), past the deadline (504), or the client
       // went away while waiting (nobody reads this answer).
-      return error instanceof RouterError || error instanceof RequestTimeout
+      return error instanceof RouterError || error instanceof RequestTimeout ||
+          error instanceof ShutdownAbort
         ? answerOf(error)
         : new Response(null, { status: 503 });
     }
     const aborted = Promise.withResolvers<Response>();
     const onAbort = () =>
       aborted.resolve(
-        signal.reason instanceof RequestTimeout
+        signal.reason instanceof RequestTimeout || signal.reason instanceof ShutdownAbort
           ? answerOf(signal.reason)
           : new Response(null, { status: 503 }), // the client went away
       );
@@ -109,6 +133,7 @@ export async function runAdmitted(
     }
   } finally {
     untrack();
+    stop?.removeEventListener("abort", stopped);
     request.signal.removeEventListener("abort", clientGone);
   }
 }

@@ -33,6 +33,7 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   GATEWAY_TIMEOUT: 504,
   RESPONSE_TOO_LARGE: 502,
   SUBGRAPH_CIRCUIT_OPEN: 503,
+  SHUTTING_DOWN: 503,
   INTERNAL: 500,
 });
 

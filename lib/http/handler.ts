@@ -71,8 +71,14 @@ export interface HandlerOptions {
   readonly log?: Logger;
   /** Replaces facet handlers (tests observe routing with them). */
   readonly facets?: Partial<Facets>;
-  /** True while the router drains for shutdown: readiness answers 503. */
+  /**
+   * True while the router drains for shutdown: readiness answers 503 and
+   * every response carries `Connection: close` (keep-alive clients reconnect
+   * elsewhere).
+   */
   readonly draining?: () => boolean;
+  /** Aborts when the shutdown grace period ends: requests still running get 503. */
+  readonly stop?: AbortSignal;
 }
 
 /**
@@ -105,7 +111,22 @@ export function createHandler(
     }
     return routes;
   }
-  return async function handle(request: Request): Promise<Response> {
+  const draining = options.draining;
+  if (draining !== undefined) {
+    return async (request) => {
+      const response = await handle(request);
+      if (draining()) {
+        try {
+          response.headers.set("connection", "close");
+        } catch {
+          // Immutable headers (a forwarded response): the listener closes anyway.
+        }
+      }
+      return response;
+    };
+  }
+  return handle;
+  async function handle(request: Request): Promise<Response> {
     const state = current();
     const { pathname } = new URL(request.url);
     // Liveness needs no state (and no route table).
@@ -127,7 +148,12 @@ export function createHandler(
       response = await runAdmitted(
         request,
         async (signal) => facet(await limitBody(request, routes.bodyLimit, signal), state),
-        { gate: state.engine.admission, track: routes.deadline, ...(log ? { log } : {}) },
+        {
+          gate: state.engine.admission,
+          track: routes.deadline,
+          ...(log ? { log } : {}),
+          ...(options.stop ? { stop: options.stop } : {}),
+        },
       );
     } else {
       try {
@@ -137,7 +163,7 @@ export function createHandler(
       }
     }
     return routes.cors.apply(request, response);
-  };
+  }
 }
 
 function notFound(request: Request): Promise<Response> {
