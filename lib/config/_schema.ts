@@ -176,8 +176,8 @@ export const CONFIG_SCHEMA: ObjectNode = object({
   log_level: { kind: "enum", values: ["debug", "info", "warn", "error"], default: "info" },
   workers: { kind: "int", default: 1, min: 1 },
   heap: object({
-    max_young_generation_mb: { kind: "int", default: 24 },
-    max_old_generation_mb: { kind: "int", default: 128 },
+    max_young_generation_mb: { kind: "int", default: 0 },
+    max_old_generation_mb: { kind: "int", default: 0 },
   }),
   supergraph_path: str("schema/supergraph.graphql", { file: true }),
   operations_dir: str("operations", { file: true }),

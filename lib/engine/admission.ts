@@ -37,6 +37,8 @@ export interface AdmissionGate {
   readonly active: number;
   /** Operations waiting for one. */
   readonly waiting: number;
+  /** Cells of the queue array, served ones included (bounded under sustained load). */
+  readonly backlog: number;
   /** Operations admitted so far. */
   readonly admitted: number;
   /** Operations refused with `SERVICE_OVERLOADED` so far (queue full or wait over). */
@@ -86,6 +88,9 @@ interface Waiter {
   admit: (() => void) | null;
 }
 
+/** What an admitted waiter's queue cell holds. */
+const GONE: Waiter = Object.freeze({ admit: null }) as Waiter;
+
 /**
  * Creates an admission gate.
  *
@@ -133,7 +138,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
   function pump(): void {
     while (waiting > 0 && active < max && !blocked()) {
       const waiter = queue[head];
-      queue[head++] = { admit: null };
+      queue[head++] = GONE;
       const admit = waiter?.admit;
       if (!admit) continue;
       waiting--;
@@ -143,6 +148,11 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
     }
     if (waiting === 0 && head > 0) {
       queue = [];
+      head = 0;
+    } else if (head >= 1024 && head * 2 >= queue.length) {
+      // Under sustained load the queue is never empty: drop the served head
+      // now and then, or the array would grow by one cell per queued request.
+      queue = queue.slice(head);
       head = 0;
     }
   }
@@ -198,6 +208,9 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
     },
     get waiting() {
       return waiting;
+    },
+    get backlog() {
+      return queue.length;
     },
     get admitted() {
       return admitted;

@@ -7,7 +7,9 @@
  * - `normalize.ts`: fragments inlined, fields merged, `@skip`/`@include` applied, abstract
  *   selections split per concrete type.
  * - `plan.ts`: the federation planner (pure); plans cached by text + name + the values of
- *   the `@skip`/`@include` variables, in an LRU of `engine.plan_cache_size`.
+ *   the `@skip`/`@include` variables, in an LRU bounded in bytes (`cache_cost.ts`).
+ * - `admission.ts` (taken by the HTTP edge) and `memory_budget.ts` (charged by the
+ *   subgraph client as answers stream): the in-flight bounds.
  * - `execute.ts`: walks the plan; `subgraph_client.ts` sends (headers by `headers.ts`,
  *   timeout, single flight).
  * - `shape.ts`: the client's selection over the merged data, with null propagation.

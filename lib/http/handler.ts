@@ -173,8 +173,9 @@ function notFound(request: Request): Promise<Response> {
 
 /**
  * Buffers the body within the limit (413 over it), so facets read it freely.
- * The copy keeps `request.signal`, which aborts when the client goes away
- * (deno.json opts into `no-legacy-abort`: it no longer aborts after every response).
+ * The copy carries `signal`: by default `request.signal`, which aborts when the
+ * client goes away (deno.json opts into `no-legacy-abort`: it no longer aborts
+ * after every response); for admitted requests one that also aborts at the deadline.
  */
 async function limitBody(
   request: Request,

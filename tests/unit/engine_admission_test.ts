@@ -126,3 +126,16 @@ Deno.test("issue 15: nothing is admitted while the memory budget is spent; a rel
   await waiting;
   assert.equal(gate.active, 1);
 });
+
+Deno.test("issue 15: a queue that never empties under sustained load keeps a bounded backlog (no leak)", async () => {
+  const gate = createAdmissionGate(1);
+  await gate.enter();
+  let waiters = [gate.enter(), gate.enter()];
+  for (let i = 0; i < 10_000; i++) {
+    gate.leave(); // the oldest waiter takes the slot; one more arrives
+    await waiters[0];
+    waiters = [waiters[1]!, gate.enter()];
+    assert.equal(gate.waiting, 2);
+  }
+  assert.ok(gate.backlog <= 2 * 1024 + 2, `queue array of ${gate.backlog} cells`);
+});
