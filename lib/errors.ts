@@ -29,6 +29,11 @@ export type RouterErrorCode =
   | "SUBGRAPH_UNREACHABLE"
   | "SUBGRAPH_ERROR"
   | "DEADLINE_EXCEEDED"
+  | "SERVICE_OVERLOADED"
+  | "GATEWAY_TIMEOUT"
+  | "RESPONSE_TOO_LARGE"
+  | "SUBGRAPH_CIRCUIT_OPEN"
+  | "SHUTTING_DOWN"
   | "INTERNAL";
 
 /** Options for {@linkcode RouterError}. */

@@ -9,6 +9,8 @@
 #   gw-router-w2          workers: 2 (two isolates on one port, SO_REUSEPORT)
 #   gw-router-w2-nodedupe workers: 2, dedup off
 #   gw-router-wN[-nodedupe] any worker count N
+#   ...-mainisolate / ...-heaplimits  the same, served from the main isolate without heap
+#                         limits / from supervised worker threads with heap: {24, 128} MiB
 #   limit                 no router: load straight to the reviews subgraph (the floor)
 #
 # What one run does: starts the four benchmark subgraphs (one Deno process,
@@ -126,9 +128,12 @@ run_target() {
     expected="$HERE/fixtures/limit.expected.json"
     pid=$SUBGRAPHS_PID
     cpus="$LOAD_CPUS"
-  elif [[ "$target" =~ ^gw-router(-w([0-9]+))?(-nodedupe)?$ ]]; then
+  elif [[ "$target" =~ ^gw-router(-w([0-9]+))?(-nodedupe)?(-(mainisolate|heaplimits))?$ ]]; then
     workers="${BASH_REMATCH[2]:-1}"
     [[ -n "${BASH_REMATCH[3]}" ]] && dedupe=false
+    local heap=""
+    [[ "${BASH_REMATCH[5]}" == mainisolate ]] && heap="heap: { max_young_generation_mb: 0, max_old_generation_mb: 0 }"
+    [[ "${BASH_REMATCH[5]}" == heaplimits ]] && heap="heap: { max_young_generation_mb: 24, max_old_generation_mb: 128 }"
     [[ "$workers" -gt 1 ]] && cpus="$WORKER_CPUS"
     url="http://127.0.0.1:$GATEWAY_PORT/graphql"
     body="$HERE/fixtures/federated.request.json"
@@ -140,6 +145,7 @@ log_level: warn
 workers: $workers
 engine:
   enable_single_flight: $dedupe
+$heap
 ${ROUTER_CONFIG_EXTRA:-}
 YAML
     # shellcheck disable=SC2086

@@ -65,7 +65,7 @@ export interface StartRouterOptions {
   readonly debounceMs?: number;
   /**
    * How long shutdown waits for in-flight requests (and open streams), ms.
-   * @default {10000}
+   * @default {config.grace_period_ms}
    */
   readonly shutdownGraceMs?: number;
   /**
@@ -194,7 +194,16 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     env,
     reusePort: options.reusePort ?? false,
   });
-  const handler = createHandler(() => state, { log });
+  // Shutdown (Apollo's model): readiness 503 at once while the listener still
+  // accepts for `shutdown_delay`, then in-flight requests get `grace_period`;
+  // those still running then are answered 503 (`stop`), never reset.
+  let draining = false;
+  const stop = new AbortController();
+  const handler = createHandler(() => state, {
+    log,
+    draining: () => draining,
+    stop: stop.signal,
+  });
   const server = Deno.serve({
     hostname: address.hostname,
     port: address.port,
@@ -360,18 +369,31 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       for (const signal of signalNames) {
         Deno.removeSignalListener(signal, signal === "SIGHUP" ? onHangup : onStop);
       }
-      log.info("Shutting down");
+      draining = true;
+      const graceMs = options.shutdownGraceMs ?? config.grace_period_ms;
+      log.info("Shutting down", {
+        shutdown_delay_ms: config.shutdown_delay_ms,
+        grace_period_ms: graceMs,
+      });
       await reloading.catch(() => {});
+      if (config.shutdown_delay_ms > 0) {
+        await new Promise((resolve) => setTimeout(resolve, config.shutdown_delay_ms));
+      }
+      // Open MCP streams never end by themselves: close them before waiting.
       closeMcpStreams(state?.mcp ?? null);
       let grace: ReturnType<typeof setTimeout> | undefined;
+      let last: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<void>((resolve) => {
         grace = setTimeout(() => {
-          log.warn("Shutdown grace period over; closing with requests in flight");
-          resolve();
-        }, options.shutdownGraceMs ?? 10_000);
+          log.warn("Shutdown grace period over; answering 503 to requests still running");
+          stop.abort();
+          // Their 503s go out at once; a stream that never ends is cut a second later.
+          last = setTimeout(resolve, 1_000);
+        }, graceMs);
       });
       await Promise.race([server.shutdown(), expired]);
       clearTimeout(grace);
+      clearTimeout(last);
       state?.keySources.close();
       await telemetry.shutdown();
       stopped.resolve();

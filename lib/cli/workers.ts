@@ -80,7 +80,13 @@ type FromWorker =
   | { readonly tag: typeof TAG; readonly kind: "ready"; readonly url: string }
   | { readonly tag: typeof TAG; readonly kind: "failed"; readonly error: string }
   | { readonly tag: typeof TAG; readonly kind: "reloaded"; readonly ok: boolean }
-  | { readonly tag: typeof TAG; readonly kind: "pong" }
+  | {
+    readonly tag: typeof TAG;
+    readonly kind: "pong";
+    /** Operations running and waiting in the thread's admission gate. */
+    readonly active: number;
+    readonly waiting: number;
+  }
   | { readonly tag: typeof TAG; readonly kind: "stopped" };
 
 function isMessage<T extends { tag: string }>(value: unknown): value is T {
@@ -229,6 +235,11 @@ async function superviseWorkers(
   const reloads: ((ok: boolean) => void)[][] = Array.from({ length: count }, () => []);
   /** When each thread last answered a ping (or became ready). */
   const answered: number[] = Array.from({ length: count }, () => performance.now());
+  /** What each thread last reported holding (its requests die with it: logged). */
+  const load: { active: number; waiting: number }[] = Array.from(
+    { length: count },
+    () => ({ active: 0, waiting: 0 }),
+  );
   let stopping = false;
   let listenAddr: string | null = null;
 
@@ -247,7 +258,10 @@ async function superviseWorkers(
       timeoutMs,
       onMessage: (message) => {
         if (message.kind === "reloaded") reloads[index]!.shift()?.(message.ok);
-        else if (message.kind === "pong") answered[index] = performance.now();
+        else if (message.kind === "pong") {
+          answered[index] = performance.now();
+          load[index] = { active: message.active, waiting: message.waiting };
+        }
       },
     });
     threads[index] = supervised;
@@ -259,7 +273,11 @@ async function superviseWorkers(
       log.error("A serving isolate exited; restarting it", {
         worker: index,
         heap: config.heap,
+        // Last reported: these requests got no answer (their sockets belonged to the thread).
+        requests_active: load[index]!.active,
+        requests_waiting: load[index]!.waiting,
       });
+      load[index] = { active: 0, waiting: 0 };
       start(index).catch((error) => {
         log.error("A serving isolate failed to restart", { worker: index, error: String(error) });
         if (!stopping && threads.every((t) => t === null)) {
@@ -299,6 +317,8 @@ async function superviseWorkers(
         log.error("A serving isolate stopped answering (out of heap?); ending it", {
           worker: index,
           silent_ms: Math.round(now - answered[index]!),
+          requests_active: load[index]!.active,
+          requests_waiting: load[index]!.waiting,
         });
         answered[index] = now;
         void supervised.thread.terminate();
@@ -330,7 +350,8 @@ async function superviseWorkers(
       for (const { thread } of running) {
         thread.postMessage({ tag: TAG, kind: "shutdown" } satisfies ToWorker);
       }
-      const grace = (options.shutdownGraceMs ?? 10_000) + 1_000;
+      const grace = (options.shutdownGraceMs ?? config.grace_period_ms + config.shutdown_delay_ms) +
+        2_000;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const expired = new Promise<void>((resolve) => timer = setTimeout(resolve, grace));
       await Promise.race([Promise.all(running.map((t) => t.exited)), expired]);
@@ -400,7 +421,12 @@ function serveInThread(port: NonNullable<typeof parentPort>): void {
         post({ tag: TAG, kind: "reloaded", ok: (await router?.reload()) ?? false });
         return;
       case "ping":
-        post({ tag: TAG, kind: "pong" });
+        if (router === null) {
+          post({ tag: TAG, kind: "pong", active: 0, waiting: 0 });
+        } else {
+          const { admission } = router.state().engine;
+          post({ tag: TAG, kind: "pong", active: admission.active, waiting: admission.waiting });
+        }
         return;
       case "shutdown":
         // The supervisor ends the thread once it reads "stopped".

@@ -189,6 +189,24 @@ const COMPLEXITY_LIMIT = object({
 
 const HEADER_RULES = object({ request: { kind: "array", item: HEADER_RULE } });
 
+/** `traffic_shaping.all` and `traffic_shaping.subgraphs.<name>` (Cosmo's keys). */
+const SUBGRAPH_TRAFFIC = object({
+  retry: object({
+    enabled: bool(false),
+    max_attempts: { kind: "int", default: 5 },
+    interval_ms: { kind: "duration", default: 3_000 },
+    max_duration_ms: { kind: "duration", default: 10_000 },
+  }),
+  circuit_breaker: object({
+    enabled: bool(false),
+    error_threshold_percentage: { kind: "int", default: 50 },
+    request_threshold: { kind: "int", default: 20, min: 1 },
+    sleep_window_ms: { kind: "duration", default: 5_000 },
+    half_open_attempts: { kind: "int", default: 1, min: 1 },
+    rolling_duration_ms: { kind: "duration", default: 10_000 },
+  }),
+});
+
 /** The whole configuration schema; key names are the YAML names. */
 export const CONFIG_SCHEMA: ObjectNode = object({
   listen_addr: str("localhost:3002"),
@@ -197,8 +215,8 @@ export const CONFIG_SCHEMA: ObjectNode = object({
   log_level: { kind: "enum", values: ["debug", "info", "warn", "error"], default: "info" },
   workers: { kind: "int", default: 1, min: 1 },
   heap: object({
-    max_young_generation_mb: { kind: "int", default: 24 },
-    max_old_generation_mb: { kind: "int", default: 128 },
+    max_young_generation_mb: { kind: "int", default: 0 },
+    max_old_generation_mb: { kind: "int", default: 0 },
   }),
   supergraph_path: str("schema/supergraph.graphql", { file: true }),
   operations_dir: str("operations", { file: true }),
@@ -296,6 +314,10 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     plan_cache_size: { kind: "int", default: 1000 },
     max_concurrent_operations: { kind: "int", default: 16 },
     max_subgraph_response_bytes: { kind: "size", default: 16_000_000 },
+    execution_plan_cache_max_bytes: { kind: "size", default: 16_000_000 },
+    parse_cache_max_bytes: { kind: "size", default: 16_000_000 },
+    max_cached_document_bytes: { kind: "size", default: 64_000 },
+    max_response_bytes: { kind: "size", default: 32_000_000 },
   }),
   playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
   // Issue 14: safe by default at the request edge.
@@ -353,4 +375,16 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     }),
   }),
   access_logs: object({ enabled: { kind: "boolean", default: true, derived: true } }),
+  traffic_shaping: object({
+    router: object({
+      max_queue_size: { kind: "int", default: 128 },
+      max_queue_wait_ms: { kind: "duration", default: 5_000 },
+      request_timeout_ms: { kind: "duration", default: 60_000 },
+      max_in_flight_bytes: { kind: "size", default: 64_000_000 },
+    }),
+    all: SUBGRAPH_TRAFFIC,
+    subgraphs: { kind: "record", value: SUBGRAPH_TRAFFIC },
+  }),
+  shutdown_delay_ms: { kind: "duration", default: 0 },
+  grace_period_ms: { kind: "duration", default: 30_000 },
 });

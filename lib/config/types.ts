@@ -205,6 +205,14 @@ export interface EngineConfig {
   readonly max_concurrent_operations: number;
   /** Largest subgraph response body the router reads, bytes (a larger one is a SUBGRAPH_ERROR). */
   readonly max_subgraph_response_bytes: number;
+  /** Estimated heap bytes of the plan cache (≈ 40 bytes per byte of document text per plan). */
+  readonly execution_plan_cache_max_bytes: number;
+  /** Estimated heap bytes of the parse + validation cache. */
+  readonly parse_cache_max_bytes: number;
+  /** Longer documents are parsed and planned per request, never cached. */
+  readonly max_cached_document_bytes: number;
+  /** Subgraph answer bytes one operation may read; more is a `RESPONSE_TOO_LARGE` (502). */
+  readonly max_response_bytes: number;
 }
 
 /**
@@ -290,6 +298,64 @@ export interface AccessLogsConfig {
   readonly enabled: boolean;
 }
 
+/** `traffic_shaping.router`: admission floor, deadline and in-flight memory (issue 15). */
+export interface RouterTrafficConfig {
+  /** Operations that may wait for a slot; more get 503 `SERVICE_OVERLOADED`. */
+  readonly max_queue_size: number;
+  /** How long one may wait for a slot, ms; longer gets 503 `SERVICE_OVERLOADED`. */
+  readonly max_queue_wait_ms: number;
+  /** A client request's deadline, ms; past it the answer is 504 `GATEWAY_TIMEOUT`. */
+  readonly request_timeout_ms: number;
+  /** Subgraph answer bytes all running operations may hold; 0 = no budget. */
+  readonly max_in_flight_bytes: number;
+}
+
+/** `traffic_shaping.{all,subgraphs.<name>}.retry`: queries only. */
+export interface RetryConfig {
+  /** Retry connection errors, 502/503/504, and 429 with `Retry-After`. */
+  readonly enabled: boolean;
+  /** Retries after the first attempt. */
+  readonly max_attempts: number;
+  /** First back-off, ms (doubled per retry, with jitter). */
+  readonly interval_ms: number;
+  /** Longest back-off, ms. */
+  readonly max_duration_ms: number;
+}
+
+/** `traffic_shaping.{all,subgraphs.<name>}.circuit_breaker`. */
+export interface CircuitBreakerConfig {
+  /** Fail a failing subgraph's fetches fast. */
+  readonly enabled: boolean;
+  /** Failed share of the window that opens it, %. */
+  readonly error_threshold_percentage: number;
+  /** Fetches the window must hold before it can open. */
+  readonly request_threshold: number;
+  /** How long it stays open, ms. */
+  readonly sleep_window_ms: number;
+  /** Probes when half-open. */
+  readonly half_open_attempts: number;
+  /** The rolling window, ms. */
+  readonly rolling_duration_ms: number;
+}
+
+/** Retry and circuit breaker of one subgraph (or of all). */
+export interface SubgraphTrafficConfig {
+  /** Retries. */
+  readonly retry: RetryConfig;
+  /** The circuit breaker. */
+  readonly circuit_breaker: CircuitBreakerConfig;
+}
+
+/** `traffic_shaping`. */
+export interface TrafficShapingConfig {
+  /** The router's own limits. */
+  readonly router: RouterTrafficConfig;
+  /** Every subgraph's retry and circuit breaker. */
+  readonly all: SubgraphTrafficConfig;
+  /** Per subgraph name: replaces `all` for that subgraph (omitted keys take the defaults). */
+  readonly subgraphs: Readonly<Record<string, SubgraphTrafficConfig>>;
+}
+
 /** The whole configuration. */
 export interface Config {
   /** `host:port` of the one listener. */
@@ -340,6 +406,12 @@ export interface Config {
   readonly telemetry: TelemetryConfig;
   /** The access log (issue 16). */
   readonly access_logs: AccessLogsConfig;
+  /** Admission, deadlines, retries (issue 15). */
+  readonly traffic_shaping: TrafficShapingConfig;
+  /** After SIGTERM: readiness 503 and still accepting for this long, ms (behind a load balancer). */
+  readonly shutdown_delay_ms: number;
+  /** Then in-flight requests get this long to finish, ms; those still running get 503. */
+  readonly grace_period_ms: number;
 }
 
 /** `security.complexity_limits.*`. */

@@ -198,6 +198,9 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   UNAUTHORIZED_FIELD_OR_TYPE: "permission_denied",
   SUBGRAPH_UNREACHABLE: "unavailable",
   DEADLINE_EXCEEDED: "deadline_exceeded",
+  SUBGRAPH_CIRCUIT_OPEN: "unavailable",
+  SERVICE_OVERLOADED: "unavailable",
+  GATEWAY_TIMEOUT: "deadline_exceeded",
 };
 
 /**

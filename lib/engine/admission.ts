@@ -1,109 +1,225 @@
 /**
  * The admission gate: at most `limit` operations execute at once in an
- * isolate; the others wait in arrival order. Under CPU saturation, running
- * every accepted request at once only interleaves them: each holds its
- * partial data for many times longer, that data outlives young-generation
- * collections and is promoted, and old-generation collections then cost
- * both memory and CPU. A waiting operation holds only its parsed request.
+ * isolate, and none starts while the in-flight memory budget is spent; the
+ * others wait in arrival order, in a bounded queue (`max_queue_size`) for a
+ * bounded time (`max_queue_wait`). Beyond either the answer is a 503
+ * `SERVICE_OVERLOADED` with `Retry-After` (Apollo's and Cosmo's floor): a
+ * flood gets fast refusals instead of a queue that grows without end.
+ *
+ * Under CPU saturation, running every accepted request at once only
+ * interleaves them: each holds its partial data for many times longer, that
+ * data outlives young-generation collections and is promoted, and
+ * old-generation collections then cost both memory and CPU. A waiting
+ * operation holds only its request.
+ *
+ * The gate keeps its counters as plain values (`admitted`, `refused`, …) for
+ * whoever reports them; timers and the clock are injected.
  *
  * @module
  */
+import { RouterError } from "../errors.ts";
 
 /** An admission gate (see {@linkcode createAdmissionGate}). */
 export interface AdmissionGate {
   /**
-   * Waits for a slot. Resolves at once when one is free; rejects with the
-   * signal's reason when the caller goes away while waiting (no slot taken).
-   * Every resolved `enter` must be paired with one `leave`.
+   * Waits for a slot. Resolves at once when one is free; rejects with a
+   * `SERVICE_OVERLOADED` error when the queue is full or the wait passes
+   * `maxQueueWaitMs`, and with the signal's reason when the caller goes away
+   * while waiting (no slot taken in either case). Every resolved `enter` must
+   * be paired with one `leave`.
    */
   enter(signal?: AbortSignal): Promise<void>;
   /** Frees the slot taken by `enter` (the next waiter gets it). */
   leave(): void;
+  /** Admits waiters while slots are free and nothing blocks (memory released). */
+  pump(): void;
   /** Operations holding a slot. */
   readonly active: number;
   /** Operations waiting for one. */
   readonly waiting: number;
+  /** Cells of the queue array, served ones included (bounded under sustained load). */
+  readonly backlog: number;
+  /** Operations admitted so far. */
+  readonly admitted: number;
+  /** Operations refused with `SERVICE_OVERLOADED` so far (queue full or wait over). */
+  readonly refused: number;
+  /**
+   * True while the gate turns work away: its queue is full, or it refused an
+   * operation within the last `saturationWindowMs` (readiness answers 503).
+   */
+  readonly saturated: boolean;
+}
+
+/** Options of {@linkcode createAdmissionGate}. */
+export interface AdmissionOptions {
+  /** Operations that may wait (`traffic_shaping.router.max_queue_size`). @default Infinity */
+  readonly maxQueueSize?: number;
+  /** How long one may wait, ms (`traffic_shaping.router.max_queue_wait`). @default Infinity */
+  readonly maxQueueWaitMs?: number;
+  /** While it returns true nothing is admitted (the memory budget is spent). */
+  readonly blocked?: () => boolean;
+  /** How long a refusal keeps {@linkcode AdmissionGate.saturated} true, ms. @default 1000 */
+  readonly saturationWindowMs?: number;
+  /** Monotonic clock, ms. @default performance.now */
+  readonly now?: () => number;
+  /** Timer functions (tests inject fakes). @default setTimeout/clearTimeout */
+  readonly setTimer?: (callback: () => void, ms: number) => number;
+  readonly clearTimer?: (id: number) => void;
 }
 
 const ADMITTED: Promise<void> = Promise.resolve();
 
 /**
+ * The refusal of an overloaded gate: 503 `SERVICE_OVERLOADED` with `Retry-After`.
+ * @param reason Why: the queue is full, or the wait was too long.
+ * @returns The error.
+ */
+export function overloaded(reason: "queue_full" | "queue_wait"): RouterError {
+  return new RouterError(
+    "SERVICE_OVERLOADED",
+    reason === "queue_full"
+      ? "The router is overloaded: its queue is full (traffic_shaping.router.max_queue_size)"
+      : "The router is overloaded: the request waited too long for a slot (traffic_shaping.router.max_queue_wait)",
+    { details: { reason, retry_after: 1 } },
+  );
+}
+
+interface Waiter {
+  admit: (() => void) | null;
+}
+
+/** What an admitted waiter's queue cell holds. */
+const GONE: Waiter = Object.freeze({ admit: null }) as Waiter;
+
+/**
  * Creates an admission gate.
  *
- * @example Two slots, a third caller waits for the first to leave
+ * @example Two slots, a queue of one: the fourth caller is refused
  * ```ts
  * import assert from "node:assert/strict";
  * import { createAdmissionGate } from "./admission.ts";
- * const gate = createAdmissionGate(2);
+ * const gate = createAdmissionGate(2, { maxQueueSize: 1 });
  * await gate.enter();
  * await gate.enter();
- * let third = false;
- * const waiting = gate.enter().then(() => { third = true; });
- * assert.equal(gate.waiting, 1);
+ * const third = gate.enter();
+ * await assert.rejects(gate.enter(), { code: "SERVICE_OVERLOADED" });
+ * assert.equal(gate.saturated, true);
  * gate.leave();
- * await waiting;
- * assert.ok(third);
+ * await third;
  * assert.equal(gate.active, 2);
+ * assert.equal(gate.refused, 1);
  * ```
  * @param limit Operations allowed at once; 0 (or less) = no limit.
+ * @param options Queue bounds, memory block, clock and timers.
  * @returns The gate.
  */
-export function createAdmissionGate(limit: number): AdmissionGate {
+export function createAdmissionGate(limit: number, options: AdmissionOptions = {}): AdmissionGate {
+  const max = limit > 0 ? limit : Infinity;
+  const maxQueue = options.maxQueueSize ?? Infinity;
+  const maxWait = options.maxQueueWaitMs ?? Infinity;
+  const blocked = options.blocked ?? (() => false);
+  const window = options.saturationWindowMs ?? 1000;
+  const now = options.now ?? (() => performance.now());
+  const setTimer = options.setTimer ?? ((callback, ms) => Number(setTimeout(callback, ms)));
+  const clearTimer = options.clearTimer ?? ((id) => clearTimeout(id));
   let active = 0;
-  // FIFO of admit callbacks, an array with a moving head (no shifting); a
-  // waiter that went away leaves null behind.
-  let queue: ((() => void) | null)[] = [];
+  let admitted = 0;
+  let refused = 0;
+  let lastRefusal = -Infinity;
+  // FIFO with a moving head (no shifting); a waiter that left has admit = null.
+  let queue: Waiter[] = [];
   let head = 0;
   let waiting = 0;
-  function next(): (() => void) | null {
-    while (head < queue.length) {
-      const admit = queue[head];
-      queue[head++] = null;
-      if (admit) return admit;
+  function refuse(reason: "queue_full" | "queue_wait"): RouterError {
+    refused++;
+    lastRefusal = now();
+    return overloaded(reason);
+  }
+  function pump(): void {
+    while (waiting > 0 && active < max && !blocked()) {
+      const waiter = queue[head];
+      queue[head++] = GONE;
+      const admit = waiter?.admit;
+      if (!admit) continue;
+      waiting--;
+      active++;
+      admitted++;
+      admit();
     }
-    queue = [];
-    head = 0;
-    return null;
+    if (waiting === 0 && head > 0) {
+      queue = [];
+      head = 0;
+    } else if (head >= 1024 && head * 2 >= queue.length) {
+      // Under sustained load the queue is never empty: drop the served head
+      // now and then, or the array would grow by one cell per queued request.
+      queue = queue.slice(head);
+      head = 0;
+    }
   }
   return {
     enter(signal) {
-      if (limit <= 0 || (active < limit && waiting === 0)) {
+      if (waiting === 0 && active < max && !blocked()) {
         active++;
+        admitted++;
         return ADMITTED;
       }
       if (signal?.aborted) return Promise.reject(signal.reason);
+      if (waiting >= maxQueue) return Promise.reject(refuse("queue_full"));
       return new Promise<void>((resolve, reject) => {
-        const index = queue.length;
-        const admit = () => {
+        const waiter: Waiter = { admit: null };
+        let timer: number | undefined;
+        const leaveQueue = () => {
+          waiter.admit = null;
+          waiting--;
+          if (timer !== undefined) clearTimer(timer);
+          signal?.removeEventListener("abort", onAbort);
+        };
+        const onAbort = () => {
+          if (waiter.admit === null) return;
+          leaveQueue();
+          reject(signal?.reason);
+        };
+        waiter.admit = () => {
+          waiter.admit = null;
+          if (timer !== undefined) clearTimer(timer);
           signal?.removeEventListener("abort", onAbort);
           resolve();
         };
-        const onAbort = () => {
-          if (queue[index] !== admit) return;
-          queue[index] = null;
-          waiting--;
-          reject(signal?.reason);
-        };
-        queue.push(admit);
+        if (Number.isFinite(maxWait)) {
+          timer = setTimer(() => {
+            timer = undefined;
+            if (waiter.admit === null) return;
+            leaveQueue();
+            reject(refuse("queue_wait"));
+          }, maxWait);
+        }
+        queue.push(waiter);
         waiting++;
         signal?.addEventListener("abort", onAbort, { once: true });
       });
     },
     leave() {
-      const admit = next();
-      if (admit === null) {
-        active = Math.max(0, active - 1);
-        return;
-      }
-      // The slot passes straight to the next waiter: `active` stays the same.
-      waiting--;
-      admit();
+      active = Math.max(0, active - 1);
+      pump();
     },
+    pump,
     get active() {
       return active;
     },
     get waiting() {
       return waiting;
+    },
+    get backlog() {
+      return queue.length;
+    },
+    get admitted() {
+      return admitted;
+    },
+    get refused() {
+      return refused;
+    },
+    get saturated() {
+      return waiting >= maxQueue || now() - lastRefusal < window;
     },
   };
 }

@@ -9,8 +9,10 @@
  * - `field_access.ts`: removes the fields the request's identity may not see
  *   (`@authenticated` / `@requiresScopes`) from the normalized operation before planning.
  * - `plan.ts`: the federation planner (pure); plans cached by text + name + the values of
- *   the `@skip`/`@include` variables + what `field_access.ts` removed, in an LRU of
- *   `engine.plan_cache_size`.
+ *   the `@skip`/`@include` variables + what `field_access.ts` removed, in an LRU
+ *   bounded in bytes (`cache_cost.ts`).
+ * - `admission.ts` (taken by the HTTP edge) and `memory_budget.ts` (charged by the
+ *   subgraph client as answers stream): the in-flight bounds.
  * - `execute.ts`: walks the plan; `subgraph_client.ts` sends (headers by `headers.ts`,
  *   timeout, single flight).
  * - `shape.ts`: the client's selection over the merged data, with null propagation.
@@ -38,6 +40,10 @@ import {
   unauthorizedError,
 } from "./field_access.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
+import { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
+import type { Resilience } from "./resilient_fetch.ts";
+import { RouterError } from "../errors.ts";
+import { entryCost } from "./cache_cost.ts";
 import { introspectionDocument } from "./introspection.ts";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
 import { Lru } from "./_lru.ts";
@@ -86,6 +92,7 @@ export {
   type SubgraphErrorPolicy,
   subgraphErrorPolicyOf,
 } from "./subgraph_errors.ts";
+export { resilienceOf } from "./resilient_fetch.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -102,8 +109,27 @@ export interface EngineOptions {
   readonly subgraphRequestTimeoutMs?: number;
   /** Plans (and prepared operations) kept. @default 1000 */
   readonly planCacheSize?: number;
+  /** Estimated bytes of plans kept (`engine.execution_plan_cache_max_bytes`). @default 16 MB */
+  readonly planCacheMaxBytes?: number;
+  /** Estimated bytes of parsed + validated documents kept (`engine.parse_cache_max_bytes`). @default 16 MB */
+  readonly parseCacheMaxBytes?: number;
+  /** Longer documents are never cached (`engine.max_cached_document_bytes`). @default 64 KB */
+  readonly maxCachedDocumentBytes?: number;
   /** Largest subgraph response body read, bytes. @default Infinity */
   readonly maxSubgraphResponseBytes?: number;
+  /**
+   * Subgraph answer bytes all running operations may hold
+   * (`traffic_shaping.router.max_in_flight_bytes`); 0 = no budget. @default 0
+   */
+  readonly maxInFlightBytes?: number;
+  /** Subgraph answer bytes one operation may read (`engine.max_response_bytes`). @default Infinity */
+  readonly maxResponseBytes?: number;
+  /** Retry policy and circuit breaker per subgraph (`traffic_shaping`); none: one attempt. */
+  readonly resilience?: ReadonlyMap<string, Resilience>;
+  /** Operations that may wait for admission (`traffic_shaping.router.max_queue_size`). @default Infinity */
+  readonly maxQueueSize?: number;
+  /** How long one may wait, ms (`traffic_shaping.router.max_queue_wait`). @default Infinity */
+  readonly maxQueueWaitMs?: number;
   /**
    * Size of {@linkcode Engine.admission}: operations the HTTP edge lets run at
    * once, the others waiting in arrival order. 0 = no limit. @default 0
@@ -141,6 +167,10 @@ export interface Engine {
   readonly prepared: Lru<string, PrepareResult>;
   /** @internal Plans by query text + operation name + `@skip`/`@include` values. */
   readonly plans: Lru<string, CachedPlan>;
+  /** @internal Longer query texts are parsed and planned per request, never cached. */
+  readonly maxCachedDocumentBytes: number;
+  /** In-flight memory: subgraph answer bytes held by running operations. */
+  readonly memory: MemoryBudget;
   /** @internal The subgraph HTTP client. */
   readonly client: SubgraphClient;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
@@ -174,7 +204,21 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   for (const name of model.subgraphs.keys()) {
     propagators.set(name, compileHeaderRules(options.headers, name));
   }
+  const maxResponseBytes = options.maxResponseBytes ?? Infinity;
+  const memory = createMemoryBudget({
+    maxBytes: options.maxInFlightBytes ?? 0,
+    maxTicketBytes: maxResponseBytes,
+    tooLarge: responseTooLarge,
+    onRelease: () => admission.pump(),
+  });
+  const admission = createAdmissionGate(options.maxConcurrentOperations ?? 0, {
+    blocked: () => memory.spent,
+    ...(options.maxQueueSize === undefined ? {} : { maxQueueSize: options.maxQueueSize }),
+    ...(options.maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs: options.maxQueueWaitMs }),
+  });
   const client = createSubgraphClient({
+    budget: memory,
+    ...(options.resilience ? { resilience: options.resilience } : {}),
     subgraphs: model.subgraphs,
     propagators,
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -191,17 +235,32 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   }
   return {
     model,
-    prepared: new Lru(size),
-    plans: new Lru(size),
+    prepared: new Lru({ maxBytes: options.parseCacheMaxBytes ?? 16_000_000, maxEntries: size }),
+    plans: new Lru({ maxBytes: options.planCacheMaxBytes ?? 16_000_000, maxEntries: size }),
+    maxCachedDocumentBytes: options.maxCachedDocumentBytes ?? 64_000,
     client,
     abstractNames,
-    admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
+    admission,
+    memory,
     limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
     introspection: options.introspection ?? true,
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
   };
+}
+
+/**
+ * The error of an operation whose subgraph answers passed `engine.max_response_bytes`.
+ * @param limit The limit, bytes.
+ * @returns A `RESPONSE_TOO_LARGE` error.
+ */
+export function responseTooLarge(limit: number): RouterError {
+  return new RouterError(
+    "RESPONSE_TOO_LARGE",
+    `The response would exceed ${limit} bytes (engine.max_response_bytes)`,
+    { details: { limit } },
+  );
 }
 
 /** Options of {@linkcode prepare}. */
@@ -232,7 +291,9 @@ export function prepare(
     introspection: engine.introspection,
     ...(observer ? { now: () => observer.now(), stage: (n, s, e) => observer.stage(n, s, e) } : {}),
   });
-  engine.prepared.set(key, result);
+  if (request.query.length <= engine.maxCachedDocumentBytes) {
+    engine.prepared.set(key, result, entryCost(key));
+  }
   return result;
 }
 
@@ -312,7 +373,9 @@ function planOrCached(
     denied: filtered.denied,
     removed: filtered.removed,
   };
-  if (operation.key !== undefined) engine.plans.set(key, entry);
+  if (operation.key !== undefined && operation.key.length <= engine.maxCachedDocumentBytes) {
+    engine.plans.set(key, entry, entryCost(key));
+  }
   observer?.plan(planned.plan, { cached: false });
   return { plan: entry, cached: false };
 }
@@ -388,38 +451,44 @@ export async function execute(
     // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
     return { errors: planned.removed.map((path) => unauthorizedError(path)) };
   }
+  const ticket = engine.memory.open();
   const sendOptions = {
+    ticket,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(observer ? { now: () => observer.now() } : {}),
   };
-  const [executed, introspected] = await Promise.all([
-    executePlan(planned.planned.step, {
-      send: (subgraph, body, shareable) =>
-        engine.client.send(
-          subgraph,
-          body,
-          shareable ? sendOptions : { ...sendOptions, unshared: true },
-        ),
-      variables,
-      operationKind: operation.kind,
-      abstractNames: engine.abstractNames,
-      // Only queries share subgraph responses, and only with single flight on.
-      sharedResponses: engine.client.singleFlight && operation.kind === "query",
-      subgraphErrors: engine.subgraphErrors,
-      ...(observer
-        ? {
-          observer,
-          describe: (subgraph: string, body: string) =>
-            engine.client.describe(subgraph, body, options.headers),
-        }
-        : {}),
-    }),
-    planned.introspection
-      ? graphqlExecute({ schema, document: planned.introspection, variableValues: variables })
-      : null,
-  ]);
+  const queryOptions = { ...sendOptions, idempotent: true };
+  const mutationOptions = { ...sendOptions, unshared: true };
+  let executed, introspected;
+  try {
+    [executed, introspected] = await Promise.all([
+      executePlan(planned.planned.step, {
+        send: (subgraph, body, shareable) =>
+          engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
+        variables,
+        operationKind: operation.kind,
+        abstractNames: engine.abstractNames,
+        // Only queries share subgraph responses, and only with single flight on.
+        sharedResponses: engine.client.singleFlight && operation.kind === "query",
+        subgraphErrors: engine.subgraphErrors,
+        ...(observer
+          ? {
+            observer,
+            describe: (subgraph: string, body: string) =>
+              engine.client.describe(subgraph, body, options.headers),
+          }
+          : {}),
+      }),
+      planned.introspection
+        ? graphqlExecute({ schema, document: planned.introspection, variableValues: variables })
+        : null,
+    ]);
+  } finally {
+    ticket.close();
+  }
+  if (ticket.exceeded) throw responseTooLarge(engine.memory.maxTicketBytes);
   const errors = executed.errors;
   if (introspected) {
     // Plain objects (graphql-js builds null-prototype ones); introspection only, so rare.

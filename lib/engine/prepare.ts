@@ -89,7 +89,9 @@ export function prepareOperation(
   if (tooDeep !== null) return { ok: false, stage: "limits", errors: [tooDeep] };
   let document: DocumentNode;
   try {
-    document = parse(request.query, { maxTokens: options.maxTokens ?? 15000 });
+    // No locations: they double the AST's size, and the AST is cached. A
+    // failing validation parses again with them (below), for the errors' `locations`.
+    document = parse(request.query, { maxTokens: options.maxTokens ?? 15000, noLocation: true });
   } catch (error) {
     const e = error instanceof GraphQLError ? error : new GraphQLError(String(error));
     return { ok: false, stage: "parse", errors: [formatted(e, "GRAPHQL_PARSE_FAILED")] };
@@ -105,12 +107,12 @@ export function prepareOperation(
   if (!introspection && findIntrospectionField(document) !== null) {
     return { ok: false, stage: "limits", errors: [introspectionDisabled()] };
   }
-  const errors = validate(schema, document, RULES, {
-    maxErrors: options.maxErrors ?? 50,
-    hideSuggestions: !introspection,
-  });
+  const validateOptions = { maxErrors: options.maxErrors ?? 50, hideSuggestions: !introspection };
+  let errors = validate(schema, document, RULES, validateOptions);
   if (now && options.stage) options.stage("validate", t0, now());
   if (errors.length > 0) {
+    const located = parse(request.query, { maxTokens: options.maxTokens ?? 15000 });
+    errors = validate(schema, located, RULES, validateOptions);
     return {
       ok: false,
       stage: "validate",

@@ -9,54 +9,16 @@ import type { SubgraphResponse } from "./execute.ts";
 import type { HeaderPropagator } from "./headers.ts";
 import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "./types.ts";
 import { RouterError } from "../errors.ts";
-import { readLimited } from "../limited_body.ts";
+import type { BudgetTicket, MemoryBudget } from "./memory_budget.ts";
+import { type Resilience, resilientFetch } from "./resilient_fetch.ts";
+import { readSubgraphBody } from "./subgraph_body.ts";
+import { deadlineGroups } from "../deadline_groups.ts";
 
 /** The headers of every subgraph request (header rules add to them). */
 const BASE_HEADERS: [string, string][] = [
   ["content-type", "application/json"],
   ["accept", "application/graphql-response+json, application/json"],
 ];
-
-/** Granularity of subgraph request timeouts, ms (see `deadlineTracker`). */
-const TIMEOUT_SLACK_MS = 50;
-
-/**
- * Times out fetches in groups: the fetches started within one TIMEOUT_SLACK_MS
- * window share one timer, which aborts those still running with a
- * `TimeoutError` after `timeoutMs` (+ up to the slack). A finished fetch leaves
- * its group at once, so nothing of it outlives the fetch: a timer or a
- * dependent `AbortSignal` per fetch would keep it for the whole timeout (30 s),
- * which under load is most of the router's old-generation heap.
- * @param timeoutMs The subgraph request timeout.
- * @returns `track(controller)`, which returns the function that untracks it.
- */
-function deadlineTracker(timeoutMs: number): (controller: AbortController) => () => void {
-  let group: { readonly started: Set<AbortController>; readonly timer: number } | null = null;
-  let groupEnd = 0;
-  return (controller) => {
-    const now = performance.now();
-    let current = group;
-    if (current === null || now >= groupEnd) {
-      const started = new Set<AbortController>();
-      // Number(): Deno's timer id (the npm packages' Node typings say `Timeout`).
-      const timer = Number(setTimeout(() => {
-        const reason = new DOMException("The subgraph request timed out", "TimeoutError");
-        for (const c of started) c.abort(reason);
-        started.clear();
-      }, timeoutMs + TIMEOUT_SLACK_MS));
-      current = { started, timer };
-      group = current;
-      groupEnd = now + TIMEOUT_SLACK_MS;
-    }
-    const { started, timer } = current;
-    started.add(controller);
-    // The timer keeps the process alive only while a fetch of its group runs.
-    if (started.size === 1) Deno.refTimer(timer);
-    return () => {
-      if (started.delete(controller) && started.size === 0) Deno.unrefTimer(timer);
-    };
-  };
-}
 
 /** Options for {@linkcode createSubgraphClient}. */
 export interface SubgraphClientOptions {
@@ -74,6 +36,10 @@ export interface SubgraphClientOptions {
   readonly maxResponseBytes?: number;
   /** Fetch and single-flight events (metrics). */
   readonly events?: EngineEvents;
+  /** The in-flight memory budget every answer's bytes are charged to as they stream. */
+  readonly budget?: MemoryBudget;
+  /** Retry policy and circuit breaker per subgraph (`traffic_shaping`); none: one attempt. */
+  readonly resilience?: ReadonlyMap<string, Resilience>;
 }
 
 /** Per-request send options. */
@@ -85,6 +51,10 @@ export interface SendOptions {
   readonly unshared?: boolean;
   /** The request's telemetry hooks (trace context headers, spans). */
   readonly hooks?: RequestHooks;
+  /** The operation's share of the memory budget (charged as the answer streams). */
+  readonly ticket?: BudgetTicket;
+  /** A query's fetch: safe to retry (a mutation's never is). */
+  readonly idempotent?: boolean;
 }
 
 /** The client. */
@@ -107,6 +77,7 @@ interface Outgoing {
   readonly now: (() => number) | undefined;
   /** The telemetry of the request that sends it. */
   readonly hook: FetchHook | undefined;
+  readonly idempotent: boolean;
 }
 
 /** One shared in-flight subgraph request. */
@@ -115,6 +86,8 @@ interface Flight {
   readonly controller: AbortController;
   /** Callers still waiting (an aborted caller leaves). */
   waiters: number;
+  /** The budget tickets of the callers waiting (bytes go to the first open one). */
+  readonly tickets: Set<BudgetTicket>;
 }
 
 /**
@@ -157,26 +130,19 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     return info.url;
   };
   const limit = options.maxResponseBytes ?? Infinity;
-  const decoder = new TextDecoder();
-  // A declared length within the limit takes the fast native read (Deno holds
-  // the body to its Content-Length); otherwise the bytes are counted as they come.
-  async function readText(response: Response, subgraph: string): Promise<string> {
-    const declared = response.headers.get("content-length");
-    if (declared !== null && Number(declared) <= limit) return await response.text();
-    const tooLarge = () =>
-      new RouterError(
-        "SUBGRAPH_ERROR",
-        `The subgraph "${subgraph}" answered more than ${limit} bytes (engine.max_subgraph_response_bytes)`,
-        { details: { serviceName: subgraph, limit } },
-      );
-    const bytes = await readLimited(response, limit, {
-      tooLarge,
-      broken: (cause) => cause instanceof Error ? cause : new Error(String(cause)),
-    });
-    return bytes === null ? "" : decoder.decode(bytes);
-  }
+  const budget = options.budget;
+  const tooLargeFor = (subgraph: string) => () =>
+    new RouterError(
+      "SUBGRAPH_ERROR",
+      `The subgraph "${subgraph}" answered more than ${limit} bytes (engine.max_subgraph_response_bytes)`,
+      { details: { serviceName: subgraph, limit } },
+    );
   const events = options.events;
-  async function once(out: Outgoing, signal: AbortSignal): Promise<SubgraphResponse> {
+  async function once(
+    out: Outgoing,
+    signal: AbortSignal,
+    tickets: Iterable<BudgetTicket> | null,
+  ): Promise<SubgraphResponse> {
     const { url, body, now, hook } = out;
     let headers: HeadersInit = out.headers ?? BASE_HEADERS;
     if (hook?.headers) {
@@ -185,19 +151,34 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       headers = traced;
     }
     const init: RequestInit = { method: "POST", headers, body, signal };
+    const send = () =>
+      options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init));
+    const resilience = options.resilience?.get(out.subgraph);
     const start = events ? performance.now() : 0;
     let status: number | null = null;
     let text: string;
     let firstByteNs: number | undefined;
     let responseHeaders: Headers;
     try {
-      const response = await (options.fetch === undefined
-        ? fetch(url, init)
-        : options.fetch(new Request(url, init)));
+      const response = resilience === undefined ? await send() : await resilientFetch(send, {
+        subgraph: out.subgraph,
+        resilience,
+        idempotent: out.idempotent,
+        signal,
+      });
       status = response.status;
       responseHeaders = response.headers;
       firstByteNs = now?.();
-      text = await readText(response, out.subgraph);
+      text = await readSubgraphBody(response, {
+        limit,
+        tooLarge: tooLargeFor(out.subgraph),
+        ...(budget && tickets
+          ? {
+            charge: (n: number) => budget.charge(n, { tickets, signal }),
+            reserve: (n: number) => budget.reserve(n, { tickets, signal }),
+          }
+          : {}),
+      });
     } catch (error) {
       events?.fetched(out.subgraph, { seconds: (performance.now() - start) / 1000, status, error });
       hook?.end(status, error, false);
@@ -219,7 +200,9 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       ...(firstByteNs === undefined ? {} : { firstByteNs }),
     };
   }
-  const track = deadlineTracker(options.timeoutMs);
+  const track = deadlineGroups(options.timeoutMs, {
+    reason: () => new DOMException("The subgraph request timed out", "TimeoutError"),
+  });
   // A fetch of its own (no sharing): its timeout, and the client's signal.
   async function unshared(out: Outgoing, sendOptions: SendOptions): Promise<SubgraphResponse> {
     const controller = new AbortController();
@@ -229,7 +212,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     if (signal?.aborted) onAbort();
     else signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      return await once(out, controller.signal);
+      const ticket = sendOptions.ticket;
+      return await once(out, controller.signal, ticket ? [ticket] : null);
     } finally {
       untrack();
       signal?.removeEventListener("abort", onAbort);
@@ -240,7 +224,15 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       const url = urlOf(subgraph);
       const headers = headersFor(subgraph, sendOptions.headers);
       const hook = sendOptions.hooks?.fetch(subgraph);
-      const out: Outgoing = { subgraph, url, body, headers, now: sendOptions.now, hook };
+      const out: Outgoing = {
+        subgraph,
+        url,
+        body,
+        headers,
+        now: sendOptions.now,
+        hook,
+        idempotent: sendOptions.idempotent ?? false,
+      };
       if (!options.singleFlight || sendOptions.unshared) return unshared(out, sendOptions);
       let key = `${url}\n${body}`;
       if (headers) {
@@ -251,10 +243,12 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       if (flight === undefined) {
         const controller = new AbortController();
         const untrack = track(controller);
+        const tickets = new Set<BudgetTicket>();
         const created: Flight = {
-          promise: once(out, controller.signal),
+          promise: once(out, controller.signal, tickets),
           controller,
           waiters: 0,
+          tickets,
         };
         const clear = () => {
           untrack();
@@ -267,6 +261,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       const current = flight;
       current.waiters++;
       if (joined) events?.shared(subgraph);
+      const ticket = sendOptions.ticket;
+      if (ticket) current.tickets.add(ticket);
       const result = joined
         ? current.promise.then((r) => {
           hook?.end(r.status, null, true);
@@ -280,6 +276,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       if (signal === undefined) return result;
       // A shared fetch is cancelled only once every caller waiting on it is gone.
       const leave = () => {
+        if (ticket) current.tickets.delete(ticket);
         current.waiters--;
         if (current.waiters > 0) return;
         if (inflight.get(key) === current) inflight.delete(key);

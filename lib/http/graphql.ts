@@ -8,7 +8,7 @@
 import { type DocumentNode, getOperationAST, parse } from "graphql";
 import { authorizeOperation, type RequestAuthorization } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
-import { execute, prepare } from "../engine/mod.ts";
+import { execute, prepare, responseTooLarge } from "../engine/mod.ts";
 import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
@@ -191,6 +191,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     traced: start.kind === "on",
     refused,
     requestId,
+    limit: deps.engine.memory.maxTicketBytes,
   });
 }
 
@@ -204,6 +205,8 @@ function graphQLResponse(
     readonly traced: boolean;
     readonly refused?: boolean;
     readonly requestId: string | null;
+    /** The largest response sent (`engine.max_response_bytes`). @default Infinity */
+    readonly limit?: number;
   },
 ): Response {
   const { traced, requestId } = options;
@@ -218,7 +221,13 @@ function graphQLResponse(
   if (traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
   }
-  return new Response(ENCODER.encode(JSON.stringify(result)), { status, headers });
+  const bytes = ENCODER.encode(JSON.stringify(result));
+  // The client response is bounded too (aliases can repeat subgraph data).
+  const limit = options.limit ?? Infinity;
+  if (bytes.length > limit) {
+    return errorResponse(responseTooLarge(limit), { contentType: mediaType, requestId });
+  }
+  return new Response(bytes, { status, headers });
 }
 
 function mutationOverGet(mediaType: GraphQLMediaType, requestId: string | null): Response {

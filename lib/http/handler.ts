@@ -18,6 +18,8 @@ import {
   type RouteTable,
 } from "../telemetry/mod.ts";
 import { readBodyDecoded } from "./body.ts";
+import { deadlineGroups } from "../deadline_groups.ts";
+import { RequestTimeout, runAdmitted } from "./admit.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
 import { errorResponse } from "./errors.ts";
 import { handleGraphQL } from "./graphql.ts";
@@ -39,6 +41,8 @@ interface Routes {
   readonly bodyLimit: number;
   /** The routes as telemetry labels them. */
   readonly table: RouteTable;
+  /** The router deadline of admitted requests (`traffic_shaping.router.request_timeout`). */
+  readonly deadline: (controller: AbortController) => () => void;
 }
 
 /** Paths of the health endpoints. */
@@ -76,6 +80,14 @@ export interface HandlerOptions {
   readonly log?: Logger;
   /** Replaces facet handlers (tests observe routing with them). */
   readonly facets?: Partial<Facets>;
+  /**
+   * True while the router drains for shutdown: readiness answers 503 and
+   * every response carries `Connection: close` (keep-alive clients reconnect
+   * elsewhere).
+   */
+  readonly draining?: () => boolean;
+  /** Aborts when the shutdown grace period ends: requests still running get 503. */
+  readonly stop?: AbortSignal;
 }
 
 /**
@@ -103,12 +115,27 @@ export function createHandler(
   function routesOf(state: RouterState): Routes {
     let routes = compiled.get(state);
     if (routes === undefined) {
-      routes = compileRoutes(state, facets);
+      routes = compileRoutes(state, facets, options.draining ?? (() => false));
       compiled.set(state, routes);
     }
     return routes;
   }
-  return async function handle(request: Request): Promise<Response> {
+  const draining = options.draining;
+  if (draining !== undefined) {
+    return async (request) => {
+      const response = await handle(request);
+      if (draining()) {
+        try {
+          response.headers.set("connection", "close");
+        } catch {
+          // Immutable headers (a forwarded response): the listener closes anyway.
+        }
+      }
+      return response;
+    };
+  }
+  return handle;
+  async function handle(request: Request): Promise<Response> {
     const state = current();
     const { pathname } = new URL(request.url);
     // Liveness needs no state (and no route table).
@@ -130,43 +157,40 @@ export function createHandler(
     let response: Response;
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
-    const gate = routes.admits(facet, request) ? state.engine.admission : null;
+    const log = state.log ?? options.log;
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
     const keyWait = state.keySources?.beforeAdmission(request);
     if (keyWait) await keyWait;
-    try {
-      await gate?.enter(request.signal);
-    } catch {
-      // The client went away while its request waited: nobody reads this answer.
-      telemetry?.metrics?.admissionRejected("client_gone");
-      return answered(new Response(null, { status: 503 }));
-    }
-    // The slot is freed when the answer is built, or when the client goes away:
-    // a request whose work V8 ended (out of heap) never reaches its `finally`.
-    let held = gate !== null;
-    const release = () => {
-      if (!held) return;
-      held = false;
-      gate?.leave();
-    };
-    if (held) request.signal.addEventListener("abort", release, { once: true });
-    try {
+    const run = async (signal?: AbortSignal): Promise<Response> => {
       const limited = await limitBody(request, routes.bodyLimit, {
         requestId,
         connect: facet === facets.connect,
+        ...(signal ? { signal } : {}),
       });
       if (scope) telemetry?.bind(scope, limited.request, limited.body);
-      response = await facet(limited.request, state);
-    } catch (error) {
-      response = errorResponse(error, { log: state.log ?? options.log, requestId });
-    } finally {
-      if (gate !== null) request.signal.removeEventListener("abort", release);
-      release();
+      return await facet(limited.request, state);
+    };
+    if (routes.admits(facet, request)) {
+      const metrics = telemetry?.metrics;
+      response = await runAdmitted(request, run, {
+        gate: state.engine.admission,
+        track: routes.deadline,
+        requestId,
+        ...(log ? { log } : {}),
+        ...(options.stop ? { stop: options.stop } : {}),
+        ...(metrics ? { refused: (reason: string) => metrics.admissionRejected(reason) } : {}),
+      });
+    } else {
+      try {
+        response = await run();
+      } catch (error) {
+        response = errorResponse(error, { ...(log ? { log } : {}), requestId });
+      }
     }
     response = routes.cors.apply(request, response);
     response.headers.set(REQUEST_ID_HEADER, requestId);
     return answered(response);
-  };
+  }
 }
 
 function notFound(request: Request): Promise<Response> {
@@ -185,10 +209,18 @@ function notFound(request: Request): Promise<Response> {
 async function limitBody(
   request: Request,
   limit: number,
-  options: { readonly requestId: string; readonly connect: boolean },
+  options: {
+    readonly requestId: string;
+    readonly connect: boolean;
+    /** Default `request.signal`; for admitted requests one that also aborts at the deadline. */
+    readonly signal?: AbortSignal;
+  },
 ): Promise<{ request: Request; body: Uint8Array | null }> {
+  const signal = options.signal ?? request.signal;
   const keepsId = request.headers.get(REQUEST_ID_HEADER) === options.requestId;
-  if (request.body === null && keepsId) return { request, body: null };
+  if (request.body === null && keepsId && signal === request.signal) {
+    return { request, body: null };
+  }
   const headers = new Headers(request.headers);
   if (!keepsId) headers.set(REQUEST_ID_HEADER, options.requestId);
   let body: Uint8Array<ArrayBuffer> | null = null;
@@ -205,18 +237,29 @@ async function limitBody(
       method: request.method,
       headers,
       ...(body === null ? {} : { body }),
-      signal: request.signal,
+      signal,
     }),
     body,
   };
 }
 
-function ready(_request: Request, state: RouterState): Promise<Response> {
-  if (state.keySources !== undefined && !state.keySources.ready) {
-    // authentication.jwt.readiness_requires_keys: a JWKS URL has not loaded yet.
-    return Promise.resolve(Response.json({ status: "loading keys" }, { status: 503 }));
-  }
-  return Promise.resolve(Response.json({ status: "ready" }));
+/**
+ * Readiness: 503 while the router drains for shutdown, while a JWKS URL has not
+ * loaded yet (`authentication.jwt.readiness_requires_keys`), or while its
+ * admission gate turns work away (queue full, or a refusal within the last
+ * second), so a load balancer sends elsewhere; 200 again once it recovers.
+ */
+function readiness(draining: () => boolean): FacetHandler {
+  return (_request, state) => {
+    if (draining()) return Promise.resolve(Response.json({ status: "draining" }, { status: 503 }));
+    if (state.keySources !== undefined && !state.keySources.ready) {
+      return Promise.resolve(Response.json({ status: "loading keys" }, { status: 503 }));
+    }
+    if (state.engine.admission.saturated) {
+      return Promise.resolve(Response.json({ status: "overloaded" }, { status: 503 }));
+    }
+    return Promise.resolve(Response.json({ status: "ready" }));
+  };
 }
 
 /**
@@ -225,11 +268,15 @@ function ready(_request: Request, state: RouterState): Promise<Response> {
  * @param facets The facet handlers.
  * @returns The routes.
  */
-function compileRoutes(state: RouterState, facets: Facets): Routes {
+function compileRoutes(
+  state: RouterState,
+  facets: Facets,
+  draining: () => boolean,
+): Routes {
   const { config } = state;
   const exact = new Map<string, FacetHandler>();
   const prefixes: [string, FacetHandler][] = [];
-  exact.set(HEALTH_READY_PATH, ready);
+  exact.set(HEALTH_READY_PATH, readiness(draining));
   const playground = config.playground.enabled;
   const graphql: FacetHandler = playground
     ? (request, s) =>
@@ -265,5 +312,8 @@ function compileRoutes(state: RouterState, facets: Facets): Routes {
       connectPrefix: state.connect?.prefix ?? null,
       connectMethods: new Set(state.connect?.contract.methods.map((m) => m.name) ?? []),
     },
+    deadline: deadlineGroups(config.traffic_shaping.router.request_timeout_ms, {
+      reason: () => new RequestTimeout(config.traffic_shaping.router.request_timeout_ms),
+    }),
   };
 }

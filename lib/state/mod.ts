@@ -17,9 +17,11 @@ import {
   createEngine,
   type Engine,
   operationLimitsOf,
+  resilienceOf,
   subgraphErrorPolicyOf,
   type SubgraphFetch,
 } from "../engine/mod.ts";
+import { parseConfig } from "../config/parse.ts";
 import type { Logger } from "../log/mod.ts";
 import { buildMcpState, type McpState } from "../mcp/mod.ts";
 import {
@@ -100,6 +102,17 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     limits: operationLimitsOf(config.security),
     introspection: config.introspection.enabled,
     subgraphErrors: subgraphErrorPolicyOf(config.subgraph_error_propagation),
+    planCacheMaxBytes: config.engine.execution_plan_cache_max_bytes,
+    parseCacheMaxBytes: config.engine.parse_cache_max_bytes,
+    maxCachedDocumentBytes: config.engine.max_cached_document_bytes,
+    maxResponseBytes: config.engine.max_response_bytes,
+    maxInFlightBytes: config.traffic_shaping.router.max_in_flight_bytes,
+    maxQueueSize: config.traffic_shaping.router.max_queue_size,
+    maxQueueWaitMs: config.traffic_shaping.router.max_queue_wait_ms,
+    resilience: resilienceOf(config.traffic_shaping, supergraph.subgraphs.keys(), {
+      now: () => performance.now(),
+      defaults: parseConfig({}).traffic_shaping.all,
+    }),
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
     ...(inputs.telemetry?.engineEvents ? { events: inputs.telemetry.engineEvents } : {}),
   });

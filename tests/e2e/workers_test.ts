@@ -218,6 +218,12 @@ Deno.test("issue 8: an oversized subgraph answer is refused; one that exhausts a
     if (lines.some((line) => line.includes("stopped answering"))) {
       assert.ok(lines.some((line) => line.includes("restarting it")), lines.join("\n"));
     }
+    // Issue 15: an ended isolate's lost requests are counted in the error line.
+    for (const line of lines.filter((l) => l.includes("restarting it"))) {
+      const entry = JSON.parse(line);
+      assert.equal(entry.level, "error");
+      assert.equal(typeof entry.requests_active, "number", line);
+    }
   } finally {
     await router.shutdown();
     await subgraph.shutdown();

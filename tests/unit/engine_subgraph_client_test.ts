@@ -47,3 +47,51 @@ Deno.test("single flight: after every caller aborted, a new identical request st
   again.abort(new Error("done"));
   await assert.rejects(b, /done/);
 });
+
+Deno.test("issue 15: a gzip answer is capped after decompression: its Content-Length is not trusted", async () => {
+  // What Deno's fetch hands over for `Content-Encoding: gzip`: the inflated
+  // body under the compressed length.
+  const inflated = JSON.stringify({ data: { a: "x".repeat(5_000) } });
+  const client = createSubgraphClient({
+    subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+    propagators: new Map(),
+    fetch: () =>
+      Promise.resolve(
+        new Response(inflated, {
+          headers: { "content-encoding": "gzip", "content-length": "60" },
+        }),
+      ),
+    singleFlight: false,
+    timeoutMs: 60_000,
+    maxResponseBytes: 1_000,
+  });
+  await assert.rejects(client.send("a", "{}", {}), {
+    code: "SUBGRAPH_ERROR",
+    message: /answered more than 1000 bytes \(engine\.max_subgraph_response_bytes\)/,
+  });
+});
+
+Deno.test("issue 15: subgraph answer bytes are charged to the operation's budget ticket as they stream", async () => {
+  const { createMemoryBudget } = await import("../../lib/engine/memory_budget.ts");
+  const budget = createMemoryBudget({
+    maxBytes: 0,
+    maxTicketBytes: 100,
+    tooLarge: (limit) => new RangeError(`over ${limit}`),
+  });
+  const client = createSubgraphClient({
+    subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+    propagators: new Map(),
+    fetch: (request) => request.text().then((n) => new Response("x".repeat(Number(n)))),
+    singleFlight: true,
+    timeoutMs: 60_000,
+    budget,
+  });
+  const ticket = budget.open();
+  await client.send("a", "60", { ticket });
+  assert.equal(ticket.bytes, 60);
+  assert.equal(budget.used, 60);
+  await assert.rejects(client.send("a", "50", { ticket }), /over 100/);
+  assert.equal(ticket.exceeded, true);
+  ticket.close();
+  assert.equal(budget.used, 0);
+});

@@ -1,0 +1,114 @@
+/**
+ * Reading a subgraph's answer within `engine.max_subgraph_response_bytes`,
+ * counting the bytes *after* decompression as they arrive (issue 15). Deno's
+ * `fetch` inflates a `Content-Encoding: gzip|br|deflate` answer transparently
+ * while its `Content-Length` still gives the compressed size, so the declared
+ * length is trusted only for an unencoded answer: a 199 KB gzip body can
+ * inflate to 200 MB. Every chunk is also charged to the in-flight memory
+ * budget (`memory_budget.ts`), which may make the next read wait.
+ *
+ * The request side (client bodies) lives in `lib/limited_body.ts`.
+ *
+ * @module
+ */
+
+/** Options of {@linkcode readSubgraphBody}. */
+export interface ReadSubgraphBodyOptions {
+  /** Largest body, bytes after decompression. */
+  readonly limit: number;
+  /** The error thrown over the limit. */
+  readonly tooLarge: () => Error;
+  /**
+   * Charges bytes read; a returned promise delays the next read (it may
+   * reject: the read stops with that error).
+   */
+  readonly charge?: (bytes: number) => Promise<void> | undefined;
+  /** Charges a declared length before it is read; a returned promise delays the read. */
+  readonly reserve?: (bytes: number) => Promise<void> | undefined;
+}
+
+const DECODER = new TextDecoder();
+
+/**
+ * True when the `Content-Length` of an answer is its body's size as read:
+ * no content coding, or `identity`.
+ * @param headers The answer's headers.
+ * @returns Whether the declared length can be trusted.
+ */
+function plainLength(headers: Headers): boolean {
+  const coding = headers.get("content-encoding");
+  return coding === null || coding.trim() === "" || coding.trim().toLowerCase() === "identity";
+}
+
+/**
+ * Reads a subgraph answer's text, at most `limit` bytes after decompression.
+ *
+ * @example A gzip answer whose declared length is small but whose body is not
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readSubgraphBody } from "./subgraph_body.ts";
+ * // What Deno's fetch hands over: the inflated body, the compressed length.
+ * const inflated = new Response("x".repeat(5000), {
+ *   headers: { "content-encoding": "gzip", "content-length": "40" },
+ * });
+ * const tooLarge = () => new RangeError("too large");
+ * await assert.rejects(readSubgraphBody(inflated, { limit: 1000, tooLarge }), /too large/);
+ * assert.equal(await readSubgraphBody(new Response("{}"), { limit: 1000, tooLarge }), "{}");
+ * ```
+ * @param response The subgraph's response.
+ * @param options Limit, its error, budget charge.
+ * @returns The body text.
+ * @throws The `tooLarge` error over the limit, or the charge's rejection.
+ */
+export async function readSubgraphBody(
+  response: Response,
+  options: ReadSubgraphBodyOptions,
+): Promise<string> {
+  const body = response.body;
+  if (body === null) return "";
+  const { limit, charge, reserve } = options;
+  const declared = response.headers.get("content-length");
+  if (declared !== null && plainLength(response.headers)) {
+    const length = Number(declared);
+    if (length > limit) {
+      await body.cancel().catch(() => {});
+      throw options.tooLarge();
+    }
+    // The fast native read: Deno holds an unencoded body to its Content-Length.
+    try {
+      const wait = reserve?.(length);
+      if (wait !== undefined) await wait;
+    } catch (error) {
+      await body.cancel().catch(() => {});
+      throw error;
+    }
+    return await response.text();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > limit) throw options.tooLarge();
+      chunks.push(value);
+      const wait = charge?.(value.length);
+      if (wait !== undefined) await wait;
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    throw error;
+  } finally {
+    reader.releaseLock();
+  }
+  if (chunks.length === 1) return DECODER.decode(chunks[0]);
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return DECODER.decode(bytes);
+}

@@ -1,0 +1,158 @@
+/**
+ * The edge of an operation request (GraphQL, Connect, MCP POST): admission
+ * through the engine's gate, the router deadline, and a slot released on
+ * every path. Every outcome is an answer: admitted and done; refused by the
+ * gate (503 `SERVICE_OVERLOADED` + `Retry-After`); past
+ * `traffic_shaping.router.request_timeout`, queued or running (504
+ * `GATEWAY_TIMEOUT`, the work's signal aborted so its subgraph fetches stop);
+ * the client gone (the slot is freed at once; nobody reads the answer).
+ *
+ * @module
+ */
+import type { AdmissionGate } from "../engine/admission.ts";
+import { RouterError } from "../errors.ts";
+import type { Logger } from "../log/mod.ts";
+import { errorResponse } from "./errors.ts";
+
+/** Options of {@linkcode runAdmitted}. */
+export interface RunAdmittedOptions {
+  /** The engine's admission gate. */
+  readonly gate: AdmissionGate;
+  /** Puts a controller under the router deadline; returns its untrack function. */
+  readonly track: (controller: AbortController) => () => void;
+  /** Logs internal errors. */
+  readonly log?: Logger;
+  /** Aborts at the end of the shutdown grace period: a request still running gets 503. */
+  readonly stop?: AbortSignal;
+  /** The request's id, put into the errors this answers (`extensions.request_id`). */
+  readonly requestId?: string;
+  /** Told why the gate turned a request away (`queue_full`, `queue_wait`, `client_gone`, …). */
+  readonly refused?: (reason: string) => void;
+}
+
+/** The abort reason of a request past `traffic_shaping.router.request_timeout`. */
+export class RequestTimeout extends DOMException {
+  /** @param timeoutMs The deadline, ms. */
+  constructor(readonly timeoutMs: number) {
+    super(`The request took longer than ${timeoutMs} ms`, "TimeoutError");
+  }
+}
+
+/** The abort reason of a request still running when the shutdown grace period ends. */
+export class ShutdownAbort extends DOMException {
+  constructor() {
+    super("The router is shutting down", "AbortError");
+  }
+}
+
+function shuttingDown(): RouterError {
+  return new RouterError(
+    "SHUTTING_DOWN",
+    "The router is shutting down and the request did not complete within grace_period",
+    { details: { retry_after: 1 } },
+  );
+}
+
+function gatewayTimeout(reason: RequestTimeout): RouterError {
+  return new RouterError(
+    "GATEWAY_TIMEOUT",
+    `The request did not complete within ${reason.timeoutMs} ms (traffic_shaping.router.request_timeout)`,
+    { details: { timeoutMs: reason.timeoutMs } },
+  );
+}
+
+/**
+ * Runs `work` for an admitted request under the router deadline.
+ *
+ * @example A full gate with no queue answers 503 with Retry-After
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createAdmissionGate } from "../engine/admission.ts";
+ * import { runAdmitted } from "./admit.ts";
+ * const gate = createAdmissionGate(1, { maxQueueSize: 0 });
+ * await gate.enter();
+ * const response = await runAdmitted(new Request("http://r/graphql"), () => {
+ *   throw new Error("not run");
+ * }, { gate, track: () => () => {} });
+ * assert.equal(response.status, 503);
+ * assert.equal(response.headers.get("retry-after"), "1");
+ * ```
+ * @param request The client's request.
+ * @param work Builds the answer; gets the signal that aborts when the client goes or the deadline passes.
+ * @param options Gate, deadline tracker, logger.
+ * @returns The answer.
+ */
+export async function runAdmitted(
+  request: Request,
+  work: (signal: AbortSignal) => Promise<Response>,
+  options: RunAdmittedOptions,
+): Promise<Response> {
+  const { gate } = options;
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const clientGone = () => controller.abort(request.signal.reason);
+  if (request.signal.aborted) clientGone();
+  else request.signal.addEventListener("abort", clientGone, { once: true });
+  const untrack = options.track(controller);
+  const stop = options.stop;
+  const stopped = () => controller.abort(new ShutdownAbort());
+  if (stop?.aborted) stopped();
+  else stop?.addEventListener("abort", stopped, { once: true });
+  const answerOptions = {
+    ...(options.log ? { log: options.log } : {}),
+    ...(options.requestId ? { requestId: options.requestId } : {}),
+  };
+  const answerOf = (reason: unknown): Response =>
+    reason instanceof RequestTimeout
+      ? errorResponse(gatewayTimeout(reason), answerOptions)
+      : reason instanceof ShutdownAbort
+      ? errorResponse(shuttingDown(), answerOptions)
+      : errorResponse(reason, answerOptions);
+  try {
+    try {
+      await gate.enter(signal);
+    } catch (error) {
+      // Refused (503 + Retry-After), past the deadline (504), or the client
+      // went away while waiting (nobody reads this answer).
+      options.refused?.(refusalReason(error));
+      return error instanceof RouterError || error instanceof RequestTimeout ||
+          error instanceof ShutdownAbort
+        ? answerOf(error)
+        : new Response(null, { status: 503 });
+    }
+    const aborted = Promise.withResolvers<Response>();
+    const onAbort = () =>
+      aborted.resolve(
+        signal.reason instanceof RequestTimeout || signal.reason instanceof ShutdownAbort
+          ? answerOf(signal.reason)
+          : new Response(null, { status: 503 }), // the client went away
+      );
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const running = work(signal);
+      // The answer is sent at the deadline; the work ends by its aborted signal.
+      running.catch(() => {});
+      return await Promise.race([running, aborted.promise]);
+    } catch (error) {
+      return answerOf(error);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      // Freed when the answer is built, the deadline passes or the client goes.
+      gate.leave();
+    }
+  } finally {
+    untrack();
+    stop?.removeEventListener("abort", stopped);
+    request.signal.removeEventListener("abort", clientGone);
+  }
+}
+
+function refusalReason(error: unknown): string {
+  if (error instanceof RequestTimeout) return "deadline";
+  if (error instanceof ShutdownAbort) return "shutdown";
+  if (error instanceof RouterError) {
+    const reason = error.details.reason;
+    return typeof reason === "string" ? reason : error.code.toLowerCase();
+  }
+  return "client_gone";
+}

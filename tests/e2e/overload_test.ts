@@ -1,0 +1,291 @@
+/**
+ * Issue 15 over real sockets: every request answered, memory bounded by
+ * construction. A real router (`startRouter`, the main isolate) in front of a
+ * real subgraph (`Deno.serve`) that answers slowly, hugely or compressed.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { createLogger } from "../../lib/log/mod.ts";
+
+const LINK =
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+
+/** A subgraph `type Query { hello(n: Int): String }` answering with `answer(request)`. */
+function subgraph(answer: (request: Request) => Promise<Response> | Response) {
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, answer);
+  return { server, url: `http://127.0.0.1:${server.addr.port}/graphql` };
+}
+
+async function router(
+  subgraphUrl: string,
+  extra: string,
+): Promise<{ router: RunningRouter; dir: string; lines: string[] }> {
+  const composed = composeSupergraph([{
+    name: "greetings",
+    url: subgraphUrl,
+    sdl: `${LINK}\ntype Query { hello(n: Int): String }`,
+  }]);
+  if (!composed.ok) throw new Error("does not compose");
+  const dir = await Deno.makeTempDir();
+  await Deno.mkdir(join(dir, "ops"));
+  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
+  await Deno.writeTextFile(
+    join(dir, "config.yaml"),
+    `listen_addr: 127.0.0.1:0
+supergraph_path: super.graphql
+operations_dir: ops
+heap: { max_young_generation_mb: 0, max_old_generation_mb: 0 }
+mcp: { enabled: false }
+${extra}`,
+  );
+  const lines: string[] = [];
+  const running = await startRouter({
+    configPath: join(dir, "config.yaml"),
+    log: createLogger({ level: "info", write: (line) => lines.push(line) }),
+  });
+  return { router: running, dir, lines };
+}
+
+function post(url: string, query: string, variables: Record<string, unknown> = {}) {
+  return fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ query, variables }),
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+Deno.test("issue 15: a gzip bomb from a subgraph is cut at engine.max_subgraph_response_bytes after inflating", async () => {
+  // 199 KB of gzip that inflates to 20 MB (the declared Content-Length is the compressed size).
+  const text = `{"data":{"hello":"${"x".repeat(20_000_000)}"}}`;
+  const gzip = new Uint8Array(
+    await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")))
+      .arrayBuffer(),
+  );
+  let served = 0;
+  const sub = subgraph(() => {
+    served++;
+    return new Response(gzip, {
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    });
+  });
+  const { router: r, dir } = await router(
+    sub.url,
+    "engine: { max_subgraph_response_bytes: 1MB }\n",
+  );
+  try {
+    const response = await post(r.url, "{ hello }");
+    const body = await response.json();
+    assert.equal(served, 1);
+    assert.equal(body.data?.hello ?? null, null);
+    assert.equal(body.errors?.[0]?.extensions?.code, "SUBGRAPH_ERROR", JSON.stringify(body));
+    assert.match(
+      body.errors[0].message,
+      /more than 1000000 bytes \(engine\.max_subgraph_response_bytes\)/,
+    );
+  } finally {
+    await r.shutdown();
+    await sub.server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 15: a flood meets the queue floor: 503 SERVICE_OVERLOADED + Retry-After, readiness 503 then 200 again", async () => {
+  const sub = subgraph(async () => {
+    await sleep(300);
+    return Response.json({ data: { hello: "slow" } });
+  });
+  const { router: r, dir } = await router(
+    sub.url,
+    `engine: { max_concurrent_operations: 2 }
+traffic_shaping: { router: { max_queue_size: 2, max_queue_wait: 30s } }
+`,
+  );
+  try {
+    const flood = Array.from(
+      { length: 12 },
+      (_, n) => post(r.url, "query($n: Int) { hello(n: $n) }", { n }),
+    );
+    await sleep(100);
+    const ready = await fetch(`${r.url}/health/ready`);
+    assert.equal(ready.status, 503, "readiness turns 503 while saturated");
+    assert.equal((await ready.json()).status, "overloaded");
+    const responses = await Promise.all(flood);
+    const statuses = responses.map((response) => response.status).sort();
+    assert.deepEqual(statuses, [200, 200, 200, 200, 503, 503, 503, 503, 503, 503, 503, 503]);
+    for (const response of responses) {
+      const body = await response.json();
+      if (response.status === 200) {
+        assert.equal(body.data.hello, "slow");
+        continue;
+      }
+      assert.equal(response.headers.get("retry-after"), "1");
+      assert.equal(body.errors[0].extensions.code, "SERVICE_OVERLOADED");
+    }
+    // Recovered: every slot was released, readiness is 200 again.
+    const deadline = Date.now() + 5_000;
+    let status = 0;
+    while (status !== 200 && Date.now() < deadline) {
+      const response = await fetch(`${r.url}/health/ready`);
+      await response.body?.cancel();
+      status = response.status;
+      if (status !== 200) await sleep(100);
+    }
+    assert.equal(status, 200);
+    assert.equal(r.state().engine.admission.active, 0);
+    assert.equal((await post(r.url, "{ hello }").then((x) => x.json())).data.hello, "slow");
+  } finally {
+    await r.shutdown();
+    await sub.server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 15: a request waiting past max_queue_wait gets 503 SERVICE_OVERLOADED", async () => {
+  const sub = subgraph(async () => {
+    await sleep(1_000);
+    return Response.json({ data: { hello: "slow" } });
+  });
+  const { router: r, dir } = await router(
+    sub.url,
+    `engine: { max_concurrent_operations: 1 }
+traffic_shaping: { router: { max_queue_wait: 100ms } }
+`,
+  );
+  try {
+    const first = post(r.url, "query($n: Int) { hello(n: $n) }", { n: 1 });
+    await sleep(50);
+    const second = await post(r.url, "query($n: Int) { hello(n: $n) }", { n: 2 });
+    assert.equal(second.status, 503);
+    const body = await second.json();
+    assert.equal(body.errors[0].extensions.code, "SERVICE_OVERLOADED");
+    assert.equal(body.errors[0].extensions.reason, "queue_wait");
+    assert.equal((await (await first).json()).data.hello, "slow");
+  } finally {
+    await r.shutdown();
+    await sub.server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 15: past traffic_shaping.router.request_timeout the answer is 504 GATEWAY_TIMEOUT and the slot is freed", async () => {
+  let aborted = 0;
+  const sub = subgraph((request) =>
+    new Promise<Response>((resolve) => {
+      const timer = setTimeout(() => resolve(Response.json({ data: { hello: "late" } })), 5_000);
+      request.signal.addEventListener("abort", () => {
+        aborted++;
+        clearTimeout(timer);
+        resolve(new Response(null, { status: 499 }));
+      });
+    })
+  );
+  const { router: r, dir } = await router(
+    sub.url,
+    `engine: { max_concurrent_operations: 1, subgraph_request_timeout: 30s }
+traffic_shaping: { router: { request_timeout: 300ms } }
+`,
+  );
+  try {
+    const response = await post(r.url, "{ hello }");
+    assert.equal(response.status, 504);
+    const body = await response.json();
+    assert.equal(body.errors[0].extensions.code, "GATEWAY_TIMEOUT");
+    assert.match(body.errors[0].message, /traffic_shaping\.router\.request_timeout/);
+    assert.equal(r.state().engine.admission.active, 0, "the slot was released");
+    const deadline = Date.now() + 2_000;
+    while (aborted === 0 && Date.now() < deadline) await sleep(20);
+    assert.equal(aborted, 1, "the subgraph fetch was cancelled");
+  } finally {
+    await r.shutdown();
+    await sub.server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 15: 8 concurrent near-cap answers are all answered and in-flight bytes stay within the budget", async () => {
+  const answer = `{"data":{"hello":"${"x".repeat(3_000_000)}"}}`;
+  const sub = subgraph(async () => {
+    await sleep(50);
+    return new Response(answer, { headers: { "content-type": "application/json" } });
+  });
+  const { router: r, dir } = await router(
+    sub.url,
+    `engine: { max_subgraph_response_bytes: 4MB, max_response_bytes: 8MB }
+traffic_shaping: { router: { max_in_flight_bytes: 7MB } }
+`,
+  );
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, r.state().engine.memory.used);
+  }, 1);
+  try {
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, n) => post(r.url, "query($n: Int) { hello(n: $n) }", { n })),
+    );
+    for (const response of responses) {
+      assert.equal(response.status, 200);
+      assert.equal((await response.json()).data.hello.length, 3_000_000);
+    }
+    // The budget plus the oldest operation's one answer; without it, 8 × 3 MB.
+    assert.ok(peak > 0);
+    assert.ok(peak <= 7_000_000 + answer.length, `peak in-flight ${peak} bytes`);
+    assert.equal(r.state().engine.memory.used, 0);
+  } finally {
+    clearInterval(sampler);
+    await r.shutdown();
+    await sub.server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 15: subgraph answers over engine.max_response_bytes get 502 RESPONSE_TOO_LARGE", async () => {
+  const answer = `{"data":{"hello":"${"x".repeat(150_000)}"}}`;
+  const sub = subgraph(() =>
+    new Response(answer, { headers: { "content-type": "application/json" } })
+  );
+  const { router: r, dir } = await router(sub.url, "engine: { max_response_bytes: 100KB }\n");
+  try {
+    const response = await post(r.url, "{ hello }");
+    assert.equal(response.status, 502);
+    const body = await response.json();
+    assert.equal(body.errors[0].extensions.code, "RESPONSE_TOO_LARGE");
+    assert.match(body.errors[0].message, /engine\.max_response_bytes/);
+    // Introspection reads no subgraph: the client response itself is bounded.
+    const aliases = Array.from({ length: 400 }, (_, i) => `s${i}: __schema { types { name } }`);
+    const local = await post(r.url, `{ ${aliases.join(" ")} }`);
+    assert.equal(local.status, 502);
+    assert.equal((await local.json()).errors[0].extensions.code, "RESPONSE_TOO_LARGE");
+  } finally {
+    await r.shutdown();
+    await sub.server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 15: many large distinct documents are all answered while the caches stay within their byte bounds", async () => {
+  const sub = subgraph(() => Response.json({ data: { hello: "hi" } }));
+  const { router: r, dir } = await router(
+    sub.url,
+    "engine: { parse_cache_max_bytes: 4MB, execution_plan_cache_max_bytes: 4MB }\n",
+  );
+  try {
+    for (let i = 0; i < 60; i++) {
+      const alias = `a${i}_${"y".repeat(60)}`;
+      const fields = Array.from({ length: 500 }, (_, k) => `${alias}${k}: hello`).join(" ");
+      const response = await post(r.url, `{ ${fields} }`);
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      const engine = r.state().engine;
+      assert.ok(engine.prepared.bytes <= 4_000_000, `parse cache ${engine.prepared.bytes}`);
+      assert.ok(engine.plans.bytes <= 4_000_000, `plan cache ${engine.plans.bytes}`);
+    }
+  } finally {
+    await r.shutdown();
+    await sub.server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

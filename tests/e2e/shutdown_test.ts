@@ -1,0 +1,155 @@
+/**
+ * Issue 15: graceful shutdown, Apollo's model. On SIGTERM readiness turns 503
+ * at once while the listener still accepts for `shutdown_delay`; a slow
+ * request in flight is answered; a keep-alive connection gets
+ * `Connection: close` on its last response; the process exits within the
+ * grace; a request still running when `grace_period` ends gets a 503, not a
+ * reset.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startRouter } from "../../lib/cli/serve.ts";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+
+const LINK =
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+
+async function workspace(subgraphUrl: string, extra: string): Promise<string> {
+  const composed = composeSupergraph([{
+    name: "greetings",
+    url: subgraphUrl,
+    sdl: `${LINK}\ntype Query { hello: String }`,
+  }]);
+  if (!composed.ok) throw new Error("does not compose");
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
+  await Deno.writeTextFile(
+    join(dir, "config.yaml"),
+    `listen_addr: 127.0.0.1:0
+supergraph_path: super.graphql
+operations_dir: ops
+mcp: { enabled: false }
+${extra}`,
+  );
+  return dir;
+}
+
+function slowSubgraph(ms: number) {
+  return Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      request.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve(null);
+      });
+    });
+    return Response.json({ data: { hello: "finished" } });
+  });
+}
+
+/** Writes one HTTP/1.1 request on an open connection and reads its head. */
+async function exchange(conn: Deno.Conn, path: string): Promise<string> {
+  await conn.write(new TextEncoder().encode(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
+  const buffer = new Uint8Array(8192);
+  let text = "";
+  while (!text.includes("\r\n\r\n")) {
+    const n = await conn.read(buffer);
+    if (n === null) break;
+    text += new TextDecoder().decode(buffer.subarray(0, n));
+  }
+  return text.toLowerCase();
+}
+
+async function readLine(
+  reader: ReadableStreamDefaultReader<string>,
+  lines: string[],
+  match: (line: string) => boolean,
+): Promise<string> {
+  let buffer = "";
+  while (true) {
+    const found = lines.find(match);
+    if (found !== undefined) return found;
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`stream ended; got:\n${lines.join("\n")}`);
+    buffer += value;
+    const parts = buffer.split("\n");
+    buffer = parts.pop() ?? "";
+    lines.push(...parts);
+  }
+}
+
+Deno.test("issue 15: SIGTERM drains: readiness 503 at once, the slow request answered, keep-alive told to close, exit in the grace", async () => {
+  const subgraph = slowSubgraph(1_500);
+  const dir = await workspace(
+    `http://127.0.0.1:${subgraph.addr.port}/graphql`,
+    "shutdown_delay: 500ms\ngrace_period: 10s\n",
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", "serve", "--config", join(dir, "config.yaml")],
+    cwd: new URL("../..", import.meta.url),
+    env: { NO_COLOR: "1", LOG_LEVEL: "info" },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const lines: string[] = [];
+  try {
+    const { url } = JSON.parse(
+      await readLine(reader, lines, (l) => l.includes("GW Router listening")),
+    );
+    const port = Number(new URL(url).port);
+    const keepAlive = await Deno.connect({ hostname: "127.0.0.1", port });
+    assert.match(await exchange(keepAlive, "/health/live"), /^http\/1\.1 200/);
+    const slow = fetch(`${url}/graphql?query=%7Bhello%7D`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const sentAt = performance.now();
+    child.kill("SIGTERM");
+    await readLine(reader, lines, (l) => l.includes('"Shutting down"'));
+    const ready = await fetch(`${url}/health/ready`);
+    assert.equal(ready.status, 503, "readiness turns 503 at once, while still accepting");
+    assert.equal((await ready.json()).status, "draining");
+    const last = await exchange(keepAlive, "/health/live");
+    assert.match(last, /^http\/1\.1 200/);
+    assert.match(last, /\r\nconnection: close\r\n/, "keep-alive told to close");
+    keepAlive.close();
+    const answer = await slow;
+    assert.equal(answer.status, 200);
+    assert.deepEqual(await answer.json(), { data: { hello: "finished" } });
+    const status = await child.status;
+    assert.equal(status.code, 0);
+    assert.ok(performance.now() - sentAt < 10_000, "exited within the grace");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Exited.
+    }
+    await reader.cancel().catch(() => {});
+    await subgraph.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("issue 15: a request still running when grace_period ends gets 503 SHUTTING_DOWN, not a reset", async () => {
+  const subgraph = slowSubgraph(5_000);
+  const dir = await workspace(
+    `http://127.0.0.1:${subgraph.addr.port}/graphql`,
+    "grace_period: 300ms\nlog_level: error\n",
+  );
+  const router = await startRouter({ configPath: join(dir, "config.yaml") });
+  try {
+    const slow = fetch(`${router.url}/graphql?query=%7Bhello%7D`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stopping = router.shutdown();
+    const answer = await slow;
+    assert.equal(answer.status, 503);
+    const body = await answer.json();
+    assert.equal(body.errors[0].extensions.code, "SHUTTING_DOWN");
+    assert.equal(answer.headers.get("retry-after"), "1");
+    await stopping;
+  } finally {
+    await router.shutdown();
+    await subgraph.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
