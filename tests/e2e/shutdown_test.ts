@@ -78,6 +78,9 @@ async function readLine(
   }
 }
 
+/** GETs run only with a preflight header (`csrf_prevention`, issue 14). */
+const PREFLIGHT = { headers: { "graphql-preflight": "1" } };
+
 Deno.test("issue 15: SIGTERM drains: readiness 503 at once, the slow request answered, keep-alive told to close, exit in the grace", async () => {
   const subgraph = slowSubgraph(1_500);
   const dir = await workspace(
@@ -100,7 +103,7 @@ Deno.test("issue 15: SIGTERM drains: readiness 503 at once, the slow request ans
     const port = Number(new URL(url).port);
     const keepAlive = await Deno.connect({ hostname: "127.0.0.1", port });
     assert.match(await exchange(keepAlive, "/health/live"), /^http\/1\.1 200/);
-    const slow = fetch(`${url}/graphql?query=%7Bhello%7D`);
+    const slow = fetch(`${url}/graphql?query=%7Bhello%7D`, PREFLIGHT);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const sentAt = performance.now();
     child.kill("SIGTERM");
@@ -138,7 +141,7 @@ Deno.test("issue 15: a request still running when grace_period ends gets 503 SHU
   );
   const router = await startRouter({ configPath: join(dir, "config.yaml") });
   try {
-    const slow = fetch(`${router.url}/graphql?query=%7Bhello%7D`);
+    const slow = fetch(`${router.url}/graphql?query=%7Bhello%7D`, PREFLIGHT);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const stopping = router.shutdown();
     const answer = await slow;
