@@ -127,36 +127,52 @@ async function checkExpected(scenario: DiffScenario, monolith: GraphQLSchema): P
   }
 }
 
-/** Runs the generated operations; returns the differences not listed as known gaps. */
-async function compareGenerated(
+/** What {@linkcode compareWithMonolith} found. */
+export interface Comparison {
+  /** Differences not listed as known gaps: name, seed, operation and both answers. */
+  readonly failures: readonly string[];
+  /** Differences listed as known gaps. */
+  readonly known: number;
+  /** Distinct operations compared. */
+  readonly compared: number;
+}
+
+/**
+ * Runs generated operations through our engine (over a running area's
+ * supergraph) and the monolith, and reports the differences.
+ * @param scenario The scenario.
+ * @param options The running area's supergraph SDL, how many seeds from which one, the known gaps.
+ * @returns The differences.
+ */
+export async function compareWithMonolith(
   scenario: DiffScenario,
-  engine: ReturnType<typeof createEngine>,
-  monolith: GraphQLSchema,
-  api: GraphQLSchema,
-): Promise<{ failures: string[]; known: number }> {
-  const { cases, seed } = settings();
-  const gaps = knownGaps();
+  options: { supergraphSdl: string; cases: number; seed: number; gaps: ReadonlySet<string> },
+): Promise<Comparison> {
+  const supergraph = buildSupergraph(options.supergraphSdl);
+  const engine = createEngine(supergraph, engineOptions());
+  const monolith = monolithSchema(supergraph.apiSchema);
   const failures: string[] = [];
   let known = 0;
   const seen = new Set<string>();
-  for (let i = 0; i < cases; i++) {
-    const query = generateOperation(api, { ...scenario.generator, seed: seed + i });
+  for (let i = 0; i < options.cases; i++) {
+    const seed = options.seed + i;
+    const query = generateOperation(supergraph.apiSchema, { ...scenario.generator, seed });
     if (seen.has(query)) continue;
     seen.add(query);
     const want = outcome(await runMonolith(monolith, { query, root: scenario.root }));
     const response = await runEngine(engine, query);
     if (isDeepStrictEqual(outcome(response), want)) continue;
     const name = differentialCaseName(scenario.area, query);
-    if (gaps.has(name)) {
+    if (options.gaps.has(name)) {
       known++;
       continue;
     }
     failures.push(
-      `${name} (seed ${seed + i})\n${query}\n  monolith: ${JSON.stringify(want)}\n  ` +
+      `${name} (seed ${seed})\n${query}\n  monolith: ${JSON.stringify(want)}\n  ` +
         `gw:       ${JSON.stringify(response)}`,
     );
   }
-  return { failures, known };
+  return { failures, known, compared: seen.size };
 }
 
 /**
@@ -173,21 +189,18 @@ export function registerDifferential(scenario: DiffScenario): void {
   Deno.test(`federation differential: ${area.title}${label}`, async (t) => {
     const started = await startArea(area);
     try {
-      const supergraph = buildSupergraph(started.supergraphSdl);
-      const monolith = monolithSchema(supergraph.apiSchema);
       if (scenario.label === undefined) {
         await t.step("the expected responses agree with the monolith", async () => {
-          await checkExpected(scenario, monolith);
+          const api = buildSupergraph(started.supergraphSdl).apiSchema;
+          await checkExpected(scenario, monolithSchema(api));
         });
       }
       await t.step("generated operations answer as the monolith", async () => {
-        const engine = createEngine(supergraph, engineOptions());
-        const { failures, known } = await compareGenerated(
-          scenario,
-          engine,
-          monolith,
-          supergraph.apiSchema,
-        );
+        const { failures, known } = await compareWithMonolith(scenario, {
+          supergraphSdl: started.supergraphSdl,
+          ...settings(),
+          gaps: knownGaps(),
+        });
         if (known > 0) console.log(`${area.name}: ${known} differential case(s) are known gaps`);
         if (failures.length > 0) {
           fail(
