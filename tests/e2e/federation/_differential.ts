@@ -9,11 +9,14 @@
  *
  * `GW_DIFF_CASES` sets the operations per scenario (default 300) and
  * `GW_DIFF_SEED` the first seed (default 1): operation `i` uses seed
- * `GW_DIFF_SEED + i`. A case is the pair (data, whether errors were
+ * `GW_DIFF_SEED + i`; an operation with `@skip`/`@include` variables runs
+ * twice (a drawn assignment and its complement) on one engine, so a cached
+ * plan must serve other variables. A case is the pair (data, whether errors were
  * reported); messages differ between implementations and are not compared.
  * A difference fails the test with the operation and its seed, unless it is
  * listed in `known_gaps.json` as `<area>: differential <hash>` (the FNV-1a
- * hash of the operation text), so a new failing operation still fails.
+ * hash of the operation text, and of its variables when it has any), so a
+ * new failing operation still fails.
  *
  * @module
  */
@@ -30,7 +33,7 @@ import {
   readExpected,
   startArea,
 } from "./_harness.ts";
-import { generateOperation, type OpGenOptions } from "./_opgen.ts";
+import { drawConditions, generateOperation, type OpGenOptions } from "./_opgen.ts";
 import { monolithSchema, runMonolith } from "./_monolith.ts";
 
 /** A scenario of the differential tests: the area's graph and the monolith's data. */
@@ -69,10 +72,18 @@ export function operationHash(text: string): string {
  * The `known_gaps.json` name of a differential case.
  * @param area The scenario's area.
  * @param operation The operation text.
+ * @param variables Its variables (part of the hash when there are any).
  * @returns `<area>: differential <hash>`.
  */
-export function differentialCaseName(area: Area, operation: string): string {
-  return `${area.name}: differential ${operationHash(operation)}`;
+export function differentialCaseName(
+  area: Area,
+  operation: string,
+  variables: Record<string, unknown> = {},
+): string {
+  const text = Object.keys(variables).length === 0
+    ? operation
+    : `${operation}\n${JSON.stringify(variables)}`;
+  return `${area.name}: differential ${operationHash(text)}`;
 }
 
 function outcome(response: ExecutionResult): Outcome {
@@ -95,10 +106,11 @@ function settings(): { cases: number; seed: number } {
 async function runEngine(
   engine: ReturnType<typeof createEngine>,
   query: string,
+  variables: Record<string, unknown>,
 ): Promise<ExecutionResult> {
-  const prepared = prepare(engine, { query, operationName: null, variables: null });
+  const prepared = prepare(engine, { query, operationName: null, variables });
   return prepared.ok
-    ? await execute(engine, prepared.operation, { variables: null, headers: new Headers() })
+    ? await execute(engine, prepared.operation, { variables, headers: new Headers() })
     : { errors: [...prepared.errors] };
 }
 
@@ -159,18 +171,24 @@ export async function compareWithMonolith(
     const query = generateOperation(supergraph.apiSchema, { ...scenario.generator, seed });
     if (seen.has(query)) continue;
     seen.add(query);
-    const want = outcome(await runMonolith(monolith, { query, root: scenario.root }));
-    const response = await runEngine(engine, query);
-    if (isDeepStrictEqual(outcome(response), want)) continue;
-    const name = differentialCaseName(scenario.area, query);
-    if (options.gaps.has(name)) {
-      known++;
-      continue;
+    // one engine for all runs: a plan cached for one assignment serves the other
+    for (const variables of drawConditions(query, seed)) {
+      const want = outcome(await runMonolith(monolith, { query, variables, root: scenario.root }));
+      const response = await runEngine(engine, query, variables);
+      if (isDeepStrictEqual(outcome(response), want)) continue;
+      const name = differentialCaseName(scenario.area, query, variables);
+      if (options.gaps.has(name)) {
+        known++;
+        continue;
+      }
+      const vars = Object.keys(variables).length === 0
+        ? ""
+        : `\n  variables: ${JSON.stringify(variables)}`;
+      failures.push(
+        `${name} (seed ${seed})\n${query}${vars}\n  monolith: ${JSON.stringify(want)}\n  ` +
+          `gw:       ${JSON.stringify(response)}`,
+      );
     }
-    failures.push(
-      `${name} (seed ${seed})\n${query}\n  monolith: ${JSON.stringify(want)}\n  ` +
-        `gw:       ${JSON.stringify(response)}`,
-    );
   }
   return { failures, known, compared: seen.size };
 }

@@ -13,7 +13,7 @@ import {
   validate,
   visit,
 } from "graphql";
-import { generateOperation } from "./_opgen.ts";
+import { drawConditions, generateOperation } from "./_opgen.ts";
 import { operationHash } from "./_differential.ts";
 
 const SCHEMA = buildSchema(`
@@ -136,11 +136,24 @@ Deno.test("issue 13 opgen: seeds cover aliases, fragments, abstract types, argum
   ok(has(/\.\.\. \{/), "inline fragments without a type condition");
   ok(has(/__typename/), "__typename");
   ok(has(/name\(upper: (true|false)\)/), "optional arguments");
-  ok(has(/@(skip|include)\(if: (true|false)\)/), "@skip/@include");
+  ok(has(/@(skip|include)\(if: (true|false)\)/), "@skip/@include with a literal");
+  ok(has(/@(skip|include)\(if: \$c\d+\)/), "@skip/@include with a variable");
+  ok(has(/^query \(\$c1: Boolean!/), "declared variables");
 });
 
 Deno.test("issue 13 differential: an operation's gap id is a stable hash of its text", () => {
   equal(operationHash("{ a }"), operationHash("{ a }"));
   notEqual(operationHash("{ a }"), operationHash("{ b }"));
   equal(operationHash(""), "811c9dc5");
+});
+
+Deno.test("issue 13 opgen: each condition variable is run both ways (a draw and its complement)", () => {
+  deepStrictEqual(drawConditions("{ a }", 3), [{}]);
+  const source = "query ($c1: Boolean!, $c2: Boolean!) { a @skip(if: $c1) b @include(if: $c2) }";
+  for (const seed of SEEDS) {
+    const [one, other] = drawConditions(source, seed);
+    deepStrictEqual(Object.keys(one!).sort(), ["c1", "c2"]);
+    deepStrictEqual(other, { c1: !one!.c1, c2: !one!.c2 });
+    deepStrictEqual(drawConditions(source, seed), [one, other]);
+  }
 });
