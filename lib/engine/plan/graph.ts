@@ -1,0 +1,151 @@
+/**
+ * The query graph: what the planner may do from a node `(type, subgraph)`, built once per
+ * supergraph model (memoized on the model object, which is immutable).
+ *
+ * - **field edges**: the field is resolved in the subgraph ({@linkcode QueryGraph.field} falls
+ *   back to an `@interfaceObject` / entity interface owning the field), maybe under a
+ *   `@requires` condition or with a `@provides` shortcut;
+ * - **entity moves**: a resolvable `@key` (of the type, or of an interface the subgraph sees as
+ *   an `@interfaceObject`) enters another subgraph ({@linkcode QueryGraph.entityMove});
+ * - **abstract moves**: a concrete type is a member of an abstract type *in that subgraph*
+ *   (`join__implements`, `join__unionMember`; {@linkcode QueryGraph.possibleIn}).
+ *
+ * Field sets (`@key`, `@requires`, `@provides`) are parsed once per graph.
+ *
+ * @module
+ */
+import type { FieldModel, TypeModel } from "../../supergraph/types.ts";
+import type { SupergraphModel } from "../../supergraph/mod.ts";
+import { type FieldSetItem, parseFieldSet } from "../_fieldset.ts";
+
+/** An entity move: the key(s) that enter a subgraph for objects of a type. */
+export interface EntityMove {
+  /** The type the subgraph is entered as (an interface for an `@interfaceObject`). */
+  readonly type: string;
+  /** The resolvable key field sets, as written, in supergraph order. */
+  readonly keys: readonly string[];
+}
+
+/** The query graph of one supergraph (see the module doc). */
+export interface QueryGraph {
+  readonly model: SupergraphModel;
+  /** A named type of the supergraph. */
+  type(name: string): TypeModel | undefined;
+  /** The field edge of `type.name` (an interface's when the type itself has no resolver). */
+  field(type: string, name: string): FieldModel | undefined;
+  /** A parsed field set (cached). */
+  fieldSet(text: string): readonly FieldSetItem[];
+  /** The entity move into `subgraph` for objects of `type`, or null when there is none. */
+  entityMove(type: string, subgraph: string): EntityMove | null;
+  /** True when `name` is part of a key of `type` declared in `subgraph`. */
+  isKeyField(type: string, subgraph: string, name: string): boolean;
+  /** True when `concrete` is a possible type of `abstract` in `subgraph`'s own schema. */
+  possibleIn(subgraph: string, abstract: string, concrete: string): boolean;
+  /** Object types implementing an interface (supergraph), in supergraph order. */
+  implementations(iface: string): readonly TypeModel[];
+}
+
+const graphs = new WeakMap<SupergraphModel, QueryGraph>();
+
+/**
+ * The query graph of a supergraph model, built on first use and reused for the model's life.
+ *
+ * @example Entity moves follow resolvable keys
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSupergraph } from "../../supergraph/mod.ts";
+ * import { queryGraphOf } from "./graph.ts";
+ * const sdl = await Deno.readTextFile(new URL("../../../schema/supergraph.graphql", import.meta.url));
+ * const graph = queryGraphOf(buildSupergraph(sdl));
+ * assert.deepEqual(graph.entityMove("Product", "inventory")?.keys, ["upc sku"]);
+ * assert.equal(graph.entityMove("Query", "inventory"), null);
+ * ```
+ * @param model The supergraph model.
+ * @returns Its query graph.
+ */
+export function queryGraphOf(model: SupergraphModel): QueryGraph {
+  let graph = graphs.get(model);
+  if (!graph) {
+    graph = buildQueryGraph(model);
+    graphs.set(model, graph);
+  }
+  return graph;
+}
+
+function buildQueryGraph(model: SupergraphModel): QueryGraph {
+  const fieldSets = new Map<string, FieldSetItem[]>();
+  const fieldSet = (text: string): FieldSetItem[] => {
+    let items = fieldSets.get(text);
+    if (!items) {
+      items = parseFieldSet(text);
+      fieldSets.set(text, items);
+    }
+    return items;
+  };
+  const type = (name: string) => model.types.get(name);
+  const moves = new Map<string, EntityMove | null>();
+  const implementations = new Map<string, TypeModel[]>();
+  for (const t of model.types.values()) {
+    if (t.kind !== "object") continue;
+    for (const i of t.interfaces) {
+      const list = implementations.get(i);
+      if (list) list.push(t);
+      else implementations.set(i, [t]);
+    }
+  }
+  const entityMove = (typeName: string, subgraph: string): EntityMove | null => {
+    const id = `${typeName}\u0000${subgraph}`;
+    const known = moves.get(id);
+    if (known !== undefined) return known;
+    let move: EntityMove | null = null;
+    const t = type(typeName);
+    const keys = (t?.keys ?? []).filter((k) => k.graph === subgraph && k.resolvable);
+    if (keys.length > 0) move = { type: typeName, keys: keys.map((k) => k.fields) };
+    else {
+      for (const i of t?.interfaces ?? []) {
+        const iface = type(i);
+        if (!iface?.interfaceObjectIn.includes(subgraph)) continue;
+        const ikeys = iface.keys.filter((k) => k.graph === subgraph && k.resolvable);
+        if (ikeys.length > 0) {
+          move = { type: i, keys: ikeys.map((k) => k.fields) };
+          break;
+        }
+      }
+    }
+    moves.set(id, move);
+    return move;
+  };
+  return {
+    model,
+    type,
+    field(typeName, name) {
+      const t = type(typeName);
+      const own = t?.fields.get(name);
+      if (own && own.resolvableIn.length > 0) return own;
+      for (const i of t?.interfaces ?? []) {
+        const f = type(i)?.fields.get(name);
+        if (f && f.resolvableIn.length > 0) return f;
+      }
+      return own;
+    },
+    fieldSet,
+    entityMove,
+    isKeyField(typeName, subgraph, name) {
+      for (const key of type(typeName)?.keys ?? []) {
+        if (key.graph !== subgraph) continue;
+        if (fieldSet(key.fields).some((item) => item.name === name)) return true;
+      }
+      return false;
+    },
+    possibleIn(subgraph, abstract, concrete) {
+      const c = type(concrete);
+      if (!c || !c.graphs.includes(subgraph)) return false;
+      if (abstract === concrete) return true;
+      const a = type(abstract);
+      if (!a) return false;
+      if (a.kind === "union") return (a.membersIn.get(subgraph) ?? []).includes(concrete);
+      return (c.implementsIn.get(subgraph) ?? []).includes(abstract);
+    },
+    implementations: (iface) => implementations.get(iface) ?? [],
+  };
+}
