@@ -333,8 +333,12 @@ export function describeRequests(run: CaseRun): string {
   return run.requests.map((r) => `${r.subgraph}: ${r.query.replace(/\s+/g, " ")}`).join("\n");
 }
 
-/** Reads `known_gaps.json`: full case names (`<area>: <case>`). */
-function knownGaps(): Set<string> {
+/**
+ * Reads `known_gaps.json`: full case names (`<area>: <case>`, and
+ * `<area>: differential <hash>` for differential cases).
+ * @returns The names.
+ */
+export function knownGaps(): Set<string> {
   try {
     const text = Deno.readTextFileSync(new URL("./known_gaps.json", import.meta.url));
     return new Set(JSON.parse(text) as string[]);
