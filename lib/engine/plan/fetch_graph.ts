@@ -182,19 +182,27 @@ export function enter(
   if (!move) throw new PlanningError(`No key of "${type}" enters the subgraph "${target}"`);
   // Prefer a key the current subgraph resolves without further fetches.
   const keyText = move.keys.find((k) => keyIsLocal(b.graph, top, k)) ?? move.keys[0]!;
-  const items = [...b.graph.fieldSet(keyText)];
-  if (requires !== undefined) items.push(...b.graph.fieldSet(requires));
   const touched = new Set<Group>([top.group]);
   b.recorders.push(touched);
-  b.entering.push(`${type}@${target}`);
   let reqs: RepSelection;
   try {
-    reqs = planRequirements(b, top, itemsFor(b.graph, type, items));
+    // The key is planned with this move marked (a key never needs the subgraph it enters);
+    // `@requires` fields may come from anywhere, the entered subgraph included (a chain
+    // A → B → A enters it again for other fields).
+    b.entering.push(`${type}@${target}`);
+    try {
+      reqs = planRequirements(b, top, itemsFor(b.graph, type, b.graph.fieldSet(keyText)));
+    } finally {
+      b.entering.pop();
+    }
     const keyNames = new Set(b.graph.fieldSet(keyText).map((i) => i.name));
     for (const f of reqs.fields) if (keyNames.has(f.key)) f.isKey = true;
+    if (requires !== undefined) {
+      const more = planRequirements(b, top, itemsFor(b.graph, type, b.graph.fieldSet(requires)));
+      mergeRep(reqs, more);
+    }
   } finally {
     b.recorders.pop();
-    b.entering.pop();
   }
   const group = entityGroup(b, { target, top, type, reqs, touched });
   for (const t of touched) if (t !== group) group.deps.add(t);
