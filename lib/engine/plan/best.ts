@@ -14,7 +14,9 @@ import type { FieldModel } from "../../supergraph/types.ts";
 import type { FieldSetItem } from "../_fieldset.ts";
 import type { NField, NSelection } from "../normalize.ts";
 import type { QueryGraph } from "./graph.ts";
-import { type Candidate, providedItem, resolvableAt } from "./paths.ts";
+import { type Candidate, type Cost, providedItem, resolvableAt } from "./paths.ts";
+
+const FREE: Cost = { fetches: 0, depth: 0 };
 
 /** Candidates looked at per field. */
 export const MAX_ALTERNATIVES = 8;
@@ -29,7 +31,7 @@ export interface SearchState {
   /** Set once the budget ran out. */
   truncated: boolean;
   /** Costs of (subgraph, selection) already computed (selections without `@provides` only). */
-  readonly memo: Map<NSelection, Map<string, number>>;
+  readonly memo: Map<NSelection, Map<string, Cost>>;
 }
 
 /**
@@ -59,13 +61,22 @@ export function providedBelow(
   return provided && provided.length > 0 ? provided : null;
 }
 
+/** Cost of a field no move reaches from a subgraph (it may still be reached another way). */
+const UNREACHABLE = 100;
+
+/** `a` is cheaper than `b`: fewer fetches, then less depth. */
+export function cheaper(a: Cost, b: Cost): boolean {
+  return a.fetches < b.fetches || (a.fetches === b.fetches && a.depth < b.depth);
+}
+
 /**
- * Fetches needed beyond the current one to serve a selection from a subgraph (look-ahead).
+ * Fetches needed beyond the current one to serve a selection from a subgraph (look-ahead), and
+ * the depth of the longest chain of them.
  *
  * @param graph The query graph.
  * @param search The search state (budget, memo).
  * @param at The subgraph, the selection and what `@provides` makes local there.
- * @returns The estimated number of extra fetches.
+ * @returns The estimated cost.
  */
 export function selectionCost(
   graph: QueryGraph,
@@ -75,13 +86,14 @@ export function selectionCost(
     readonly selection: NSelection | null;
     readonly provided: readonly FieldSetItem[] | null;
   },
-): number {
+): Cost {
   const { subgraph, selection, provided } = at;
-  if (!selection) return 0;
+  if (!selection) return FREE;
   const memo = provided === null ? search.memo.get(selection) : undefined;
   const known = memo?.get(subgraph);
   if (known !== undefined) return known;
-  let total = 0;
+  let fetches = 0;
+  let depth = 0;
   const slices: [string, readonly NField[]][] = selection.abstract
     ? [...selection.byType].filter(([t]) => graph.possibleIn(subgraph, selection.typeName, t))
     : [[selection.typeName, selection.fields]];
@@ -91,7 +103,7 @@ export function selectionCost(
       if (f.introspection || f.name === "__typename") continue;
       if (search.remaining <= 0) {
         search.truncated = true;
-        return total;
+        return { fetches, depth };
       }
       search.remaining--;
       const model = graph.field(type, f.name);
@@ -100,39 +112,45 @@ export function selectionCost(
       const local = resolvableAt(graph, { type, provided, subgraph }, f.name) &&
         (item !== null || !model.requires.has(subgraph));
       if (local) {
-        total += selectionCost(graph, search, {
+        const below = selectionCost(graph, search, {
           subgraph,
           selection: f.selection,
           provided: providedBelow(graph, model, { subgraph, item }),
         });
+        fetches += below.fetches;
+        depth = Math.max(depth, below.depth);
         continue;
       }
-      let best = Infinity;
+      let best: Cost = { fetches: UNREACHABLE, depth: 1 };
       let bestTarget = "";
       for (const s of model.resolvableIn.slice(0, MAX_ALTERNATIVES)) {
-        const cost = (targets.has(s) ? 0 : 1) + selectionCost(graph, search, {
+        if (!graph.entityMove(type, s)) continue;
+        const below = selectionCost(graph, search, {
           subgraph: s,
           selection: f.selection,
           provided: providedBelow(graph, model, { subgraph: s, item: null }),
         });
-        if (cost < best) {
+        const cost = {
+          fetches: (targets.has(s) ? 0 : 1) + (model.requires.has(s) ? 1 : 0) + below.fetches,
+          depth: 1 + below.depth,
+        };
+        if (cheaper(cost, best)) {
           best = cost;
           bestTarget = s;
         }
       }
-      if (bestTarget === "") total += 2;
-      else {
-        targets.add(bestTarget);
-        total += best;
-      }
+      if (bestTarget !== "") targets.add(bestTarget);
+      fetches += best.fetches;
+      depth = Math.max(depth, best.depth);
     }
   }
+  const cost = { fetches, depth };
   if (provided === null && !search.truncated) {
     let map = search.memo.get(selection);
     if (!map) search.memo.set(selection, map = new Map());
-    map.set(subgraph, total);
+    map.set(subgraph, cost);
   }
-  return total;
+  return cost;
 }
 
 /** One field of a level and its candidates. */
@@ -168,21 +186,21 @@ export function bestCombination(
     let best = candidates[0];
     if (!best) continue;
     if (candidates.length > 1 && search.remaining > 0) {
-      let bestCost = Infinity;
-      let bestDepth = Infinity;
+      let bestCost: Cost = { fetches: Infinity, depth: Infinity };
       for (const c of candidates.slice(0, MAX_ALTERNATIVES)) {
         const target = targetOf(c);
-        const own = target !== null && entered.has(target) ? 0 : c.cost.fetches;
-        const below = target === null ? 0 : selectionCost(graph, search, {
+        const below = target === null ? FREE : selectionCost(graph, search, {
           subgraph: target,
           selection: field.selection,
           provided: providedBelow(graph, model, { subgraph: target, item: null }),
         });
-        const cost = own + below;
-        if (cost < bestCost || (cost === bestCost && c.cost.depth < bestDepth)) {
+        const cost = {
+          fetches: (target !== null && entered.has(target) ? 0 : c.cost.fetches) + below.fetches,
+          depth: c.cost.depth + below.depth,
+        };
+        if (cheaper(cost, bestCost)) {
           best = c;
           bestCost = cost;
-          bestDepth = c.cost.depth;
         }
       }
     } else if (candidates.length > 1) search.truncated = true;
@@ -221,7 +239,8 @@ export function bestRoot(
     });
     const index = open.indexOf(s);
     const key = [
-      below + (index >= 0 ? 0 : 1),
+      below.fetches + (index >= 0 ? 0 : 1),
+      below.depth,
       index >= 0 ? index : open.length,
       -localScore(graph, s, { selection: field.selection, type: model.namedType }),
     ];
