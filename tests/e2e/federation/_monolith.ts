@@ -50,8 +50,8 @@ const apiSchemas = new WeakMap<Area["subgraphs"], GraphQLSchema>();
 
 /**
  * The monolith's answer to an operation over an area's graph, computed
- * synchronously (composition with placeholder URLs, the API schema, then
- * graphql-js): the `override` of a case where the reference gateway is
+ * synchronously (the area's supergraph, or a composition with placeholder
+ * URLs; its API schema; then graphql-js): the `override` of a case where the reference gateway is
  * wrong.
  * @param area The area (its subgraph SDLs give the API schema).
  * @param request The operation and the monolith's root object.
@@ -59,16 +59,20 @@ const apiSchemas = new WeakMap<Area["subgraphs"], GraphQLSchema>();
  * @throws {Error} When the subgraphs do not compose or a resolver is async.
  */
 export function monolithAnswer(
-  area: Pick<Area, "name" | "subgraphs">,
+  area: Pick<Area, "name" | "subgraphs" | "supergraphSdl">,
   request: { query: string; root: unknown },
 ): ExecutionResult {
   let api = apiSchemas.get(area.subgraphs);
   if (api === undefined) {
-    const composed = composeSupergraph(
-      area.subgraphs.map((s) => ({ name: s.name, sdl: s.typeDefs, url: "http://localhost/" })),
-    );
-    if (!composed.ok) throw new Error(`${area.name}: composition failed`);
-    api = monolithSchema(buildSupergraph(composed.supergraphSdl).apiSchema);
+    let sdl = area.supergraphSdl?.replace(/\{\{url:\w+\}\}/g, "http://localhost/");
+    if (sdl === undefined) {
+      const composed = composeSupergraph(
+        area.subgraphs.map((s) => ({ name: s.name, sdl: s.typeDefs, url: "http://localhost/" })),
+      );
+      if (!composed.ok) throw new Error(`${area.name}: composition failed`);
+      sdl = composed.supergraphSdl;
+    }
+    api = monolithSchema(buildSupergraph(sdl).apiSchema);
     apiSchemas.set(area.subgraphs, api);
   }
   const result = executeSync({
