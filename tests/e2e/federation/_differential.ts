@@ -4,6 +4,9 @@
  * graphql-js schema over the same data), on operations drawn by the seeded
  * generator (`_opgen.ts`) from the API schema.
  *
+ * The scenario's own cases are checked too: their expected responses (from
+ * the reference gateway, or an `override`) must be the monolith's answer.
+ *
  * `GW_DIFF_CASES` sets the operations per scenario (default 200) and
  * `GW_DIFF_SEED` the first seed (default 1): operation `i` uses seed
  * `GW_DIFF_SEED + i`. A case is the pair (data, whether errors were
@@ -15,6 +18,7 @@
  * @module
  */
 import { fail } from "node:assert/strict";
+import type { GraphQLSchema } from "graphql";
 import { isDeepStrictEqual } from "node:util";
 import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
 import { createEngine, execute, prepare } from "../../../lib/engine/mod.ts";
@@ -23,6 +27,7 @@ import {
   engineOptions,
   type ExecutionResult,
   knownGaps,
+  readExpected,
   startArea,
 } from "./_harness.ts";
 import { generateOperation, type OpGenOptions } from "./_opgen.ts";
@@ -34,6 +39,8 @@ export interface DiffScenario {
   readonly area: Area;
   /** The monolith's root object (`Query` data; the subgraphs serve the same data). */
   readonly root: unknown;
+  /** Names a second differential test of the same area (other generator settings). */
+  readonly label?: string;
   /** Generator settings (depth, value pools, roots, excluded fields). */
   readonly generator?: Omit<OpGenOptions, "seed">;
 }
@@ -84,58 +91,113 @@ function settings(): { cases: number; seed: number } {
   };
 }
 
+/** Runs one operation through our engine. */
+async function runEngine(
+  engine: ReturnType<typeof createEngine>,
+  query: string,
+): Promise<ExecutionResult> {
+  const prepared = prepare(engine, { query, operationName: null, variables: null });
+  return prepared.ok
+    ? await execute(engine, prepared.operation, { variables: null, headers: new Headers() })
+    : { errors: [...prepared.errors] };
+}
+
+/** Checks the area's expected responses (from the reference gateway) against the monolith. */
+async function checkExpected(scenario: DiffScenario, monolith: GraphQLSchema): Promise<void> {
+  const expected = readExpected(scenario.area.name);
+  const problems: string[] = [];
+  for (const c of scenario.area.cases) {
+    const want = expected?.cases[c.name];
+    if (c.monolith === false || want === undefined || c.variables !== undefined) continue;
+    const mono = outcome(await runMonolith(monolith, { query: c.query, root: scenario.root }));
+    const file = {
+      data: want.response.data ?? null,
+      errors: (want.response.errors ?? []).length > 0,
+    };
+    if (!isDeepStrictEqual(mono, file)) {
+      problems.push(
+        `${c.name}\n  monolith: ${JSON.stringify(mono)}\n  expected: ${JSON.stringify(file)}`,
+      );
+    }
+  }
+  if (problems.length > 0) {
+    fail(
+      `expected/${scenario.area.name}.json disagrees with the monolith:\n` + problems.join("\n"),
+    );
+  }
+}
+
+/** Runs the generated operations; returns the differences not listed as known gaps. */
+async function compareGenerated(
+  scenario: DiffScenario,
+  engine: ReturnType<typeof createEngine>,
+  monolith: GraphQLSchema,
+  api: GraphQLSchema,
+): Promise<{ failures: string[]; known: number }> {
+  const { cases, seed } = settings();
+  const gaps = knownGaps();
+  const failures: string[] = [];
+  let known = 0;
+  const seen = new Set<string>();
+  for (let i = 0; i < cases; i++) {
+    const query = generateOperation(api, { ...scenario.generator, seed: seed + i });
+    if (seen.has(query)) continue;
+    seen.add(query);
+    const want = outcome(await runMonolith(monolith, { query, root: scenario.root }));
+    const response = await runEngine(engine, query);
+    if (isDeepStrictEqual(outcome(response), want)) continue;
+    const name = differentialCaseName(scenario.area, query);
+    if (gaps.has(name)) {
+      known++;
+      continue;
+    }
+    failures.push(
+      `${name} (seed ${seed + i})\n${query}\n  monolith: ${JSON.stringify(want)}\n  ` +
+        `gw:       ${JSON.stringify(response)}`,
+    );
+  }
+  return { failures, known };
+}
+
 /**
- * Registers a scenario's differential test (one `Deno.test`).
+ * Registers a scenario's differential test: one `Deno.test` with two steps,
+ * the area's expected responses checked against the monolith, then the
+ * generated operations run through our engine and the monolith.
  * Does nothing when `globalThis.FED_REFERENCE_MODE` is set.
  * @param scenario The scenario.
  */
 export function registerDifferential(scenario: DiffScenario): void {
   if ((globalThis as { FED_REFERENCE_MODE?: boolean }).FED_REFERENCE_MODE) return;
   const { area } = scenario;
-  Deno.test(`federation differential: ${area.title}`, async () => {
-    const { cases, seed } = settings();
-    const gaps = knownGaps();
+  const label = scenario.label === undefined ? "" : ` (${scenario.label})`;
+  Deno.test(`federation differential: ${area.title}${label}`, async (t) => {
     const started = await startArea(area);
-    const failures: string[] = [];
-    let known = 0;
     try {
       const supergraph = buildSupergraph(started.supergraphSdl);
-      const engine = createEngine(supergraph, engineOptions());
       const monolith = monolithSchema(supergraph.apiSchema);
-      const seen = new Set<string>();
-      for (let i = 0; i < cases; i++) {
-        const query = generateOperation(supergraph.apiSchema, {
-          ...scenario.generator,
-          seed: seed + i,
+      if (scenario.label === undefined) {
+        await t.step("the expected responses agree with the monolith", async () => {
+          await checkExpected(scenario, monolith);
         });
-        if (seen.has(query)) continue;
-        seen.add(query);
-        const want = outcome(await runMonolith(monolith, { query, root: scenario.root }));
-        const prepared = prepare(engine, { query, operationName: null, variables: null });
-        const response: ExecutionResult = prepared.ok
-          ? await execute(engine, prepared.operation, { variables: null, headers: new Headers() })
-          : { errors: [...prepared.errors] };
-        const got = outcome(response);
-        if (isDeepStrictEqual(got, want)) continue;
-        const name = differentialCaseName(area, query);
-        if (gaps.has(name)) {
-          known++;
-          continue;
-        }
-        failures.push(
-          `${name} (seed ${seed + i})\n${query}\n  monolith: ${JSON.stringify(want)}\n  ` +
-            `gw:       ${JSON.stringify(response)}`,
-        );
       }
+      await t.step("generated operations answer as the monolith", async () => {
+        const engine = createEngine(supergraph, engineOptions());
+        const { failures, known } = await compareGenerated(
+          scenario,
+          engine,
+          monolith,
+          supergraph.apiSchema,
+        );
+        if (known > 0) console.log(`${area.name}: ${known} differential case(s) are known gaps`);
+        if (failures.length > 0) {
+          fail(
+            `${failures.length} operation(s) answer differently from the monolith:\n\n` +
+              failures.join("\n\n"),
+          );
+        }
+      });
     } finally {
       await started.close();
-    }
-    if (known > 0) console.log(`${area.name}: ${known} differential case(s) are known gaps`);
-    if (failures.length > 0) {
-      fail(
-        `${failures.length} operation(s) answer differently from the monolith:\n\n` +
-          failures.join("\n\n"),
-      );
     }
   });
 }

@@ -110,6 +110,12 @@ export interface FedCase {
    * give it; `note` says why. The expected file keeps both.
    */
   readonly override?: { readonly response: ExecutionResult; readonly note: string };
+  /**
+   * Whether the differential tests check this case's expected response
+   * against the scenario's monolith (default true; false where the answer is
+   * not the data, e.g. a planning failure).
+   */
+  readonly monolith?: boolean;
 }
 
 /** A feature area: one graph and its cases. */
