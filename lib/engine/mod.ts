@@ -32,6 +32,7 @@ import { executePlan } from "./execute.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { Lru } from "./_lru.ts";
 import { normalizeOperation, type NSelection } from "./normalize.ts";
+import { drawOverrideLabels, type OverrideLabel, overrideLabelsOf } from "./override_labels.ts";
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
@@ -70,6 +71,8 @@ export interface EngineOptions {
    * once, the others waiting in arrival order. 0 = no limit. @default 0
    */
   readonly maxConcurrentOperations?: number;
+  /** Random source drawing progressive `@override` `percent(n)` labels per request. @default Math.random */
+  readonly random?: () => number;
 }
 
 /** A cached plan with what shaping needs. */
@@ -96,6 +99,11 @@ export interface Engine {
    * HTTP edge before a request's body is read (`lib/http/handler.ts`).
    */
   readonly admission: AdmissionGate;
+  /** @internal Progressive `@override` labels of the supergraph, and the random source drawing them. */
+  readonly overrideLabels: {
+    readonly labels: readonly OverrideLabel[];
+    readonly random: () => number;
+  };
 }
 
 /**
@@ -130,6 +138,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     plans: new Lru(size),
     client,
     abstractNames,
+    overrideLabels: { labels: overrideLabelsOf(model), random: options.random ?? Math.random },
     admission: createAdmissionGate(options.maxConcurrentOperations ?? 0),
   };
 }
@@ -192,6 +201,9 @@ function planFor(
   const conditions = operation.conditionVariables ?? [];
   let key = operation.key ?? "";
   for (const name of conditions) key += variables[name] === true ? "\u00011" : "\u00010";
+  const { labels, random } = engine.overrideLabels;
+  const active = labels.length === 0 ? null : drawOverrideLabels(labels, random);
+  for (const label of active ?? []) key += "\u0002" + label;
   const cached = operation.key === undefined ? undefined : engine.plans.get(key);
   if (cached) {
     observer?.plan(cached.planned.plan, { cached: true });
@@ -207,7 +219,7 @@ function planFor(
   let planned: PlannedOperation = { plan: { kind: "QueryPlan", node: null }, step: null };
   let error: GraphQLFormattedError | null = null;
   try {
-    planned = planOperation(engine.model, normalized);
+    planned = planOperation(engine.model, normalized, active ? { overrideLabels: active } : {});
   } catch (e) {
     // A planner bug must not become a 500: the client gets a request-scoped error.
     error = e instanceof PlanningError

@@ -23,6 +23,7 @@ import type {
   AccessRequirement,
   FieldModel,
   KeyModel,
+  ProgressiveOverride,
   SubgraphInfo,
   SupergraphCore,
   TypeModel,
@@ -303,6 +304,7 @@ export function buildSupergraph(sdl: string): SupergraphModel {
       const requires = new Map<string, string>();
       const provides = new Map<string, string>();
       const typeIn = new Map<string, string>();
+      let progressive: ProgressiveOverride | null = null;
       const joinFields = directivesNamed(node, names.field);
       let sawGraph = false;
       for (const d of joinFields) {
@@ -315,6 +317,9 @@ export function buildSupergraph(sdl: string): SupergraphModel {
         if (typeof a.requires === "string") requires.set(graph, a.requires);
         if (typeof a.provides === "string") provides.set(graph, a.provides);
         if (typeof a.type === "string") typeIn.set(graph, a.type);
+        if (typeof a.override === "string" && typeof a.overrideLabel === "string") {
+          progressive = { label: a.overrideLabel, from: a.override, to: graph };
+        }
       }
       if (!sawGraph && joinFields.length === 0) {
         if (federationVersion === 1 && owner) resolvableIn.push(owner);
@@ -327,6 +332,7 @@ export function buildSupergraph(sdl: string): SupergraphModel {
         requires,
         provides,
         typeIn,
+        ...(progressive ? { progressiveOverride: progressive } : {}),
         type: print(node.type),
         namedType: namedTypeOf(node.type),
       });

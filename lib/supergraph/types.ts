@@ -43,6 +43,16 @@ export interface KeyModel {
   readonly resolvable: boolean;
 }
 
+/** A progressive `@override` of a field (`join__field(override:, overrideLabel:)`). */
+export interface ProgressiveOverride {
+  /** The label (`percent(25)`, or a name the router activates). */
+  readonly label: string;
+  /** The subgraph the field moves away from. */
+  readonly from: string;
+  /** The overriding subgraph. */
+  readonly to: string;
+}
+
 /** What the supergraph says about one field. */
 export interface FieldModel {
   readonly name: string;
@@ -56,6 +66,11 @@ export interface FieldModel {
   readonly provides: ReadonlyMap<string, string>;
   /** The field's type in a subgraph when it differs from the supergraph's (`join__field(type:)`). */
   readonly typeIn: ReadonlyMap<string, string>;
+  /**
+   * A progressive `@override(from:, label:)`: while the label is active the field is resolved in
+   * `to` only, otherwise in `from` only (both are in `resolvableIn`). Absent for other fields.
+   */
+  readonly progressiveOverride?: ProgressiveOverride;
   /** The field's type in the supergraph, printed (`[Product!]!`). */
   readonly type: string;
   /** Named type of the field's type. */

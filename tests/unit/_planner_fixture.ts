@@ -7,7 +7,12 @@ import { parse } from "graphql";
 import { composeSupergraph, formatCompositionError } from "../../lib/compose/mod.ts";
 import { buildSupergraph, type SupergraphModel } from "../../lib/supergraph/mod.ts";
 import { normalizeOperation } from "../../lib/engine/normalize.ts";
-import { type PlannedOperation, type PlanNode, planOperation } from "../../lib/engine/plan.ts";
+import {
+  type PlannedOperation,
+  type PlanNode,
+  planOperation,
+  type PlanOptions,
+} from "../../lib/engine/plan.ts";
 
 /** The `@link` line of a Federation v2 subgraph importing `directives`. */
 export function fed2(...directives: string[]): string {
@@ -29,7 +34,7 @@ export function compose(subgraphs: Readonly<Record<string, string>>): Supergraph
 export function planQuery(
   model: SupergraphModel,
   query: string,
-  options: { searchBudget?: number } = {},
+  options: PlanOptions = {},
 ): PlannedOperation {
   return planOperation(model, normalizeOperation(model.apiSchema, parse(query)), options);
 }

@@ -88,7 +88,7 @@ function atInterfaceLevel(b: Builder, subgraph: string, selection: NSelection): 
   for (const f of own) {
     if (f.selection !== null || f.introspection) return false;
     if (f.name === "__typename") continue;
-    if (!iface.fields.get(f.name)?.resolvableIn.includes(subgraph)) return false;
+    if (!b.graph.field(selection.typeName, f.name)?.resolvableIn.includes(subgraph)) return false;
   }
   for (const [concrete, fields] of selection.byType) {
     if (!b.graph.possibleIn(subgraph, selection.typeName, concrete)) continue;
@@ -98,7 +98,7 @@ function atInterfaceLevel(b: Builder, subgraph: string, selection: NSelection): 
       const c = own[i]!;
       if (a.key !== c.key || a.name !== c.name || a.args !== c.args) return false;
       if (a.name === "__typename") continue;
-      const f = b.graph.type(concrete)?.fields.get(a.name);
+      const f = b.graph.field(concrete, a.name);
       if (!f?.resolvableIn.includes(subgraph) || f.requires.has(subgraph)) return false;
     }
   }

@@ -45,7 +45,16 @@ export interface QueryGraph {
   implementations(iface: string): readonly TypeModel[];
 }
 
-const graphs = new WeakMap<SupergraphModel, QueryGraph>();
+const graphs = new WeakMap<SupergraphModel, Map<string, QueryGraph>>();
+
+/** Options of {@linkcode queryGraphOf}. */
+export interface QueryGraphOptions {
+  /**
+   * Progressive `@override` labels active for this plan: such a field is resolved in the
+   * overriding subgraph only while its label is active, otherwise in the original one only.
+   */
+  readonly overrideLabels?: ReadonlySet<string>;
+}
 
 /**
  * The query graph of a supergraph model, built on first use and reused for the model's life.
@@ -61,18 +70,23 @@ const graphs = new WeakMap<SupergraphModel, QueryGraph>();
  * assert.equal(graph.entityMove("Query", "inventory"), null);
  * ```
  * @param model The supergraph model.
+ * @param options The active progressive override labels.
  * @returns Its query graph.
  */
-export function queryGraphOf(model: SupergraphModel): QueryGraph {
-  let graph = graphs.get(model);
+export function queryGraphOf(model: SupergraphModel, options: QueryGraphOptions = {}): QueryGraph {
+  const labels = options.overrideLabels ?? new Set<string>();
+  const id = [...labels].sort().join("\u0000");
+  let byLabels = graphs.get(model);
+  if (!byLabels) graphs.set(model, byLabels = new Map());
+  let graph = byLabels.get(id);
   if (!graph) {
-    graph = buildQueryGraph(model);
-    graphs.set(model, graph);
+    graph = buildQueryGraph(model, labels);
+    byLabels.set(id, graph);
   }
   return graph;
 }
 
-function buildQueryGraph(model: SupergraphModel): QueryGraph {
+function buildQueryGraph(model: SupergraphModel, labels: ReadonlySet<string>): QueryGraph {
   const fieldSets = new Map<string, FieldSetItem[]>();
   const fieldSet = (text: string): FieldSetItem[] => {
     let items = fieldSets.get(text);
@@ -115,15 +129,28 @@ function buildQueryGraph(model: SupergraphModel): QueryGraph {
     moves.set(id, move);
     return move;
   };
+  const overridden = new Map<FieldModel, FieldModel>();
+  /** The field edge as the active labels route it. */
+  const routed = (field: FieldModel | undefined): FieldModel | undefined => {
+    const progressive = field?.progressiveOverride;
+    if (!field || !progressive) return field;
+    let edge = overridden.get(field);
+    if (!edge) {
+      const away = labels.has(progressive.label) ? progressive.from : progressive.to;
+      edge = { ...field, resolvableIn: field.resolvableIn.filter((g) => g !== away) };
+      overridden.set(field, edge);
+    }
+    return edge;
+  };
   return {
     model,
     type,
     field(typeName, name) {
       const t = type(typeName);
-      const own = t?.fields.get(name);
+      const own = routed(t?.fields.get(name));
       if (own && own.resolvableIn.length > 0) return own;
       for (const i of t?.interfaces ?? []) {
-        const f = type(i)?.fields.get(name);
+        const f = routed(type(i)?.fields.get(name));
         if (f && f.resolvableIn.length > 0) return f;
       }
       return own;

@@ -32,6 +32,8 @@ export interface PlanOptions {
    * @default {20000}
    */
   readonly searchBudget?: number;
+  /** Progressive `@override` labels active for this plan (see `graph.ts`). @default none */
+  readonly overrideLabels?: ReadonlySet<string>;
 }
 
 /**
@@ -73,7 +75,10 @@ export function planOperation(
   operation: NormalizedOperation,
   options: PlanOptions = {},
 ): PlannedOperation {
-  const graph = queryGraphOf(model);
+  const graph = queryGraphOf(
+    model,
+    options.overrideLabels ? { overrideLabels: options.overrideLabels } : {},
+  );
   const search = createSearch(options.searchBudget ?? DEFAULT_SEARCH_BUDGET);
   const groups = buildFetchGraph(graph, { operation, search });
   optimize(graph, groups);

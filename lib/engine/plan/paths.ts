@@ -166,11 +166,16 @@ export function fieldCandidates(
 function upCandidates(graph: QueryGraph, pos: Pos, model: FieldModel): Candidate[] {
   const out: Candidate[] = [];
   const chain: Pos[] = [pos];
+  let crossedEntity = false;
   for (let cur = pos; cur.up; cur = cur.up.pos) {
     const anc = cur.up.pos;
     chain.unshift(anc);
+    // Past an entity, only a key re-enters an object: a shared root field asked again from
+    // another subgraph is the same value only for value types.
+    if ((graph.type(cur.type)?.keys.length ?? 0) > 0) crossedEntity = true;
     const atRoot = !anc.group.entity && anc.path.length === 0 && anc.parent === null &&
       isQueryRoot(graph, anc.type);
+    if (atRoot && crossedEntity) break;
     for (const target of model.resolvableIn) {
       if (target === pos.group.subgraph) continue;
       if (!atRoot && !graph.entityMove(anc.type, target)) continue;
