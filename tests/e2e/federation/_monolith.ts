@@ -15,7 +15,7 @@
 import { buildSchema, execute, executeSync, type GraphQLSchema, parse, printSchema } from "graphql";
 import { composeSupergraph } from "../../../lib/compose/mod.ts";
 import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
-import type { Area, ExecutionResult } from "./_harness.ts";
+import type { Area, ExecutionResult, FedCase } from "./_harness.ts";
 
 /**
  * Builds the monolith schema from an API schema.
@@ -82,4 +82,20 @@ export function monolithAnswer(
     typeResolver: (value) => (value as { __typename?: string }).__typename,
   });
   return JSON.parse(JSON.stringify(result)) as ExecutionResult;
+}
+
+/**
+ * A case whose expected response is the monolith's answer: for cases where
+ * the reference gateway is wrong (its answer stays in the expected file
+ * under `reference`, with the note).
+ * @param graph The area's name, subgraphs (and supergraph, if hand-written).
+ * @param spec The case's name, operation, the monolith's root and why the reference is not used.
+ * @returns The case.
+ */
+export function monolithCase(
+  graph: Pick<Area, "name" | "subgraphs" | "supergraphSdl">,
+  spec: { name: string; query: string; root: unknown; note: string },
+): FedCase {
+  const response = monolithAnswer(graph, { query: spec.query, root: spec.root });
+  return { name: spec.name, query: spec.query, override: { response, note: spec.note } };
 }

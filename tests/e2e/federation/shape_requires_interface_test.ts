@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { type Area, fed2, registerArea } from "./_harness.ts";
+import { type Area, fed2, registerArea, type SubgraphDef } from "./_harness.ts";
 import { registerDifferential } from "./_differential.ts";
 
 type Owner =
@@ -21,7 +21,9 @@ const ITEMS: readonly { id: string; weight: number; owner: Owner }[] = [
   { id: "i3", weight: 6, owner: { __typename: "Person", name: "Bo", age: 7 } },
 ];
 const item = (id: string) => ITEMS.find((i) => i.id === id)!;
-const tagOf = (o: Owner) => `${o.name}/${o.__typename === "Person" ? o.age : o.staff}`;
+// the representation need not carry __typename (the requirement does not select it)
+const tagOf = (o: { name?: string; age?: number; staff?: number }) =>
+  `${o.name}/${o.age ?? o.staff}`;
 const nameOf = (o: { name?: string }) => `owner:${o.name}`;
 
 /** The monolith's data. */
@@ -51,14 +53,13 @@ const OWNERS = `
 `;
 const ownerType = { __resolveType: (o: Owner) => o.__typename };
 
-/** The graph: `core` (items, owners), `derived` (fields computed from them). */
-export const area: Area = {
-  name: "shape_requires_interface",
-  title: "issue 13 shape 5: @requires through interface type conditions",
-  subgraphs: [
-    {
-      name: "core",
-      typeDefs: fed2("@key", "@shareable") + OWNERS + `
+const NAME = "shape_requires_interface";
+
+/** `core` (items, owners), `derived` (fields computed from them). */
+const SUBGRAPHS: readonly SubgraphDef[] = [
+  {
+    name: "core",
+    typeDefs: fed2("@key", "@shareable") + OWNERS + `
         type Query {
           items: [Item!]!
         }
@@ -68,15 +69,15 @@ export const area: Area = {
           owner: Owner!
         }
       `,
-      resolvers: {
-        Query: { items: () => ITEMS },
-        Owner: ownerType,
-        Item: { __resolveReference: (ref: { id: string }) => item(ref.id) },
-      },
+    resolvers: {
+      Query: { items: () => ITEMS },
+      Owner: ownerType,
+      Item: { __resolveReference: (ref: { id: string }) => item(ref.id) },
     },
-    {
-      name: "derived",
-      typeDefs: fed2("@key", "@shareable", "@external", "@requires") + OWNERS + `
+  },
+  {
+    name: "derived",
+    typeDefs: fed2("@key", "@shareable", "@external", "@requires") + OWNERS + `
         type Item @key(fields: "id") {
           id: ID!
           owner: Owner! @external
@@ -85,16 +86,22 @@ export const area: Area = {
           ownerName: String! @requires(fields: "owner { ... on Owner { name } }")
         }
       `,
-      resolvers: {
-        Owner: ownerType,
-        Item: {
-          __resolveReference: (ref: Record<string, unknown>) => ref,
-          ownerTag: (i: { owner: Owner }) => tagOf(i.owner),
-          ownerName: (i: { owner: { name?: string } }) => nameOf(i.owner),
-        },
+    resolvers: {
+      Owner: ownerType,
+      Item: {
+        __resolveReference: (ref: Record<string, unknown>) => ref,
+        ownerTag: (i: { owner: Owner }) => tagOf(i.owner),
+        ownerName: (i: { owner: { name?: string } }) => nameOf(i.owner),
       },
     },
-  ],
+  },
+];
+
+/** The graph and its cases. */
+export const area: Area = {
+  name: NAME,
+  title: "issue 13 shape 5: @requires through interface type conditions",
+  subgraphs: SUBGRAPHS,
   cases: [
     {
       name: "requirement selected through interface fragments on a nested field",

@@ -9,7 +9,7 @@
  */
 import { type Area, fed2, type FedCase, registerArea, type SubgraphDef } from "./_harness.ts";
 import { registerDifferential } from "./_differential.ts";
-import { monolithAnswer } from "./_monolith.ts";
+import { monolithCase } from "./_monolith.ts";
 
 const CATEGORIES = {
   c1: { id: "c1", title: "Books", rate: 0.1 },
@@ -133,9 +133,8 @@ const SUBGRAPHS: readonly SubgraphDef[] = [
 ];
 
 /** A case whose expected answer is the monolith's (the reference gateway is wrong). */
-function monolithCase(name: string, query: string, note: string): FedCase {
-  const response = monolithAnswer({ name: NAME, subgraphs: SUBGRAPHS }, { query, root });
-  return { name, query, override: { response, note } };
+function fromMonolith(name: string, query: string, note: string): FedCase {
+  return monolithCase({ name: NAME, subgraphs: SUBGRAPHS }, { name, query, root, note });
 }
 
 /** The graph and its cases. */
@@ -148,18 +147,18 @@ export const area: Area = {
       name: "required nested field owned by the requiring subgraph (category { id rate })",
       query: `{ products { id taxed } }`,
     },
-    monolithCase(
+    fromMonolith(
       "required field with an enum argument beside the client's field with its default",
       `{ products { id sizeLabel size } }`,
       "Apollo Gateway merges the required size(unit: IN) into the client's size (default CM) " +
         "and answers inches for both",
     ),
-    monolithCase(
+    fromMonolith(
       "requires chain pricing → catalog → pricing",
       `{ products { name label } }`,
       "Apollo Gateway asks catalog for base (external there) with score: null for a non-null field",
     ),
-    monolithCase(
+    fromMonolith(
       "every requiring field at once, with the required fields also selected",
       `{ products { id base score taxed label sizeLabel category { title rate } } }`,
       "Apollo Gateway asks catalog for base (external there) with score: null for a non-null field",
