@@ -123,7 +123,34 @@ function interfaceObject(
 ): void {
   const { child, path, provided, selection } = at;
   const iface = selection.typeName;
-  const ifaceKeys = keysOf(selection.interfaceFields);
+  const subgraph = at.pos.group.subgraph;
+  // Fields planned on the interface here: its own, and a member's fields this subgraph resolves
+  // on the interface (an extra key in the data of other members is never shaped into the
+  // response); the rest, and the real `__typename`, come from the interface's owner.
+  const local = [...selection.interfaceFields];
+  const localKeys = keysOf(local);
+  let concrete = local.some((f) => f.name === "__typename");
+  const remote = new Map<string, NField[]>();
+  for (const [type, fields] of selection.byType) {
+    for (const f of fields) {
+      const same = localKeys.get(f.key);
+      if (f.name !== "__typename" && same?.name === f.name && same.args === f.args) continue;
+      const here = f.name !== "__typename" && !same &&
+        b.graph.field(iface, f.name)?.resolvableIn.includes(subgraph) &&
+        !conflicts(selection, f);
+      // A member's own selection needs the real `__typename` to be shaped.
+      concrete = true;
+      if (here) {
+        local.push(f);
+        localKeys.set(f.key, f);
+        continue;
+      }
+      if (f.name === "__typename") continue;
+      const list = remote.get(type);
+      if (list) list.push(f);
+      else remote.set(type, [f]);
+    }
+  }
   const pos: Pos = {
     group: at.pos.group,
     sel: child,
@@ -131,16 +158,9 @@ function interfaceObject(
     path,
     provided,
     parent: null,
-    clientKeys: ifaceKeys,
+    clientKeys: localKeys,
   };
-  walk.planFields(b, pos, selection.interfaceFields);
-  let concrete = selection.interfaceFields.some((f) => f.name === "__typename");
-  for (const fields of selection.byType.values()) {
-    for (const f of fields) {
-      const same = ifaceKeys.get(f.key);
-      if (!same || f.name === "__typename" || same.name !== f.name) concrete = true;
-    }
-  }
+  walk.planFields(b, pos, local);
   if (!concrete) return;
   const model = b.graph.type(iface);
   const owner = model?.keys.find((k) => k.resolvable && !model.interfaceObjectIn.includes(k.graph))
@@ -148,11 +168,7 @@ function interfaceObject(
   if (!owner) throw new PlanningError(`No subgraph resolves the concrete type of "${iface}"`);
   const epos = walk.enter(b, pos, { target: owner, requires: undefined });
   epos.sel.typename();
-  for (const [type, fields] of selection.byType) {
-    const extra = fields.filter((f) =>
-      f.name !== "__typename" && ifaceKeys.get(f.key)?.name !== f.name
-    );
-    if (extra.length === 0) continue;
+  for (const [type, extra] of remote) {
     walk.planFields(b, {
       group: epos.group,
       sel: epos.sel.fragment(type),
@@ -160,7 +176,17 @@ function interfaceObject(
       path,
       provided: null,
       parent: null,
-      clientKeys: keysOf(fields),
+      clientKeys: keysOf(selection.byType.get(type) ?? []),
     }, extra);
   }
+}
+
+/** True when another member selects the field's response key as a different field. */
+function conflicts(selection: NSelection, field: NField): boolean {
+  for (const fields of selection.byType.values()) {
+    for (const f of fields) {
+      if (f.key === field.key && (f.name !== field.name || f.args !== field.args)) return true;
+    }
+  }
+  return false;
 }
