@@ -25,9 +25,9 @@ Deno.test("issue 13 graph: built once per supergraph model", () => {
 
 Deno.test("issue 13 graph: a union member is possible only in subgraphs whose union lists it", () => {
   const graph = queryGraphOf(compose(PARTIAL_UNION));
-  assert.equal(graph.possibleIn("b", "Item", "Video"), true);
-  assert.equal(graph.possibleIn("a", "Item", "Video"), false);
-  assert.equal(graph.possibleIn("a", "Item", "Post"), true);
+  assert.equal(graph.possibleIn("b", { abstract: "Item", concrete: "Video" }), true);
+  assert.equal(graph.possibleIn("a", { abstract: "Item", concrete: "Video" }), false);
+  assert.equal(graph.possibleIn("a", { abstract: "Item", concrete: "Post" }), true);
 });
 
 const IFACE = compose({
@@ -40,14 +40,17 @@ const IFACE = compose({
 
 Deno.test("issue 13 requirements: a fragment on an implemented interface applies to the concrete type", () => {
   const graph = queryGraphOf(IFACE);
-  const items = itemsFor(graph, "Box", graph.fieldSet("id ... on Node { size } ... on Bag { x }"));
+  const items = itemsFor(graph, {
+    type: "Box",
+    items: graph.fieldSet("id ... on Node { size } ... on Bag { x }"),
+  });
   assert.deepEqual(items.map((i) => i.name), ["id", "size"]);
 });
 
 Deno.test("issue 13 requirements: an interface condition inside a required object reads every implementation", () => {
   const graph = queryGraphOf(IFACE);
   const [item] = graph.fieldSet("things { ... on Node { size } }");
-  const rep = repSelection(graph, item!, graph.field("Query", "things")!);
+  const rep = repSelection(graph, { item: item!, model: graph.field("Query", "things")! });
   assert.deepEqual([...rep!.byType.keys()], ["Box", "Bag"]);
   assert.deepEqual(rep!.byType.get("Bag")?.map((f) => f.key), ["size"]);
 });

@@ -22,6 +22,6 @@ export interface Builder {
 
 /** The builder's recursive steps, passed to modules it calls (no import cycle). */
 export interface Walk {
-  planFields(b: Builder, pos: Pos, fields: readonly NField[]): void;
+  planFields(b: Builder, at: { readonly pos: Pos; readonly fields: readonly NField[] }): void;
   enter(b: Builder, pos: Pos, options: { target: string; requires: string | undefined }): Pos;
 }

@@ -78,12 +78,16 @@ export function topOf(pos: Pos): Pos {
 }
 
 /** True when `group` (transitively) depends on `target` (or is it). */
-export function dependsOn(group: Group, target: Group, seen = new Set<Group>()): boolean {
-  if (group === target) return true;
-  if (seen.has(group)) return false;
-  seen.add(group);
-  for (const d of group.deps) if (dependsOn(d, target, seen)) return true;
-  return false;
+export function dependsOn(group: Group, target: Group): boolean {
+  const seen = new Set<Group>();
+  const walk = (g: Group): boolean => {
+    if (g === target) return true;
+    if (seen.has(g)) return false;
+    seen.add(g);
+    for (const d of g.deps) if (walk(d)) return true;
+    return false;
+  };
+  return walk(group);
 }
 
 /**

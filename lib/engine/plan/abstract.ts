@@ -48,31 +48,37 @@ export function abstractFields(b: Builder, at: AbstractAt, walk: Walk): void {
   if (named === selection.typeName && atInterfaceLevel(b, subgraph, selection)) {
     // Same leaf fields for every member, all resolved on the interface: no type conditions.
     walk.planFields(b, {
-      group: pos.group,
-      sel: child,
-      type: selection.typeName,
-      path,
-      provided: null,
-      parent: null,
-      clientKeys: keysOf(selection.interfaceFields),
-    }, selection.interfaceFields);
+      pos: {
+        group: pos.group,
+        sel: child,
+        type: selection.typeName,
+        path,
+        provided: null,
+        parent: null,
+        clientKeys: keysOf(selection.interfaceFields),
+      },
+      fields: selection.interfaceFields,
+    });
     return;
   }
   for (const [concrete, fields] of selection.byType) {
     // `__typename` alone needs no type condition: the abstract field always fetches it.
     if (!fields.some((f) => f.name !== "__typename")) continue;
     // A type the subgraph cannot return here: its schema may not even know it.
-    if (!b.graph.possibleIn(subgraph, named, concrete)) continue;
+    if (!b.graph.possibleIn(subgraph, { abstract: named, concrete })) continue;
     walk.planFields(b, {
-      group: pos.group,
-      sel: child.fragment(concrete),
-      type: concrete,
-      path,
-      provided,
-      parent: null,
-      clientKeys: keysOf(fields),
-      up: { pos, field, fragment: concrete },
-    }, fields);
+      pos: {
+        group: pos.group,
+        sel: child.fragment(concrete),
+        type: concrete,
+        path,
+        provided,
+        parent: null,
+        clientKeys: keysOf(fields),
+        up: { pos, field, fragment: concrete },
+      },
+      fields: fields,
+    });
   }
 }
 
@@ -91,7 +97,7 @@ function atInterfaceLevel(b: Builder, subgraph: string, selection: NSelection): 
     if (!b.graph.field(selection.typeName, f.name)?.resolvableIn.includes(subgraph)) return false;
   }
   for (const [concrete, fields] of selection.byType) {
-    if (!b.graph.possibleIn(subgraph, selection.typeName, concrete)) continue;
+    if (!b.graph.possibleIn(subgraph, { abstract: selection.typeName, concrete })) continue;
     if (fields.length !== own.length) return false;
     for (let i = 0; i < fields.length; i++) {
       const a = fields[i]!;
@@ -160,7 +166,7 @@ function interfaceObject(
     parent: null,
     clientKeys: localKeys,
   };
-  walk.planFields(b, pos, local);
+  walk.planFields(b, { pos, fields: local });
   if (!concrete) return;
   const model = b.graph.type(iface);
   const owner = model?.keys.find((k) => k.resolvable && !model.interfaceObjectIn.includes(k.graph))
@@ -170,14 +176,17 @@ function interfaceObject(
   epos.sel.typename();
   for (const [type, extra] of remote) {
     walk.planFields(b, {
-      group: epos.group,
-      sel: epos.sel.fragment(type),
-      type,
-      path,
-      provided: null,
-      parent: null,
-      clientKeys: keysOf(selection.byType.get(type) ?? []),
-    }, extra);
+      pos: {
+        group: epos.group,
+        sel: epos.sel.fragment(type),
+        type,
+        path,
+        provided: null,
+        parent: null,
+        clientKeys: keysOf(selection.byType.get(type) ?? []),
+      },
+      fields: extra,
+    });
   }
 }
 

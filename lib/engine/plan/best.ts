@@ -95,7 +95,9 @@ export function selectionCost(
   let fetches = 0;
   let depth = 0;
   const slices: [string, readonly NField[]][] = selection.abstract
-    ? [...selection.byType].filter(([t]) => graph.possibleIn(subgraph, selection.typeName, t))
+    ? [...selection.byType].filter(([t]) =>
+      graph.possibleIn(subgraph, { abstract: selection.typeName, concrete: t })
+    )
     : [[selection.typeName, selection.fields]];
   for (const [type, fields] of slices) {
     const targets = new Set<string>();
@@ -109,7 +111,7 @@ export function selectionCost(
       const model = graph.field(type, f.name);
       if (!model) continue;
       const item = providedItem(graph, provided, { type, name: f.name });
-      const local = resolvableAt(graph, { type, provided, subgraph }, f.name) &&
+      const local = resolvableAt(graph, { type, provided, subgraph, name: f.name }) &&
         (item !== null || !model.requires.has(subgraph));
       if (local) {
         const below = selectionCost(graph, search, {

@@ -39,7 +39,7 @@ export function emitPlan(
   const { groups, operation } = input;
   if (groups.length === 0) return { plan: { kind: "QueryPlan", node: null }, step: null };
   const built = new Map<Group, Built>();
-  for (const g of groups) built.set(g, emitFetch(graph, operation, g));
+  for (const g of groups) built.set(g, emitFetch(graph, { op: operation, group: g }));
   const top = asTree(groups, built) ?? asLevels(groups, built);
   return { plan: { kind: "QueryPlan", node: top.node }, step: top.step };
 }
@@ -114,7 +114,11 @@ function asTree(groups: readonly Group[], built: ReadonlyMap<Group, Built>): Bui
   );
 }
 
-function emitFetch(graph: QueryGraph, op: NormalizedOperation, g: Group): Built {
+function emitFetch(
+  graph: QueryGraph,
+  of: { readonly op: NormalizedOperation; readonly group: Group },
+): Built {
+  const { op, group: g } = of;
   const operationKind = !g.entity && op.kind === "mutation" ? "mutation" : "query";
   const members = [g, ...g.merged];
   let sel = g.sel;

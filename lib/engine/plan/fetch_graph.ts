@@ -77,7 +77,7 @@ export function buildFetchGraph(
       parent: null,
       clientKeys: new Map(),
     };
-    addLocal(b, pos, f);
+    addLocal(b, { pos, field: f });
   }
   return b.groups;
 }
@@ -96,7 +96,11 @@ function touch(b: Builder, group: Group): void {
 }
 
 /** Plans the fields of one level: the best combination of paths, then each path. */
-export function planFields(b: Builder, pos: Pos, fields: readonly NField[]): void {
+export function planFields(
+  b: Builder,
+  at: { readonly pos: Pos; readonly fields: readonly NField[] },
+): void {
+  const { pos, fields } = at;
   const choices: Choice[] = [];
   const top = topOf(pos);
   const pathKey = top.group.pathKey + "|" + top.path.join(".");
@@ -117,18 +121,23 @@ export function planFields(b: Builder, pos: Pos, fields: readonly NField[]): voi
   const best = choices.length === 1
     ? new Map(choices[0]!.candidates[0] ? [[choices[0]!.field, choices[0]!.candidates[0]]] : [])
     : bestCombination(b.graph, b.search, { choices, existing });
-  for (const { field } of choices) apply(b, pos, field, best.get(field));
+  for (const { field } of choices) apply(b, pos, { field, chosen: best.get(field) });
 }
 
-function apply(b: Builder, pos: Pos, f: NField, chosen: Candidate | undefined): void {
+function apply(
+  b: Builder,
+  pos: Pos,
+  choice: { readonly field: NField; readonly chosen: Candidate | undefined },
+): void {
+  const { field: f, chosen } = choice;
   if (!chosen) {
     throw new PlanningError(`No subgraph can resolve the field "${pos.type}.${f.name}"`);
   }
   const r = chosen.resolution;
-  if (r.kind === "local") return addLocal(b, pos, f);
+  if (r.kind === "local") return addLocal(b, { pos, field: f });
   if (r.kind === "entity") {
     const requires = b.graph.field(pos.type, f.name)?.requires.get(r.subgraph);
-    return addLocal(b, enter(b, pos, { target: r.subgraph, requires }), f);
+    return addLocal(b, { pos: enter(b, pos, { target: r.subgraph, requires }), field: f });
   }
   let at: Pos;
   const anc = r.chain[0]!;
@@ -160,7 +169,7 @@ function apply(b: Builder, pos: Pos, f: NField, chosen: Candidate | undefined): 
       up: { pos: at, field: link.field, fragment: link.fragment },
     };
   }
-  addLocal(b, at, f);
+  addLocal(b, { pos: at, field: f });
 }
 
 /** Adds (or reuses) an entity fetch to `target` for the object at `pos`; returns its position. */
@@ -181,7 +190,7 @@ export function enter(
   const move = b.graph.entityMove(type, target);
   if (!move) throw new PlanningError(`No key of "${type}" enters the subgraph "${target}"`);
   // Prefer a key the current subgraph resolves without further fetches.
-  const keyText = move.keys.find((k) => keyIsLocal(b.graph, top, k)) ?? move.keys[0]!;
+  const keyText = move.keys.find((key) => keyIsLocal(b.graph, { top, key })) ?? move.keys[0]!;
   const touched = new Set<Group>([top.group]);
   b.recorders.push(touched);
   let reqs: RepSelection;
@@ -191,14 +200,20 @@ export function enter(
     // A → B → A enters it again for other fields).
     b.entering.push(`${type}@${target}`);
     try {
-      reqs = planRequirements(b, top, itemsFor(b.graph, type, b.graph.fieldSet(keyText)));
+      reqs = planRequirements(b, {
+        pos: top,
+        items: itemsFor(b.graph, { type, items: b.graph.fieldSet(keyText) }),
+      });
     } finally {
       b.entering.pop();
     }
     const keyNames = new Set(b.graph.fieldSet(keyText).map((i) => i.name));
     for (const f of reqs.fields) if (keyNames.has(f.key)) f.isKey = true;
     if (requires !== undefined) {
-      const more = planRequirements(b, top, itemsFor(b.graph, type, b.graph.fieldSet(requires)));
+      const more = planRequirements(b, {
+        pos: top,
+        items: itemsFor(b.graph, { type, items: b.graph.fieldSet(requires) }),
+      });
       mergeRep(reqs, more);
     }
   } finally {
@@ -256,7 +271,11 @@ function compatible(existing: RepSelection | undefined, added: RepSelection): bo
 }
 
 /** Plans requirement fields (keys, requires) at a position; returns how to read them. */
-function planRequirements(b: Builder, pos: Pos, items: ReturnType<typeof itemsFor>): RepSelection {
+function planRequirements(
+  b: Builder,
+  at: { readonly pos: Pos; readonly items: ReturnType<typeof itemsFor> },
+): RepSelection {
+  const { pos, items } = at;
   const rep: RepSelection = { fields: [], byType: new Map() };
   pos.sel.typename();
   touch(b, pos.group);
@@ -265,16 +284,20 @@ function planRequirements(b: Builder, pos: Pos, items: ReturnType<typeof itemsFo
     if (item.name === null || item.name === "__typename") continue;
     const model = b.graph.field(pos.type, item.name);
     if (!model) continue;
-    const dataKey = internalKey(pos, item.name, item.args);
-    const nfield = internalField(b.graph, dataKey, item, { type: pos.type, model });
-    planFields(b, pos, [nfield]);
+    const dataKey = internalKey(pos, { name: item.name, args: item.args });
+    const nfield = internalField(b.graph, { key: dataKey, item, type: pos.type, model });
+    planFields(b, { pos, fields: [nfield] });
     rep.fields.push(repField(b.graph, item, { dataKey, model }));
   }
   return rep;
 }
 
 /** Adds a field to a position's selection in its own subgraph, then plans its sub-selection. */
-export function addLocal(b: Builder, pos: Pos, f: NField): void {
+export function addLocal(
+  b: Builder,
+  at: { readonly pos: Pos; readonly field: NField },
+): void {
+  const { pos, field: f } = at;
   const model = b.graph.field(pos.type, f.name);
   const subgraph = pos.group.subgraph;
   const type = model ? model.typeIn.get(subgraph) ?? model.type : "";
@@ -300,15 +323,18 @@ export function addLocal(b: Builder, pos: Pos, f: NField): void {
   const selection = f.selection;
   if (!selection.abstract) {
     planFields(b, {
-      group: pos.group,
-      sel: sf.child,
-      type: selection.typeName,
-      path,
-      provided,
-      parent: null,
-      clientKeys: keysOf(selection.fields),
-      up: { pos, field: f, fragment: null },
-    }, selection.fields);
+      pos: {
+        group: pos.group,
+        sel: sf.child,
+        type: selection.typeName,
+        path,
+        provided,
+        parent: null,
+        clientKeys: keysOf(selection.fields),
+        up: { pos, field: f, fragment: null },
+      },
+      fields: selection.fields,
+    });
     return;
   }
   abstractFields(b, { pos, field: f, child: sf.child, path, provided, subgraphType: type }, {

@@ -38,9 +38,9 @@ export interface QueryGraph {
   /** The entity move into `subgraph` for objects of `type`, or null when there is none. */
   entityMove(type: string, subgraph: string): EntityMove | null;
   /** True when `name` is part of a key of `type` declared in `subgraph`. */
-  isKeyField(type: string, subgraph: string, name: string): boolean;
+  isKeyField(type: string, field: { subgraph: string; name: string }): boolean;
   /** True when `concrete` is a possible type of `abstract` in `subgraph`'s own schema. */
-  possibleIn(subgraph: string, abstract: string, concrete: string): boolean;
+  possibleIn(subgraph: string, types: { abstract: string; concrete: string }): boolean;
   /** Object types implementing an interface (supergraph), in supergraph order. */
   implementations(iface: string): readonly TypeModel[];
 }
@@ -157,14 +157,14 @@ function buildQueryGraph(model: SupergraphModel, labels: ReadonlySet<string>): Q
     },
     fieldSet,
     entityMove,
-    isKeyField(typeName, subgraph, name) {
+    isKeyField(typeName, { subgraph, name }) {
       for (const key of type(typeName)?.keys ?? []) {
         if (key.graph !== subgraph) continue;
         if (fieldSet(key.fields).some((item) => item.name === name)) return true;
       }
       return false;
     },
-    possibleIn(subgraph, abstract, concrete) {
+    possibleIn(subgraph, { abstract, concrete }) {
       const c = type(concrete);
       if (!c || !c.graphs.includes(subgraph)) return false;
       if (abstract === concrete) return true;

@@ -71,26 +71,23 @@ export function providedItem(
  */
 export function resolvableAt(
   graph: QueryGraph,
-  pos: Pick<Pos, "type" | "provided"> & { readonly subgraph: string },
-  name: string,
+  at: Pick<Pos, "type" | "provided"> & { readonly subgraph: string; readonly name: string },
 ): boolean {
-  const field = graph.field(pos.type, name);
+  const { type, subgraph, name } = at;
+  const field = graph.field(type, name);
   if (!field) return false;
-  if (field.resolvableIn.includes(pos.subgraph)) return true;
-  if (providedItem(graph, pos.provided, { type: pos.type, name })) return true;
-  return !field.externalIn.includes(pos.subgraph) &&
-    graph.isKeyField(pos.type, pos.subgraph, name);
+  if (field.resolvableIn.includes(subgraph)) return true;
+  if (providedItem(graph, at.provided, { type, name })) return true;
+  return !field.externalIn.includes(subgraph) && graph.isKeyField(type, { subgraph, name });
 }
 
-/** True when a key of `type` is resolved at the position without further fetches. */
-export function keyIsLocal(graph: QueryGraph, top: Pos, key: string): boolean {
-  return graph.fieldSet(key).every((item) =>
+/** True when a key of the position's type is resolved at the position without further fetches. */
+export function keyIsLocal(graph: QueryGraph, at: { top: Pos; key: string }): boolean {
+  const { top } = at;
+  const subgraph = top.group.subgraph;
+  return graph.fieldSet(at.key).every((item) =>
     item.name === null ||
-    resolvableAt(
-      graph,
-      { type: top.type, provided: top.provided, subgraph: top.group.subgraph },
-      item.name,
-    )
+    resolvableAt(graph, { type: top.type, provided: top.provided, subgraph, name: item.name })
   );
 }
 
@@ -117,7 +114,7 @@ export function fieldCandidates(
 ): Candidate[] {
   const { model, name } = options;
   const subgraph = pos.group.subgraph;
-  const local = resolvableAt(graph, { ...pos, subgraph }, name);
+  const local = resolvableAt(graph, { ...pos, subgraph, name });
   const provided = providedItem(graph, pos.provided, { type: pos.type, name }) !== null;
   if (local && (provided || !model.requires.has(subgraph))) {
     return [{ resolution: { kind: "local" }, cost: { fetches: 0, depth: 0 } }];
@@ -127,7 +124,7 @@ export function fieldCandidates(
     const text = model.requires.get(s);
     if (text === undefined) return 0;
     return graph.fieldSet(text).every((i) =>
-        i.name === null || resolvableAt(graph, { ...pos, subgraph }, i.name)
+        i.name === null || resolvableAt(graph, { ...pos, subgraph, name: i.name })
       )
       ? 0
       : 1;
@@ -143,7 +140,7 @@ export function fieldCandidates(
   for (const s of model.resolvableIn) {
     const move = graph.entityMove(pos.type, s);
     if (!move || options.entering.includes(`${pos.type}@${s}`)) continue;
-    const direct = move.keys.some((k) => keyIsLocal(graph, top, k));
+    const direct = move.keys.some((key) => keyIsLocal(graph, { top, key }));
     out.push({
       resolution: { kind: "entity", subgraph: s },
       cost: { fetches: 1 + (direct ? 0 : 1) + requiresCost(s), depth: direct ? 1 : 2 },

@@ -26,19 +26,21 @@ import type { Pos } from "./_groups.ts";
  * import { itemsFor } from "./requirements.ts";
  * const sdl = await Deno.readTextFile(new URL("../../../schema/supergraph.graphql", import.meta.url));
  * const graph = queryGraphOf(buildSupergraph(sdl));
- * const items = itemsFor(graph, "Product", parseFieldSet("upc ... on Product { sku } ... on User { id }"));
+ * const items = itemsFor(graph, {
+ *   type: "Product",
+ *   items: parseFieldSet("upc ... on Product { sku } ... on User { id }"),
+ * });
  * assert.deepEqual(items.map((i) => i.name), ["upc", "sku"]);
  * ```
  * @param graph The query graph.
- * @param type A concrete (or interface object) type.
- * @param items The field set items.
+ * @param at A concrete (or interface object) type and the field set items.
  * @returns The applicable field items.
  */
 export function itemsFor(
   graph: QueryGraph,
-  type: string,
-  items: readonly FieldSetItem[],
+  at: { readonly type: string; readonly items: readonly FieldSetItem[] },
 ): FieldSetItem[] {
+  const { type, items } = at;
   const out: FieldSetItem[] = [];
   for (const item of items) {
     if (item.name !== null) {
@@ -48,8 +50,10 @@ export function itemsFor(
       } else if (!same) out.push(item);
       continue;
     }
-    if (item.typeCondition !== null && !appliesTo(graph, item.typeCondition, type)) continue;
-    for (const inner of itemsFor(graph, type, item.selection)) {
+    if (item.typeCondition !== null && !appliesTo(graph, { condition: item.typeCondition, type })) {
+      continue;
+    }
+    for (const inner of itemsFor(graph, { type, items: item.selection })) {
       const same = out.find((o) => o.name === inner.name && o.args === inner.args);
       if (!same) out.push(inner);
       else if (inner.selection.length > 0) {
@@ -60,7 +64,8 @@ export function itemsFor(
   return out;
 }
 
-function appliesTo(graph: QueryGraph, condition: string, type: string): boolean {
+function appliesTo(graph: QueryGraph, at: { condition: string; type: string }): boolean {
+  const { condition, type } = at;
   if (condition === type) return true;
   const t = graph.type(type);
   if (t?.interfaces.includes(condition)) return true;
@@ -70,9 +75,9 @@ function appliesTo(graph: QueryGraph, condition: string, type: string): boolean 
 /** The representation selection reading one requirement item (null for a leaf). */
 export function repSelection(
   graph: QueryGraph,
-  item: FieldSetItem,
-  model: FieldModel,
+  of: { readonly item: FieldSetItem; readonly model: FieldModel },
 ): RepSelection | null {
+  const { item, model } = of;
   if (item.selection.length === 0) return null;
   const rep: RepSelection = { fields: [], byType: new Map() };
   const named = graph.type(model.namedType);
@@ -86,13 +91,13 @@ export function repSelection(
         : possibleTypes(graph, sub.typeCondition);
       for (const condition of conditions) {
         const list = rep.byType.get(condition) ?? [];
-        for (const s of itemsFor(graph, condition, sub.selection)) {
+        for (const s of itemsFor(graph, { type: condition, items: sub.selection })) {
           if (s.name === null || list.some((l) => l.key === s.name)) continue;
           const m = graph.field(condition, s.name);
           list.push({
             key: s.name,
             dataKey: s.name,
-            selection: m ? repSelection(graph, s, m) : null,
+            selection: m ? repSelection(graph, { item: s, model: m }) : null,
           });
         }
         rep.byType.set(condition, list);
@@ -107,7 +112,7 @@ export function repSelection(
     rep.fields.push({
       key: sub.name,
       dataKey: sub.name,
-      selection: m ? repSelection(graph, sub, m) : null,
+      selection: m ? repSelection(graph, { item: sub, model: m }) : null,
     });
   }
   return rep;
@@ -121,7 +126,8 @@ function possibleTypes(graph: QueryGraph, abstract: string): string[] {
 }
 
 /** A response key for an internal field at a position that collides with no client field. */
-export function internalKey(pos: Pos, name: string, args: string): string {
+export function internalKey(pos: Pos, field: { name: string; args: string }): string {
+  const { name, args } = field;
   const free = (key: string) => {
     const client = pos.clientKeys.get(key);
     if (client && (client.name !== name || client.args !== args)) return false;
@@ -138,11 +144,9 @@ export function internalKey(pos: Pos, name: string, args: string): string {
 /** A field set item as a normalized field (so requirements plan like client fields). */
 export function internalField(
   graph: QueryGraph,
-  key: string,
-  item: FieldSetItem,
-  options: { type: string; model: FieldModel },
+  of: { key: string; item: FieldSetItem; type: string; model: FieldModel },
 ): NField {
-  const { type, model } = options;
+  const { key, item, type, model } = of;
   return {
     key,
     name: item.name ?? "",
@@ -169,14 +173,14 @@ function selectionOf(
     for (const item of list) {
       if (item.name === null || item.name === "__typename") continue;
       const m = graph.field(t, item.name);
-      if (m) out.push(internalField(graph, item.name, item, { type: t, model: m }));
+      if (m) out.push(internalField(graph, { key: item.name, item, type: t, model: m }));
     }
     return out;
   };
   if (type?.kind === "interface" || type?.kind === "union") {
     const byType = new Map<string, NField[]>();
     for (const p of possibleTypes(graph, typeName)) {
-      byType.set(p, toFields(p, itemsFor(graph, p, items)));
+      byType.set(p, toFields(p, itemsFor(graph, { type: p, items })));
     }
     const interfaceFields = toFields(typeName, items.filter((i) => i.name !== null));
     return { typeName, abstract: true, fields: [], byType, interfaceFields };
@@ -184,7 +188,7 @@ function selectionOf(
   return {
     typeName,
     abstract: false,
-    fields: toFields(typeName, itemsFor(graph, typeName, items)),
+    fields: toFields(typeName, itemsFor(graph, { type: typeName, items })),
     byType: new Map(),
     interfaceFields: [],
   };
@@ -199,7 +203,7 @@ export function repField(
   return {
     key: item.name ?? "",
     dataKey: options.dataKey,
-    selection: repSelection(graph, item, options.model),
+    selection: repSelection(graph, { item, model: options.model }),
   };
 }
 
