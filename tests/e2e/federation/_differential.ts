@@ -7,13 +7,16 @@
  * The scenario's own cases are checked too: their expected responses (from
  * the reference gateway, or an `override`) must be the monolith's answer.
  *
- * `GW_DIFF_CASES` sets the operations per scenario (default 200) and
+ * `GW_DIFF_CASES` sets the operations per scenario (default 300) and
  * `GW_DIFF_SEED` the first seed (default 1): operation `i` uses seed
- * `GW_DIFF_SEED + i`. A case is the pair (data, whether errors were
+ * `GW_DIFF_SEED + i`; an operation with `@skip`/`@include` variables runs
+ * twice (a drawn assignment and its complement) on one engine, so a cached
+ * plan must serve other variables. A case is the pair (data, whether errors were
  * reported); messages differ between implementations and are not compared.
  * A difference fails the test with the operation and its seed, unless it is
  * listed in `known_gaps.json` as `<area>: differential <hash>` (the FNV-1a
- * hash of the operation text), so a new failing operation still fails.
+ * hash of the operation text, and of its variables when it has any), so a
+ * new failing operation still fails.
  *
  * @module
  */
@@ -30,7 +33,7 @@ import {
   readExpected,
   startArea,
 } from "./_harness.ts";
-import { generateOperation, type OpGenOptions } from "./_opgen.ts";
+import { drawConditions, generateOperation, type OpGenOptions } from "./_opgen.ts";
 import { monolithSchema, runMonolith } from "./_monolith.ts";
 
 /** A scenario of the differential tests: the area's graph and the monolith's data. */
@@ -69,10 +72,18 @@ export function operationHash(text: string): string {
  * The `known_gaps.json` name of a differential case.
  * @param area The scenario's area.
  * @param operation The operation text.
+ * @param variables Its variables (part of the hash when there are any).
  * @returns `<area>: differential <hash>`.
  */
-export function differentialCaseName(area: Area, operation: string): string {
-  return `${area.name}: differential ${operationHash(operation)}`;
+export function differentialCaseName(
+  area: Area,
+  operation: string,
+  variables: Record<string, unknown> = {},
+): string {
+  const text = Object.keys(variables).length === 0
+    ? operation
+    : `${operation}\n${JSON.stringify(variables)}`;
+  return `${area.name}: differential ${operationHash(text)}`;
 }
 
 function outcome(response: ExecutionResult): Outcome {
@@ -83,10 +94,10 @@ function outcome(response: ExecutionResult): Outcome {
 }
 
 function settings(): { cases: number; seed: number } {
-  const cases = Number(Deno.env.get("GW_DIFF_CASES") ?? "200");
+  const cases = Number(Deno.env.get("GW_DIFF_CASES") ?? "300");
   const seed = Number(Deno.env.get("GW_DIFF_SEED") ?? "1");
   return {
-    cases: Number.isInteger(cases) && cases >= 0 ? cases : 200,
+    cases: Number.isInteger(cases) && cases >= 0 ? cases : 300,
     seed: Number.isInteger(seed) ? seed : 1,
   };
 }
@@ -95,10 +106,11 @@ function settings(): { cases: number; seed: number } {
 async function runEngine(
   engine: ReturnType<typeof createEngine>,
   query: string,
+  variables: Record<string, unknown>,
 ): Promise<ExecutionResult> {
-  const prepared = prepare(engine, { query, operationName: null, variables: null });
+  const prepared = prepare(engine, { query, operationName: null, variables });
   return prepared.ok
-    ? await execute(engine, prepared.operation, { variables: null, headers: new Headers() })
+    ? await execute(engine, prepared.operation, { variables, headers: new Headers() })
     : { errors: [...prepared.errors] };
 }
 
@@ -127,36 +139,58 @@ async function checkExpected(scenario: DiffScenario, monolith: GraphQLSchema): P
   }
 }
 
-/** Runs the generated operations; returns the differences not listed as known gaps. */
-async function compareGenerated(
+/** What {@linkcode compareWithMonolith} found. */
+export interface Comparison {
+  /** Differences not listed as known gaps: name, seed, operation and both answers. */
+  readonly failures: readonly string[];
+  /** Differences listed as known gaps. */
+  readonly known: number;
+  /** Distinct operations compared. */
+  readonly compared: number;
+}
+
+/**
+ * Runs generated operations through our engine (over a running area's
+ * supergraph) and the monolith, and reports the differences.
+ * @param scenario The scenario.
+ * @param options The running area's supergraph SDL, how many seeds from which one, the known gaps.
+ * @returns The differences.
+ */
+export async function compareWithMonolith(
   scenario: DiffScenario,
-  engine: ReturnType<typeof createEngine>,
-  monolith: GraphQLSchema,
-  api: GraphQLSchema,
-): Promise<{ failures: string[]; known: number }> {
-  const { cases, seed } = settings();
-  const gaps = knownGaps();
+  options: { supergraphSdl: string; cases: number; seed: number; gaps: ReadonlySet<string> },
+): Promise<Comparison> {
+  const supergraph = buildSupergraph(options.supergraphSdl);
+  const engine = createEngine(supergraph, engineOptions());
+  const monolith = monolithSchema(supergraph.apiSchema);
   const failures: string[] = [];
   let known = 0;
   const seen = new Set<string>();
-  for (let i = 0; i < cases; i++) {
-    const query = generateOperation(api, { ...scenario.generator, seed: seed + i });
+  for (let i = 0; i < options.cases; i++) {
+    const seed = options.seed + i;
+    const query = generateOperation(supergraph.apiSchema, { ...scenario.generator, seed });
     if (seen.has(query)) continue;
     seen.add(query);
-    const want = outcome(await runMonolith(monolith, { query, root: scenario.root }));
-    const response = await runEngine(engine, query);
-    if (isDeepStrictEqual(outcome(response), want)) continue;
-    const name = differentialCaseName(scenario.area, query);
-    if (gaps.has(name)) {
-      known++;
-      continue;
+    // one engine for all runs: a plan cached for one assignment serves the other
+    for (const variables of drawConditions(query, seed)) {
+      const want = outcome(await runMonolith(monolith, { query, variables, root: scenario.root }));
+      const response = await runEngine(engine, query, variables);
+      if (isDeepStrictEqual(outcome(response), want)) continue;
+      const name = differentialCaseName(scenario.area, query, variables);
+      if (options.gaps.has(name)) {
+        known++;
+        continue;
+      }
+      const vars = Object.keys(variables).length === 0
+        ? ""
+        : `\n  variables: ${JSON.stringify(variables)}`;
+      failures.push(
+        `${name} (seed ${seed})\n${query}${vars}\n  monolith: ${JSON.stringify(want)}\n  ` +
+          `gw:       ${JSON.stringify(response)}`,
+      );
     }
-    failures.push(
-      `${name} (seed ${seed + i})\n${query}\n  monolith: ${JSON.stringify(want)}\n  ` +
-        `gw:       ${JSON.stringify(response)}`,
-    );
   }
-  return { failures, known };
+  return { failures, known, compared: seen.size };
 }
 
 /**
@@ -173,22 +207,19 @@ export function registerDifferential(scenario: DiffScenario): void {
   Deno.test(`federation differential: ${area.title}${label}`, async (t) => {
     const started = await startArea(area);
     try {
-      const supergraph = buildSupergraph(started.supergraphSdl);
-      const monolith = monolithSchema(supergraph.apiSchema);
       if (scenario.label === undefined) {
         await t.step("the expected responses agree with the monolith", async () => {
-          await checkExpected(scenario, monolith);
+          const api = buildSupergraph(started.supergraphSdl).apiSchema;
+          await checkExpected(scenario, monolithSchema(api));
         });
       }
       await t.step("generated operations answer as the monolith", async () => {
-        const engine = createEngine(supergraph, engineOptions());
-        const { failures, known } = await compareGenerated(
-          scenario,
-          engine,
-          monolith,
-          supergraph.apiSchema,
-        );
-        if (known > 0) console.log(`${area.name}: ${known} differential case(s) are known gaps`);
+        const { failures, known, compared } = await compareWithMonolith(scenario, {
+          supergraphSdl: started.supergraphSdl,
+          ...settings(),
+          gaps: knownGaps(),
+        });
+        console.log(`${area.name}: ${compared} distinct operations, ${known} known gap(s)`);
         if (failures.length > 0) {
           fail(
             `${failures.length} operation(s) answer differently from the monolith:\n\n` +

@@ -4,7 +4,9 @@
  * Walks an API schema from the `Query` root and writes a valid operation:
  * nested selections up to a depth, aliases, arguments drawn from a small
  * value pool, `__typename`, inline fragments on abstract types and on the
- * parent type, named fragments and `@skip`/`@include` with literals. The
+ * parent type, named fragments and `@skip`/`@include` with literals or
+ * Boolean variables (`$c1` …; {@linkcode drawConditions} gives their
+ * values). The
  * same schema, options and seed always give the same operation (a
  * mulberry32 stream; no globals, no I/O). Generated operations are
  * validated with graphql-js; an invalid draft (e.g. two fragments selecting
@@ -110,6 +112,8 @@ interface Draft {
   readonly exclude: ReadonlySet<string>;
   readonly fragments: string[];
   aliases: number;
+  /** Boolean variables drawn so far (`$c1` …), for `@skip`/`@include`. */
+  conditions: number;
 }
 
 /** The literal pool of an argument, or undefined when it has none. */
@@ -151,6 +155,16 @@ function argumentsOf(
   return parts.length === 0 ? "" : `(${parts.join(", ")})`;
 }
 
+/** Now and then a `@skip`/`@include` with a literal or a Boolean variable (leading space). */
+function condition(draft: Draft): string {
+  const { random } = draft;
+  const roll = random.next();
+  if (roll >= 0.06) return "";
+  const name = random.pick(["skip", "include"]);
+  const value = roll < 0.03 ? random.pick(["true", "false"]) : `$c${++draft.conditions}`;
+  return ` @${name}(if: ${value})`;
+}
+
 /** One field selection, or null when it cannot be selected at this depth. */
 function fieldSelection(
   draft: Draft,
@@ -164,10 +178,7 @@ function fieldSelection(
   const args = argumentsOf(draft, parent.name, field);
   if (args === null) return null;
   const alias = draft.random.chance(0.2) ? `a${++draft.aliases}: ` : "";
-  const directive = draft.random.chance(0.05)
-    ? ` @${draft.random.pick(["skip", "include"])}(if: ${draft.random.pick(["true", "false"])})`
-    : "";
-  let text = `${alias}${field.name}${args}${directive}`;
+  let text = `${alias}${field.name}${args}${condition(draft)}`;
   if (isCompositeType(named)) {
     const inner = selectionSet(draft, named, depth + 1);
     if (inner === null) return null;
@@ -231,7 +242,8 @@ function selectionSet(draft: Draft, type: GraphQLCompositeType, depth: number): 
   }
   if (parts.length > 1 && random.chance(0.1)) {
     const split = random.int(1, parts.length - 1);
-    return `{ ${parts.slice(0, split).join(" ")} ... { ${parts.slice(split).join(" ")} } }`;
+    const rest = parts.slice(split).join(" ");
+    return `{ ${parts.slice(0, split).join(" ")} ...${condition(draft)} { ${rest} } }`;
   }
   return `{ ${parts.join(" ")} }`;
 }
@@ -266,6 +278,7 @@ export function generateOperation(schema: GraphQLSchema, options: OpGenOptions):
       exclude: new Set(options.exclude ?? []),
       fragments: [],
       aliases: 0,
+      conditions: 0,
     };
     const parts: string[] = [];
     for (const field of draft.random.sample(rootFields, draft.random.int(1, 2))) {
@@ -273,8 +286,33 @@ export function generateOperation(schema: GraphQLSchema, options: OpGenOptions):
       if (text !== null) parts.push(text);
     }
     if (parts.length === 0) continue;
-    const source = [`{ ${parts.join(" ")} }`, ...draft.fragments].join("\n");
+    const variables = Array.from({ length: draft.conditions }, (_, i) => `$c${i + 1}: Boolean!`);
+    const head = variables.length === 0 ? "" : `query (${variables.join(", ")}) `;
+    const source = [`${head}{ ${parts.join(" ")} }`, ...draft.fragments].join("\n");
     if (validate(schema, parse(source)).length === 0) return source;
   }
   throw new Error(`No valid operation for seed ${options.seed}`);
+}
+
+/**
+ * Values for an operation's `@skip`/`@include` variables (`$c1` …): one
+ * seeded draw and its complement, so each condition is run both ways; a
+ * single empty assignment when the operation has none.
+ * @param source The operation (from {@linkcode generateOperation}).
+ * @param seed The operation's seed.
+ * @returns The variable assignments to run it with.
+ * @example
+ * ```ts
+ * import { deepStrictEqual } from "node:assert/strict";
+ * deepStrictEqual(drawConditions("{ a }", 1), [{}]);
+ * const [one, other] = drawConditions("query ($c1: Boolean!) { a @skip(if: $c1) }", 1);
+ * deepStrictEqual(other, { c1: !one!.c1 });
+ * ```
+ */
+export function drawConditions(source: string, seed: number): Record<string, boolean>[] {
+  const names = [...source.matchAll(/\$(c\d+): Boolean!/g)].map((m) => m[1]!);
+  if (names.length === 0) return [{}];
+  const random = new Random((seed * 2654435761) >>> 0);
+  const one = Object.fromEntries(names.map((n) => [n, random.chance(0.5)]));
+  return [one, Object.fromEntries(names.map((n) => [n, !one[n]]))];
 }

@@ -54,11 +54,16 @@ async function referenceArea(area: Area): Promise<{ file: ExpectedFile; problems
   const server = new ApolloServer({ gateway });
   const cases: Record<string, ExpectedCase> = {};
   try {
-    await server.start();
+    // a supergraph the reference cannot load (e.g. @context): every case records why
+    const refused = await server.start().then(() => null, (error) => String(error).split("\n")[0]);
+    if (refused !== null) {
+      problems.push(`${area.name}: reference refused the supergraph: ${refused}`);
+    }
     for (const c of area.cases) {
       started.requests.length = 0;
       // the reference has no header rules: client headers do not reach subgraphs
       const once = async (): Promise<ExecutionResult> => {
+        if (refused !== null) return { errors: [{ message: `reference refused: ${refused}` }] };
         try {
           const result = await server.executeOperation({
             query: c.query,
@@ -112,7 +117,7 @@ async function referenceArea(area: Area): Promise<{ file: ExpectedFile; problems
       cases[c.name] = entry;
     }
   } finally {
-    await server.stop().catch(() => {});
+    await server.stop().catch(() => {}).then(() => gateway.stop()).catch(() => {});
     await started.close();
   }
   return { file: { area: area.name, reference: REFERENCE, cases }, problems };

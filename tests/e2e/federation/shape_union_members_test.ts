@@ -4,6 +4,8 @@
  * `video`; `Media` is `Book | Song` in `audio` and `Book | Movie` in
  * `video`. Each subgraph may only be sent fragments on its own members;
  * `Song` and `Movie` fields come from their own subgraphs' root fields.
+ * `Shelf.pick` (a `Song`) is only in `audio`, so a selection of the value
+ * type `Shelf` with `pick` must go there whole, without `Movie` fragments.
  *
  * @module
  */
@@ -20,7 +22,7 @@ const MOVIES = [{ __typename: "Movie", id: "m1", title: "Alien", minutes: 117 }]
 /** The monolith's data. */
 export const root = {
   media: BOOKS.map((b) => ({ ...b })),
-  shelf: { id: "sh1", media: [{ ...BOOKS[1]! }] },
+  shelf: { id: "sh1", media: [{ ...BOOKS[1]! }], pick: { ...SONGS[0]! } },
   songs: SONGS.map((s) => ({ ...s, media: BOOKS.slice(0, 1).map((b) => ({ ...b })) })),
   movies: MOVIES.map((m) => ({ ...m })),
 };
@@ -42,6 +44,7 @@ export const area: Area = {
         type Shelf @shareable {
           id: ID!
           media: [Media!]!
+          pick: Media
         }
         union Media = Book | Song
         type Book @shareable {
@@ -101,6 +104,11 @@ export const area: Area = {
       name: "the same under a shared nested path",
       query:
         `{ shelf { id media { ... on Song { title } ... on Movie { title } ... on Book { pages } } } }`,
+    },
+    {
+      name: "a field only one subgraph has under the shared value type: its members only",
+      query:
+        `{ shelf { pick { ... on Song { title } ... on Movie { title } } media { ... on Movie { minutes } ... on Book { title } } } }`,
     },
     {
       name: "member-only fields from each subgraph's own root fields in one query",
