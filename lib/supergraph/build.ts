@@ -305,6 +305,7 @@ export function buildSupergraph(sdl: string): SupergraphModel {
       const provides = new Map<string, string>();
       const typeIn = new Map<string, string>();
       let progressive: ProgressiveOverride | null = null;
+      const contextArguments: string[] = [];
       const joinFields = directivesNamed(node, names.field);
       let sawGraph = false;
       for (const d of joinFields) {
@@ -317,6 +318,14 @@ export function buildSupergraph(sdl: string): SupergraphModel {
         if (typeof a.requires === "string") requires.set(graph, a.requires);
         if (typeof a.provides === "string") provides.set(graph, a.provides);
         if (typeof a.type === "string") typeIn.set(graph, a.type);
+        if (Array.isArray(a.contextArguments)) {
+          for (const c of a.contextArguments) {
+            const name = (c as { name?: unknown } | null)?.name;
+            if (typeof name === "string" && !contextArguments.includes(name)) {
+              contextArguments.push(name);
+            }
+          }
+        }
         if (typeof a.override === "string" && typeof a.overrideLabel === "string") {
           progressive = { label: a.overrideLabel, from: a.override, to: graph };
         }
@@ -333,6 +342,7 @@ export function buildSupergraph(sdl: string): SupergraphModel {
         provides,
         typeIn,
         ...(progressive ? { progressiveOverride: progressive } : {}),
+        ...(contextArguments.length > 0 ? { contextArguments } : {}),
         type: print(node.type),
         namedType: namedTypeOf(node.type),
       });

@@ -71,6 +71,11 @@ export interface FieldModel {
    * `to` only, otherwise in `from` only (both are in `resolvableIn`). Absent for other fields.
    */
   readonly progressiveOverride?: ProgressiveOverride;
+  /**
+   * Arguments a subgraph takes from an ancestor's `@context` (`@fromContext`,
+   * `join__field(contextArguments:)`), by name. Absent for other fields.
+   */
+  readonly contextArguments?: readonly string[];
   /** The field's type in the supergraph, printed (`[Product!]!`). */
   readonly type: string;
   /** Named type of the field's type. */

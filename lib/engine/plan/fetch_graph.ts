@@ -310,6 +310,13 @@ export function addLocal(
     }
     pos.group.rewrites.push({ path: pos.path, type: pos.type, from: key, to: f.key });
   }
+  if (model?.contextArguments) {
+    // The value would come from an ancestor's `@context`, per object: not planned yet, and
+    // never sent without it (the subgraph would compute from a missing argument).
+    throw new PlanningError(
+      `The field "${pos.type}.${f.name}" takes arguments from @fromContext, which is not supported`,
+    );
+  }
   const sf = pos.sel.field(key, f.name, f.args, type);
   if (!sf) throw new PlanningError(`Conflicting selections of "${f.key}" in "${pos.type}"`);
   touch(b, pos.group);
