@@ -28,7 +28,7 @@ Deno.test("issue 13 paths: a field of the position's subgraph is local, nothing 
     model,
     name: "name",
     entering: [],
-    existing: new Set(),
+    existing: () => new Set(),
   });
   assert.deepEqual(c.map((x) => x.resolution.kind), ["local"]);
 });
@@ -40,7 +40,7 @@ Deno.test("issue 13 paths: a field requiring fields in its own subgraph re-enter
     model,
     name: "score",
     entering: [],
-    existing: new Set(),
+    existing: () => new Set(),
   });
   assert.deepEqual(c.map((x) => x.resolution), [{ kind: "entity", subgraph: "catalog" }]);
   assert.equal(c[0]!.cost.fetches, 2); // the entry, and `base` from pricing first
@@ -49,7 +49,7 @@ Deno.test("issue 13 paths: a field requiring fields in its own subgraph re-enter
 Deno.test("issue 13 paths: a move whose key is being planned is not offered (a key never needs itself)", () => {
   const graph = queryGraphOf(compose(REQUIRES_CHAIN));
   const model = graph.field("Product", "label")!;
-  const options = { model, name: "label", existing: new Set<string>() };
+  const options = { model, name: "label", existing: () => new Set<string>() };
   const free = fieldCandidates(graph, at("catalog", "Product"), { ...options, entering: [] });
   assert.deepEqual(free.map((x) => x.resolution), [{ kind: "entity", subgraph: "pricing" }]);
   const busy = fieldCandidates(graph, at("catalog", "Product"), {
@@ -72,7 +72,7 @@ Deno.test("issue 13 paths: a value-type field only another subgraph resolves re-
     model: graph.field("Profile", "avatar")!,
     name: "avatar",
     entering: [],
-    existing: new Set(),
+    existing: () => new Set(),
   });
   assert.equal(c.length, 1);
   const r = c[0]!.resolution;

@@ -102,10 +102,18 @@ export function planFields(
 ): void {
   const { pos, fields } = at;
   const choices: Choice[] = [];
-  const top = topOf(pos);
-  const pathKey = top.group.pathKey + "|" + top.path.join(".");
-  const existing = new Set<string>();
-  for (const g of b.groups) if (g.entity && g.pathKey === pathKey) existing.add(g.subgraph);
+  // Subgraphs with an entity fetch at this path already: only looked up when a field needs a
+  // move (most fields are local).
+  let existing: Set<string> | null = null;
+  const entered = (): ReadonlySet<string> => {
+    if (existing) return existing;
+    const top = topOf(pos);
+    const pathKey = top.group.pathKey + "|" + top.path.join(".");
+    existing = new Set<string>();
+    for (const g of b.groups) if (g.entity && g.pathKey === pathKey) existing.add(g.subgraph);
+    return existing;
+  };
+  let alternatives = false;
   for (const f of fields) {
     if (f.introspection || f.name === "__typename") continue;
     const model = b.graph.field(pos.type, f.name);
@@ -114,13 +122,19 @@ export function planFields(
       model,
       name: f.name,
       entering: b.entering,
-      existing,
+      existing: entered,
     });
+    if (candidates.length > 1) alternatives = true;
     choices.push({ field: f, model, candidates });
   }
-  const best = choices.length === 1
-    ? new Map(choices[0]!.candidates[0] ? [[choices[0]!.field, choices[0]!.candidates[0]]] : [])
-    : bestCombination(b.graph, b.search, { choices, existing });
+  if (!alternatives) {
+    // One way (or none) per field: nothing to choose.
+    for (const { field, candidates } of choices) {
+      apply(b, pos, { field, chosen: candidates[0] });
+    }
+    return;
+  }
+  const best = bestCombination(b.graph, b.search, { choices, existing: entered() });
   for (const { field } of choices) apply(b, pos, { field, chosen: best.get(field) });
 }
 

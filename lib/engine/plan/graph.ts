@@ -97,7 +97,7 @@ function buildQueryGraph(model: SupergraphModel, labels: ReadonlySet<string>): Q
     return items;
   };
   const type = (name: string) => model.types.get(name);
-  const moves = new Map<string, EntityMove | null>();
+  const moves = new Map<string, Map<string, EntityMove | null>>();
   const implementations = new Map<string, TypeModel[]>();
   for (const t of model.types.values()) {
     if (t.kind !== "object") continue;
@@ -108,8 +108,9 @@ function buildQueryGraph(model: SupergraphModel, labels: ReadonlySet<string>): Q
     }
   }
   const entityMove = (typeName: string, subgraph: string): EntityMove | null => {
-    const id = `${typeName}\u0000${subgraph}`;
-    const known = moves.get(id);
+    let bySubgraph = moves.get(typeName);
+    if (!bySubgraph) moves.set(typeName, bySubgraph = new Map());
+    const known = bySubgraph.get(subgraph);
     if (known !== undefined) return known;
     let move: EntityMove | null = null;
     const t = type(typeName);
@@ -126,10 +127,11 @@ function buildQueryGraph(model: SupergraphModel, labels: ReadonlySet<string>): Q
         }
       }
     }
-    moves.set(id, move);
+    bySubgraph.set(subgraph, move);
     return move;
   };
   const overridden = new Map<FieldModel, FieldModel>();
+  const edges = new Map<string, Map<string, FieldModel | undefined>>();
   /** The field edge as the active labels route it. */
   const routed = (field: FieldModel | undefined): FieldModel | undefined => {
     const progressive = field?.progressiveOverride;
@@ -146,14 +148,22 @@ function buildQueryGraph(model: SupergraphModel, labels: ReadonlySet<string>): Q
     model,
     type,
     field(typeName, name) {
+      let byName = edges.get(typeName);
+      if (!byName) edges.set(typeName, byName = new Map());
+      if (byName.has(name)) return byName.get(name);
       const t = type(typeName);
-      const own = routed(t?.fields.get(name));
-      if (own && own.resolvableIn.length > 0) return own;
-      for (const i of t?.interfaces ?? []) {
-        const f = routed(type(i)?.fields.get(name));
-        if (f && f.resolvableIn.length > 0) return f;
+      let edge = routed(t?.fields.get(name));
+      if (!edge || edge.resolvableIn.length === 0) {
+        for (const i of t?.interfaces ?? []) {
+          const f = routed(type(i)?.fields.get(name));
+          if (f && f.resolvableIn.length > 0) {
+            edge = f;
+            break;
+          }
+        }
       }
-      return own;
+      byName.set(name, edge);
+      return edge;
     },
     fieldSet,
     entityMove,

@@ -109,7 +109,8 @@ export function fieldCandidates(
     readonly model: FieldModel;
     readonly name: string;
     readonly entering: readonly string[];
-    readonly existing: ReadonlySet<string>;
+    /** Subgraphs with an entity fetch at the position's path already (asked only when needed). */
+    readonly existing: () => ReadonlySet<string>;
   },
 ): Candidate[] {
   const { model, name } = options;
@@ -146,11 +147,14 @@ export function fieldCandidates(
       cost: { fetches: 1 + (direct ? 0 : 1) + requiresCost(s), depth: direct ? 1 : 2 },
     });
   }
-  const rank = (c: Candidate) => {
-    const s = c.resolution.kind === "entity" ? c.resolution.subgraph : "";
-    return options.existing.has(s) ? 0 : c.cost.fetches === 1 ? 1 : 2;
-  };
-  out.sort((a, b) => rank(a) - rank(b));
+  if (out.length > 1) {
+    const existing = options.existing();
+    const rank = (c: Candidate) => {
+      const s = c.resolution.kind === "entity" ? c.resolution.subgraph : "";
+      return existing.has(s) ? 0 : c.cost.fetches === 1 ? 1 : 2;
+    };
+    out.sort((a, b) => rank(a) - rank(b));
+  }
   if (out.length === 0) out.push(...upCandidates(graph, pos, model));
   return out;
 }
