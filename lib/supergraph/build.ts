@@ -21,6 +21,7 @@ import { RouterError } from "../errors.ts";
 import { type LinkTable, readLinks } from "./_links.ts";
 import type {
   AccessRequirement,
+  ContextArgument,
   FieldModel,
   KeyModel,
   ProgressiveOverride,
@@ -110,6 +111,7 @@ interface Names {
   readonly inaccessible: string | null;
   readonly requiresScopes: string | null;
   readonly authenticated: string | null;
+  readonly context: string | null;
 }
 
 function namesOf(links: LinkTable): Names {
@@ -123,6 +125,7 @@ function namesOf(links: LinkTable): Names {
     inaccessible: links.directive("inaccessible", "inaccessible"),
     requiresScopes: links.directive("requiresScopes", "requiresScopes"),
     authenticated: links.directive("authenticated", "authenticated"),
+    context: links.directive("context", "context"),
   };
 }
 
@@ -305,7 +308,7 @@ export function buildSupergraph(sdl: string): SupergraphModel {
       const provides = new Map<string, string>();
       const typeIn = new Map<string, string>();
       let progressive: ProgressiveOverride | null = null;
-      const contextArguments: string[] = [];
+      const contextArguments: ContextArgument[] = [];
       const joinFields = directivesNamed(node, names.field);
       let sawGraph = false;
       for (const d of joinFields) {
@@ -320,9 +323,12 @@ export function buildSupergraph(sdl: string): SupergraphModel {
         if (typeof a.type === "string") typeIn.set(graph, a.type);
         if (Array.isArray(a.contextArguments)) {
           for (const c of a.contextArguments) {
-            const name = (c as { name?: unknown } | null)?.name;
-            if (typeof name === "string" && !contextArguments.includes(name)) {
-              contextArguments.push(name);
+            const { context, name, type, selection } = (c ?? {}) as Record<string, unknown>;
+            if (
+              typeof context === "string" && typeof name === "string" &&
+              typeof type === "string" && typeof selection === "string"
+            ) {
+              contextArguments.push({ context, name, type, selection });
             }
           }
         }
@@ -347,9 +353,17 @@ export function buildSupergraph(sdl: string): SupergraphModel {
         namedType: namedTypeOf(node.type),
       });
     }
+    const contexts: string[] = [];
+    for (const node of list) {
+      for (const d of directivesNamed(node, names.context)) {
+        const contextName = args(d).name;
+        if (typeof contextName === "string") contexts.push(contextName);
+      }
+    }
     types.set(name, {
       name,
       kind,
+      ...(contexts.length > 0 ? { contexts } : {}),
       graphs: typeGraphs,
       keys,
       interfaceObjectIn: [...interfaceObjectIn],

@@ -53,6 +53,18 @@ export interface ProgressiveOverride {
   readonly to: string;
 }
 
+/** An argument whose value comes from an ancestor's `@context` (`@fromContext`). */
+export interface ContextArgument {
+  /** The context name (`@context(name:)` on the ancestor type, as composed). */
+  readonly context: string;
+  /** The argument name. */
+  readonly name: string;
+  /** The argument type, printed (`String`). */
+  readonly type: string;
+  /** The selection on the context type giving the value (` { currency }`). */
+  readonly selection: string;
+}
+
 /** What the supergraph says about one field. */
 export interface FieldModel {
   readonly name: string;
@@ -73,9 +85,9 @@ export interface FieldModel {
   readonly progressiveOverride?: ProgressiveOverride;
   /**
    * Arguments a subgraph takes from an ancestor's `@context` (`@fromContext`,
-   * `join__field(contextArguments:)`), by name. Absent for other fields.
+   * `join__field(contextArguments:)`). Absent for other fields.
    */
-  readonly contextArguments?: readonly string[];
+  readonly contextArguments?: readonly ContextArgument[];
   /** The field's type in the supergraph, printed (`[Product!]!`). */
   readonly type: string;
   /** Named type of the field's type. */
@@ -86,6 +98,8 @@ export interface FieldModel {
 export interface TypeModel {
   readonly name: string;
   readonly kind: "object" | "interface" | "union" | "enum" | "input" | "scalar";
+  /** Context names this type sets (`@context(name:)`). Absent when none. */
+  readonly contexts?: readonly string[];
   /** Subgraphs that define the type. */
   readonly graphs: readonly string[];
   /** Keys of the type, all subgraphs. */

@@ -9,7 +9,7 @@ import type { FieldSetItem } from "../_fieldset.ts";
 import type { NField } from "../normalize.ts";
 import type { RepSelection } from "../_rep.ts";
 import { Sel } from "../_sel.ts";
-import type { Rewrite } from "./types.ts";
+import type { ContextVariable, Rewrite } from "./types.ts";
 
 /** One subgraph request being built. */
 export interface Group {
@@ -30,6 +30,8 @@ export interface Group {
   readonly root: number;
   /** Entity fetches merged into this one (same subgraph, same level), in planning order. */
   readonly merged: Group[];
+  /** `@fromContext` arguments: variables whose values are read from an ancestor per object. */
+  readonly contexts: ContextVariable[];
 }
 
 /** A place in a group's selection where fields are added. */
@@ -67,6 +69,7 @@ export function createGroup(
     rewrites: [],
     root: options.root,
     merged: [],
+    contexts: [],
   };
 }
 

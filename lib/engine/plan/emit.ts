@@ -144,6 +144,7 @@ function emitFetch(
   const defs: string[] = [];
   if (g.entity) defs.push("$representations:[_Any!]!");
   for (const v of variableUsages) defs.push(`$${v}:${op.variableTypes.get(v) ?? "String"}`);
+  for (const c of g.contexts) defs.push(`$${c.name}:${c.type}`);
   const head = `${operationKind}${op.name ? ` ${op.name}__${g.subgraph}__${g.id}` : ""}${
     defs.length > 0 ? `(${defs.join(",")})` : ""
   }`;
@@ -182,6 +183,7 @@ function emitFetch(
     sendTypename,
     variableUsages,
     rewrites: rewrites.sort((a, b) => a.path.length - b.path.length),
+    ...(g.contexts.length > 0 ? { contextVariables: [...g.contexts] } : {}),
   };
   const node: PlanNode = !g.entity
     ? fetch

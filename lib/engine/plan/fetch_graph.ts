@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { FieldSetItem } from "../_fieldset.ts";
 import type { NField, NormalizedOperation, TypeRef } from "../normalize.ts";
 import { mergeRep, type RepSelection } from "../_rep.ts";
 import { Sel } from "../_sel.ts";
@@ -16,7 +17,8 @@ import { bestCombination, bestRoot, type Choice, providedBelow, type SearchState
 import { type Candidate, fieldCandidates, keyIsLocal, providedItem } from "./paths.ts";
 import { internalField, internalKey, itemsFor, repField } from "./requirements.ts";
 import { abstractFields } from "./abstract.ts";
-import type { Builder } from "./_builder.ts";
+import type { Builder, Walk } from "./_builder.ts";
+import { contextField } from "./context.ts";
 import { PlanningError } from "./types.ts";
 
 /** Entity fetches planned per operation before planning gives up. */
@@ -45,6 +47,7 @@ export function buildFetchGraph(
     recorders: [],
     entering: [],
     entries: 0,
+    contextVariables: 0,
   };
   let previous: Group | null = null;
   let root = 0;
@@ -148,6 +151,11 @@ function apply(
     throw new PlanningError(`No subgraph can resolve the field "${pos.type}.${f.name}"`);
   }
   const r = chosen.resolution;
+  const model = b.graph.field(pos.type, f.name);
+  if (model?.contextArguments && r.kind !== "up") {
+    const subgraph = r.kind === "local" ? pos.group.subgraph : r.subgraph;
+    return contextField(b, { pos, field: f, model, subgraph }, WALK);
+  }
   if (r.kind === "local") return addLocal(b, { pos, field: f });
   if (r.kind === "entity") {
     const requires = b.graph.field(pos.type, f.name)?.requires.get(r.subgraph);
@@ -287,7 +295,7 @@ function compatible(existing: RepSelection | undefined, added: RepSelection): bo
 /** Plans requirement fields (keys, requires) at a position; returns how to read them. */
 function planRequirements(
   b: Builder,
-  at: { readonly pos: Pos; readonly items: ReturnType<typeof itemsFor> },
+  at: { readonly pos: Pos; readonly items: readonly FieldSetItem[] },
 ): RepSelection {
   const { pos, items } = at;
   const rep: RepSelection = { fields: [], byType: new Map() };
@@ -324,13 +332,6 @@ export function addLocal(
     }
     pos.group.rewrites.push({ path: pos.path, type: pos.type, from: key, to: f.key });
   }
-  if (model?.contextArguments) {
-    // The value would come from an ancestor's `@context`, per object: not planned yet, and
-    // never sent without it (the subgraph would compute from a missing argument).
-    throw new PlanningError(
-      `The field "${pos.type}.${f.name}" takes arguments from @fromContext, which is not supported`,
-    );
-  }
   const sf = pos.sel.field(key, f.name, f.args, type);
   if (!sf) throw new PlanningError(`Conflicting selections of "${f.key}" in "${pos.type}"`);
   touch(b, pos.group);
@@ -358,11 +359,11 @@ export function addLocal(
     });
     return;
   }
-  abstractFields(b, { pos, field: f, child: sf.child, path, provided, subgraphType: type }, {
-    planFields,
-    enter,
-  });
+  abstractFields(b, { pos, field: f, child: sf.child, path, provided, subgraphType: type }, WALK);
 }
+
+/** The builder's recursive steps, for the modules it calls. */
+const WALK: Walk = { planFields, enter, addLocal, planRequirements };
 
 function listDepth(type: TypeRef): number {
   if (type.kind === "nonNull") return listDepth(type.of);

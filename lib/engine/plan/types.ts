@@ -73,6 +73,21 @@ export interface FetchTarget {
   readonly types: ReadonlySet<string>;
 }
 
+/**
+ * A variable of an entity fetch whose value is read, per representation, from an ancestor of the
+ * represented object (`@fromContext` arguments): the fetch is sent once per distinct value.
+ */
+export interface ContextVariable {
+  /** The variable name (without `$`). */
+  readonly name: string;
+  /** Its type, printed (`String`). */
+  readonly type: string;
+  /** Response path of the ancestor object (a prefix of the fetch's path). */
+  readonly path: readonly string[];
+  /** Data keys leading from the ancestor object to the value. */
+  readonly read: readonly string[];
+}
+
 /** The executable twin of a fetch node. */
 export interface FetchStep {
   readonly kind: "Fetch";
@@ -96,6 +111,8 @@ export interface FetchStep {
   readonly variableUsages: readonly string[];
   /** Internal aliases renamed back after the fetch, outermost first. */
   readonly rewrites: readonly Rewrite[];
+  /** `@fromContext` variables, read per object from an ancestor; absent when none. */
+  readonly contextVariables?: readonly ContextVariable[];
 }
 
 /** Executable plan tree. */

@@ -25,7 +25,8 @@ export function mergeSiblings(graph: QueryGraph, groups: Group[]): number {
   const levelOf = dependencyLevels();
   const into = new Map<Group, Group>();
   const candidate = (g: Group) =>
-    g.entity && !into.has(g) && g.sel.fields.size === 0 && g.rewrites.length === 0;
+    g.entity && !into.has(g) && g.sel.fields.size === 0 && g.rewrites.length === 0 &&
+    g.contexts.length === 0;
   for (let i = 0; i < groups.length; i++) {
     const a = groups[i]!;
     if (!candidate(a)) continue;
