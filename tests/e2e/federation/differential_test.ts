@@ -69,6 +69,12 @@ Deno.test("issue 13 differential: a difference fails with its operation and seed
     });
     equal(second.known, 1);
     equal(second.failures.length, first.failures.length - 1);
+    // the same gap against the right data: reported as fixed, not as a failure
+    const third = await compareWithMonolith({ area: AREA, root: SAME }, {
+      ...options,
+      gaps: new Set([name]),
+    });
+    deepStrictEqual([third.failures, third.fixed], [[], [name]]);
   } finally {
     await started.close();
   }
