@@ -136,6 +136,31 @@ function collect(
   else collect(layers, layers.get(value, key), path, index + 1, out);
 }
 
+/** Like {@linkcode collect}, with the object met at each index of the path (`at[i]`). */
+function collectWithAncestors(
+  layers: Layers,
+  value: unknown,
+  path: readonly string[],
+  walk: { readonly index: number; readonly at: readonly Json[]; readonly out: Json[][] },
+): void {
+  if (value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    for (const item of value) collectWithAncestors(layers, item, path, walk);
+    return;
+  }
+  if (!isObject(value)) return;
+  const { index, out } = walk;
+  const at = [...walk.at];
+  at[index] = value;
+  if (index === path.length) {
+    out.push(at);
+    return;
+  }
+  const key = path[index]!;
+  const next = key === "@" ? value : layers.get(value, key);
+  collectWithAncestors(layers, next, path, { index: index + 1, at, out });
+}
+
 function collectPaths(
   layers: Layers,
   value: unknown,
@@ -226,25 +251,65 @@ class Executor {
   }
 
   async #fetch(step: FetchStep): Promise<void> {
+    if (!step.representations) return this.#send(step, null);
+    const candidates: Json[] = [];
+    // A merged fetch sends, from each of its paths, only the types planned there.
+    let types: (ReadonlySet<string> | null)[] = [null];
+    if (step.targets) {
+      types = [];
+      for (const target of step.targets) {
+        const before = candidates.length;
+        collect(this.layers, this.data, target.path, 0, candidates);
+        for (let i = before; i < candidates.length; i++) types.push(target.types);
+      }
+    } else if (step.contextVariables) {
+      // `@fromContext` values differ per ancestor: one request per distinct set of values.
+      const groups = new Map<string, { values: Json; objects: Json[] }>();
+      const found: Json[][] = [];
+      collectWithAncestors(this.layers, this.data, step.path, { index: 0, at: [], out: found });
+      for (const at of found) {
+        const values: Json = {};
+        for (const v of step.contextVariables) {
+          let value: unknown = at[v.path.length];
+          for (const key of v.read) value = isObject(value) ? this.layers.get(value, key) : null;
+          values[v.name] = value ?? null;
+        }
+        const key = JSON.stringify(values);
+        const group = groups.get(key);
+        if (group) group.objects.push(at[step.path.length]!);
+        else groups.set(key, { values, objects: [at[step.path.length]!] });
+      }
+      await Promise.all(
+        [...groups.values()].map((g) =>
+          this.#send(step, { candidates: g.objects, types, extra: g.values })
+        ),
+      );
+      return;
+    } else {
+      collect(this.layers, this.data, step.path, 0, candidates);
+    }
+    await this.#send(step, { candidates, types, extra: null });
+  }
+
+  /** Sends one request of a fetch (entity fetches: for the given objects) and merges it. */
+  async #send(
+    step: FetchStep,
+    batch: {
+      readonly candidates: readonly Json[];
+      readonly types: readonly (ReadonlySet<string> | null)[];
+      /** Variables added to the client's (`@fromContext` values). */
+      readonly extra: Json | null;
+    } | null,
+  ): Promise<void> {
     const options = this.#options;
     const objects: Json[] = [];
     const indexes: number[] = [];
-    const variablesJson = JSON.stringify(pick(options.variables, step.variableUsages));
+    const variables = pick(options.variables, step.variableUsages);
+    if (batch?.extra) Object.assign(variables, batch.extra);
+    const variablesJson = JSON.stringify(variables);
     let body: string;
-    if (step.representations) {
-      const candidates: Json[] = [];
-      // A merged fetch sends, from each of its paths, only the types planned there.
-      let types: (ReadonlySet<string> | null)[] = [null];
-      if (step.targets) {
-        types = [];
-        for (const target of step.targets) {
-          const before = candidates.length;
-          collect(this.layers, this.data, target.path, 0, candidates);
-          for (let i = before; i < candidates.length; i++) types.push(target.types);
-        }
-      } else {
-        collect(this.layers, this.data, step.path, 0, candidates);
-      }
+    if (step.representations && batch) {
+      const { candidates, types } = batch;
       // Each distinct representation once; its JSON is both the dedup key and the body part.
       const representations: string[] = [];
       const seen = new Map<string, number>();

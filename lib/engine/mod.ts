@@ -49,6 +49,7 @@ import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
 import { Lru } from "./_lru.ts";
 import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./subgraph_errors.ts";
 import { type NField, normalizeOperation, type NSelection } from "./normalize.ts";
+import { drawOverrideLabels, type OverrideLabel, overrideLabelsOf } from "./override_labels.ts";
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
@@ -146,6 +147,8 @@ export interface EngineOptions {
   readonly subgraphErrors?: SubgraphErrorPolicy;
   /** Cache and subgraph fetch events (metrics, `lib/telemetry`). */
   readonly events?: EngineEvents;
+  /** Random source drawing progressive `@override` `percent(n)` labels per request. @default Math.random */
+  readonly random?: () => number;
 }
 
 /** A cached plan with what shaping needs. */
@@ -190,6 +193,11 @@ export interface Engine {
   readonly accessKeys: WeakMap<PreparedOperation, readonly string[]>;
   /** @internal Cache and fetch events (metrics); null when nobody listens. */
   readonly events: EngineEvents | null;
+  /** @internal Progressive `@override` labels of the supergraph, and the random source drawing them. */
+  readonly overrideLabels: {
+    readonly labels: readonly OverrideLabel[];
+    readonly random: () => number;
+  };
 }
 
 /**
@@ -240,6 +248,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     maxCachedDocumentBytes: options.maxCachedDocumentBytes ?? 64_000,
     client,
     abstractNames,
+    overrideLabels: { labels: overrideLabelsOf(model), random: options.random ?? Math.random },
     admission,
     memory,
     limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
@@ -338,6 +347,9 @@ function planOrCached(
   for (const name of conditions) key += variables[name] === true ? "\u00011" : "\u00010";
   // What the identity removes is part of the plan (see field_access.ts).
   key += `\u0002${accessSignature(accessKeysOf(engine, operation), engine.model.access, identity)}`;
+  const { labels, random } = engine.overrideLabels;
+  const active = labels.length === 0 ? null : drawOverrideLabels(labels, random);
+  for (const label of active ?? []) key += "\u0003" + label;
   const cached = operation.key === undefined ? undefined : engine.plans.get(key);
   if (cached) {
     observer?.plan(cached.planned.plan, { cached: true });
@@ -356,7 +368,11 @@ function planOrCached(
   try {
     // Every root field removed: nothing to fetch (the empty plan above), no planner call.
     if (filtered.operation.selection.fields.length > 0) {
-      planned = planOperation(engine.model, filtered.operation);
+      planned = planOperation(
+        engine.model,
+        filtered.operation,
+        active ? { overrideLabels: active } : {},
+      );
     }
   } catch (e) {
     // A planner bug must not become a 500: the client gets a request-scoped error.

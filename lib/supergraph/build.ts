@@ -21,8 +21,10 @@ import { RouterError } from "../errors.ts";
 import { type LinkTable, readLinks } from "./_links.ts";
 import type {
   AccessRequirement,
+  ContextArgument,
   FieldModel,
   KeyModel,
+  ProgressiveOverride,
   SubgraphInfo,
   SupergraphCore,
   TypeModel,
@@ -109,6 +111,7 @@ interface Names {
   readonly inaccessible: string | null;
   readonly requiresScopes: string | null;
   readonly authenticated: string | null;
+  readonly context: string | null;
 }
 
 function namesOf(links: LinkTable): Names {
@@ -122,6 +125,7 @@ function namesOf(links: LinkTable): Names {
     inaccessible: links.directive("inaccessible", "inaccessible"),
     requiresScopes: links.directive("requiresScopes", "requiresScopes"),
     authenticated: links.directive("authenticated", "authenticated"),
+    context: links.directive("context", "context"),
   };
 }
 
@@ -303,6 +307,8 @@ export function buildSupergraph(sdl: string): SupergraphModel {
       const requires = new Map<string, string>();
       const provides = new Map<string, string>();
       const typeIn = new Map<string, string>();
+      let progressive: ProgressiveOverride | null = null;
+      const contextArguments: ContextArgument[] = [];
       const joinFields = directivesNamed(node, names.field);
       let sawGraph = false;
       for (const d of joinFields) {
@@ -315,6 +321,20 @@ export function buildSupergraph(sdl: string): SupergraphModel {
         if (typeof a.requires === "string") requires.set(graph, a.requires);
         if (typeof a.provides === "string") provides.set(graph, a.provides);
         if (typeof a.type === "string") typeIn.set(graph, a.type);
+        if (Array.isArray(a.contextArguments)) {
+          for (const c of a.contextArguments) {
+            const { context, name, type, selection } = (c ?? {}) as Record<string, unknown>;
+            if (
+              typeof context === "string" && typeof name === "string" &&
+              typeof type === "string" && typeof selection === "string"
+            ) {
+              contextArguments.push({ context, name, type, selection });
+            }
+          }
+        }
+        if (typeof a.override === "string" && typeof a.overrideLabel === "string") {
+          progressive = { label: a.overrideLabel, from: a.override, to: graph };
+        }
       }
       if (!sawGraph && joinFields.length === 0) {
         if (federationVersion === 1 && owner) resolvableIn.push(owner);
@@ -327,13 +347,23 @@ export function buildSupergraph(sdl: string): SupergraphModel {
         requires,
         provides,
         typeIn,
+        ...(progressive ? { progressiveOverride: progressive } : {}),
+        ...(contextArguments.length > 0 ? { contextArguments } : {}),
         type: print(node.type),
         namedType: namedTypeOf(node.type),
       });
     }
+    const contexts: string[] = [];
+    for (const node of list) {
+      for (const d of directivesNamed(node, names.context)) {
+        const contextName = args(d).name;
+        if (typeof contextName === "string") contexts.push(contextName);
+      }
+    }
     types.set(name, {
       name,
       kind,
+      ...(contexts.length > 0 ? { contexts } : {}),
       graphs: typeGraphs,
       keys,
       interfaceObjectIn: [...interfaceObjectIn],

@@ -43,6 +43,28 @@ export interface KeyModel {
   readonly resolvable: boolean;
 }
 
+/** A progressive `@override` of a field (`join__field(override:, overrideLabel:)`). */
+export interface ProgressiveOverride {
+  /** The label (`percent(25)`, or a name the router activates). */
+  readonly label: string;
+  /** The subgraph the field moves away from. */
+  readonly from: string;
+  /** The overriding subgraph. */
+  readonly to: string;
+}
+
+/** An argument whose value comes from an ancestor's `@context` (`@fromContext`). */
+export interface ContextArgument {
+  /** The context name (`@context(name:)` on the ancestor type, as composed). */
+  readonly context: string;
+  /** The argument name. */
+  readonly name: string;
+  /** The argument type, printed (`String`). */
+  readonly type: string;
+  /** The selection on the context type giving the value (` { currency }`). */
+  readonly selection: string;
+}
+
 /** What the supergraph says about one field. */
 export interface FieldModel {
   readonly name: string;
@@ -56,6 +78,16 @@ export interface FieldModel {
   readonly provides: ReadonlyMap<string, string>;
   /** The field's type in a subgraph when it differs from the supergraph's (`join__field(type:)`). */
   readonly typeIn: ReadonlyMap<string, string>;
+  /**
+   * A progressive `@override(from:, label:)`: while the label is active the field is resolved in
+   * `to` only, otherwise in `from` only (both are in `resolvableIn`). Absent for other fields.
+   */
+  readonly progressiveOverride?: ProgressiveOverride;
+  /**
+   * Arguments a subgraph takes from an ancestor's `@context` (`@fromContext`,
+   * `join__field(contextArguments:)`). Absent for other fields.
+   */
+  readonly contextArguments?: readonly ContextArgument[];
   /** The field's type in the supergraph, printed (`[Product!]!`). */
   readonly type: string;
   /** Named type of the field's type. */
@@ -66,6 +98,8 @@ export interface FieldModel {
 export interface TypeModel {
   readonly name: string;
   readonly kind: "object" | "interface" | "union" | "enum" | "input" | "scalar";
+  /** Context names this type sets (`@context(name:)`). Absent when none. */
+  readonly contexts?: readonly string[];
   /** Subgraphs that define the type. */
   readonly graphs: readonly string[];
   /** Keys of the type, all subgraphs. */

@@ -1,0 +1,214 @@
+/**
+ * Requirements (`@key` and `@requires` field sets) as the planner needs them: the items that
+ * apply to a concrete type (inline fragments on the type, an interface it implements or a union
+ * it belongs to are flattened in, so representations carry them), the internal fields that
+ * select them, and the representation selection that reads them back.
+ *
+ * @module
+ */
+import type { FieldModel } from "../../supergraph/types.ts";
+import type { FieldSetItem } from "../_fieldset.ts";
+import type { NField, NSelection, TypeRef } from "../normalize.ts";
+import type { RepField, RepSelection } from "../_rep.ts";
+import type { QueryGraph } from "./graph.ts";
+import type { Pos } from "./_groups.ts";
+
+/**
+ * The items of a field set that apply to objects of `type`: fields as they are, inline fragments
+ * flattened when their condition is the type, an interface it implements or a union it is in.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSupergraph } from "../../supergraph/mod.ts";
+ * import { parseFieldSet } from "../_fieldset.ts";
+ * import { queryGraphOf } from "./graph.ts";
+ * import { itemsFor } from "./requirements.ts";
+ * const sdl = await Deno.readTextFile(new URL("../../../schema/supergraph.graphql", import.meta.url));
+ * const graph = queryGraphOf(buildSupergraph(sdl));
+ * const items = itemsFor(graph, {
+ *   type: "Product",
+ *   items: parseFieldSet("upc ... on Product { sku } ... on User { id }"),
+ * });
+ * assert.deepEqual(items.map((i) => i.name), ["upc", "sku"]);
+ * ```
+ * @param graph The query graph.
+ * @param at A concrete (or interface object) type and the field set items.
+ * @returns The applicable field items.
+ */
+export function itemsFor(
+  graph: QueryGraph,
+  at: { readonly type: string; readonly items: readonly FieldSetItem[] },
+): FieldSetItem[] {
+  const { type, items } = at;
+  const out: FieldSetItem[] = [];
+  for (const item of items) {
+    if (item.name !== null) {
+      const same = out.find((o) => o.name === item.name && o.args === item.args);
+      if (same && item.selection.length > 0) {
+        out[out.indexOf(same)] = { ...same, selection: [...same.selection, ...item.selection] };
+      } else if (!same) out.push(item);
+      continue;
+    }
+    if (item.typeCondition !== null && !appliesTo(graph, { condition: item.typeCondition, type })) {
+      continue;
+    }
+    for (const inner of itemsFor(graph, { type, items: item.selection })) {
+      const same = out.find((o) => o.name === inner.name && o.args === inner.args);
+      if (!same) out.push(inner);
+      else if (inner.selection.length > 0) {
+        out[out.indexOf(same)] = { ...same, selection: [...same.selection, ...inner.selection] };
+      }
+    }
+  }
+  return out;
+}
+
+function appliesTo(graph: QueryGraph, at: { condition: string; type: string }): boolean {
+  const { condition, type } = at;
+  if (condition === type) return true;
+  const t = graph.type(type);
+  if (t?.interfaces.includes(condition)) return true;
+  return graph.type(condition)?.members.includes(type) ?? false;
+}
+
+/** The representation selection reading one requirement item (null for a leaf). */
+export function repSelection(
+  graph: QueryGraph,
+  of: { readonly item: FieldSetItem; readonly model: FieldModel },
+): RepSelection | null {
+  const { item, model } = of;
+  if (item.selection.length === 0) return null;
+  const rep: RepSelection = { fields: [], byType: new Map() };
+  const named = graph.type(model.namedType);
+  const abstract = named?.kind === "interface" || named?.kind === "union";
+  if (abstract) rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
+  for (const sub of item.selection) {
+    if (sub.name === null) {
+      if (!sub.typeCondition) continue;
+      const conditions = graph.type(sub.typeCondition)?.kind === "object"
+        ? [sub.typeCondition]
+        : possibleTypes(graph, sub.typeCondition);
+      for (const condition of conditions) {
+        const list = rep.byType.get(condition) ?? [];
+        for (const s of itemsFor(graph, { type: condition, items: sub.selection })) {
+          if (s.name === null || list.some((l) => l.key === s.name)) continue;
+          const m = graph.field(condition, s.name);
+          list.push({
+            key: s.name,
+            dataKey: s.name,
+            selection: m ? repSelection(graph, { item: s, model: m }) : null,
+          });
+        }
+        rep.byType.set(condition, list);
+      }
+      continue;
+    }
+    if (sub.name === "__typename") {
+      if (!abstract) rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
+      continue;
+    }
+    const m = graph.field(model.namedType, sub.name);
+    rep.fields.push({
+      key: sub.name,
+      dataKey: sub.name,
+      selection: m ? repSelection(graph, { item: sub, model: m }) : null,
+    });
+  }
+  return rep;
+}
+
+/** Object types of an abstract type (supergraph). */
+function possibleTypes(graph: QueryGraph, abstract: string): string[] {
+  const t = graph.type(abstract);
+  if (t?.kind === "union") return [...t.members];
+  return graph.implementations(abstract).map((i) => i.name);
+}
+
+/** A response key for an internal field at a position that collides with no client field. */
+export function internalKey(pos: Pos, field: { name: string; args: string }): string {
+  const { name, args } = field;
+  const free = (key: string) => {
+    const client = pos.clientKeys.get(key);
+    if (client && (client.name !== name || client.args !== args)) return false;
+    const existing = pos.sel.fields.get(key);
+    return !existing || (existing.name === name && existing.args === args);
+  };
+  if (free(name)) return name;
+  for (let i = 1;; i++) {
+    const key = `${name}__gw${i}`;
+    if (free(key)) return key;
+  }
+}
+
+/** A field set item as a normalized field (so requirements plan like client fields). */
+export function internalField(
+  graph: QueryGraph,
+  of: { key: string; item: FieldSetItem; type: string; model: FieldModel },
+): NField {
+  const { key, item, type, model } = of;
+  return {
+    key,
+    name: item.name ?? "",
+    args: item.args,
+    variables: [],
+    parentType: type,
+    namedType: model.namedType,
+    type: typeRefOf(model.type),
+    selection: item.selection.length > 0
+      ? selectionOf(graph, model.namedType, item.selection)
+      : null,
+    introspection: false,
+  };
+}
+
+function selectionOf(
+  graph: QueryGraph,
+  typeName: string,
+  items: readonly FieldSetItem[],
+): NSelection {
+  const type = graph.type(typeName);
+  const toFields = (t: string, list: readonly FieldSetItem[]): NField[] => {
+    const out: NField[] = [];
+    for (const item of list) {
+      if (item.name === null || item.name === "__typename") continue;
+      const m = graph.field(t, item.name);
+      if (m) out.push(internalField(graph, { key: item.name, item, type: t, model: m }));
+    }
+    return out;
+  };
+  if (type?.kind === "interface" || type?.kind === "union") {
+    const byType = new Map<string, NField[]>();
+    for (const p of possibleTypes(graph, typeName)) {
+      byType.set(p, toFields(p, itemsFor(graph, { type: p, items })));
+    }
+    const interfaceFields = toFields(typeName, items.filter((i) => i.name !== null));
+    return { typeName, abstract: true, fields: [], byType, interfaceFields };
+  }
+  return {
+    typeName,
+    abstract: false,
+    fields: toFields(typeName, itemsFor(graph, { type: typeName, items })),
+    byType: new Map(),
+    interfaceFields: [],
+  };
+}
+
+/** The representation field reading an internal field. */
+export function repField(
+  graph: QueryGraph,
+  item: FieldSetItem,
+  options: { dataKey: string; model: FieldModel },
+): RepField {
+  return {
+    key: item.name ?? "",
+    dataKey: options.dataKey,
+    selection: repSelection(graph, { item, model: options.model }),
+  };
+}
+
+function typeRefOf(printed: string): TypeRef {
+  if (printed.endsWith("!")) return { kind: "nonNull", of: typeRefOf(printed.slice(0, -1)) };
+  if (printed.startsWith("[")) return { kind: "list", of: typeRefOf(printed.slice(1, -1)) };
+  return { kind: "composite", name: printed };
+}

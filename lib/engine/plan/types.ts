@@ -1,0 +1,144 @@
+/**
+ * The planner's public data: the printable {@linkcode QueryPlan} (Apollo/Hive node names), its
+ * executable twin ({@linkcode PlanStep}) and {@linkcode PlanningError}.
+ *
+ * @module
+ */
+import type { RepField, RepSelection } from "../_rep.ts";
+
+export type { RepField, RepSelection };
+
+/** A plan: plain data (no functions, Maps, Sets or ids), so equal inputs give byte-equal JSON. */
+export interface QueryPlan {
+  readonly kind: "QueryPlan";
+  readonly node: PlanNode | null;
+  /**
+   * Present (true) only when the search for the best combination hit its bound and the plan
+   * falls back to the cheapest alternative found so far (see `plan/best.ts`).
+   */
+  readonly searchTruncated?: true;
+}
+
+/** A node of the plan tree. */
+export type PlanNode = FetchNode | SequenceNode | ParallelNode | FlattenNode;
+
+/** Fetches run one after the other. */
+export interface SequenceNode {
+  readonly kind: "Sequence";
+  readonly nodes: readonly PlanNode[];
+}
+
+/** Fetches run concurrently. */
+export interface ParallelNode {
+  readonly kind: "Parallel";
+  readonly nodes: readonly PlanNode[];
+}
+
+/** An entity fetch merged at a response path (`["products", "@"]`). */
+export interface FlattenNode {
+  readonly kind: "Flatten";
+  readonly path: readonly string[];
+  /**
+   * Merged entity fetches only: every response path the one `_entities` call serves (`path`
+   * is the first). Absent when the fetch serves one path.
+   */
+  readonly paths?: readonly (readonly string[])[];
+  readonly node: FetchNode;
+}
+
+/** One subgraph request. */
+export interface FetchNode {
+  readonly kind: "Fetch";
+  readonly serviceName: string;
+  /** Client variables the operation uses, sorted. */
+  readonly variableUsages: readonly string[];
+  /** The printed, minified subgraph operation. */
+  readonly operation: string;
+  readonly operationKind: "query" | "mutation";
+  /** Entity fetches only: the representation selection (`...on Product{__typename upc}`). */
+  readonly requires?: string;
+}
+
+/** After a fetch: objects of `type` at `path` get key `from` renamed to `to`. */
+export interface Rewrite {
+  readonly path: readonly string[];
+  readonly type: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** One response path a merged entity fetch serves, and the data `__typename`s it sends from there. */
+export interface FetchTarget {
+  readonly path: readonly string[];
+  readonly types: ReadonlySet<string>;
+}
+
+/**
+ * A variable of an entity fetch whose value is read, per representation, from an ancestor of the
+ * represented object (`@fromContext` arguments): the fetch is sent once per distinct value.
+ */
+export interface ContextVariable {
+  /** The variable name (without `$`). */
+  readonly name: string;
+  /** Its type, printed (`String`). */
+  readonly type: string;
+  /** Response path of the ancestor object (a prefix of the fetch's path). */
+  readonly path: readonly string[];
+  /** Data keys leading from the ancestor object to the value. */
+  readonly read: readonly string[];
+}
+
+/** The executable twin of a fetch node. */
+export interface FetchStep {
+  readonly kind: "Fetch";
+  readonly node: FetchNode;
+  /** Position of the fetch in planning order (orders errors independently of timing). */
+  readonly index: number;
+  /** `JSON.stringify(node.operation)`, computed once. */
+  readonly queryJson: string;
+  readonly subgraph: string;
+  /** Merge path; empty for root fetches. */
+  readonly path: readonly string[];
+  /** Entity fetches: representation selection per `__typename`; null for root fetches. */
+  readonly representations: ReadonlyMap<string, RepSelection> | null;
+  /**
+   * Merged entity fetches only: the paths served and the types sent from each (`path` is the
+   * first). Absent: representations are collected at `path` for every type of `representations`.
+   */
+  readonly targets?: readonly FetchTarget[];
+  /** `__typename` to send per data `__typename` (`@interfaceObject` targets get the interface). */
+  readonly sendTypename: ReadonlyMap<string, string>;
+  readonly variableUsages: readonly string[];
+  /** Internal aliases renamed back after the fetch, outermost first. */
+  readonly rewrites: readonly Rewrite[];
+  /** `@fromContext` variables, read per object from an ancestor; absent when none. */
+  readonly contextVariables?: readonly ContextVariable[];
+}
+
+/** Executable plan tree. */
+export type PlanStep =
+  | FetchStep
+  | { readonly kind: "Sequence" | "Parallel"; readonly steps: readonly PlanStep[] };
+
+/** A planned operation. */
+export interface PlannedOperation {
+  readonly plan: QueryPlan;
+  readonly step: PlanStep | null;
+}
+
+/** Planning failed: the operation cannot be served by the subgraphs. */
+export class PlanningError extends Error {
+  /**
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { PlanningError } from "./types.ts";
+   * assert.equal(new PlanningError("No subgraph resolves it").name, "PlanningError");
+   * ```
+   * @param message Sentence-case message.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "PlanningError";
+  }
+}
