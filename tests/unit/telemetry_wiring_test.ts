@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { parseConfig } from "../../lib/config/mod.ts";
+import { createHandler } from "../../lib/http/mod.ts";
+import { silentLogger } from "../../lib/log/mod.ts";
+import { buildState, type RouterState } from "../../lib/state/mod.ts";
+import {
+  createRouterMetrics,
+  createTelemetry,
+  type RouterMetrics,
+} from "../../lib/telemetry/mod.ts";
+
+const LINK =
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+const composed = composeSupergraph([
+  {
+    name: "flaky",
+    url: "http://flaky.invalid/graphql",
+    sdl: `${LINK}\ntype Query { hello: String }`,
+  },
+]);
+if (!composed.ok) throw new Error("test supergraph does not compose");
+
+async function setup(
+  config: Record<string, unknown>,
+  fetch: (request: Request) => Promise<Response>,
+): Promise<{ handle: (r: Request) => Promise<Response>; metrics: RouterMetrics }> {
+  let state: RouterState | null = null;
+  const metrics = createRouterMetrics({
+    sources: {
+      admission: () => state?.engine.admission ?? null,
+      caches: () => state && { parse: state.engine.prepared.size, plan: state.engine.plans.size },
+    },
+  });
+  const telemetry = createTelemetry({ metrics, log: () => silentLogger, accessLogs: () => false });
+  state = await buildState({
+    config: parseConfig(config),
+    log: silentLogger,
+    supergraphSdl: composed.ok ? composed.supergraphSdl : "",
+    operationFiles: [],
+    traceKeyPem: null,
+    telemetry,
+    fetch,
+  });
+  return { handle: createHandler(() => state), metrics };
+}
+
+function post(query: string): Request {
+  return new Request("http://router.test/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query }),
+  });
+}
+
+/** The value of one series in a Prometheus text exposition, or undefined. */
+function sample(text: string, series: string): number | undefined {
+  for (const line of text.split("\n")) {
+    if (line.startsWith(series + " ")) return Number(line.slice(series.length + 1));
+  }
+  return undefined;
+}
+
+Deno.test("issue 16: each subgraph retry is counted in gw_router_subgraph_retries_total", async () => {
+  const statuses = [503, 503, 200];
+  const { handle, metrics } = await setup(
+    {
+      traffic_shaping: {
+        all: { retry: { enabled: true, max_attempts: 3, interval: "1ms", max_duration: "2ms" } },
+      },
+    },
+    () =>
+      Promise.resolve(
+        (statuses.shift() ?? 200) === 200
+          ? Response.json({ data: { hello: "world" } })
+          : new Response("unavailable", { status: 503 }),
+      ),
+  );
+  await (await handle(post("{ hello }"))).body?.cancel();
+  const text = await metrics.text();
+  assert.equal(sample(text, 'gw_router_subgraph_retries_total{subgraph="flaky"}'), 2);
+  assert.equal(
+    sample(text, 'gw_router_subgraph_fetches_total{subgraph="flaky",outcome="success"}'),
+    1,
+  );
+});
+
+Deno.test("issue 16: a request refused by the open circuit breaker is counted as outcome circuit_open, once", async () => {
+  let sent = 0;
+  const { handle, metrics } = await setup(
+    {
+      traffic_shaping: {
+        all: {
+          circuit_breaker: {
+            enabled: true,
+            request_threshold: 2,
+            error_threshold_percentage: 50,
+            sleep_window: "1m",
+          },
+        },
+      },
+    },
+    () => {
+      sent++;
+      return Promise.resolve(new Response("unavailable", { status: 503 }));
+    },
+  );
+  for (let i = 0; i < 3; i++) await (await handle(post("{ hello }"))).body?.cancel();
+  const text = await metrics.text();
+  assert.equal(sent, 2, "the third request was not sent");
+  assert.equal(
+    sample(text, 'gw_router_subgraph_fetches_total{subgraph="flaky",outcome="http_error"}'),
+    2,
+  );
+  assert.equal(
+    sample(text, 'gw_router_subgraph_fetches_total{subgraph="flaky",outcome="circuit_open"}'),
+    1,
+  );
+  assert.equal(
+    sample(text, 'gw_router_subgraph_fetches_total{subgraph="flaky",outcome="network_error"}'),
+    undefined,
+  );
+});
