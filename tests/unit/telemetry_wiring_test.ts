@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { exportJWK, generateKeyPair } from "jose";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { createHandler } from "../../lib/http/mod.ts";
@@ -24,7 +25,10 @@ if (!composed.ok) throw new Error("test supergraph does not compose");
 async function setup(
   config: Record<string, unknown>,
   fetch: (request: Request) => Promise<Response>,
-): Promise<{ handle: (r: Request) => Promise<Response>; metrics: RouterMetrics }> {
+  jwksFetch?: typeof globalThis.fetch,
+): Promise<
+  { handle: (r: Request) => Promise<Response>; metrics: RouterMetrics; state: RouterState }
+> {
   let state: RouterState | null = null;
   const metrics = createRouterMetrics({
     sources: {
@@ -41,8 +45,10 @@ async function setup(
     traceKeyPem: null,
     telemetry,
     fetch,
+    ...(jwksFetch ? { jwksFetch } : {}),
   });
-  return { handle: createHandler(() => state), metrics };
+  const built = state;
+  return { handle: createHandler(() => built), metrics, state: built };
 }
 
 function post(query: string): Request {
@@ -120,4 +126,30 @@ Deno.test("issue 16: a request refused by the open circuit breaker is counted as
     sample(text, 'gw_router_subgraph_fetches_total{subgraph="flaky",outcome="network_error"}'),
     undefined,
   );
+});
+
+Deno.test("issue 16: JWKS fetches are counted by outcome in gw_router_jwks_refreshes_total", async () => {
+  const { publicKey } = await generateKeyPair("RS256");
+  const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" };
+  let up = false;
+  const { metrics, state } = await setup(
+    { authentication: { jwt: { jwks: [{ url: "http://keys.invalid/jwks.json" }] } } },
+    () => Promise.resolve(Response.json({ data: {} })),
+    () =>
+      Promise.resolve(
+        up ? Response.json({ keys: [jwk] }) : new Response("down", { status: 500 }),
+      ),
+  );
+  try {
+    const [source] = state.keySources.sources;
+    assert.ok(source, "the state started its key source");
+    await source.refresh(); // the start's fetch (a failure) is in flight, or this one is
+    up = true;
+    assert.equal(await source.refresh(), true);
+    const text = await metrics.text();
+    assert.ok((sample(text, 'gw_router_jwks_refreshes_total{outcome="failure"}') ?? 0) >= 1);
+    assert.equal(sample(text, 'gw_router_jwks_refreshes_total{outcome="success"}'), 1);
+  } finally {
+    state.keySources.close();
+  }
 });
