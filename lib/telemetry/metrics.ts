@@ -63,12 +63,25 @@ export interface FetchMetric {
   readonly outcome: FetchOutcome;
 }
 
+/** The size of one cache (the engine's `Lru` has both). */
+export interface CacheSize {
+  /** Entries. */
+  readonly size: number;
+  /** Sum of the entries' estimated sizes, bytes. */
+  readonly bytes: number;
+}
+
 /** Live values read at scrape time. */
 export interface MetricSources {
   /** The admission gate of the current state. */
   admission(): { readonly active: number; readonly waiting: number } | null;
-  /** Entries of the parse and plan caches of the current state. */
-  caches(): { readonly parse: number; readonly plan: number } | null;
+  /** The parse and plan caches of the current state. */
+  caches(): { readonly parse: CacheSize; readonly plan: CacheSize } | null;
+  /**
+   * The in-flight memory budget of the current state (bytes held by open
+   * operations, reads waiting for bytes). Absent: not exported.
+   */
+  memory?(): { readonly used: number; readonly waiting: number } | null;
 }
 
 /** Options for {@linkcode createRouterMetrics}. */
@@ -236,8 +249,38 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     collect() {
       const sizes = sources?.caches();
       if (!sizes) return;
-      this.set({ cache: "parse" }, sizes.parse);
-      this.set({ cache: "plan" }, sizes.plan);
+      this.set({ cache: "parse" }, sizes.parse.size);
+      this.set({ cache: "plan" }, sizes.plan.size);
+    },
+  });
+  new Gauge({
+    name: "gw_router_cache_bytes",
+    help: "Estimated bytes held by the parse/validate and plan caches (their bound is in bytes).",
+    labelNames: ["cache"],
+    registers,
+    collect() {
+      const sizes = sources?.caches();
+      if (!sizes) return;
+      this.set({ cache: "parse" }, sizes.parse.bytes);
+      this.set({ cache: "plan" }, sizes.plan.bytes);
+    },
+  });
+  new Gauge({
+    name: "gw_router_in_flight_bytes",
+    help: "Subgraph response bytes held by in-flight operations (the in-flight memory budget).",
+    registers,
+    collect() {
+      const budget = sources?.memory?.();
+      if (budget) this.set(budget.used);
+    },
+  });
+  new Gauge({
+    name: "gw_router_in_flight_bytes_waiting_reads",
+    help: "Subgraph reads waiting for in-flight memory budget bytes to be released.",
+    registers,
+    collect() {
+      const budget = sources?.memory?.();
+      if (budget) this.set(budget.waiting);
     },
   });
   new Gauge({

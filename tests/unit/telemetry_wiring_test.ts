@@ -33,7 +33,8 @@ async function setup(
   const metrics = createRouterMetrics({
     sources: {
       admission: () => state?.engine.admission ?? null,
-      caches: () => state && { parse: state.engine.prepared.size, plan: state.engine.plans.size },
+      caches: () => state && { parse: state.engine.prepared, plan: state.engine.plans },
+      memory: () => state?.engine.memory ?? null,
     },
   });
   const telemetry = createTelemetry({ metrics, log: () => silentLogger, accessLogs: () => false });
@@ -152,4 +153,77 @@ Deno.test("issue 16: JWKS fetches are counted by outcome in gw_router_jwks_refre
   } finally {
     state.keySources.close();
   }
+});
+
+Deno.test("issue 16: a request refused by a full admission queue is counted with reason queue_full", async () => {
+  const entered = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  const { handle, metrics } = await setup(
+    {
+      engine: { max_concurrent_operations: 1 },
+      traffic_shaping: { router: { max_queue_size: 1 } },
+    },
+    async () => {
+      entered.resolve();
+      await release.promise;
+      return Response.json({ data: { hello: "world" } });
+    },
+  );
+  const first = handle(post("{ hello }"));
+  await entered.promise;
+  const second = handle(post("{ hello }")); // waits in the queue
+  const third = await handle(post("{ hello }"));
+  assert.equal(third.status, 503);
+  await third.body?.cancel();
+  release.resolve();
+  for (const response of await Promise.all([first, second])) await response.body?.cancel();
+  const text = await metrics.text();
+  assert.equal(sample(text, 'gw_router_admission_rejected_total{reason="queue_full"}'), 1);
+});
+
+Deno.test("issue 16: the parse and plan caches are exported in bytes (their bound), read at scrape", async () => {
+  const { handle, metrics, state } = await setup(
+    {},
+    () => Promise.resolve(Response.json({ data: { hello: "world" } })),
+  );
+  await (await handle(post("{ hello }"))).body?.cancel();
+  const text = await metrics.text();
+  const plan = sample(text, 'gw_router_cache_bytes{cache="plan"}');
+  assert.ok(plan !== undefined && plan > 0);
+  assert.equal(plan, state.engine.plans.bytes);
+  assert.equal(sample(text, 'gw_router_cache_bytes{cache="parse"}'), state.engine.prepared.bytes);
+  assert.equal(sample(text, 'gw_router_cache_entries{cache="plan"}'), 1);
+});
+
+Deno.test("issue 16: subgraph bytes held by an in-flight operation show in gw_router_in_flight_bytes", async () => {
+  const head = new TextEncoder().encode('{"data":{"hello":"');
+  const read = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  const { handle, metrics } = await setup({}, () =>
+    Promise.resolve(
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(head);
+          },
+          // Called once the first chunk has been read.
+          async pull(controller) {
+            read.resolve();
+            await release.promise;
+            controller.enqueue(new TextEncoder().encode('world"}}'));
+            controller.close();
+          },
+        }),
+        { headers: { "content-type": "application/json" } },
+      ),
+    ));
+  const pending = handle(post("{ hello }"));
+  await read.promise;
+  // Give the reader a turn to charge the first chunk.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const during = sample(await metrics.text(), "gw_router_in_flight_bytes");
+  release.resolve();
+  await (await pending).body?.cancel();
+  assert.ok(during !== undefined && during >= head.length, `held ${during}`);
+  assert.equal(sample(await metrics.text(), "gw_router_in_flight_bytes"), 0);
 });
