@@ -7,6 +7,7 @@
 import { challengeScopes, formatBearerChallenge, type VerifiedToken } from "../auth/mod.ts";
 import type { GateDecision } from "./policy.ts";
 import type { McpState } from "./state.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 
 /** A JSON-RPC id (null when unknown). */
 export type JsonRpcId = string | number | null;
@@ -120,9 +121,12 @@ export function scopeDenied(
     readonly decision: Exclude<GateDecision, { allow: true }>;
     readonly id: JsonRpcId;
     readonly reason?: string;
+    /** Counts the denial by its gate level (`gw_router_mcp_denied_total`). */
+    readonly telemetry?: Telemetry | null;
   },
 ): Response {
   const { mcp, caller, decision } = context;
+  context.telemetry?.metrics?.mcpDenied(decision.level);
   const scopes = challengeScopes(
     decision.scopes,
     caller.token?.scopes ?? [],

@@ -9,7 +9,7 @@
  * @module
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import { type BoundedLabel, createBoundedLabel, UNKNOWN_LABEL } from "./labels.ts";
+import { type BoundedLabel, createBoundedLabel, OTHER_LABEL, UNKNOWN_LABEL } from "./labels.ts";
 
 /** OpenTelemetry's advised buckets for `http.*.request.duration`, seconds. */
 export const DURATION_BUCKETS: readonly number[] = [
@@ -125,6 +125,12 @@ export interface RouterMetrics {
   cache(cache: "parse" | "plan", hit: boolean): void;
   /** The admission gate refused (or lost) a request. */
   admissionRejected(reason: string): void;
+  /**
+   * An MCP request was refused for its token: `token` for a 401 (no or a
+   * bad token), else the first failing scope gate of a 403 (`initialize`,
+   * `method`, `built-in`, `tool`, `runtime`; anything else counts as `other`).
+   */
+  mcpDenied(level: string): void;
   /** An MCP request was answered. */
   mcp(info: { readonly method: string; readonly tool: string; readonly outcome: string }): void;
   /** A Connect call was answered. */
@@ -337,6 +343,13 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["config_hash", "supergraph_hash", "version"],
     registers,
   });
+  const mcpDenied = new Counter({
+    name: "gw_router_mcp_denied_total",
+    help:
+      "MCP requests refused for their token: 401 (level token) or 403 by the failing scope gate.",
+    labelNames: ["level"],
+    registers,
+  });
   const mcpMethods = createBoundedLabel(50);
   const mcpTools = createBoundedLabel(max);
   // Label children by their values, so the hot path skips prom-client's label
@@ -402,6 +415,9 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     admissionRejected(reason) {
       rejected.inc({ reason });
     },
+    mcpDenied(level) {
+      mcpDenied.inc({ level: MCP_DENIAL_LEVELS.has(level) ? level : OTHER_LABEL });
+    },
     mcp({ method, tool, outcome }) {
       // No tool (methods other than tools/call): the label stays empty.
       mcp.inc({
@@ -428,6 +444,16 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
   };
 }
+
+/** The `level` values of `gw_router_mcp_denied_total` (the MCP gate levels and `token`). */
+const MCP_DENIAL_LEVELS: ReadonlySet<string> = new Set([
+  "token",
+  "initialize",
+  "method",
+  "built-in",
+  "tool",
+  "runtime",
+]);
 
 /** Separates label values in a memo key (a character no label value has: they are cleaned). */
 const SEP = "\u0001";

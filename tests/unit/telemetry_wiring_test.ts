@@ -227,3 +227,13 @@ Deno.test("issue 16: subgraph bytes held by an in-flight operation show in gw_ro
   assert.ok(during !== undefined && during >= head.length, `held ${during}`);
   assert.equal(sample(await metrics.text(), "gw_router_in_flight_bytes"), 0);
 });
+
+Deno.test("issue 16: the MCP denial level label is bounded: an unknown level counts as 'other'", async () => {
+  const metrics = createRouterMetrics();
+  metrics.mcpDenied("tool");
+  metrics.mcpDenied("<script>");
+  const text = await metrics.text();
+  assert.equal(sample(text, 'gw_router_mcp_denied_total{level="tool"}'), 1);
+  assert.equal(sample(text, 'gw_router_mcp_denied_total{level="other"}'), 1);
+  assert.ok(!text.includes("script"));
+});
