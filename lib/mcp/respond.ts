@@ -21,7 +21,7 @@ export interface Caller {
 /** The caller when OAuth is off. */
 export const ANONYMOUS: Caller = Object.freeze({ token: null, scopes: new Set<string>() });
 
-const EXPOSE = "Mcp-Session-Id, WWW-Authenticate, MCP-Protocol-Version";
+const EXPOSE = "Mcp-Session-Id, WWW-Authenticate, MCP-Protocol-Version, X-Request-Id";
 
 /**
  * Tells whether a value is a plain JSON object.
