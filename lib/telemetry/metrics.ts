@@ -81,7 +81,9 @@ export interface MetricSources {
    * The in-flight memory budget of the current state (bytes held by open
    * operations, reads waiting for bytes). Absent: not exported.
    */
-  memory?(): { readonly used: number; readonly waiting: number } | null;
+  memory?():
+    | { readonly used: number; readonly waiting: number; readonly maxBytes: number }
+    | null;
 }
 
 /** Options for {@linkcode createRouterMetrics}. */
@@ -278,6 +280,15 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     collect() {
       const budget = sources?.memory?.();
       if (budget) this.set(budget.used);
+    },
+  });
+  new Gauge({
+    name: "gw_router_in_flight_bytes_limit",
+    help: "The in-flight memory budget (traffic_shaping.router.max_in_flight_bytes; 0: none).",
+    registers,
+    collect() {
+      const budget = sources?.memory?.();
+      if (budget) this.set(budget.maxBytes);
     },
   });
   new Gauge({

@@ -24,7 +24,8 @@ Deno.test("issue 16: the router exports its caches in bytes and its in-flight me
     assert.ok(parse !== undefined && parse > 0, `parse cache bytes: ${parse}`);
     assert.equal(parse, state.engine.prepared.bytes);
     assert.equal(sample(text, 'gw_router_cache_bytes{cache="plan"}'), state.engine.plans.bytes);
-    // Nothing in flight at scrape time: the budget's gauge is there, at 0.
+    // The budget's default (64 MB), read from the state; nothing in flight at scrape time.
+    assert.equal(sample(text, "gw_router_in_flight_bytes_limit"), 64_000_000);
     assert.equal(sample(text, "gw_router_in_flight_bytes"), 0);
     assert.equal(sample(text, "gw_router_in_flight_bytes_waiting_reads"), 0);
   } finally {
