@@ -77,6 +77,8 @@ export interface JwksSourceOptions {
   readonly timers?: Timers;
   /** Where status changes are logged (once per change). */
   readonly log?: Logger;
+  /** Called after each fetch attempt (metrics): true when it succeeded. */
+  readonly onFetched?: (ok: boolean) => void;
 }
 
 /** Counters of a source (plain numbers, for metrics callbacks). */
@@ -188,6 +190,7 @@ export class JwksSource {
       keys = await this.#download();
     } catch (error) {
       this.#counters.failures++;
+      this.#options.onFetched?.(false);
       this.#apply(fetchFailed(this.#state, { now: this.#now(), policy: this.#options.policy }), {
         error: error instanceof Error ? error.message : String(error),
       });
@@ -202,6 +205,7 @@ export class JwksSource {
       keys: keys.keys.length,
     });
     if (this.#timer !== null) this.#schedule(); // an unknown-kid fetch moved the next refresh
+    this.#options.onFetched?.(true);
     return true;
   }
 

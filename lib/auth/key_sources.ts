@@ -25,6 +25,11 @@ export interface KeySourcesOptions {
   readonly timers?: Timers;
   readonly log?: Logger;
   /**
+   * Called after each fetch attempt of a source this set starts (metrics):
+   * true when it succeeded. A source taken over keeps its first callback.
+   */
+  readonly onFetched?: (ok: boolean) => void;
+  /**
    * The replaced state's sources: a source with the same URL and settings is
    * taken over (loaded keys and its loop carry over a reload).
    */
@@ -86,6 +91,7 @@ export class KeySources {
         ...(o.now ? { now: o.now } : {}),
         ...(o.timers ? { timers: o.timers } : {}),
         ...(o.log ? { log: o.log } : {}),
+        ...(o.onFetched ? { onFetched: o.onFetched } : {}),
       });
       this.#sources.set(key, source);
       if (!this.#closed) source.start();

@@ -184,9 +184,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     sources: {
       admission: () => state?.engine.admission ?? null,
       caches: () =>
-        state === null
-          ? null
-          : { parse: state.engine.prepared.size, plan: state.engine.plans.size },
+        state === null ? null : { parse: state.engine.prepared, plan: state.engine.plans },
+      memory: () => state?.engine.memory ?? null,
     },
     // Access lines are at info: below that threshold they cost nothing.
     accessLogs: () =>

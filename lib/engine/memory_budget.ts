@@ -63,6 +63,8 @@ export interface MemoryBudget {
   readonly waiting: number;
   /** The per-operation limit, bytes. */
   readonly maxTicketBytes: number;
+  /** The budget, bytes (0: none). */
+  readonly maxBytes: number;
 }
 
 /** Options of {@linkcode createMemoryBudget}. */
@@ -230,5 +232,6 @@ export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
       return waiters.filter((w) => !w.done).length;
     },
     maxTicketBytes: options.maxTicketBytes,
+    maxBytes: Number.isFinite(max) ? max : 0,
   };
 }

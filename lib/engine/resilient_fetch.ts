@@ -40,6 +40,10 @@ export interface ResilientFetchOptions {
   readonly nowMs?: () => number;
   /** Jitter source. @default Math.random */
   readonly random?: () => number;
+  /** Called before each retry's back-off (metrics; the module stays pure). */
+  readonly onRetry?: () => void;
+  /** Called when the open breaker refuses an attempt (metrics). */
+  readonly onCircuitOpen?: () => void;
 }
 
 function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
@@ -105,7 +109,10 @@ export async function resilientFetch(
   const sleep = options.sleep ?? sleepFor;
   const retries = options.idempotent && retry.enabled;
   for (let attempts = 1;; attempts++) {
-    if (breaker !== null && !breaker.allow()) throw circuitOpen(options.subgraph);
+    if (breaker !== null && !breaker.allow()) {
+      options.onCircuitOpen?.();
+      throw circuitOpen(options.subgraph);
+    }
     let response: Response;
     try {
       response = await send();
@@ -120,6 +127,7 @@ export async function resilientFetch(
         })
         : null;
       if (delay === null) throw error;
+      options.onRetry?.();
       await sleep(delay, options.signal);
       continue;
     }
@@ -140,6 +148,7 @@ export async function resilientFetch(
     });
     if (delay === null) return response;
     await response.body?.cancel().catch(() => {});
+    options.onRetry?.();
     await sleep(delay, options.signal);
   }
 }

@@ -14,6 +14,10 @@ import { type Resilience, resilientFetch } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 
+function isCircuitOpen(error: unknown): boolean {
+  return error instanceof RouterError && error.code === "SUBGRAPH_CIRCUIT_OPEN";
+}
+
 /** The headers of every subgraph request (header rules add to them). */
 const BASE_HEADERS: [string, string][] = [
   ["content-type", "application/json"],
@@ -165,6 +169,12 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         resilience,
         idempotent: out.idempotent,
         signal,
+        ...(events
+          ? {
+            onRetry: () => events.retried?.(out.subgraph),
+            onCircuitOpen: () => events.circuitOpen?.(out.subgraph),
+          }
+          : {}),
       });
       status = response.status;
       responseHeaders = response.headers;
@@ -180,7 +190,14 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           : {}),
       });
     } catch (error) {
-      events?.fetched(out.subgraph, { seconds: (performance.now() - start) / 1000, status, error });
+      // A breaker refusal was counted by `circuitOpen` (the last attempt sent nothing).
+      if (!isCircuitOpen(error)) {
+        events?.fetched(out.subgraph, {
+          seconds: (performance.now() - start) / 1000,
+          status,
+          error,
+        });
+      }
       hook?.end(status, error, false);
       throw error;
     }

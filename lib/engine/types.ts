@@ -170,4 +170,11 @@ export interface EngineEvents {
   }): void;
   /** A caller got the response of an identical in-flight request (single flight). */
   shared(subgraph: string): void;
+  /** A subgraph request is retried (once per retry, before its back-off). */
+  retried?(subgraph: string): void;
+  /**
+   * The open circuit breaker refused a subgraph request (nothing sent; then
+   * no `fetched` for it).
+   */
+  circuitOpen?(subgraph: string): void;
 }

@@ -6,8 +6,15 @@
  */
 import type { CorsConfig } from "../config/types.ts";
 
-/** Headers browsers may always read from our responses (MCP sessions, auth challenges). */
-export const ALWAYS_EXPOSED: readonly string[] = ["Mcp-Session-Id", "WWW-Authenticate"];
+/**
+ * Headers browsers may always read from our responses (MCP sessions, auth
+ * challenges, the request id every answer carries); `cors.expose_headers` adds to them.
+ */
+export const ALWAYS_EXPOSED: readonly string[] = [
+  "Mcp-Session-Id",
+  "WWW-Authenticate",
+  "X-Request-Id",
+];
 
 const METHODS = "GET, POST, DELETE, OPTIONS";
 
@@ -45,7 +52,10 @@ export interface CorsPolicy {
  *   new Request("http://r/mcp", { headers: { origin: "https://app.example" } }),
  *   new Response("{}"),
  * );
- * assert.equal(response.headers.get("access-control-expose-headers"), "Mcp-Session-Id, WWW-Authenticate");
+ * assert.equal(
+ *   response.headers.get("access-control-expose-headers"),
+ *   "Mcp-Session-Id, WWW-Authenticate, X-Request-Id",
+ * );
  * ```
  * @param config The `cors` section.
  * @returns The policy.

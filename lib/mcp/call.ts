@@ -194,11 +194,18 @@ export async function callTool(
               decision: { allow: false, level: "runtime", scopes: [] },
               id: context.id,
               reason: `The query cannot be authorized (fails closed): ${access.reason}`,
+              telemetry: deps.telemetry ?? null,
             });
           }
           const decision = checkRuntime(access.requirement.scopes, caller.scopes);
           if (!decision.allow) {
-            return scopeDenied(request, { mcp, caller, decision, id: context.id });
+            return scopeDenied(request, {
+              mcp,
+              caller,
+              decision,
+              id: context.id,
+              telemetry: deps.telemetry ?? null,
+            });
           }
         }
       }

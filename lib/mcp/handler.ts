@@ -25,6 +25,7 @@ import {
 import { isLogLevel, logNotification, passes } from "./logging.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
 import type { McpDeps, McpState } from "./state.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 import {
   checkSession,
   expiryOf,
@@ -81,7 +82,11 @@ function authErrorResponse(request: Request, error: AuthError): Response {
 }
 
 /** Gate 1 and authentication. Returns the caller or the 401/403 response. */
-async function authorize(request: Request, mcp: McpState): Promise<Caller | Response> {
+async function authorize(
+  request: Request,
+  mcp: McpState,
+  telemetry: Telemetry | null,
+): Promise<Caller | Response> {
   if (!mcp.oauth || mcp.auth === null) return ANONYMOUS;
   const result = await authenticate(request, mcp.auth);
   if (!result.ok && result.error.code !== "UNAUTHENTICATED") {
@@ -94,13 +99,16 @@ async function authorize(request: Request, mcp: McpState): Promise<Caller | Resp
       ...(result.ok ? {} : { error: "invalid_token" as const, errorDescription: description }),
       resourceMetadata: mcp.resourceMetadataUrl,
     });
+    telemetry?.metrics?.mcpDenied("token");
     return rpcError(request, null, 401, -32001, description, {
       headers: { "www-authenticate": challenge },
     });
   }
   const caller = { token: result.token, scopes: result.token.scopeSet };
   const decision = checkInitialize(mcp.policy, caller.scopes);
-  return decision.allow ? caller : scopeDenied(request, { mcp, caller, decision, id: null });
+  return decision.allow
+    ? caller
+    : scopeDenied(request, { mcp, caller, decision, id: null, telemetry });
 }
 
 function negotiate(requested: unknown): string {
@@ -269,7 +277,9 @@ async function handlePost(
     const decision = mcp.challengeAllLevels && method === "tools/call"
       ? checkCallAllLevels(mcp.policy, caller.scopes, toolName)
       : checkRequest(mcp.policy, caller.scopes, method, toolName);
-    if (!decision.allow) return scopeDenied(request, { mcp, caller, decision, id });
+    if (!decision.allow) {
+      return scopeDenied(request, { mcp, caller, decision, id, telemetry: deps.telemetry ?? null });
+    }
   }
   const ok = (result: Record<string, unknown>, headers: HeadersInit = {}) =>
     json(
@@ -428,7 +438,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
       ),
     });
   }
-  const caller = await authorize(request, mcp);
+  const caller = await authorize(request, mcp, deps.telemetry ?? null);
   if (caller instanceof Response) {
     await request.body?.cancel();
     return caller;

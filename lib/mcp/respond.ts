@@ -7,6 +7,7 @@
 import { challengeScopes, formatBearerChallenge, type VerifiedToken } from "../auth/mod.ts";
 import type { GateDecision } from "./policy.ts";
 import type { McpState } from "./state.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 
 /** A JSON-RPC id (null when unknown). */
 export type JsonRpcId = string | number | null;
@@ -20,7 +21,7 @@ export interface Caller {
 /** The caller when OAuth is off. */
 export const ANONYMOUS: Caller = Object.freeze({ token: null, scopes: new Set<string>() });
 
-const EXPOSE = "Mcp-Session-Id, WWW-Authenticate, MCP-Protocol-Version";
+const EXPOSE = "Mcp-Session-Id, WWW-Authenticate, MCP-Protocol-Version, X-Request-Id";
 
 /**
  * Tells whether a value is a plain JSON object.
@@ -120,9 +121,12 @@ export function scopeDenied(
     readonly decision: Exclude<GateDecision, { allow: true }>;
     readonly id: JsonRpcId;
     readonly reason?: string;
+    /** Counts the denial by its gate level (`gw_router_mcp_denied_total`). */
+    readonly telemetry?: Telemetry | null;
   },
 ): Response {
   const { mcp, caller, decision } = context;
+  context.telemetry?.metrics?.mcpDenied(decision.level);
   const scopes = challengeScopes(
     decision.scopes,
     caller.token?.scopes ?? [],

@@ -122,6 +122,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   for (const skipped of operations.skipped) {
     log.warn("Operation skipped", { path: skipped.path, reason: skipped.reason });
   }
+  const jwksMetrics = inputs.telemetry?.metrics;
   const keySources = new KeySources({
     headerName: (config.authentication.jwt.header_name || "Authorization").toLowerCase(),
     prefix: config.authentication.jwt.header_value_prefix,
@@ -129,6 +130,9 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     log,
     ...(inputs.jwksFetch ? { fetch: inputs.jwksFetch } : {}),
     ...(inputs.previous ? { previous: inputs.previous.keySources } : {}),
+    ...(jwksMetrics
+      ? { onFetched: (ok: boolean) => jwksMetrics.jwksRefresh(ok ? "success" : "failure") }
+      : {}),
   });
   // One token verifier (key sources, key cache) for the GraphQL and Connect facets.
   let auth: Promise<AuthState> | null = null;

@@ -9,7 +9,7 @@
  * @module
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import { type BoundedLabel, createBoundedLabel, UNKNOWN_LABEL } from "./labels.ts";
+import { type BoundedLabel, createBoundedLabel, OTHER_LABEL, UNKNOWN_LABEL } from "./labels.ts";
 
 /** OpenTelemetry's advised buckets for `http.*.request.duration`, seconds. */
 export const DURATION_BUCKETS: readonly number[] = [
@@ -63,12 +63,27 @@ export interface FetchMetric {
   readonly outcome: FetchOutcome;
 }
 
+/** The size of one cache (the engine's `Lru` has both). */
+export interface CacheSize {
+  /** Entries. */
+  readonly size: number;
+  /** Sum of the entries' estimated sizes, bytes. */
+  readonly bytes: number;
+}
+
 /** Live values read at scrape time. */
 export interface MetricSources {
   /** The admission gate of the current state. */
   admission(): { readonly active: number; readonly waiting: number } | null;
-  /** Entries of the parse and plan caches of the current state. */
-  caches(): { readonly parse: number; readonly plan: number } | null;
+  /** The parse and plan caches of the current state. */
+  caches(): { readonly parse: CacheSize; readonly plan: CacheSize } | null;
+  /**
+   * The in-flight memory budget of the current state (bytes held by open
+   * operations, reads waiting for bytes). Absent: not exported.
+   */
+  memory?():
+    | { readonly used: number; readonly waiting: number; readonly maxBytes: number }
+    | null;
 }
 
 /** Options for {@linkcode createRouterMetrics}. */
@@ -112,6 +127,12 @@ export interface RouterMetrics {
   cache(cache: "parse" | "plan", hit: boolean): void;
   /** The admission gate refused (or lost) a request. */
   admissionRejected(reason: string): void;
+  /**
+   * An MCP request was refused for its token: `token` for a 401 (no or a
+   * bad token), else the first failing scope gate of a 403 (`initialize`,
+   * `method`, `built-in`, `tool`, `runtime`; anything else counts as `other`).
+   */
+  mcpDenied(level: string): void;
   /** An MCP request was answered. */
   mcp(info: { readonly method: string; readonly tool: string; readonly outcome: string }): void;
   /** A Connect call was answered. */
@@ -236,8 +257,47 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     collect() {
       const sizes = sources?.caches();
       if (!sizes) return;
-      this.set({ cache: "parse" }, sizes.parse);
-      this.set({ cache: "plan" }, sizes.plan);
+      this.set({ cache: "parse" }, sizes.parse.size);
+      this.set({ cache: "plan" }, sizes.plan.size);
+    },
+  });
+  new Gauge({
+    name: "gw_router_cache_bytes",
+    help: "Estimated bytes held by the parse/validate and plan caches (their bound is in bytes).",
+    labelNames: ["cache"],
+    registers,
+    collect() {
+      const sizes = sources?.caches();
+      if (!sizes) return;
+      this.set({ cache: "parse" }, sizes.parse.bytes);
+      this.set({ cache: "plan" }, sizes.plan.bytes);
+    },
+  });
+  new Gauge({
+    name: "gw_router_in_flight_bytes",
+    help: "Subgraph response bytes held by in-flight operations (the in-flight memory budget).",
+    registers,
+    collect() {
+      const budget = sources?.memory?.();
+      if (budget) this.set(budget.used);
+    },
+  });
+  new Gauge({
+    name: "gw_router_in_flight_bytes_limit",
+    help: "The in-flight memory budget (traffic_shaping.router.max_in_flight_bytes; 0: none).",
+    registers,
+    collect() {
+      const budget = sources?.memory?.();
+      if (budget) this.set(budget.maxBytes);
+    },
+  });
+  new Gauge({
+    name: "gw_router_in_flight_bytes_waiting_reads",
+    help: "Subgraph reads waiting for in-flight memory budget bytes to be released.",
+    registers,
+    collect() {
+      const budget = sources?.memory?.();
+      if (budget) this.set(budget.waiting);
     },
   });
   new Gauge({
@@ -292,6 +352,13 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     name: "gw_router_info",
     help: "The serving configuration and supergraph (value 1).",
     labelNames: ["config_hash", "supergraph_hash", "version"],
+    registers,
+  });
+  const mcpDenied = new Counter({
+    name: "gw_router_mcp_denied_total",
+    help:
+      "MCP requests refused for their token: 401 (level token) or 403 by the failing scope gate.",
+    labelNames: ["level"],
     registers,
   });
   const mcpMethods = createBoundedLabel(50);
@@ -359,6 +426,9 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     admissionRejected(reason) {
       rejected.inc({ reason });
     },
+    mcpDenied(level) {
+      mcpDenied.inc({ level: MCP_DENIAL_LEVELS.has(level) ? level : OTHER_LABEL });
+    },
     mcp({ method, tool, outcome }) {
       // No tool (methods other than tools/call): the label stays empty.
       mcp.inc({
@@ -385,6 +455,16 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
   };
 }
+
+/** The `level` values of `gw_router_mcp_denied_total` (the MCP gate levels and `token`). */
+const MCP_DENIAL_LEVELS: ReadonlySet<string> = new Set([
+  "token",
+  "initialize",
+  "method",
+  "built-in",
+  "tool",
+  "runtime",
+]);
 
 /** Separates label values in a memo key (a character no label value has: they are cleaned). */
 const SEP = "\u0001";

@@ -24,6 +24,7 @@ export {
   UNKNOWN_LABEL,
 } from "./labels.ts";
 export {
+  type CacheSize,
   createRouterMetrics,
   DURATION_BUCKETS,
   type FetchMetric,

@@ -231,6 +231,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       metrics.subgraphFetch({ subgraph, seconds, status, outcome: fetchOutcome(status, error) });
     },
     shared: (subgraph) => metrics.singleFlightShared(subgraph),
+    retried: (subgraph) => metrics.subgraphRetry(subgraph),
+    circuitOpen: (subgraph) => metrics.circuitBreakerRejected(subgraph),
   };
 
   function hooksFor(scope: { fetches: number }, span: RequestSpan | null): RequestHooks {

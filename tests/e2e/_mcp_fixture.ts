@@ -115,6 +115,8 @@ export interface FixtureOptions {
   readonly jwt?: Record<string, unknown>;
   /** `engine` config. */
   readonly engine?: Record<string, unknown>;
+  /** `telemetry` config (metrics). */
+  readonly telemetry?: Record<string, unknown>;
   /** Do not wait for `/health/ready` after the start (the JWKS may be down). */
   readonly skipReady?: boolean;
   /** The JWKS stub's mode from the start. */
@@ -208,6 +210,7 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       : {}),
     ...(options.authorization === undefined ? {} : { authorization: options.authorization }),
     ...(options.engine === undefined ? {} : { engine: options.engine }),
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
     mcp: {
       enabled: true,
       graph_name: "fixture",

@@ -283,7 +283,21 @@ Deno.test("issue 2: bodies over max_request_body_bytes get 413, by header and by
   assert.match((await errorOf(chunked)).message, /larger than 64 bytes \(max_request_body_bytes\)/);
 });
 
-Deno.test("issue 2: CORS preflight and exposed headers (Mcp-Session-Id, WWW-Authenticate)", async () => {
+Deno.test("issue 16: browsers may read X-Request-Id: exposed by default, kept when cors.expose_headers adds headers", async () => {
+  for (const expose of [[], ["X-Custom"]]) {
+    const state = await stateWith({ cors: { expose_headers: expose } });
+    const response = await createHandler(() => state)(
+      new Request(`${URL_BASE}/health/ready`, { headers: { origin: "https://app.example" } }),
+    );
+    await response.body?.cancel();
+    const exposed = (response.headers.get("access-control-expose-headers") ?? "").split(", ");
+    assert.ok(exposed.includes("X-Request-Id"), `exposed: ${exposed}`);
+    for (const name of expose) assert.ok(exposed.includes(name));
+    assert.ok(response.headers.get("x-request-id"), "the header exposed is sent");
+  }
+});
+
+Deno.test("issue 2: CORS preflight and exposed headers (Mcp-Session-Id, WWW-Authenticate, X-Request-Id)", async () => {
   const state = await stateWith({
     cors: { allow_origins: ["https://app.example", "https://*.dev.example"] },
   });
@@ -309,7 +323,7 @@ Deno.test("issue 2: CORS preflight and exposed headers (Mcp-Session-Id, WWW-Auth
   assert.equal(actual.headers.get("access-control-allow-origin"), "https://app.example");
   assert.equal(
     actual.headers.get("access-control-expose-headers"),
-    "Mcp-Session-Id, WWW-Authenticate",
+    "Mcp-Session-Id, WWW-Authenticate, X-Request-Id",
   );
   assert.equal(actual.headers.get("vary"), "Origin");
   await actual.body?.cancel();

@@ -35,7 +35,7 @@ async function setup(): Promise<
   const metrics = createRouterMetrics({
     sources: {
       admission: () => state?.engine.admission ?? null,
-      caches: () => state && { parse: state.engine.prepared.size, plan: state.engine.plans.size },
+      caches: () => state && { parse: state.engine.prepared, plan: state.engine.plans },
     },
     maxLabelValues: 3,
   });
