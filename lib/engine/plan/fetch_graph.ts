@@ -307,9 +307,10 @@ function planRequirements(
     const model = b.graph.field(pos.type, item.name);
     if (!model) continue;
     const dataKey = internalKey(pos, { name: item.name, args: item.args });
-    const nfield = internalField(b.graph, { key: dataKey, item, type: pos.type, model });
+    const client = pos.clientKeys.get(dataKey);
+    const nfield = internalField(b.graph, { key: dataKey, item, type: pos.type, model, client });
     planFields(b, { pos, fields: [nfield] });
-    rep.fields.push(repField(b.graph, item, { dataKey, model }));
+    rep.fields.push(repField(b.graph, item, { dataKey, model, planned: nfield.selection }));
   }
   return rep;
 }

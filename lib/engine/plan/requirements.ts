@@ -72,17 +72,32 @@ function appliesTo(graph: QueryGraph, at: { condition: string; type: string }): 
   return graph.type(condition)?.members.includes(type) ?? false;
 }
 
-/** The representation selection reading one requirement item (null for a leaf). */
+/**
+ * The representation selection reading one requirement item (null for a leaf). `planned` is the
+ * sub-selection the item was planned as: its response keys (aliases where the client selects the
+ * same key otherwise) are where the values are read from.
+ */
 export function repSelection(
   graph: QueryGraph,
-  of: { readonly item: FieldSetItem; readonly model: FieldModel },
+  of: {
+    readonly item: FieldSetItem;
+    readonly model: FieldModel;
+    readonly planned?: NSelection | null | undefined;
+  },
 ): RepSelection | null {
   const { item, model } = of;
   if (item.selection.length === 0) return null;
+  const planned = of.planned ?? null;
   const rep: RepSelection = { fields: [], byType: new Map() };
   const named = graph.type(model.namedType);
   const abstract = named?.kind === "interface" || named?.kind === "union";
   if (abstract) rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
+  const read = (type: string, s: FieldSetItem, among: readonly NField[] | undefined): RepField => {
+    const m = graph.field(type, s.name ?? "");
+    const nf = among?.find((f) => f.name === s.name && f.args === s.args);
+    const dataKey = nf?.key ?? s.name ?? "";
+    return repField(graph, s, { dataKey, model: m, planned: nf?.selection ?? null });
+  };
   for (const sub of item.selection) {
     if (sub.name === null) {
       if (!sub.typeCondition) continue;
@@ -91,14 +106,10 @@ export function repSelection(
         : possibleTypes(graph, sub.typeCondition);
       for (const condition of conditions) {
         const list = rep.byType.get(condition) ?? [];
+        const among = planned?.byType.get(condition) ?? planned?.fields;
         for (const s of itemsFor(graph, { type: condition, items: sub.selection })) {
           if (s.name === null || list.some((l) => l.key === s.name)) continue;
-          const m = graph.field(condition, s.name);
-          list.push({
-            key: s.name,
-            dataKey: s.name,
-            selection: m ? repSelection(graph, { item: s, model: m }) : null,
-          });
+          list.push(read(condition, s, among));
         }
         rep.byType.set(condition, list);
       }
@@ -108,12 +119,8 @@ export function repSelection(
       if (!abstract) rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
       continue;
     }
-    const m = graph.field(model.namedType, sub.name);
-    rep.fields.push({
-      key: sub.name,
-      dataKey: sub.name,
-      selection: m ? repSelection(graph, { item: sub, model: m }) : null,
-    });
+    const among = abstract ? planned?.interfaceFields : planned?.fields;
+    rep.fields.push(read(model.namedType, sub, among));
   }
   return rep;
 }
@@ -141,12 +148,25 @@ export function internalKey(pos: Pos, field: { name: string; args: string }): st
   }
 }
 
-/** A field set item as a normalized field (so requirements plan like client fields). */
+/**
+ * A field set item as a normalized field (so requirements plan like client fields). `client` is
+ * the client's field at the same response key (same name and arguments) when there is one: the
+ * item's sub-fields then take response keys that collide with none of the client's sub-fields
+ * (`mean__gw1: mean(currency: "USD")` beside the client's `mean(currency: "EUR")`), so both
+ * travel in one fetch.
+ */
 export function internalField(
   graph: QueryGraph,
-  of: { key: string; item: FieldSetItem; type: string; model: FieldModel },
+  of: {
+    key: string;
+    item: FieldSetItem;
+    type: string;
+    model: FieldModel;
+    client?: NField | undefined;
+  },
 ): NField {
-  const { key, item, type, model } = of;
+  const { key, item, type, model, client } = of;
+  const same = client !== undefined && client.name === item.name && client.args === item.args;
   return {
     key,
     name: item.name ?? "",
@@ -156,24 +176,50 @@ export function internalField(
     namedType: model.namedType,
     type: typeRefOf(model.type),
     selection: item.selection.length > 0
-      ? selectionOf(graph, model.namedType, item.selection)
+      ? selectionOf(graph, {
+        typeName: model.namedType,
+        items: item.selection,
+        client: same ? fieldsOf(client.selection) : [],
+      })
       : null,
     introspection: false,
   };
 }
 
+/** Every field of a client selection, whatever its type condition. */
+function fieldsOf(selection: NSelection | null): NField[] {
+  if (!selection) return [];
+  return [
+    ...selection.fields,
+    ...selection.interfaceFields,
+    ...[...selection.byType.values()].flat(),
+  ];
+}
+
+/** A response key for a requirement sub-field that no client field at its level uses otherwise. */
+function nestedKey(client: readonly NField[], item: FieldSetItem): string {
+  const name = item.name ?? "";
+  const free = (key: string) =>
+    client.every((c) => c.key !== key || (c.name === name && c.args === item.args));
+  if (free(name)) return name;
+  for (let i = 1;; i++) if (free(`${name}__gw${i}`)) return `${name}__gw${i}`;
+}
+
 function selectionOf(
   graph: QueryGraph,
-  typeName: string,
-  items: readonly FieldSetItem[],
+  of: { typeName: string; items: readonly FieldSetItem[]; client: readonly NField[] },
 ): NSelection {
+  const { typeName, items, client } = of;
   const type = graph.type(typeName);
   const toFields = (t: string, list: readonly FieldSetItem[]): NField[] => {
     const out: NField[] = [];
     for (const item of list) {
       if (item.name === null || item.name === "__typename") continue;
       const m = graph.field(t, item.name);
-      if (m) out.push(internalField(graph, { key: item.name, item, type: t, model: m }));
+      if (!m) continue;
+      const key = nestedKey(client, item);
+      const same = client.find((c) => c.key === key);
+      out.push(internalField(graph, { key, item, type: t, model: m, client: same }));
     }
     return out;
   };
@@ -194,16 +240,21 @@ function selectionOf(
   };
 }
 
-/** The representation field reading an internal field. */
+/** The representation field reading an internal field (planned as `planned`, when known). */
 export function repField(
   graph: QueryGraph,
   item: FieldSetItem,
-  options: { dataKey: string; model: FieldModel },
+  options: {
+    dataKey: string;
+    model: FieldModel | undefined;
+    planned?: NSelection | null | undefined;
+  },
 ): RepField {
+  const { dataKey, model, planned } = options;
   return {
     key: item.name ?? "",
-    dataKey: options.dataKey,
-    selection: repSelection(graph, { item, model: options.model }),
+    dataKey,
+    selection: model ? repSelection(graph, { item, model, planned }) : null,
   };
 }
 
