@@ -75,7 +75,8 @@ export const WIDE = {
 
 /**
  * A requirement with an argument nested in an external value type: `freight.pricey` requires
- * `family { mean(currency: "USD") }`, which stock serves with any currency.
+ * `family { mean(currency: "USD") }` and `cheap` the same field in euros, which stock serves with
+ * any currency.
  */
 export const REQUIRES_ARGUMENT = {
   stock: fed2("@key") + `
@@ -93,6 +94,7 @@ export const REQUIRES_ARGUMENT = {
       sku: String!
       family: Family @external
       pricey: Boolean @requires(fields: "family { mean(currency: \\"USD\\") }")
+      cheap: Boolean @requires(fields: "family { mean(currency: \\"EUR\\") }")
       cut(limit: Int!): Int
     }
     type Family @external {

@@ -60,6 +60,23 @@ Deno.test("issue 13: a required field the client selects identically shares the 
   assert.deepEqual(meanRead(query), ["mean", "mean"]);
 });
 
+Deno.test("issue 13: two requirements of one field with different arguments are both collected, each entity fetch reading its own", () => {
+  const plan = planQuery(MODEL, `{ products { pricey cheap family { mean(currency: "GBP") } } }`);
+  const [stock] = fetchesOf(plan.plan.node);
+  assert.match(
+    stock!,
+    /family\{mean__gw1:mean\(currency:"USD"\) mean__gw2:mean\(currency:"EUR"\) mean\(currency:"GBP"\)\}/,
+  );
+  // One representation carries one `mean`: the two requiring fields go in separate fetches.
+  const reads = fetchSteps(plan.step).filter((s) => s.subgraph === "freight").map((s) =>
+    s.node.requires
+  );
+  assert.deepEqual(reads, [
+    "...on Product{__typename sku family{mean:mean__gw1}}",
+    "...on Product{__typename sku family{mean:mean__gw2}}",
+  ]);
+});
+
 Deno.test("issue 13: a subgraph operation declares the client variable's default (a nullable variable with a default stands in a non-null argument)", () => {
   const fetches = (query: string) => fetchesOf(planQuery(MODEL, query).plan.node).join("\n");
   assert.match(

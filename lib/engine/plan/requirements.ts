@@ -12,6 +12,7 @@ import type { NField, NSelection, TypeRef } from "../normalize.ts";
 import type { RepField, RepSelection } from "../_rep.ts";
 import type { QueryGraph } from "./graph.ts";
 import type { Pos } from "./_groups.ts";
+import type { Sel } from "../_sel.ts";
 
 /**
  * The items of a field set that apply to objects of `type`: fields as they are, inline fragments
@@ -149,9 +150,31 @@ export function internalKey(pos: Pos, field: { name: string; args: string }): st
 }
 
 /**
- * A field set item as a normalized field (so requirements plan like client fields). `client` is
- * the client's field at the same response key (same name and arguments) when there is one: the
- * item's sub-fields then take response keys that collide with none of the client's sub-fields
+ * What a requirement's sub-fields must not collide with at one level: the client's fields there
+ * and what the fetch already selects there (another requirement's fields).
+ */
+export interface Taken {
+  readonly client: readonly NField[];
+  readonly sels: readonly Sel[];
+}
+
+/** The {@linkcode Taken} below a requirement item planned at `pos` under the response key `key`. */
+export function takenBelow(pos: Pos, of: { key: string; item: FieldSetItem }): Taken {
+  const { key, item } = of;
+  const same = (f: { name: string; args: string } | undefined) =>
+    f !== undefined && f.name === item.name && f.args === item.args;
+  const client = pos.clientKeys.get(key);
+  const sf = pos.sel.fields.get(key);
+  return {
+    client: same(client) ? fieldsOf(client!.selection) : [],
+    sels: same(sf) && sf!.child ? levelOf(sf!.child) : [],
+  };
+}
+
+/**
+ * A field set item as a normalized field (so requirements plan like client fields). `taken`
+ * says what its sub-fields must not collide with: a sub-field whose response key the client (or
+ * another requirement in the fetch) uses for another field or arguments gets its own alias
  * (`mean__gw1: mean(currency: "USD")` beside the client's `mean(currency: "EUR")`), so both
  * travel in one fetch.
  */
@@ -162,11 +185,10 @@ export function internalField(
     item: FieldSetItem;
     type: string;
     model: FieldModel;
-    client?: NField | undefined;
+    taken?: Taken | undefined;
   },
 ): NField {
-  const { key, item, type, model, client } = of;
-  const same = client !== undefined && client.name === item.name && client.args === item.args;
+  const { key, item, type, model } = of;
   return {
     key,
     name: item.name ?? "",
@@ -179,7 +201,7 @@ export function internalField(
       ? selectionOf(graph, {
         typeName: model.namedType,
         items: item.selection,
-        client: same ? fieldsOf(client.selection) : [],
+        taken: of.taken ?? { client: [], sels: [] },
       })
       : null,
     introspection: false,
@@ -196,20 +218,41 @@ function fieldsOf(selection: NSelection | null): NField[] {
   ];
 }
 
-/** A response key for a requirement sub-field that no client field at its level uses otherwise. */
-function nestedKey(client: readonly NField[], item: FieldSetItem): string {
+/** A selection and its type conditions: the fields of one level of a fetch. */
+function levelOf(sel: Sel): Sel[] {
+  return [sel, ...sel.fragments.values()];
+}
+
+/** A response key for a requirement sub-field that nothing taken at its level uses otherwise. */
+function nestedKey(taken: Taken, item: FieldSetItem): string {
   const name = item.name ?? "";
+  const same = (f: { name: string; args: string }) => f.name === name && f.args === item.args;
   const free = (key: string) =>
-    client.every((c) => c.key !== key || (c.name === name && c.args === item.args));
+    taken.client.every((c) => c.key !== key || same(c)) &&
+    taken.sels.every((s) => {
+      const f = s.fields.get(key);
+      return f === undefined || same(f);
+    });
   if (free(name)) return name;
   for (let i = 1;; i++) if (free(`${name}__gw${i}`)) return `${name}__gw${i}`;
 }
 
+/** What is taken below the sub-field at `key` (same field and arguments by {@linkcode nestedKey}). */
+function below(taken: Taken, key: string): Taken {
+  const client = taken.client.filter((c) => c.key === key).flatMap((c) => fieldsOf(c.selection));
+  const sels: Sel[] = [];
+  for (const s of taken.sels) {
+    const child = s.fields.get(key)?.child;
+    if (child) sels.push(...levelOf(child));
+  }
+  return { client, sels };
+}
+
 function selectionOf(
   graph: QueryGraph,
-  of: { typeName: string; items: readonly FieldSetItem[]; client: readonly NField[] },
+  of: { typeName: string; items: readonly FieldSetItem[]; taken: Taken },
 ): NSelection {
-  const { typeName, items, client } = of;
+  const { typeName, items, taken } = of;
   const type = graph.type(typeName);
   const toFields = (t: string, list: readonly FieldSetItem[]): NField[] => {
     const out: NField[] = [];
@@ -217,9 +260,8 @@ function selectionOf(
       if (item.name === null || item.name === "__typename") continue;
       const m = graph.field(t, item.name);
       if (!m) continue;
-      const key = nestedKey(client, item);
-      const same = client.find((c) => c.key === key);
-      out.push(internalField(graph, { key, item, type: t, model: m, client: same }));
+      const key = nestedKey(taken, item);
+      out.push(internalField(graph, { key, item, type: t, model: m, taken: below(taken, key) }));
     }
     return out;
   };
