@@ -89,6 +89,11 @@ export interface NormalizedOperation {
   readonly selection: NSelection;
   /** Printed variable types by name (`Int!`), for subgraph operations. */
   readonly variableTypes: ReadonlyMap<string, string>;
+  /**
+   * Printed default values by variable name (`1`), for subgraph operations: a nullable variable
+   * with a default may stand where a non-null one is expected, so the default is declared too.
+   */
+  readonly variableDefaults: ReadonlyMap<string, string>;
 }
 
 /** Options for {@linkcode normalizeOperation}. */
@@ -376,8 +381,10 @@ export function normalizeOperation(
   if (!root) throw new TypeError(`The schema has no ${operation.operation} type`);
   const normalizer = new Normalizer(schema, fragments, options.variables ?? {});
   const variableTypes = new Map<string, string>();
+  const variableDefaults = new Map<string, string>();
   for (const v of operation.variableDefinitions ?? []) {
     variableTypes.set(v.variable.name.value, print(v.type));
+    if (v.defaultValue) variableDefaults.set(v.variable.name.value, print(v.defaultValue));
   }
   return {
     kind: operation.operation,
@@ -385,5 +392,6 @@ export function normalizeOperation(
     rootType: root.name,
     selection: normalizer.selection([operation.selectionSet], root),
     variableTypes,
+    variableDefaults,
   };
 }

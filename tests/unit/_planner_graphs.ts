@@ -72,3 +72,32 @@ export const WIDE = {
   c: fed2("@key", "@shareable") + `
     type Thing @key(fields: "id") { id: ID! f1: Int @shareable f2: Int @shareable f3: Int @shareable k: Int }`,
 };
+
+/**
+ * A requirement with an argument nested in an external value type: `freight.pricey` requires
+ * `family { mean(currency: "USD") }` and `cheap` the same field in euros, which stock serves with
+ * any currency.
+ */
+export const REQUIRES_ARGUMENT = {
+  stock: fed2("@key") + `
+    type Query { products: [Product] }
+    type Product @key(fields: "sku") {
+      sku: String!
+      family: Family
+    }
+    type Family {
+      mean(currency: String!): Int
+      size: Int
+    }`,
+  freight: fed2("@key", "@external", "@requires") + `
+    type Product @key(fields: "sku") {
+      sku: String!
+      family: Family @external
+      pricey: Boolean @requires(fields: "family { mean(currency: \\"USD\\") }")
+      cheap: Boolean @requires(fields: "family { mean(currency: \\"EUR\\") }")
+      cut(limit: Int!): Int
+    }
+    type Family @external {
+      mean(currency: String!): Int
+    }`,
+};

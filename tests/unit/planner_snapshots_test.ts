@@ -10,6 +10,7 @@ import { compose, planQuery } from "./_planner_fixture.ts";
 import {
   PARTIAL_UNION,
   REENTER_PARENT,
+  REQUIRES_ARGUMENT,
   REQUIRES_CHAIN,
   SHARED_ROOT,
   WIDE,
@@ -47,4 +48,12 @@ Deno.test("issue 13 shape 7: a union member only one subgraph knows sends the sh
 
 Deno.test("issue 13: sibling fields many subgraphs serve share one fetch; the rest go where they must", () => {
   pinned("wide_siblings", WIDE, `{ things { f1 f2 f3 g h k } }`);
+});
+
+Deno.test("issue 13: a requirement's field with another argument than the client's is aliased in the fetch collecting both", () => {
+  pinned(
+    "requires_argument_alias",
+    REQUIRES_ARGUMENT,
+    `{ products { pricey family { mean(currency: "EUR") } } }`,
+  );
 });

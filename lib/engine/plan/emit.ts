@@ -143,7 +143,11 @@ function emitFetch(
   const variableUsages = [...variables].sort();
   const defs: string[] = [];
   if (g.entity) defs.push("$representations:[_Any!]!");
-  for (const v of variableUsages) defs.push(`$${v}:${op.variableTypes.get(v) ?? "String"}`);
+  for (const v of variableUsages) {
+    const byDefault = op.variableDefaults.get(v);
+    const declared = `$${v}:${op.variableTypes.get(v) ?? "String"}`;
+    defs.push(byDefault === undefined ? declared : `${declared}=${byDefault}`);
+  }
   for (const c of g.contexts) defs.push(`$${c.name}:${c.type}`);
   const head = `${operationKind}${op.name ? ` ${op.name}__${g.subgraph}__${g.id}` : ""}${
     defs.length > 0 ? `(${defs.join(",")})` : ""

@@ -9,13 +9,13 @@
  */
 import type { FieldSetItem } from "../_fieldset.ts";
 import type { NField, NormalizedOperation, TypeRef } from "../normalize.ts";
-import { mergeRep, type RepSelection } from "../_rep.ts";
+import { mergeRep, type RepField, type RepSelection } from "../_rep.ts";
 import { Sel } from "../_sel.ts";
 import type { QueryGraph } from "./graph.ts";
 import { createGroup, dependsOn, type Group, keysOf, type Pos, topOf } from "./_groups.ts";
 import { bestCombination, bestRoot, type Choice, providedBelow, type SearchState } from "./best.ts";
 import { type Candidate, fieldCandidates, keyIsLocal, providedItem } from "./paths.ts";
-import { internalField, internalKey, itemsFor, repField } from "./requirements.ts";
+import { internalField, internalKey, itemsFor, repField, takenBelow } from "./requirements.ts";
 import { abstractFields } from "./abstract.ts";
 import type { Builder, Walk } from "./_builder.ts";
 import { contextField } from "./context.ts";
@@ -283,11 +283,20 @@ function entityGroup(
   return group;
 }
 
+/** True when two representations read every field they share from the same response keys. */
 function compatible(existing: RepSelection | undefined, added: RepSelection): boolean {
   if (!existing) return true;
-  for (const f of added.fields) {
-    const other = existing.fields.find((e) => e.key === f.key);
-    if (other && other.dataKey !== f.dataKey) return false;
+  const same = (a: readonly RepField[], b: readonly RepField[]) =>
+    b.every((f) => {
+      const other = a.find((e) => e.key === f.key);
+      if (!other) return true;
+      if (other.dataKey !== f.dataKey) return false;
+      return !other.selection || !f.selection || compatible(other.selection, f.selection);
+    });
+  if (!same(existing.fields, added.fields)) return false;
+  for (const [type, list] of added.byType) {
+    const other = existing.byType.get(type);
+    if (other && !same(other, list)) return false;
   }
   return true;
 }
@@ -307,9 +316,10 @@ function planRequirements(
     const model = b.graph.field(pos.type, item.name);
     if (!model) continue;
     const dataKey = internalKey(pos, { name: item.name, args: item.args });
-    const nfield = internalField(b.graph, { key: dataKey, item, type: pos.type, model });
+    const taken = takenBelow(pos, { key: dataKey, item });
+    const nfield = internalField(b.graph, { key: dataKey, item, type: pos.type, model, taken });
     planFields(b, { pos, fields: [nfield] });
-    rep.fields.push(repField(b.graph, item, { dataKey, model }));
+    rep.fields.push(repField(b.graph, item, { dataKey, model, planned: nfield.selection }));
   }
   return rep;
 }

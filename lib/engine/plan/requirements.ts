@@ -12,6 +12,7 @@ import type { NField, NSelection, TypeRef } from "../normalize.ts";
 import type { RepField, RepSelection } from "../_rep.ts";
 import type { QueryGraph } from "./graph.ts";
 import type { Pos } from "./_groups.ts";
+import type { Sel } from "../_sel.ts";
 
 /**
  * The items of a field set that apply to objects of `type`: fields as they are, inline fragments
@@ -72,17 +73,32 @@ function appliesTo(graph: QueryGraph, at: { condition: string; type: string }): 
   return graph.type(condition)?.members.includes(type) ?? false;
 }
 
-/** The representation selection reading one requirement item (null for a leaf). */
+/**
+ * The representation selection reading one requirement item (null for a leaf). `planned` is the
+ * sub-selection the item was planned as: its response keys (aliases where the client selects the
+ * same key otherwise) are where the values are read from.
+ */
 export function repSelection(
   graph: QueryGraph,
-  of: { readonly item: FieldSetItem; readonly model: FieldModel },
+  of: {
+    readonly item: FieldSetItem;
+    readonly model: FieldModel;
+    readonly planned?: NSelection | null | undefined;
+  },
 ): RepSelection | null {
   const { item, model } = of;
   if (item.selection.length === 0) return null;
+  const planned = of.planned ?? null;
   const rep: RepSelection = { fields: [], byType: new Map() };
   const named = graph.type(model.namedType);
   const abstract = named?.kind === "interface" || named?.kind === "union";
   if (abstract) rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
+  const read = (type: string, s: FieldSetItem, among: readonly NField[] | undefined): RepField => {
+    const m = graph.field(type, s.name ?? "");
+    const nf = among?.find((f) => f.name === s.name && f.args === s.args);
+    const dataKey = nf?.key ?? s.name ?? "";
+    return repField(graph, s, { dataKey, model: m, planned: nf?.selection ?? null });
+  };
   for (const sub of item.selection) {
     if (sub.name === null) {
       if (!sub.typeCondition) continue;
@@ -91,14 +107,10 @@ export function repSelection(
         : possibleTypes(graph, sub.typeCondition);
       for (const condition of conditions) {
         const list = rep.byType.get(condition) ?? [];
+        const among = planned?.byType.get(condition) ?? planned?.fields;
         for (const s of itemsFor(graph, { type: condition, items: sub.selection })) {
           if (s.name === null || list.some((l) => l.key === s.name)) continue;
-          const m = graph.field(condition, s.name);
-          list.push({
-            key: s.name,
-            dataKey: s.name,
-            selection: m ? repSelection(graph, { item: s, model: m }) : null,
-          });
+          list.push(read(condition, s, among));
         }
         rep.byType.set(condition, list);
       }
@@ -108,12 +120,8 @@ export function repSelection(
       if (!abstract) rep.fields.push({ key: "__typename", dataKey: "__typename", selection: null });
       continue;
     }
-    const m = graph.field(model.namedType, sub.name);
-    rep.fields.push({
-      key: sub.name,
-      dataKey: sub.name,
-      selection: m ? repSelection(graph, { item: sub, model: m }) : null,
-    });
+    const among = abstract ? planned?.interfaceFields : planned?.fields;
+    rep.fields.push(read(model.namedType, sub, among));
   }
   return rep;
 }
@@ -141,10 +149,44 @@ export function internalKey(pos: Pos, field: { name: string; args: string }): st
   }
 }
 
-/** A field set item as a normalized field (so requirements plan like client fields). */
+/**
+ * What a requirement's sub-fields must not collide with at one level: the client's fields there
+ * and what the fetch already selects there (another requirement's fields).
+ */
+export interface Taken {
+  readonly client: readonly NField[];
+  readonly sels: readonly Sel[];
+}
+
+/** The {@linkcode Taken} below a requirement item planned at `pos` under the response key `key`. */
+export function takenBelow(pos: Pos, of: { key: string; item: FieldSetItem }): Taken {
+  const { key, item } = of;
+  const same = (f: { name: string; args: string } | undefined) =>
+    f !== undefined && f.name === item.name && f.args === item.args;
+  const client = pos.clientKeys.get(key);
+  const sf = pos.sel.fields.get(key);
+  return {
+    client: same(client) ? fieldsOf(client!.selection) : [],
+    sels: same(sf) && sf!.child ? levelOf(sf!.child) : [],
+  };
+}
+
+/**
+ * A field set item as a normalized field (so requirements plan like client fields). `taken`
+ * says what its sub-fields must not collide with: a sub-field whose response key the client (or
+ * another requirement in the fetch) uses for another field or arguments gets its own alias
+ * (`mean__gw1: mean(currency: "USD")` beside the client's `mean(currency: "EUR")`), so both
+ * travel in one fetch.
+ */
 export function internalField(
   graph: QueryGraph,
-  of: { key: string; item: FieldSetItem; type: string; model: FieldModel },
+  of: {
+    key: string;
+    item: FieldSetItem;
+    type: string;
+    model: FieldModel;
+    taken?: Taken | undefined;
+  },
 ): NField {
   const { key, item, type, model } = of;
   return {
@@ -156,24 +198,70 @@ export function internalField(
     namedType: model.namedType,
     type: typeRefOf(model.type),
     selection: item.selection.length > 0
-      ? selectionOf(graph, model.namedType, item.selection)
+      ? selectionOf(graph, {
+        typeName: model.namedType,
+        items: item.selection,
+        taken: of.taken ?? { client: [], sels: [] },
+      })
       : null,
     introspection: false,
   };
 }
 
+/** Every field of a client selection, whatever its type condition. */
+function fieldsOf(selection: NSelection | null): NField[] {
+  if (!selection) return [];
+  return [
+    ...selection.fields,
+    ...selection.interfaceFields,
+    ...[...selection.byType.values()].flat(),
+  ];
+}
+
+/** A selection and its type conditions: the fields of one level of a fetch. */
+function levelOf(sel: Sel): Sel[] {
+  return [sel, ...sel.fragments.values()];
+}
+
+/** A response key for a requirement sub-field that nothing taken at its level uses otherwise. */
+function nestedKey(taken: Taken, item: FieldSetItem): string {
+  const name = item.name ?? "";
+  const same = (f: { name: string; args: string }) => f.name === name && f.args === item.args;
+  const free = (key: string) =>
+    taken.client.every((c) => c.key !== key || same(c)) &&
+    taken.sels.every((s) => {
+      const f = s.fields.get(key);
+      return f === undefined || same(f);
+    });
+  if (free(name)) return name;
+  for (let i = 1;; i++) if (free(`${name}__gw${i}`)) return `${name}__gw${i}`;
+}
+
+/** What is taken below the sub-field at `key` (same field and arguments by {@linkcode nestedKey}). */
+function below(taken: Taken, key: string): Taken {
+  const client = taken.client.filter((c) => c.key === key).flatMap((c) => fieldsOf(c.selection));
+  const sels: Sel[] = [];
+  for (const s of taken.sels) {
+    const child = s.fields.get(key)?.child;
+    if (child) sels.push(...levelOf(child));
+  }
+  return { client, sels };
+}
+
 function selectionOf(
   graph: QueryGraph,
-  typeName: string,
-  items: readonly FieldSetItem[],
+  of: { typeName: string; items: readonly FieldSetItem[]; taken: Taken },
 ): NSelection {
+  const { typeName, items, taken } = of;
   const type = graph.type(typeName);
   const toFields = (t: string, list: readonly FieldSetItem[]): NField[] => {
     const out: NField[] = [];
     for (const item of list) {
       if (item.name === null || item.name === "__typename") continue;
       const m = graph.field(t, item.name);
-      if (m) out.push(internalField(graph, { key: item.name, item, type: t, model: m }));
+      if (!m) continue;
+      const key = nestedKey(taken, item);
+      out.push(internalField(graph, { key, item, type: t, model: m, taken: below(taken, key) }));
     }
     return out;
   };
@@ -194,16 +282,21 @@ function selectionOf(
   };
 }
 
-/** The representation field reading an internal field. */
+/** The representation field reading an internal field (planned as `planned`, when known). */
 export function repField(
   graph: QueryGraph,
   item: FieldSetItem,
-  options: { dataKey: string; model: FieldModel },
+  options: {
+    dataKey: string;
+    model: FieldModel | undefined;
+    planned?: NSelection | null | undefined;
+  },
 ): RepField {
+  const { dataKey, model, planned } = options;
   return {
     key: item.name ?? "",
-    dataKey: options.dataKey,
-    selection: repSelection(graph, { item, model: options.model }),
+    dataKey,
+    selection: model ? repSelection(graph, { item, model, planned }) : null,
   };
 }
 
