@@ -1,0 +1,248 @@
+/**
+ * Cross-key validation of a read configuration (the rules one leaf's schema
+ * cannot express), and the error helpers `parse.ts` shares with it.
+ *
+ * @module
+ */
+import { RouterError } from "../errors.ts";
+import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "./_schema.ts";
+import { parseListenAddr } from "./_values.ts";
+
+type Raw = Record<string, unknown>;
+
+/** Throws the config error naming the key path (and its env variable). */
+export function fail(path: string, reason: string, envName?: string): never {
+  const where = envName === undefined ? `"${path}"` : `"${path}" (env ${envName})`;
+  throw new RouterError("CONFIG_INVALID", `Cannot read ${where}: ${reason}`, {
+    details: envName === undefined ? { path } : { path, env: envName },
+  });
+}
+
+/** True for a YAML mapping (a plain object). */
+export function isMapping(value: unknown): value is Raw {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The nested mapping at `keys` (already read, so it exists). */
+export function section(out: Raw, ...keys: string[]): Raw {
+  let current = out;
+  for (const key of keys) current = current[key] as Raw;
+  return current;
+}
+
+/** Throws the error of an unreadable `listen_addr`. */
+export function failListenAddr(value: string): never {
+  fail("listen_addr", `expected "host:port" with a port from 0 to 65535, got "${value}"`);
+}
+
+/** Every `jwks` list of the configuration, with its key path. */
+export function jwksLists(out: Raw): [string, Raw[]][] {
+  return [
+    ["authentication.jwt.jwks", section(out, "authentication", "jwt").jwks as Raw[]],
+    ["mcp.oauth.jwks", section(out, "mcp", "oauth").jwks as Raw[]],
+  ];
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+/** The largest `security.parser_limits.approximate_depth_limit` (1 000 levels recurse safely). */
+const MAX_APPROXIMATE_DEPTH_LIMIT = 1000;
+
+/**
+ * Cross-key rules the schema cannot say (impossible combinations, URL and
+ * name formats); each failure names the key path.
+ */
+export function validate(out: Raw): void {
+  if (parseListenAddr(String(out.listen_addr)) === undefined) {
+    failListenAddr(String(out.listen_addr));
+  }
+  const graphqlPath = String(out.graphql_path);
+  const mcp = section(out, "mcp");
+  const mcpPath = String(mcp.path);
+  for (const [path, value] of [["graphql_path", graphqlPath], ["mcp.path", mcpPath]]) {
+    if (!/^\/[A-Za-z0-9._~\/-]*$/.test(value ?? "")) {
+      fail(path ?? "", `expected a URL path starting with "/", got "${value}"`);
+    }
+  }
+  if (mcp.enabled === true && mcpPath === graphqlPath) {
+    fail("mcp.path", `must differ from "graphql_path" (both are "${graphqlPath}")`);
+  }
+  const server = section(out, "mcp", "server");
+  const baseUrl = String(server.base_url);
+  if (!isHttpUrl(baseUrl)) fail("mcp.server.base_url", `expected an http(s) URL, got "${baseUrl}"`);
+  server.base_url = baseUrl.replace(/\/+$/, "");
+  const oauth = section(out, "mcp", "oauth");
+  (oauth.authorization_server_urls as string[]).forEach((url, i) => {
+    if (!isHttpUrl(url)) {
+      fail(`mcp.oauth.authorization_server_urls[${i}]`, `expected an http(s) URL, got "${url}"`);
+    }
+  });
+
+  for (const [sourcesPath, sources] of jwksLists(out)) {
+    sources.forEach((source, i) => validateJwks(source, `${sourcesPath}[${i}]`));
+  }
+  const ownSources = (oauth.jwks as Raw[]).length;
+  const sharedSources = (section(out, "authentication", "jwt").jwks as Raw[]).length;
+  if (mcp.enabled === true && oauth.enabled === true && ownSources + sharedSources === 0) {
+    fail(
+      "mcp.oauth.enabled",
+      'OAuth needs at least one key source in "mcp.oauth.jwks" or "authentication.jwt.jwks"',
+    );
+  }
+  if (section(out, "authorization").require_authentication === true && sharedSources === 0) {
+    fail(
+      "authorization.require_authentication",
+      'authentication needs at least one key source in "authentication.jwt.jwks"',
+    );
+  }
+
+  const connect = section(out, "connect_rpc");
+  if (connect.enabled === true) {
+    const service = String(connect.service);
+    if (!/^[A-Z][A-Za-z0-9]*Service$/.test(service)) {
+      fail(
+        "connect_rpc.service",
+        `expected a PascalCase name ending in "Service" (buf lint SERVICE_SUFFIX), got "${service}"`,
+      );
+    }
+    const pkg = String(connect.package);
+    if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\.v\d+((alpha|beta|test)\d*)?$/.test(pkg)) {
+      fail(
+        "connect_rpc.package",
+        `expected a lower-case dotted package ending in a version like "v1" (buf lint PACKAGE_VERSION_SUFFIX), got "${pkg}"`,
+      );
+    }
+  }
+
+  const cors = section(out, "cors");
+  if (
+    cors.enabled === true && cors.allow_credentials === true &&
+    (cors.allow_origins as string[]).includes("*")
+  ) {
+    fail(
+      "cors.allow_credentials",
+      'credentials cannot be allowed with the origin "*"; list the allowed origins in "cors.allow_origins"',
+    );
+  }
+
+  const headers = section(out, "headers");
+  validateRules(section(headers, "all").request as Raw[], "headers.all.request");
+  for (const [name, rules] of Object.entries(headers.subgraphs as Record<string, Raw>)) {
+    validateRules(rules.request as Raw[], `headers.subgraphs.${name}.request`);
+  }
+
+  // Issue 14: the depth limit also bounds every recursive walk over a client document.
+  const depthLimit = Number(section(out, "security", "parser_limits").approximate_depth_limit);
+  if (depthLimit > MAX_APPROXIMATE_DEPTH_LIMIT) {
+    fail(
+      "security.parser_limits.approximate_depth_limit",
+      `expected at most ${MAX_APPROXIMATE_DEPTH_LIMIT} (it bounds the router's recursive walks), got ${depthLimit}`,
+    );
+  }
+
+  const names = new Set<string>();
+  (out.subgraphs as Raw[]).forEach((subgraph, i) => {
+    const name = String(subgraph.name);
+    if (names.has(name)) fail(`subgraphs[${i}].name`, `duplicate subgraph name "${name}"`);
+    names.add(name);
+    if (!isHttpUrl(String(subgraph.routing_url))) {
+      fail(`subgraphs[${i}].routing_url`, `expected an http(s) URL, got "${subgraph.routing_url}"`);
+    }
+  });
+}
+
+function validateJwks(source: Raw, path: string): void {
+  const kinds = (["url", "file", "secret"] as const).filter((key) => source[key] !== undefined);
+  if (kinds.length !== 1) {
+    fail(
+      path,
+      kinds.length === 0
+        ? 'a key source needs one of "url", "file" or "secret"'
+        : `a key source takes exactly one of "url", "file" or "secret", got ${
+          kinds.map((k) => `"${k}"`).join(" and ")
+        }`,
+    );
+  }
+  const algorithms = source.algorithms as string[];
+  const known = [...ASYMMETRIC_ALGORITHMS, ...SYMMETRIC_ALGORITHMS];
+  algorithms.forEach((algorithm, i) => {
+    if (!known.includes(algorithm)) {
+      fail(
+        `${path}.algorithms[${i}]`,
+        `unsupported algorithm "${algorithm}" (known: ${known.join(", ")})`,
+      );
+    }
+  });
+  if (source.secret !== undefined) {
+    if (source.symmetric_algorithm === undefined) {
+      fail(
+        `${path}.symmetric_algorithm`,
+        `a "secret" key source needs "symmetric_algorithm" (one of ${
+          SYMMETRIC_ALGORITHMS.join(", ")
+        })`,
+      );
+    }
+    const asymmetric = algorithms.find((a) => !SYMMETRIC_ALGORITHMS.includes(a));
+    if (asymmetric !== undefined) {
+      fail(`${path}.algorithms`, `"${asymmetric}" cannot verify with a shared "secret"`);
+    }
+    if (source.secret === "") fail(`${path}.secret`, "expected a non-empty secret");
+  } else {
+    if (source.symmetric_algorithm !== undefined) {
+      fail(`${path}.symmetric_algorithm`, 'only a "secret" key source takes "symmetric_algorithm"');
+    }
+    const symmetric = algorithms.find((a) => SYMMETRIC_ALGORITHMS.includes(a));
+    if (symmetric !== undefined) {
+      fail(
+        `${path}.algorithms`,
+        `"${symmetric}" is a shared-secret algorithm and cannot be used with a "${
+          kinds[0]
+        }" key source`,
+      );
+    }
+    if (source.url !== undefined && !isHttpUrl(String(source.url))) {
+      fail(`${path}.url`, `expected an http(s) URL, got "${source.url}"`);
+    }
+  }
+}
+
+function validateRules(rules: Raw[], path: string): void {
+  rules.forEach((rule, i) => {
+    const at = `${path}[${i}]`;
+    const present = (key: string) => rule[key] !== undefined;
+    const only = (allowed: string[]) => {
+      for (const key of ["named", "matching", "rename", "default", "name", "value"]) {
+        if (present(key) && !allowed.includes(key)) {
+          fail(`${at}.${key}`, `not allowed in a "${rule.op}" rule`);
+        }
+      }
+    };
+    if (rule.op === undefined) fail(`${at}.op`, 'required, expected one of "propagate", "set"');
+    if (rule.op === "set") {
+      if (!present("name")) fail(`${at}.name`, 'a "set" rule needs "name"');
+      if (!present("value")) fail(`${at}.value`, 'a "set" rule needs "value"');
+      only(["name", "value"]);
+      return;
+    }
+    if (present("named") === present("matching")) {
+      fail(at, 'a "propagate" rule takes exactly one of "named" or "matching"');
+    }
+    if (present("matching")) {
+      only(["matching"]);
+      try {
+        new RegExp(String(rule.matching), "i");
+      } catch (error) {
+        fail(`${at}.matching`, `invalid regular expression: ${(error as Error).message}`);
+      }
+    } else {
+      only(["named", "rename", "default"]);
+    }
+  });
+}
