@@ -10,7 +10,9 @@ import { ProtobufMetricsSerializer } from "@opentelemetry/otlp-transformer";
 import root from "@opentelemetry/otlp-proto-0.57/build/src/generated/root.js";
 import { AggregationTemporality, DataPointType } from "@opentelemetry/sdk-metrics";
 import { Counter, Gauge, Histogram, Registry, Summary } from "prom-client";
+import { parseConfig } from "../../lib/config/mod.ts";
 import { startOtlpMetricsExport, toResourceMetrics } from "../../lib/telemetry/mod.ts";
+import { metricsExporter } from "../../lib/telemetry/start.ts";
 
 // deno-lint-ignore no-explicit-any
 const proto = (root as any).opentelemetry.proto;
@@ -200,4 +202,34 @@ Deno.test("issue 16: shutdown sends one last snapshot, and only once", async () 
   const body = sender.calls[0]?.init.body as Uint8Array;
   const decoded = proto.collector.metrics.v1.ExportMetricsServiceRequest.decode(body);
   assert.ok(decoded.resourceMetrics[0].scopeMetrics[0].metrics.length > 0);
+});
+
+Deno.test("issue 16: the OTLP metrics endpoint: the config's wins, then OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, then OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics; none: no exporter", () => {
+  const env = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://generic:4318",
+    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: "http://metrics:4318/custom",
+    OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=generic",
+    OTEL_EXPORTER_OTLP_METRICS_HEADERS: "x-api-key=metrics",
+  };
+  const configured = parseConfig({
+    telemetry: {
+      metrics: {
+        otlp: { enabled: true, endpoint: "http://config:4318/v1/metrics", headers: ["a=b"] },
+      },
+    },
+  });
+  assert.deepEqual(metricsExporter(configured, env), {
+    url: "http://config:4318/v1/metrics",
+    headers: { a: "b" },
+  });
+  const bare = parseConfig({ telemetry: { metrics: { otlp: { enabled: true } } } });
+  assert.deepEqual(metricsExporter(bare, env), {
+    url: "http://metrics:4318/custom",
+    headers: { "x-api-key": "metrics" },
+  });
+  assert.equal(
+    metricsExporter(bare, { OTEL_EXPORTER_OTLP_ENDPOINT: "http://generic:4318" })?.url,
+    "http://generic:4318/v1/metrics",
+  );
+  assert.equal(metricsExporter(bare, {}), null);
 });
