@@ -358,6 +358,13 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         listen_addr: str("127.0.0.1:8088"),
         path: str("/metrics"),
       }),
+      otlp: object({
+        enabled: bool(false),
+        endpoint: str(""),
+        headers: list(),
+        interval_ms: { kind: "duration", default: 15_000 },
+        export_timeout_ms: { kind: "duration", default: 10_000 },
+      }),
     }),
     tracing: object({
       enabled: bool(false),

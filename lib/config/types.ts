@@ -260,6 +260,23 @@ export interface PrometheusConfig {
   readonly path: string;
 }
 
+/** `telemetry.metrics.otlp`: the registry pushed over OTLP/HTTP (protobuf). */
+export interface MetricsOtlpConfig {
+  /** Export the metrics periodically. */
+  readonly enabled: boolean;
+  /**
+   * Full URL of the metrics endpoint (`http://collector:4318/v1/metrics`);
+   * empty: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/metrics`.
+   */
+  readonly endpoint: string;
+  /** Request headers, each `Name=value` (the `OTEL_EXPORTER_OTLP_HEADERS` format). */
+  readonly headers: readonly string[];
+  /** Time between exports, milliseconds. */
+  readonly interval_ms: number;
+  /** Longest wait for one export request, milliseconds. */
+  readonly export_timeout_ms: number;
+}
+
 /** One OTLP/HTTP (protobuf) trace exporter. */
 export interface TracingExporterConfig {
   /** Full URL of the traces endpoint (`http://collector:4318/v1/traces`). */
@@ -287,7 +304,7 @@ export interface TracingConfig {
 /** `telemetry`: metrics and traces. */
 export interface TelemetryConfig {
   /** Metrics. */
-  readonly metrics: { readonly prometheus: PrometheusConfig };
+  readonly metrics: { readonly prometheus: PrometheusConfig; readonly otlp: MetricsOtlpConfig };
   /** Traces. */
   readonly tracing: TracingConfig;
 }

@@ -71,3 +71,13 @@ export {
   parseHeaderList,
 } from "./otel.ts";
 export { createOtlpHttpExporter, type OtlpHttpExporterOptions } from "./otlp_exporter.ts";
+export {
+  type PromMetric,
+  toResourceMetrics,
+  type ToResourceMetricsOptions,
+} from "./otlp_metrics.ts";
+export {
+  type OtlpMetricsExport,
+  type OtlpMetricsExportOptions,
+  startOtlpMetricsExport,
+} from "./otlp_metrics_exporter.ts";

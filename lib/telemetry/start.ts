@@ -15,6 +15,11 @@ import { createLiveHistory, type LiveHistory } from "./live_view.ts";
 import { createRouterMetrics, type MetricSources } from "./metrics.ts";
 import { type MetricsServer, serveMetrics } from "./metrics_server.ts";
 import { createOtelTracer, type OtlpExporterOptions, parseHeaderList } from "./otel.ts";
+import {
+  type OtlpMetricsExport,
+  type OtlpMetricsExportOptions,
+  startOtlpMetricsExport,
+} from "./otlp_metrics_exporter.ts";
 import { createTelemetry, type Telemetry } from "./telemetry.ts";
 import type { Tracer } from "./tracing.ts";
 
@@ -73,7 +78,8 @@ const VERSION: string = denoJson.version;
 export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry {
   const { config } = options;
   const prometheus = config.telemetry.metrics.prometheus;
-  const wantsRegistry = prometheus.enabled || config.playground.enabled;
+  const wantsRegistry = prometheus.enabled || config.playground.enabled ||
+    config.telemetry.metrics.otlp.enabled;
   const metrics = wantsRegistry ? createRouterMetrics({ sources: options.sources }) : null;
   const tracer = startTracer(config, options.env, options.log());
   const liveHistory: LiveHistory | null = metrics === null || !config.playground.enabled
@@ -102,6 +108,10 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
       { details: { path: "telemetry.metrics.prometheus.listen_addr" } },
     );
   }
+  const otlpMetrics = metrics === null ? null : startMetricsExport(
+    config,
+    { env: options.env, log: options.log, read: () => metrics.registry.getMetricsAsJSON() },
+  );
   let server: MetricsServer | null = null;
   return {
     telemetry,
@@ -127,7 +137,7 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
       clearInterval(sampler);
       const running = server;
       server = null;
-      await Promise.all([running?.shutdown(), tracer?.shutdown()]);
+      await Promise.all([running?.shutdown(), tracer?.shutdown(), otlpMetrics?.shutdown()]);
     },
   };
 }
@@ -176,6 +186,80 @@ export function tracingExporters(
     batchTimeoutMs: Number(env.OTEL_BSP_SCHEDULE_DELAY) || 5_000,
     exportTimeoutMs: Number(env.OTEL_EXPORTER_OTLP_TIMEOUT) || 10_000,
   }];
+}
+
+/**
+ * The OTLP metrics URL and headers of a config: `telemetry.metrics.otlp`, the
+ * endpoint falling back on `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, then
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/metrics`; the headers on
+ * `OTEL_EXPORTER_OTLP_(METRICS_)HEADERS` when the config lists none.
+ *
+ * @example The environment fills in when the config has no endpoint
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig } from "../config/mod.ts";
+ * import { metricsExporter } from "./start.ts";
+ * const config = parseConfig({ telemetry: { metrics: { otlp: { enabled: true } } } });
+ * const exporter = metricsExporter(config, {
+ *   OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/",
+ *   OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=k1",
+ * });
+ * assert.equal(exporter?.url, "http://collector:4318/v1/metrics");
+ * assert.deepEqual(exporter?.headers, { "x-api-key": "k1" });
+ * ```
+ * @param config The config.
+ * @param env The environment.
+ * @returns The URL and headers, or null when there is no endpoint.
+ */
+export function metricsExporter(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+): { url: string; headers: Record<string, string> } | null {
+  const otlp = config.telemetry.metrics.otlp;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = otlp.endpoint || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ||
+    (base ? `${base.replace(/\/+$/, "")}/v1/metrics` : "");
+  if (url === "") return null;
+  const headers = otlp.headers.length > 0
+    ? otlp.headers
+    : (env.OTEL_EXPORTER_OTLP_METRICS_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS ?? "").split(",");
+  return { url, headers: parseHeaderList(headers) };
+}
+
+function startMetricsExport(
+  config: Config,
+  io: {
+    env: Readonly<Record<string, string | undefined>>;
+    log: () => Logger;
+    read: OtlpMetricsExportOptions["read"];
+  },
+): OtlpMetricsExport | null {
+  const otlp = config.telemetry.metrics.otlp;
+  if (!otlp.enabled) return null;
+  const exporter = metricsExporter(config, io.env);
+  if (exporter === null) {
+    io.log().warn(
+      "telemetry.metrics.otlp.enabled is true but no endpoint is configured (telemetry.metrics.otlp.endpoint or OTEL_EXPORTER_OTLP_ENDPOINT): OTLP metrics are off",
+    );
+    return null;
+  }
+  return startOtlpMetricsExport({
+    ...exporter,
+    read: io.read,
+    intervalMs: otlp.interval_ms,
+    timeoutMs: otlp.export_timeout_ms,
+    resource: {
+      "service.name": io.env.OTEL_SERVICE_NAME || config.telemetry.tracing.service_name,
+      "service.version": VERSION,
+      // Each worker isolate has its own registry: its series are its own.
+      "service.instance.id": crypto.randomUUID(),
+    },
+    onError: (error) =>
+      io.log().warn("OTLP metrics export failed", {
+        url: exporter.url,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+  });
 }
 
 function startTracer(
