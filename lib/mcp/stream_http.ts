@@ -4,22 +4,11 @@
  *
  * @module
  */
-import { type Caller, type JsonRpcId, rpcError as rpcErrorOf, withCors } from "./respond.ts";
+import { type Caller, type JsonRpcId, rpcError, withCors } from "./respond.ts";
 import { verifySessionId } from "./session.ts";
 import { messageEvent } from "./sse.ts";
 import type { McpState } from "./state.ts";
 import { MODERN_PROTOCOL_VERSION, SESSION_PROTOCOL_VERSIONS } from "./versions.ts";
-
-function rpcError(
-  request: Request,
-  id: JsonRpcId,
-  status: number,
-  code: number,
-  message: string,
-  options: { readonly headers?: HeadersInit } = {},
-): Response {
-  return rpcErrorOf(request, id, { status, code, message, ...options });
-}
 
 /**
  * The session's owner as bound into its id (empty strings without OAuth).
@@ -43,12 +32,18 @@ export async function checkSession(
   const { mcp, caller, id } = context;
   const sessionId = request.headers.get("mcp-session-id");
   if (sessionId === null) {
-    return rpcError(request, id, 400, -32600, "Bad request: Mcp-Session-Id header is required");
+    return rpcError(request, id, {
+      status: 400,
+      code: -32600,
+      message: "Bad request: Mcp-Session-Id header is required",
+    });
   }
   const now = mcp.now();
   const valid = !mcp.revocations.has(sessionId, { now }) &&
     await verifySessionId(mcp.sessionKey, sessionId, subjectOf(caller), { now });
-  return valid ? sessionId : rpcError(request, id, 404, -32001, "Session not found");
+  return valid
+    ? sessionId
+    : rpcError(request, id, { status: 404, code: -32001, message: "Session not found" });
 }
 
 /**
@@ -77,7 +72,10 @@ export function expiryOf(caller: Caller): number | null {
  * @returns The response.
  */
 export function tooManyStreams(request: Request, id: JsonRpcId): Response {
-  return rpcError(request, id, 429, -32000, "Too many open streams; retry later", {
+  return rpcError(request, id, {
+    status: 429,
+    code: -32000,
+    message: "Too many open streams; retry later",
     headers: { "retry-after": "5" },
   });
 }
@@ -136,20 +134,22 @@ export async function handleGet(
   caller: Caller,
 ): Promise<Response> {
   if (!/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
-    return rpcError(request, null, 406, -32600, "Accept must include text/event-stream");
+    return rpcError(request, null, {
+      status: 406,
+      code: -32600,
+      message: "Accept must include text/event-stream",
+    });
   }
   const version = request.headers.get("mcp-protocol-version");
   if (version !== null && !(SESSION_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-    return rpcError(
-      request,
-      null,
-      version === MODERN_PROTOCOL_VERSION ? 405 : 400,
-      -32600,
-      version === MODERN_PROTOCOL_VERSION
+    return rpcError(request, null, {
+      status: version === MODERN_PROTOCOL_VERSION ? 405 : 400,
+      code: -32600,
+      message: version === MODERN_PROTOCOL_VERSION
         ? "2026-07-28 has no GET stream: use subscriptions/listen"
         : `Unsupported MCP-Protocol-Version: ${version}`,
-      { headers: { allow: "POST, GET, DELETE" } },
-    );
+      headers: { allow: "POST, GET, DELETE" },
+    });
   }
   const session = await checkSession(request, { mcp, caller, id: null });
   if (session instanceof Response) return session;
