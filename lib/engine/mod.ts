@@ -345,8 +345,11 @@ function planOrCached(
   const conditions = operation.conditionVariables ?? [];
   let key = operation.key ?? "";
   for (const name of conditions) key += variables[name] === true ? "\u00011" : "\u00010";
-  // What the identity removes is part of the plan (see field_access.ts).
-  key += `\u0002${accessSignature(accessKeysOf(engine, operation), engine.model.access, identity)}`;
+  // What the identity removes is part of the plan (see field_access.ts). Only a
+  // non-empty signature is appended: the common key stays the prepared operation's
+  // own string, whose hash V8 has already computed (a cache hit hashes nothing new).
+  const signature = accessSignature(accessKeysOf(engine, operation), engine.model.access, identity);
+  if (signature !== "") key += `\u0002${signature}`;
   const { labels, random } = engine.overrideLabels;
   const active = labels.length === 0 ? null : drawOverrideLabels(labels, random);
   for (const label of active ?? []) key += "\u0003" + label;
