@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { refTimer, type TimerHandle, unrefTimer } from "./timers.ts";
 
 /** Granularity of the deadlines, ms. */
 export const SLACK_MS = 50;
@@ -44,19 +45,18 @@ export function deadlineGroups(
   timeoutMs: number,
   options: DeadlineGroupsOptions,
 ): (controller: AbortController) => () => void {
-  let group: { readonly started: Set<AbortController>; readonly timer: number } | null = null;
+  let group: { readonly started: Set<AbortController>; readonly timer: TimerHandle } | null = null;
   let groupEnd = 0;
   return (controller) => {
     const now = performance.now();
     let current = group;
     if (current === null || now >= groupEnd) {
       const started = new Set<AbortController>();
-      // Number(): Deno's timer id (the npm packages' Node typings say `Timeout`).
-      const timer = Number(setTimeout(() => {
+      const timer = setTimeout(() => {
         const reason = options.reason();
         for (const c of started) c.abort(reason);
         started.clear();
-      }, timeoutMs + SLACK_MS));
+      }, timeoutMs + SLACK_MS);
       current = { started, timer };
       group = current;
       groupEnd = now + SLACK_MS;
@@ -64,9 +64,9 @@ export function deadlineGroups(
     const { started, timer } = current;
     started.add(controller);
     // The timer keeps the process alive only while work of its group runs.
-    if (started.size === 1) Deno.refTimer(timer);
+    if (started.size === 1) refTimer(timer);
     return () => {
-      if (started.delete(controller) && started.size === 0) Deno.unrefTimer(timer);
+      if (started.delete(controller) && started.size === 0) unrefTimer(timer);
     };
   };
 }

@@ -16,6 +16,7 @@ import {
   type JWSHeaderParameters,
 } from "jose";
 import { readLimited } from "../limited_body.ts";
+import { unrefTimer } from "../timers.ts";
 import type { Logger } from "../log/mod.ts";
 import {
   fetchFailed,
@@ -55,10 +56,10 @@ export interface Timers {
 
 const REAL_TIMERS: Timers = {
   set(callback, ms) {
-    const id = setTimeout(callback, ms) as unknown as number;
+    const id = setTimeout(callback, ms);
     // A background refresh never keeps the process alive.
-    Deno.unrefTimer(id);
-    return id;
+    unrefTimer(id);
+    return id as unknown as number;
   },
   clear: (id) => clearTimeout(id),
 };

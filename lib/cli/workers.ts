@@ -20,6 +20,7 @@ import type { Config } from "../config/mod.ts";
 import { loadConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
+import { unrefTimer } from "../timers.ts";
 import type { RunningRouter, StartRouterOptions } from "./serve.ts";
 
 /** `serve.ts` on demand: a supervising isolate never loads the router itself. */
@@ -328,7 +329,7 @@ async function superviseWorkers(
     });
   }, Math.max(100, Math.min(1_000, watchdogTimeoutMs / 4)));
   // The threads keep the process alive; the watchdog alone must not.
-  Deno.unrefTimer(Number(watchdog));
+  unrefTimer(watchdog);
 
   function reload(): Promise<boolean> {
     const waits = threads.map((supervised, index) => {

@@ -9,6 +9,7 @@
  */
 import { ProtobufMetricsSerializer } from "@opentelemetry/otlp-transformer";
 import { type PromMetric, toResourceMetrics } from "./otlp_metrics.ts";
+import { unrefTimer } from "../timers.ts";
 
 /** Options for {@linkcode startOtlpMetricsExport}. */
 export interface OtlpMetricsExportOptions {
@@ -105,11 +106,10 @@ export function startOtlpMetricsExport(options: OtlpMetricsExportOptions): OtlpM
     running = running.then(exportOnce);
     return running;
   };
-  // Number(): Deno's timer id (the npm packages' Node typings say `Timeout`).
-  const timer = Number(setInterval(() => {
+  const timer = setInterval(() => {
     if (!stopped) void exportNow();
-  }, options.intervalMs));
-  Deno.unrefTimer(timer);
+  }, options.intervalMs);
+  unrefTimer(timer);
 
   return {
     exportNow,

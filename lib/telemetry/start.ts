@@ -21,6 +21,7 @@ import {
   startOtlpMetricsExport,
 } from "./otlp_metrics_exporter.ts";
 import { createTelemetry, type Telemetry } from "./telemetry.ts";
+import { type TimerHandle, unrefTimer } from "../timers.ts";
 import type { Tracer } from "./tracing.ts";
 
 /** Options for {@linkcode startTelemetry}. */
@@ -93,11 +94,10 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
     liveHistory,
   });
   // The Router page shows the last minutes even when it was just opened.
-  let sampler: number | undefined;
+  let sampler: TimerHandle | undefined;
   if (liveHistory !== null) {
-    // Number(): Deno's timer id (the npm packages' Node typings say `Timeout`).
-    const id = Number(setInterval(() => void liveHistory.sample(), LIVE_SAMPLE_MS));
-    Deno.unrefTimer(id);
+    const id = setInterval(() => void liveHistory.sample(), LIVE_SAMPLE_MS);
+    unrefTimer(id);
     sampler = id;
   }
   const address = parseListenAddr(prometheus.listen_addr);
