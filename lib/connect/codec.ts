@@ -6,6 +6,11 @@
  *
  * @module
  */
+import {
+  checkVariablesDepth,
+  DEFAULT_OPERATION_LIMITS,
+  type OperationLimits,
+} from "../engine/limits.ts";
 import { findDuplicateKey } from "./_duplicate_keys.ts";
 import { type ConnectFailure, connectFailure } from "./errors.ts";
 import { decodeRequestMessage, MessageDecodeError } from "./json.ts";
@@ -292,11 +297,13 @@ export function resolveCall(
  * ```
  * @param method The method.
  * @param text The message text.
+ * @param options The operation limits (the message's nesting is checked before it is decoded).
  * @returns The variables, or the failure.
  */
 export function decodeCallMessage(
   method: MethodModel,
   text: string,
+  options: { readonly limits?: OperationLimits } = {},
 ): CodecResult<Record<string, unknown>> {
   let json: unknown;
   if (text.trim() === "") {
@@ -318,6 +325,14 @@ export function decodeCallMessage(
       ));
     }
   }
+  // Decoding recurses per level of a (possibly recursive) input type: bound the nesting first.
+  const tooDeep = json !== null && typeof json === "object" && !Array.isArray(json)
+    ? checkVariablesDepth(
+      json as Record<string, unknown>,
+      options.limits ?? DEFAULT_OPERATION_LIMITS,
+    )
+    : null;
+  if (tooDeep !== null) return fail(connectFailure("invalid_argument", tooDeep.message));
   try {
     return { ok: true, value: decodeRequestMessage(method.request, json) };
   } catch (error) {

@@ -332,7 +332,7 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   const call = resolved.value;
   const text = await readMessage(request, call, state.maxMessageBytes);
   if (!text.ok) return connectErrorResponse(text.failure);
-  const variables = decodeCallMessage(call.method, text.value);
+  const variables = decodeCallMessage(call.method, text.value, { limits: deps.engine.limits });
   if (!variables.ok) return connectErrorResponse(variables.failure);
   const access = await checkAccess(request, state, call, deps.config);
   if ("failure" in access) return connectErrorResponse(access.failure);

@@ -409,3 +409,81 @@ export function checkOperationLimits(
   }
   return null;
 }
+
+/**
+ * Checks the nesting of a request's variable values (objects and lists) against
+ * `security.parser_limits.approximate_depth_limit`, before graphql-js coerces
+ * them: its coercion recurses per level, and a deeply nested value for a
+ * recursive input type (or a custom scalar) would overflow the stack or be
+ * forwarded to a subgraph. A literal of the same nesting in the query text is
+ * refused by the same limit. The walk is iterative and stops at the first
+ * value past the limit.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkVariablesDepth, DEFAULT_OPERATION_LIMITS } from "./limits.ts";
+ * assert.equal(checkVariablesDepth({ f: { and: [{ x: 1 }] } }, DEFAULT_OPERATION_LIMITS), null);
+ * let deep: unknown = 1;
+ * for (let i = 0; i < 500; i++) deep = [deep];
+ * const error = checkVariablesDepth({ v: deep }, DEFAULT_OPERATION_LIMITS);
+ * assert.equal(error?.extensions?.code, "MAX_DEPTH_EXCEEDED");
+ * ```
+ * @param variables The request's variables (parsed JSON).
+ * @param limits The limits.
+ * @returns The error, or null when within the limit.
+ */
+export function checkVariablesDepth(
+  variables: Readonly<Record<string, unknown>>,
+  limits: OperationLimits,
+): GraphQLFormattedError | null {
+  const limit = limits.approximateDepth;
+  // Pairs of (value, its depth): the variables object itself is depth 1.
+  const values: unknown[] = [variables];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth > limit) {
+      return refusal("MAX_DEPTH_EXCEEDED", "nesting depth of variable values", {
+        value: null,
+        limit,
+        key: "security.parser_limits.approximate_depth_limit",
+      });
+    }
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (child !== null && typeof child === "object") {
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return null;
+}
+
+/** The codes of the refusals above (every one a 400 on `/graphql`, whatever the media type). */
+const LIMIT_CODES: ReadonlySet<string> = new Set([
+  "MAX_DEPTH_EXCEEDED",
+  "MAX_FIELDS_EXCEEDED",
+  "MAX_ROOT_FIELDS_EXCEEDED",
+  "MAX_ROOT_FIELD_ALIASES_EXCEEDED",
+]);
+
+/**
+ * Whether a response's errors are a limit refusal (of the document or of the variables).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isLimitRefusal } from "./limits.ts";
+ * assert.equal(isLimitRefusal([{ message: "…", extensions: { code: "MAX_DEPTH_EXCEEDED" } }]), true);
+ * assert.equal(isLimitRefusal([{ message: "…", extensions: { code: "BAD_USER_INPUT" } }]), false);
+ * ```
+ * @param errors The response's errors.
+ * @returns True when the first error carries a limit code.
+ */
+export function isLimitRefusal(errors: readonly GraphQLFormattedError[] | undefined): boolean {
+  const code = errors?.[0]?.extensions?.code;
+  return typeof code === "string" && LIMIT_CODES.has(code);
+}

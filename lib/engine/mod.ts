@@ -45,7 +45,7 @@ import type { Resilience } from "./resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
 import { entryCost } from "./cache_cost.ts";
 import { introspectionDocument } from "./introspection.ts";
-import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
+import { checkVariablesDepth, DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
 import { Lru } from "./_lru.ts";
 import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./subgraph_errors.ts";
 import { type NField, normalizeOperation, type NSelection } from "./normalize.ts";
@@ -79,8 +79,10 @@ export {
   approximateDepth,
   checkOperationLimits,
   checkTextDepth,
+  checkVariablesDepth,
   type ComplexityLimit,
   DEFAULT_OPERATION_LIMITS,
+  isLimitRefusal,
   measureDocument,
   type OperationLimits,
   operationLimitsOf,
@@ -449,10 +451,14 @@ export async function execute(
       }],
     };
   }
+  const given = (options.variables ?? {}) as Record<string, unknown>;
+  // Coercion recurses per level of a value: its nesting is bounded first.
+  const tooDeep = checkVariablesDepth(given, engine.limits);
+  if (tooDeep !== null) return { errors: [tooDeep] };
   const coerced = getVariableValues(
     schema,
     operation.operation.variableDefinitions ?? [],
-    (options.variables ?? {}) as Record<string, unknown>,
+    given,
     { maxErrors: 50, hideSuggestions: !engine.introspection },
   );
   if (coerced.errors) {

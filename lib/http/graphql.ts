@@ -8,7 +8,7 @@
 import { type DocumentNode, getOperationAST, parse } from "graphql";
 import { authorizeOperation, type RequestAuthorization } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
-import { execute, prepare, responseTooLarge } from "../engine/mod.ts";
+import { execute, isLimitRefusal, prepare, responseTooLarge } from "../engine/mod.ts";
 import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
@@ -179,6 +179,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     } catch (error) {
       return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
     }
+    // The variables' limit (checked by execute) is refused like the document's.
+    refused = !("data" in result) && isLimitRefusal(result.errors);
   }
   deps.telemetry?.operation(request, {
     prepared,
