@@ -11,6 +11,8 @@ import type { ExecutionObserver, FetchRecord } from "./types.ts";
 import { RouterError } from "../errors.ts";
 import {
   filterSubgraphError,
+  malformedResponse,
+  MAX_ERRORS_PER_FETCH,
   RAW_SUBGRAPH_ERRORS,
   type SubgraphErrorPolicy,
   wrapSubgraphErrors,
@@ -378,6 +380,15 @@ class Executor {
       });
       return;
     }
+    const malformed = malformedResponse(payload, { entities: step.representations !== null });
+    if (malformed !== null) {
+      this.#sink(step).push({
+        message:
+          `The subgraph "${step.subgraph}" answered a malformed GraphQL response: ${malformed}`,
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      });
+      return;
+    }
     const data = payload.data;
     if (!step.representations) {
       if (isObject(data)) mergeInto(this.layers, this.data, data, options.abstractNames);
@@ -425,7 +436,8 @@ class Executor {
     const policy = this.#options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS;
     const sink: GraphQLFormattedError[] = [];
     let paths: Map<Json, (string | number)[]> | null = null;
-    for (const raw of errors) {
+    // A subgraph cannot make the client's answer carry unbounded errors.
+    for (const raw of errors.slice(0, MAX_ERRORS_PER_FETCH)) {
       if (!isObject(raw)) continue;
       const error = filterSubgraphError(raw, step.subgraph, policy) as unknown as Json;
       const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
@@ -455,6 +467,13 @@ class Executor {
         placed = true;
       }
       if (!placed) sink.push(withoutPath(error));
+    }
+    if (errors.length > MAX_ERRORS_PER_FETCH) {
+      sink.push({
+        message:
+          `The subgraph "${step.subgraph}" sent ${errors.length} errors; the first ${MAX_ERRORS_PER_FETCH} are forwarded`,
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      });
     }
     if (sink.length === 0) return;
     if (policy.mode === "wrapped") {

@@ -100,7 +100,7 @@ export function filterSubgraphError(
     message: typeof raw.message === "string" ? raw.message : "Subgraph error",
   };
   if (!policy.omitLocations && Array.isArray(raw.locations)) out.locations = raw.locations;
-  if (Array.isArray(raw.path)) out.path = raw.path;
+  if (isResponsePath(raw.path)) out.path = raw.path;
   const extensions: Record<string, unknown> = {};
   if (isObject(raw.extensions)) {
     for (const [key, value] of Object.entries(raw.extensions)) {
@@ -154,4 +154,58 @@ export function wrapSubgraphErrors(
       errors,
     },
   };
+}
+
+/**
+ * The longest subgraph error path kept: deeper than any operation the depth
+ * limit admits (1 000 levels, each with list indexes), so a longer one names no
+ * field of the client's response and is dropped with the rest of a bad path.
+ */
+const MAX_ERROR_PATH = 4096;
+
+/** A GraphQL response path: field names and list indexes, of a bounded length. */
+function isResponsePath(path: unknown): path is (string | number)[] {
+  if (!Array.isArray(path) || path.length > MAX_ERROR_PATH) return false;
+  for (const key of path) {
+    if (typeof key !== "string" && !(Number.isInteger(key) && key >= 0)) return false;
+  }
+  return true;
+}
+
+/** Subgraph errors forwarded per fetch; the rest are counted in one more error. */
+export const MAX_ERRORS_PER_FETCH = 100;
+
+/**
+ * What is wrong with a subgraph's GraphQL response that has `data` or
+ * `errors`, or null when its shape is right: `data` must be an object or
+ * null (with `_entities` a list for an entity fetch answered with data),
+ * `errors` a list when present.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { malformedResponse } from "./subgraph_errors.ts";
+ * assert.equal(malformedResponse({ data: { a: 1 } }, { entities: false }), null);
+ * assert.equal(malformedResponse({ data: [1] }, { entities: false }), "its data is not an object");
+ * assert.equal(malformedResponse({ data: {} }, { entities: true }), "its data has no _entities list");
+ * ```
+ * @param payload The parsed response (an object with `data` or `errors`).
+ * @param options Whether it answers an entity fetch.
+ * @returns The reason, or null.
+ */
+export function malformedResponse(
+  payload: Readonly<Record<string, unknown>>,
+  options: { readonly entities: boolean },
+): string | null {
+  const { data, errors } = payload;
+  if (errors !== undefined && errors !== null && !Array.isArray(errors)) {
+    return "its errors are not a list";
+  }
+  if (data === undefined || data === null) return null;
+  if (typeof data !== "object" || Array.isArray(data)) return "its data is not an object";
+  if (options.entities && !Array.isArray((data as Record<string, unknown>)._entities)) {
+    // An entity fetch that failed as a whole may answer `data: {}` beside its errors.
+    return Array.isArray(errors) && errors.length > 0 ? null : "its data has no _entities list";
+  }
+  return null;
 }

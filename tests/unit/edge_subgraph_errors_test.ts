@@ -115,3 +115,58 @@ Deno.test("issue 14: a wrapped subgraph error still explains the nulls it caused
     "second",
   ]);
 });
+
+Deno.test("issue 14: a subgraph error path that is not a response path (too long, bad keys) is dropped", async () => {
+  const bad = [
+    Array.from({ length: 5000 }, () => "users"),
+    ["users", -1, "name"],
+    ["users", { toString: "x" }],
+    ["users", 0.5],
+  ];
+  for (const path of bad) {
+    const { body, text } = await run(
+      { subgraph_error_propagation: { mode: "pass-through" } },
+      () => ({ data: { users: [{ id: "1", name: null }] }, errors: [{ message: "bad", path }] }),
+    );
+    assert.equal(body.errors[0].message, "bad");
+    assert.equal(body.errors[0].path, undefined, JSON.stringify(path).slice(0, 40));
+    assert.ok(text.length < 1000);
+  }
+});
+
+Deno.test("issue 14: at most 100 errors of one subgraph response are forwarded, the rest are counted", async () => {
+  for (const mode of ["wrapped", "pass-through"]) {
+    const { body } = await run({ subgraph_error_propagation: { mode } }, () => ({
+      data: { users: [{ id: "1", name: null }] },
+      errors: Array.from({ length: 100_000 }, (_, i) => ({ message: `e${i}` })),
+    }));
+    const forwarded: { message: string }[] = mode === "wrapped"
+      ? body.errors[0].extensions.errors
+      : body.errors;
+    const messages = forwarded.map((e) => e.message);
+    assert.equal(messages.filter((m) => /^e\d+$/.test(m)).length, 100, mode);
+    assert.equal(messages.indexOf("e99"), 99);
+    assert.equal(
+      messages[100],
+      `The subgraph "accounts" sent 100000 errors; the first 100 are forwarded`,
+    );
+  }
+});
+
+Deno.test("issue 14: a wrongly shaped subgraph response (data not an object, errors not a list) is an error, not a silent null", async () => {
+  for (
+    const [answer, reason] of [
+      [{ data: [1, 2] }, "its data is not an object"],
+      [{ data: "users" }, "its data is not an object"],
+      [{ data: { users: [] }, errors: { message: "x" } }, "its errors are not a list"],
+    ] as const
+  ) {
+    const { body } = await run({}, () => answer);
+    assert.equal(body.data, null);
+    assert.equal(
+      body.errors[0].message,
+      `The subgraph "accounts" answered a malformed GraphQL response: ${reason}`,
+    );
+    assert.equal(body.errors[0].extensions.code, "SUBGRAPH_ERROR");
+  }
+});
