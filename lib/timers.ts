@@ -9,6 +9,12 @@
  * @module
  */
 
+/**
+ * The longest delay a timer holds (2^31 − 1 ms, about 24.8 days): a longer one
+ * fires at once. Durations from config and clients are bounded by it.
+ */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
 /** What `setTimeout` / `setInterval` return, whichever typings are in force. */
 export type TimerHandle = ReturnType<typeof setTimeout> | number;
 

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 
 const DURATION_UNITS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -14,12 +15,27 @@ const DURATION_UNITS: Readonly<Record<string, number>> = {
 };
 
 /**
- * Reads `1m`, `30s`, `500ms`, `1h30m` or a bare number of milliseconds.
+ * Reads `1m`, `30s`, `500ms`, `1h30m` or a bare number of milliseconds, up to
+ * {@linkcode MAX_TIMER_DELAY_MS} (a longer timer would fire at once, so every
+ * deadline would expire immediately).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseDuration } from "./_values.ts";
+ * assert.equal(parseDuration("1h30m"), 5_400_000);
+ * assert.equal(parseDuration("30d"), undefined);
+ * assert.equal(parseDuration("9999999999s"), undefined);
+ * ```
  * @param text The text.
- * @returns Milliseconds, or undefined when malformed.
+ * @returns Milliseconds, or undefined when malformed or too long.
  */
 export function parseDuration(text: string): number | undefined {
-  const trimmed = text.trim();
+  const value = parseMilliseconds(text.trim());
+  return value !== undefined && value <= MAX_TIMER_DELAY_MS ? value : undefined;
+}
+
+function parseMilliseconds(trimmed: string): number | undefined {
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
   if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) return undefined;
   let total = 0;

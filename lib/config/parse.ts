@@ -7,6 +7,7 @@
 import { isAbsolute, join } from "node:path";
 import { fail, failListenAddr, isMapping, jwksLists, section, validate } from "./_validate.ts";
 import type { Config } from "./types.ts";
+import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 import { ASYMMETRIC_ALGORITHMS, CONFIG_SCHEMA, type Node, type ObjectNode } from "./_schema.ts";
 import {
   listenUrl,
@@ -252,7 +253,7 @@ function expected(node: LeafNode): string {
     case "size":
       return "expected a size in bytes, like 1048576, 512KB or 5MB";
     case "duration":
-      return "expected a duration, like 500ms, 30s or 1m";
+      return `expected a duration, like 500ms, 30s or 1m, of at most ${MAX_TIMER_DELAY_MS} ms (about 24 days, the longest a timer holds)`;
     case "ratio":
       return "expected a number from 0 to 1";
     case "list":
@@ -278,7 +279,9 @@ function readYamlLeaf(node: LeafNode, raw: unknown, yamlPath: string, path: stri
       if (Number.isSafeInteger(raw) && (raw as number) >= 0) return raw;
       return (typeof raw === "string" ? parseSize(raw) : undefined) ?? bad();
     case "duration":
-      if (Number.isSafeInteger(raw) && (raw as number) >= 0) return raw;
+      if (Number.isSafeInteger(raw) && (raw as number) >= 0) {
+        return (raw as number) <= MAX_TIMER_DELAY_MS ? raw : bad();
+      }
       return (typeof raw === "string" ? parseDuration(raw) : undefined) ?? bad();
     case "ratio":
       return typeof raw === "number" && raw >= 0 && raw <= 1 ? raw : bad();

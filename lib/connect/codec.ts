@@ -12,6 +12,7 @@ import {
   type OperationLimits,
 } from "../engine/limits.ts";
 import { findDuplicateKey } from "./_duplicate_keys.ts";
+import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 import { type ConnectFailure, connectFailure } from "./errors.ts";
 import { decodeRequestMessage, MessageDecodeError } from "./json.ts";
 import type { ContractModel, MethodModel } from "./model.ts";
@@ -105,11 +106,8 @@ function parseTimeout(value: string | null): CodecResult<number | null> {
     ));
   }
   // Ten digits may exceed what a timer holds (2^31 − 1 ms, about 24.8 days): clamp.
-  return { ok: true, value: Math.min(Number(value), MAX_TIMEOUT_MS) };
+  return { ok: true, value: Math.min(Number(value), MAX_TIMER_DELAY_MS) };
 }
-
-/** The longest delay `setTimeout` holds; a longer one would fire at once. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 function decodeBase64Url(text: string): Uint8Array | null {
   const normalized = text.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "");

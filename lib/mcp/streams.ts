@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 import { type LogLevel, logNotification, passes } from "./logging.ts";
 import {
   encodeEvent,
@@ -190,7 +191,9 @@ export class McpStreamHub {
     if (options.expiresAt !== null) {
       // A stream never outlives the token that opened it; the client reconnects with a fresh one.
       const delay = Math.max(0, options.expiresAt - this.#now());
-      sink.timers.push(setTimeout(() => this.#close(sink, false), Math.min(delay, 2 ** 31 - 1)));
+      sink.timers.push(
+        setTimeout(() => this.#close(sink, false), Math.min(delay, MAX_TIMER_DELAY_MS)),
+      );
     }
     return sink;
   }

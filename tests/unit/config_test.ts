@@ -504,3 +504,27 @@ Deno.test("issue 16: telemetry.tracing.sampling_rate takes a fraction from 0 to 
     code: "CONFIG_INVALID",
   });
 });
+
+Deno.test("issue 15: a duration longer than a timer holds (2^31 - 1 ms) is refused, not an instant deadline", () => {
+  // A longer setTimeout fires at once: every request would end with GATEWAY_TIMEOUT.
+  const key = "traffic_shaping.router.request_timeout_ms";
+  for (const value of [2 ** 31, "9999999999s", "600h"]) {
+    assertConfigError(
+      () => parseConfig({ traffic_shaping: { router: { request_timeout: value } } }),
+      key,
+      /at most 2147483647 ms/,
+    );
+  }
+  assertConfigError(
+    () => parseConfig({}, { env: { ENGINE_SUBGRAPH_REQUEST_TIMEOUT: "99999999999" } }),
+    "engine.subgraph_request_timeout_ms",
+    /at most 2147483647 ms/,
+  );
+  const longest = parseConfig({ traffic_shaping: { router: { request_timeout: 2 ** 31 - 1 } } });
+  assert.equal(longest.traffic_shaping.router.request_timeout_ms, 2 ** 31 - 1);
+  assert.equal(
+    parseConfig({ traffic_shaping: { router: { request_timeout: "240h" } } }).traffic_shaping
+      .router.request_timeout_ms,
+    864_000_000,
+  );
+});
