@@ -175,3 +175,30 @@ export async function readGzipLimited(
     throw error;
   }
 }
+
+const UTF8 = new TextEncoder();
+
+/**
+ * Whether `text` takes at most `limit` bytes as UTF-8, encoding it only when
+ * its UTF-16 length does not decide: every code unit is 1–3 bytes, so only a
+ * text between `limit / 3` and `limit` code units is encoded to count.
+ *
+ * @example Multi-byte text is counted in bytes
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { utf8FitsIn } from "./limited_body.ts";
+ * assert.equal(utf8FitsIn("abc", 3), true);
+ * assert.equal(utf8FitsIn("abcd", 3), false);
+ * assert.equal(utf8FitsIn("€€", 6), true); // 3 bytes each
+ * assert.equal(utf8FitsIn("€€", 5), false); // 2 code units, 6 bytes
+ * assert.equal(utf8FitsIn("é".repeat(40), 60), false); // 40 code units, 80 bytes
+ * ```
+ * @param text The text.
+ * @param limit The largest accepted size in bytes.
+ * @returns True when the UTF-8 encoding fits.
+ */
+export function utf8FitsIn(text: string, limit: number): boolean {
+  if (text.length > limit) return false;
+  if (text.length * 3 <= limit) return true;
+  return UTF8.encode(text).length <= limit;
+}

@@ -30,6 +30,7 @@ import {
 import { csrfRefusal } from "./csrf.ts";
 import { REQUEST_ID_HEADER, type Telemetry, withRequestId } from "../telemetry/mod.ts";
 import { errorResponse, STATUS } from "./errors.ts";
+import { utf8FitsIn } from "../limited_body.ts";
 
 /** What the GraphQL facet reads from the router state. */
 export interface GraphQLDeps {
@@ -197,19 +198,6 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   });
 }
 
-const ENCODER = new TextEncoder();
-
-/**
- * UTF-8 length of `text` without encoding it when its UTF-16 length decides:
- * every code unit is 1–3 bytes, so only a text between `limit / 3` and
- * `limit` code units is encoded to count.
- */
-function fitsBytes(text: string, limit: number): boolean {
-  if (text.length > limit) return false;
-  if (text.length * 3 <= limit) return true;
-  return ENCODER.encode(text).length <= limit;
-}
-
 function graphQLResponse(
   result: ExecutionResult,
   mediaType: GraphQLMediaType,
@@ -236,7 +224,7 @@ function graphQLResponse(
   const text = JSON.stringify(result);
   // The client response is bounded too (aliases can repeat subgraph data).
   const limit = options.limit ?? Infinity;
-  if (!fitsBytes(text, limit)) {
+  if (!utf8FitsIn(text, limit)) {
     return errorResponse(responseTooLarge(limit), { contentType: mediaType, requestId });
   }
   // Sent as a string: Deno.serve copies it into the socket write in Rust, where
