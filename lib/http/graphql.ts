@@ -175,7 +175,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         signal: request.signal,
         identity,
         ...(observer ? { observer } : {}),
-        ...(scope ? { hooks: scope.hooks } : {}),
+        ...(scope?.hooks ? { hooks: scope.hooks } : {}),
       });
     } catch (error) {
       return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });

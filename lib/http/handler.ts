@@ -43,6 +43,8 @@ interface Routes {
   readonly table: RouteTable;
   /** The router deadline of admitted requests (`traffic_shaping.router.request_timeout`). */
   readonly deadline: (controller: AbortController) => () => void;
+  /** Counts an admission refusal (metrics on), made once per state rather than per request. */
+  readonly refused: ((reason: string) => void) | null;
 }
 
 /** Paths of the health endpoints. */
@@ -153,7 +155,6 @@ export function createHandler(
     const requestId = acceptRequestId(request.headers.get(REQUEST_ID_HEADER));
     const telemetry = state.telemetry;
     const scope = telemetry?.begin(request, { requestId, routes: routes.table, pathname });
-    const answered = (r: Response) => (scope && telemetry ? telemetry.end(scope, r) : r);
     let response: Response;
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
@@ -171,14 +172,13 @@ export function createHandler(
       return await facet(limited.request, state);
     };
     if (routes.admits(facet, request)) {
-      const metrics = telemetry?.metrics;
       response = await runAdmitted(request, run, {
         gate: state.engine.admission,
         track: routes.deadline,
         requestId,
         ...(log ? { log } : {}),
         ...(options.stop ? { stop: options.stop } : {}),
-        ...(metrics ? { refused: (reason: string) => metrics.admissionRejected(reason) } : {}),
+        ...(routes.refused ? { refused: routes.refused } : {}),
       });
     } else {
       try {
@@ -189,7 +189,7 @@ export function createHandler(
     }
     response = routes.cors.apply(request, response);
     response.headers.set(REQUEST_ID_HEADER, requestId);
-    return answered(response);
+    return scope && telemetry ? telemetry.end(scope, response) : response;
   }
 }
 
@@ -274,6 +274,7 @@ function compileRoutes(
   draining: () => boolean,
 ): Routes {
   const { config } = state;
+  const metrics = state.telemetry?.metrics ?? null;
   const exact = new Map<string, FacetHandler>();
   const prefixes: [string, FacetHandler][] = [];
   exact.set(HEALTH_READY_PATH, readiness(draining));
@@ -315,5 +316,6 @@ function compileRoutes(
     deadline: deadlineGroups(config.traffic_shaping.router.request_timeout_ms, {
       reason: () => new RequestTimeout(config.traffic_shaping.router.request_timeout_ms),
     }),
+    refused: metrics ? (reason) => metrics.admissionRejected(reason) : null,
   };
 }

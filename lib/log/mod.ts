@@ -106,6 +106,9 @@ export const silentLogger: Logger = Object.freeze({
 });
 
 function stringify(record: Record<string, unknown>): string {
+  // A replacer function takes V8 off its fast JSON path (the access log's
+  // line cost twice as much); records of plain values, like that one, need none.
+  if (plain(record)) return JSON.stringify(record);
   try {
     return JSON.stringify(record, replacer);
   } catch {
@@ -120,6 +123,17 @@ function stringify(record: Record<string, unknown>): string {
     }
     return JSON.stringify(safe, replacer);
   }
+}
+
+/** True when no field needs {@linkcode replacer}: strings, numbers, booleans and nulls only. */
+function plain(record: Record<string, unknown>): boolean {
+  for (const key in record) {
+    const value = record[key];
+    if (value === null) continue;
+    const type = typeof value;
+    if (type !== "string" && type !== "number" && type !== "boolean") return false;
+  }
+  return true;
 }
 
 function replacer(_key: string, value: unknown): unknown {

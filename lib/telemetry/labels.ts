@@ -68,13 +68,22 @@ export interface BoundedLabel {
  */
 export function createBoundedLabel(max: number): BoundedLabel {
   const seen = new Set<string>();
+  // Raw values already admitted, so a repeat (every request of a known
+  // client) skips the cleaning regex. Bounded too: several raw values can
+  // clean to one label, and a client picks them.
+  const known = new Map<string, string>();
+  const maxKnown = 4 * max;
   return {
     value(raw) {
       if (raw === null || raw === undefined || raw === "") return UNKNOWN_LABEL;
+      const hit = known.get(raw);
+      if (hit !== undefined) return hit;
       const clean = cleanLabelValue(raw);
-      if (seen.has(clean)) return clean;
-      if (seen.size >= max) return OTHER_LABEL;
-      seen.add(clean);
+      if (!seen.has(clean)) {
+        if (seen.size >= max) return OTHER_LABEL;
+        seen.add(clean);
+      }
+      if (known.size < maxKnown) known.set(raw, clean);
       return clean;
     },
     get size() {

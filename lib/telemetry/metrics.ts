@@ -8,7 +8,15 @@
  *
  * @module
  */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Gauge, Registry } from "prom-client";
+import {
+  counterSeries,
+  gaugeSeries,
+  histogramSeries,
+  observe,
+  type SeriesNode,
+  type ValueCell,
+} from "./_series.ts";
 import { type BoundedLabel, createBoundedLabel, OTHER_LABEL, UNKNOWN_LABEL } from "./labels.ts";
 
 /** OpenTelemetry's advised buckets for `http.*.request.duration`, seconds. */
@@ -159,8 +167,11 @@ const HTTP_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS",
  * @returns The label value.
  */
 export function methodLabel(method: string): string {
-  return HTTP_METHODS.has(method) ? method : "_OTHER";
+  return HTTP_METHODS.has(method) ? method : OTHER_METHOD;
 }
+
+/** `http.request.method` of a method OpenTelemetry does not know. */
+const OTHER_METHOD = "_OTHER";
 
 /**
  * Creates the registry and its instruments.
@@ -187,67 +198,69 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
   const errorCodes: BoundedLabel = createBoundedLabel(max);
   const sources = options.sources;
 
-  const active = new Gauge({
+  // Series recorded per request or per fetch are cells (`_series.ts`):
+  // prom-client's own inc/observe re-validate and re-hash labels on each call.
+  const active = gaugeSeries({
     name: "http_server_active_requests",
     help: "Number of active HTTP server requests (OpenTelemetry http.server.active_requests).",
     labelNames: ["http_request_method"],
-    registers,
+    registry,
   });
-  const serverDuration = new Histogram({
+  const serverDuration = histogramSeries({
     name: "http_server_request_duration_seconds",
     help: "Duration of HTTP server requests (OpenTelemetry http.server.request.duration).",
     labelNames: ["http_request_method", "http_route", "http_response_status_code"],
-    buckets: [...DURATION_BUCKETS],
-    registers,
+    buckets: DURATION_BUCKETS,
+    registry,
   });
-  const clientDuration = new Histogram({
+  const clientDuration = histogramSeries({
     name: "http_client_request_duration_seconds",
     help: "Duration of subgraph HTTP requests (OpenTelemetry http.client.request.duration).",
     labelNames: ["subgraph", "http_response_status_code"],
-    buckets: [...DURATION_BUCKETS],
-    registers,
+    buckets: DURATION_BUCKETS,
+    registry,
   });
-  const operations = new Counter({
+  const operations = counterSeries({
     name: "gw_router_operations_total",
     help: "GraphQL operations by name, type, client and outcome (GraphQL errors apart from HTTP).",
     labelNames: ["operation_name", "operation_type", "outcome", "client_name", "client_version"],
-    registers,
+    registry,
   });
-  const graphqlErrors = new Counter({
+  const graphqlErrors = counterSeries({
     name: "gw_router_graphql_errors_total",
     help: "GraphQL errors in responses, by extensions.code.",
     labelNames: ["code"],
-    registers,
+    registry,
   });
-  const fetches = new Counter({
+  const fetches = counterSeries({
     name: "gw_router_subgraph_fetches_total",
     help: "Subgraph fetches by subgraph and outcome.",
     labelNames: ["subgraph", "outcome"],
-    registers,
+    registry,
   });
-  const retries = new Counter({
+  const retries = counterSeries({
     name: "gw_router_subgraph_retries_total",
     help: "Subgraph requests retried.",
     labelNames: ["subgraph"],
-    registers,
+    registry,
   });
-  const shares = new Counter({
+  const shares = counterSeries({
     name: "gw_router_single_flight_shared_total",
     help: "Subgraph responses shared with an identical in-flight request (single flight).",
     labelNames: ["subgraph"],
-    registers,
+    registry,
   });
-  const cacheHits = new Counter({
+  const cacheHits = counterSeries({
     name: "gw_router_cache_hits_total",
     help: "Parse/validate and plan cache hits.",
     labelNames: ["cache"],
-    registers,
+    registry,
   });
-  const cacheMisses = new Counter({
+  const cacheMisses = counterSeries({
     name: "gw_router_cache_misses_total",
     help: "Parse/validate and plan cache misses.",
     labelNames: ["cache"],
-    registers,
+    registry,
   });
   new Gauge({
     name: "gw_router_cache_entries",
@@ -318,35 +331,35 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       if (gate) this.set(gate.waiting);
     },
   });
-  const rejected = new Counter({
+  const rejected = counterSeries({
     name: "gw_router_admission_rejected_total",
     help: "Requests refused or dropped by admission, by reason.",
     labelNames: ["reason"],
-    registers,
+    registry,
   });
-  const mcp = new Counter({
+  const mcp = counterSeries({
     name: "gw_router_mcp_requests_total",
     help: "MCP requests by JSON-RPC method, tool and outcome.",
     labelNames: ["method", "tool", "outcome"],
-    registers,
+    registry,
   });
-  const connect = new Counter({
+  const connect = counterSeries({
     name: "gw_router_connect_requests_total",
     help: "Connect RPC calls by method and Connect code.",
     labelNames: ["method", "code"],
-    registers,
+    registry,
   });
-  const jwks = new Counter({
+  const jwks = counterSeries({
     name: "gw_router_jwks_refreshes_total",
     help: "JWKS refreshes by outcome.",
     labelNames: ["outcome"],
-    registers,
+    registry,
   });
-  const reloads = new Counter({
+  const reloads = counterSeries({
     name: "gw_router_reloads_total",
     help: "Configuration reloads by outcome.",
     labelNames: ["outcome"],
-    registers,
+    registry,
   });
   const info = new Gauge({
     name: "gw_router_info",
@@ -354,97 +367,87 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["config_hash", "supergraph_hash", "version"],
     registers,
   });
-  const mcpDenied = new Counter({
+  const mcpDenied = counterSeries({
     name: "gw_router_mcp_denied_total",
     help:
       "MCP requests refused for their token: 401 (level token) or 403 by the failing scope gate.",
     labelNames: ["level"],
-    registers,
+    registry,
   });
   const mcpMethods = createBoundedLabel(50);
   const mcpTools = createBoundedLabel(max);
-  // Label children by their values, so the hot path skips prom-client's label
-  // hashing (every label is bounded, so are these maps).
-  const activeBy = memo((m: string) => active.labels({ http_request_method: m }));
-  const serverBy = memo((key: string) => {
-    const [m = "", route = "", status = ""] = key.split(SEP);
-    return serverDuration.labels({
-      http_request_method: m,
-      http_route: route,
-      http_response_status_code: status,
-    });
-  });
-  const fetchBy = memo((key: string) => {
-    const [subgraph = "", status = "", outcome = ""] = key.split(SEP);
-    return {
-      count: fetches.labels({ subgraph, outcome }),
-      duration: clientDuration.labels({ subgraph, http_response_status_code: status }),
-    };
-  });
-  const cacheBy = {
-    parse: [cacheMisses.labels({ cache: "parse" }), cacheHits.labels({ cache: "parse" })],
-    plan: [cacheMisses.labels({ cache: "plan" }), cacheHits.labels({ cache: "plan" })],
+  // Bound once: the cells the hot path uses every request.
+  const cacheCells = {
+    parse: { hit: cacheHits.at("parse").cell(), miss: cacheMisses.at("parse").cell() },
+    plan: { hit: cacheHits.at("plan").cell(), miss: cacheMisses.at("plan").cell() },
   } as const;
+  const activeOther = active.at(OTHER_METHOD);
+  const activeBy = new Map<string, SeriesNode<ValueCell>>(
+    [...HTTP_METHODS].map((m) => [m, active.at(m)]),
+  );
 
   return {
     registry,
     requestStarted(method) {
-      activeBy(methodLabel(method)).inc();
+      (activeBy.get(method) ?? activeOther).cell().value++;
     },
     requestFinished({ method, route, status, seconds }) {
-      const m = methodLabel(method);
-      activeBy(m).dec();
-      serverBy(`${m}${SEP}${route}${SEP}${status}`).observe(seconds);
+      const node = activeBy.get(method) ?? activeOther;
+      node.cell().value--;
+      observe(
+        serverDuration.at(node === activeOther ? OTHER_METHOD : method).at(route).at(status).cell(),
+        seconds,
+      );
     },
     operation(record) {
-      operations.inc({
-        operation_name: record.name === null ? UNKNOWN_LABEL : operationNames.value(record.name),
-        operation_type: record.type ?? UNKNOWN_LABEL,
-        outcome: record.outcome,
-        client_name: clientNames.value(record.clientName),
-        client_version: clientVersions.value(record.clientVersion),
-      });
-      for (const code of record.errorCodes) graphqlErrors.inc({ code: errorCodes.value(code) });
+      operations
+        .at(record.name === null ? UNKNOWN_LABEL : operationNames.value(record.name))
+        .at(record.type ?? UNKNOWN_LABEL)
+        .at(record.outcome)
+        .at(clientNames.value(record.clientName))
+        .at(clientVersions.value(record.clientVersion))
+        .cell().value++;
+      for (const code of record.errorCodes) graphqlErrors.at(errorCodes.value(code)).cell().value++;
     },
     subgraphFetch({ subgraph, seconds, status, outcome }) {
-      const children = fetchBy(`${subgraph}${SEP}${status ?? ""}${SEP}${outcome}`);
-      children.count.inc();
-      children.duration.observe(seconds);
+      fetches.at(subgraph).at(outcome).cell().value++;
+      observe(clientDuration.at(subgraph).at(status).cell(), seconds);
     },
     subgraphRetry(subgraph) {
-      retries.inc({ subgraph });
+      retries.at(subgraph).cell().value++;
     },
     circuitBreakerRejected(subgraph) {
-      fetches.inc({ subgraph, outcome: "circuit_open" });
+      fetches.at(subgraph).at("circuit_open").cell().value++;
     },
     singleFlightShared(subgraph) {
-      shares.inc({ subgraph });
+      shares.at(subgraph).cell().value++;
     },
     cache(cache, hit) {
-      cacheBy[cache][hit ? 1 : 0].inc();
+      const cells = cacheCells[cache];
+      (hit ? cells.hit : cells.miss).value++;
     },
     admissionRejected(reason) {
-      rejected.inc({ reason });
+      rejected.at(reason).cell().value++;
     },
     mcpDenied(level) {
-      mcpDenied.inc({ level: MCP_DENIAL_LEVELS.has(level) ? level : OTHER_LABEL });
+      mcpDenied.at(MCP_DENIAL_LEVELS.has(level) ? level : OTHER_LABEL).cell().value++;
     },
     mcp({ method, tool, outcome }) {
       // No tool (methods other than tools/call): the label stays empty.
-      mcp.inc({
-        method: mcpMethods.value(method),
-        tool: tool === "" ? "" : mcpTools.value(tool),
-        outcome,
-      });
+      mcp
+        .at(mcpMethods.value(method))
+        .at(tool === "" ? "" : mcpTools.value(tool))
+        .at(outcome)
+        .cell().value++;
     },
     connect({ method, code }) {
-      connect.inc({ method, code });
+      connect.at(method).at(code).cell().value++;
     },
     jwksRefresh(outcome) {
-      jwks.inc({ outcome });
+      jwks.at(outcome).cell().value++;
     },
     reload(outcome) {
-      reloads.inc({ outcome });
+      reloads.at(outcome).cell().value++;
     },
     setInfo({ configHash, supergraphHash, version }) {
       info.reset();
@@ -456,7 +459,6 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
   };
 }
 
-/** The `level` values of `gw_router_mcp_denied_total` (the MCP gate levels and `token`). */
 const MCP_DENIAL_LEVELS: ReadonlySet<string> = new Set([
   "token",
   "initialize",
@@ -465,19 +467,3 @@ const MCP_DENIAL_LEVELS: ReadonlySet<string> = new Set([
   "tool",
   "runtime",
 ]);
-
-/** Separates label values in a memo key (a character no label value has: they are cleaned). */
-const SEP = "\u0001";
-
-/** Caches a function of a string key (for label children). */
-function memo<T>(make: (key: string) => T): (key: string) => T {
-  const cache = new Map<string, T>();
-  return (key) => {
-    let value = cache.get(key);
-    if (value === undefined) {
-      value = make(key);
-      cache.set(key, value);
-    }
-    return value;
-  };
-}

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { createHandler } from "../../lib/http/mod.ts";
@@ -8,6 +9,7 @@ import {
   createBoundedLabel,
   createRouterMetrics,
   createTelemetry,
+  DURATION_BUCKETS,
   metricsHandler,
   type RouterMetrics,
 } from "../../lib/telemetry/mod.ts";
@@ -217,4 +219,187 @@ Deno.test("issue 16: a Connect method that does not exist is counted as 'unknown
     sample(text, 'gw_router_connect_requests_total{method="unknown",code="unimplemented"}'),
     1,
   );
+});
+
+/** The sample lines of one metric family (no HELP/TYPE), in exposition order. */
+function series(text: string, name: string): string[] {
+  return text.split("\n").filter((line) =>
+    line.startsWith(`${name}_`) || line.startsWith(`${name}{`)
+  );
+}
+
+Deno.test("issue 16: the fast path exposes exactly what prom-client's own instruments record", async () => {
+  const metrics = createRouterMetrics({ maxLabelValues: 2 });
+  // The reference: prom-client instruments fed the same recordings, label values bounded by hand.
+  const reference = new Registry();
+  const registers = [reference];
+  const server = new Histogram({
+    name: "http_server_request_duration_seconds",
+    help: "h",
+    labelNames: ["http_request_method", "http_route", "http_response_status_code"],
+    buckets: [...DURATION_BUCKETS],
+    registers,
+  });
+  const client = new Histogram({
+    name: "http_client_request_duration_seconds",
+    help: "h",
+    labelNames: ["subgraph", "http_response_status_code"],
+    buckets: [...DURATION_BUCKETS],
+    registers,
+  });
+  const fetches = new Counter({
+    name: "gw_router_subgraph_fetches_total",
+    help: "h",
+    labelNames: ["subgraph", "outcome"],
+    registers,
+  });
+  const operations = new Counter({
+    name: "gw_router_operations_total",
+    help: "h",
+    labelNames: ["operation_name", "operation_type", "outcome", "client_name", "client_version"],
+    registers,
+  });
+  const errors = new Counter({
+    name: "gw_router_graphql_errors_total",
+    help: "h",
+    labelNames: ["code"],
+    registers,
+  });
+  const active = new Gauge({
+    name: "http_server_active_requests",
+    help: "h",
+    labelNames: ["http_request_method"],
+    registers,
+  });
+  // Values on bucket bounds, between them, past the last one, and zero.
+  const seconds = [0, 0.005, 0.0051, 0.3, 1, 9.99, 10, 11, 0.075, 2.5];
+  const requests = [
+    ["POST", "/graphql", 200],
+    ["GET", "/graphql", 200],
+    ["POST", "/graphql", 400],
+    ["BREW", "unmatched", 404],
+  ] as const;
+  for (const [i, value] of seconds.entries()) {
+    for (const [j, [method, route, status]] of requests.entries()) {
+      if ((i + j) % 3 === 0) continue; // not every series every time
+      metrics.requestStarted(method);
+      const m = method === "BREW" ? "_OTHER" : method;
+      active.inc({ http_request_method: m });
+      metrics.requestFinished({ method, route, status, seconds: value * (j + 1) });
+      active.dec({ http_request_method: m });
+      server.observe({
+        http_request_method: m,
+        http_route: route,
+        http_response_status_code: String(status),
+      }, value * (j + 1));
+    }
+    const status = i % 4 === 3 ? null : i % 2 === 0 ? 200 : 503;
+    const outcome = status === null ? "timeout" : status === 200 ? "success" : "http_error";
+    const subgraph = i % 3 === 0 ? "reviews" : "products";
+    metrics.subgraphFetch({ subgraph, seconds: value, status, outcome });
+    client.observe(
+      { subgraph, http_response_status_code: status === null ? "" : String(status) },
+      value,
+    );
+    fetches.inc({ subgraph, outcome });
+    // Three operation names and client names against a bound of two: the third is "other".
+    const name = `Op${i % 3}`;
+    const clientName = `client-${i % 3}`;
+    metrics.operation({
+      name,
+      type: "query",
+      outcome: i % 2 === 0 ? "success" : "graphql_error",
+      errorCodes: i % 2 === 0 ? [] : ["BAD", `CODE_${i}`],
+      clientName,
+      clientVersion: i % 2 === 0 ? "1.0" : null,
+    });
+    operations.inc({
+      operation_name: i % 3 === 2 ? "other" : name,
+      operation_type: "query",
+      outcome: i % 2 === 0 ? "success" : "graphql_error",
+      client_name: i % 3 === 2 ? "other" : clientName,
+      client_version: i % 2 === 0 ? "1.0" : "unknown",
+    });
+    if (i % 2 === 1) {
+      errors.inc({ code: "BAD" });
+      errors.inc({ code: i === 1 ? "CODE_1" : "other" });
+    }
+  }
+  const actual = await metrics.text();
+  const expected = await reference.metrics();
+  for (
+    const name of [
+      "http_server_active_requests",
+      "http_server_request_duration_seconds",
+      "http_client_request_duration_seconds",
+      "gw_router_subgraph_fetches_total",
+      "gw_router_operations_total",
+      "gw_router_graphql_errors_total",
+    ]
+  ) {
+    const lines = series(expected, name);
+    assert.ok(lines.length > 0, name);
+    assert.deepEqual(series(actual, name), lines, name);
+  }
+  // And in figures: POST /graphql 200 saw 0.005 (on a bound), 0.0051, 1, 9.99, 11 (past the
+  // last bound) and 0.075.
+  const labels = 'http_request_method="POST",http_route="/graphql",http_response_status_code="200"';
+  const bucket = (le: string) =>
+    sample(actual, `http_server_request_duration_seconds_bucket{le="${le}",${labels}}`);
+  assert.deepEqual(
+    ["0.005", "0.01", "0.075", "0.5", "1", "7.5", "10", "+Inf"].map(bucket),
+    [1, 2, 3, 3, 4, 4, 5, 6],
+  );
+  assert.equal(sample(actual, `http_server_request_duration_seconds_count{${labels}}`), 6);
+  const sum = sample(actual, `http_server_request_duration_seconds_sum{${labels}}`) ?? NaN;
+  assert.ok(Math.abs(sum - 22.0751) < 1e-9, `sum ${sum}`);
+  assert.equal(sample(actual, 'http_server_active_requests{http_request_method="_OTHER"}'), 0);
+  // The JSON snapshot (the live view, OTLP export) is prom-client's too.
+  const json = await metrics.registry.getMetricsAsJSON();
+  const mine = json.find((m) => m.name === "http_client_request_duration_seconds");
+  const theirs = (await reference.getMetricsAsJSON()).find((m) => m.name === mine?.name);
+  assert.deepEqual({ ...mine, help: "h" }, theirs);
+});
+
+Deno.test("issue 16: a scrape moves counts into the registry once: scrapes and JSON reads never double count", async () => {
+  const metrics = createRouterMetrics();
+  const hit = 'gw_router_cache_hits_total{cache="plan"}';
+  const fetched = 'gw_router_subgraph_fetches_total{subgraph="a",outcome="success"}';
+  const record = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      metrics.cache("plan", true);
+      metrics.subgraphFetch({ subgraph: "a", seconds: 0.01, status: 200, outcome: "success" });
+    }
+  };
+  record(2);
+  assert.equal(sample(await metrics.text(), hit), 2);
+  assert.equal(sample(await metrics.text(), hit), 2);
+  record(3);
+  await metrics.registry.getMetricsAsJSON();
+  const text = await metrics.text();
+  assert.equal(sample(text, hit), 5);
+  assert.equal(sample(text, fetched), 5);
+  assert.equal(
+    sample(
+      text,
+      'http_client_request_duration_seconds_count{subgraph="a",http_response_status_code="200"}',
+    ),
+    5,
+  );
+  // Nothing recorded, nothing exposed: a series appears with its first recording.
+  assert.equal(text.includes('cache="parse"'), false);
+});
+
+Deno.test("issue 16: a bounded label stays bounded when raw values are remembered", () => {
+  const label = createBoundedLabel(2);
+  const long = "x".repeat(64);
+  // Many raw values cleaning to one label take one slot.
+  for (let i = 0; i < 1000; i++) assert.equal(label.value(`${long}${i}`), long);
+  assert.equal(label.value('a"b'), "a_b");
+  assert.equal(label.value("a\nb"), "a_b");
+  assert.equal(label.size, 2);
+  for (let i = 0; i < 1000; i++) assert.equal(label.value(`new-${i}`), "other");
+  assert.equal(label.size, 2);
+  assert.equal(label.value(`${long}5`), long);
+  assert.equal(label.value(""), "unknown");
 });
