@@ -28,9 +28,14 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
-import { REQUEST_ID_HEADER, type Telemetry, withRequestId } from "../telemetry/mod.ts";
+import {
+  REQUEST_ID_HEADER,
+  type Telemetry,
+  withBodySize,
+  withRequestId,
+} from "../telemetry/mod.ts";
 import { errorResponse, STATUS } from "./errors.ts";
-import { utf8FitsIn } from "../limited_body.ts";
+import { utf8Length } from "../limited_body.ts";
 
 /** What the GraphQL facet reads from the router state. */
 export interface GraphQLDeps {
@@ -224,14 +229,16 @@ function graphQLResponse(
   const text = JSON.stringify(result);
   // The client response is bounded too (aliases can repeat subgraph data).
   const limit = options.limit ?? Infinity;
-  if (!utf8FitsIn(text, limit)) {
+  // Measured once: the limit and the access log's bytes_out both read it.
+  const bytes = utf8Length(text);
+  if (bytes > limit) {
     return errorResponse(responseTooLarge(limit), { contentType: mediaType, requestId });
   }
   // Sent as a string: Deno.serve copies it into the socket write in Rust, where
   // an encoded `Uint8Array` would be an ArrayBuffer the size of the response
   // that lives until V8 collects it (under load: promoted, then freed only by
   // a full GC, tens of MiB of RSS).
-  return new Response(text, { status, headers });
+  return withBodySize(new Response(text, { status, headers }), bytes);
 }
 
 function mutationOverGet(mediaType: GraphQLMediaType, requestId: string | null): Response {

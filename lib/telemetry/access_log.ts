@@ -64,3 +64,37 @@ export function accessLogRecord(
     bytes_out: outcome.bytesOut,
   };
 }
+
+/** Where a facet leaves the byte size of a body it built (see {@linkcode withBodySize}). */
+const BODY_SIZE: unique symbol = Symbol("gw.bodySize");
+
+/**
+ * Marks a response with the byte size of the body a facet built, so the
+ * access log's `bytes_out` needs no copy of the body (a string body stays a
+ * string, sent by Deno without an ArrayBuffer).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { knownBodySize, withBodySize } from "./access_log.ts";
+ * const response = withBodySize(new Response("héllo"), 6);
+ * assert.equal(knownBodySize(response), 6);
+ * assert.equal(knownBodySize(new Response("x")), null);
+ * ```
+ * @param response The response, as built.
+ * @param bytes The byte size of its body.
+ * @returns The same response.
+ */
+export function withBodySize(response: Response, bytes: number): Response {
+  (response as Response & { [BODY_SIZE]?: number })[BODY_SIZE] = bytes;
+  return response;
+}
+
+/**
+ * The byte size a facet left on a response with {@linkcode withBodySize}.
+ * @param response The response.
+ * @returns The size, or null when unknown.
+ */
+export function knownBodySize(response: Response): number | null {
+  return (response as Response & { [BODY_SIZE]?: number })[BODY_SIZE] ?? null;
+}

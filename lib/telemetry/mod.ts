@@ -13,7 +13,7 @@ export {
   REQUEST_ID_HEADER,
   withRequestId,
 } from "./request_id.ts";
-export { accessLogRecord, type AccessLogScope } from "./access_log.ts";
+export { accessLogRecord, type AccessLogScope, knownBodySize, withBodySize } from "./access_log.ts";
 export {
   type BoundedLabel,
   cleanLabelValue,

@@ -16,7 +16,7 @@ import type {
   RequestHooks,
 } from "../engine/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { accessLogRecord } from "./access_log.ts";
+import { accessLogRecord, knownBodySize } from "./access_log.ts";
 import { cleanLabelValue, clientOf } from "./labels.ts";
 import type { FetchOutcome, OperationOutcome, RouterMetrics } from "./metrics.ts";
 import { operationHash } from "./operation_hash.ts";
@@ -417,6 +417,11 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
    */
   async function logged(scope: RequestScope, response: Response): Promise<Response> {
     const status = response.status;
+    const known = knownBodySize(response);
+    if (known !== null) {
+      finish(scope, status, known);
+      return response;
+    }
     const init = { status, statusText: response.statusText, headers: response.headers };
     if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
       const bytes = new Uint8Array(await response.arrayBuffer());

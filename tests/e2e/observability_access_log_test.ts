@@ -54,6 +54,30 @@ Deno.test("issue 16: each request writes one access log line at info with the re
   }
 });
 
+Deno.test("issue 16: bytes_out counts UTF-8 bytes as sent, multi-byte text included", async () => {
+  const fixture = await startObservabilityFixture();
+  try {
+    const name = "é€😀";
+    const response = await fetch(`${fixture.router.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        query: "query($name: String) { hello(name: $name) }",
+        variables: { name },
+      }),
+    });
+    const sent = new Uint8Array(await response.arrayBuffer()).byteLength;
+    const [line] = fixture.logs.filter((l) => l.msg === "request");
+    assert.equal(line?.fields?.bytes_out, sent);
+    // Not the UTF-16 length: the name alone is 4 code units longer in bytes.
+    const text = JSON.stringify({ data: { hello: `Hello ${name}!` } });
+    assert.equal(sent, new TextEncoder().encode(text).length);
+    assert.notEqual(sent, text.length);
+  } finally {
+    await fixture.close();
+  }
+});
+
 Deno.test("issue 16: access_logs.enabled=false writes no access line", async () => {
   const fixture = await startObservabilityFixture({ access_logs: { enabled: false } });
   try {
