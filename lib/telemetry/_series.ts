@@ -104,6 +104,19 @@ function labelsOf(names: readonly string[], values: readonly LabelKey[]): Series
   return labels;
 }
 
+/** The cells of a counter or gauge, listed for the scrape, and the tree that finds them. */
+function valueCells(
+  labelNames: readonly string[],
+): { readonly cells: ValueCell[]; readonly root: SeriesNode<ValueCell> } {
+  const cells: ValueCell[] = [];
+  const root = new SeriesNode((values) => {
+    const cell = { value: 0, labels: labelsOf(labelNames, values) };
+    cells.push(cell);
+    return cell;
+  });
+  return { cells, root };
+}
+
 /**
  * A prom-client counter fed from cells: the hot path adds to `value`; each
  * scrape moves what was added into the counter.
@@ -123,12 +136,7 @@ function labelsOf(names: readonly string[], values: readonly LabelKey[]): Series
  * @returns The root of its series.
  */
 export function counterSeries(config: SeriesConfig): SeriesNode<ValueCell> {
-  const cells: ValueCell[] = [];
-  const root = new SeriesNode((values) => {
-    const cell = { value: 0, labels: labelsOf(config.labelNames, values) };
-    cells.push(cell);
-    return cell;
-  });
+  const { cells, root } = valueCells(config.labelNames);
   new Counter({
     name: config.name,
     help: config.help,
@@ -166,12 +174,7 @@ export function counterSeries(config: SeriesConfig): SeriesNode<ValueCell> {
  * @returns The root of its series.
  */
 export function gaugeSeries(config: SeriesConfig): SeriesNode<ValueCell> {
-  const cells: ValueCell[] = [];
-  const root = new SeriesNode((values) => {
-    const cell = { value: 0, labels: labelsOf(config.labelNames, values) };
-    cells.push(cell);
-    return cell;
-  });
+  const { cells, root } = valueCells(config.labelNames);
   new Gauge({
     name: config.name,
     help: config.help,

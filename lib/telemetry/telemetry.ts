@@ -148,7 +148,7 @@ export interface Telemetry {
    * no promise.
    * @param scope The scope.
    * @param response The response.
-   * @returns The response to send (with access logs on, a copy whose size is known).
+   * @returns The response to send (with access logs on and no known body size, a copy).
    */
   end(scope: RequestScope, response: Response): Response | Promise<Response>;
 }
@@ -408,9 +408,9 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   }
 
   /**
-   * Logs the access line of a request. A finite body is read (facets build
-   * answers from bytes: this copies, cheaply) so the line has its size and the
-   * response keeps Deno's fast path for byte bodies; an event stream is
+   * Logs the access line of a request. A body whose size the facet left on
+   * the response (`withBodySize`: GraphQL answers) is not touched; another
+   * finite body is read (a copy) so the line has its size; an event stream is
    * counted as it is sent, and logged when it ends. `response.body` is
    * touched only for event streams: the getter turns a byte body into a
    * stream, and reading that back cost ~4 µs per request.
