@@ -15,6 +15,7 @@ import {
   parseListenAddr,
   withBoundPort,
 } from "../config/mod.ts";
+import { Cancellation } from "../cancellation.ts";
 import type { SubgraphFetch } from "../engine/mod.ts";
 import { describeError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
@@ -197,7 +198,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   // accepts for `shutdown_delay`, then in-flight requests get `grace_period`;
   // those still running then are answered 503 (`stop`), never reset.
   let draining = false;
-  const stop = new AbortController();
+  // Every in-flight request registers on it: callbacks, not listeners (cancellation.ts).
+  const stop = new Cancellation();
   const handler = createHandler(() => state, {
     log,
     draining: () => draining,

@@ -18,6 +18,7 @@ import type { AuthError } from "../errors.ts";
 import { type Engine, execute, prepare } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
 import { readGzipLimited } from "../limited_body.ts";
+import { onAbort, signalOf } from "../cancellation.ts";
 import type { Logger } from "../log/mod.ts";
 import type { OperationRegistry } from "../operations/mod.ts";
 import {
@@ -240,7 +241,7 @@ async function run(
     expired = true;
     stop();
   }, call.timeoutMs);
-  request.signal.addEventListener("abort", stop);
+  const offClient = onAbort(signalOf(request), stop);
   try {
     const hooks = deps.telemetry?.scopeOf(request)?.hooks;
     const execution = execute(deps.engine, prepared.operation, {
@@ -268,7 +269,7 @@ async function run(
     return { ok: false, failure: connectFailure("internal", "Internal error") };
   } finally {
     clearTimeout(timer);
-    request.signal.removeEventListener("abort", stop);
+    offClient();
   }
 }
 

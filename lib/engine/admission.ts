@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { onAbort } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
 
 /** An admission gate (see {@linkcode createAdmissionGate}). */
@@ -168,21 +169,17 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
       return new Promise<void>((resolve, reject) => {
         const waiter: Waiter = { admit: null };
         let timer: number | undefined;
+        let offAbort: () => void = () => {};
         const leaveQueue = () => {
           waiter.admit = null;
           waiting--;
           if (timer !== undefined) clearTimer(timer);
-          signal?.removeEventListener("abort", onAbort);
-        };
-        const onAbort = () => {
-          if (waiter.admit === null) return;
-          leaveQueue();
-          reject(signal?.reason);
+          offAbort();
         };
         waiter.admit = () => {
           waiter.admit = null;
           if (timer !== undefined) clearTimer(timer);
-          signal?.removeEventListener("abort", onAbort);
+          offAbort();
           resolve();
         };
         if (Number.isFinite(maxWait)) {
@@ -195,7 +192,14 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
         }
         queue.push(waiter);
         waiting++;
-        signal?.addEventListener("abort", onAbort, { once: true });
+        if (signal) {
+          // A callback, not an event listener, on the request's path (cancellation.ts).
+          offAbort = onAbort(signal, () => {
+            if (waiter.admit === null) return;
+            leaveQueue();
+            reject(signal.reason);
+          });
+        }
       });
     },
     leave() {

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { onAbort } from "../cancellation.ts";
 
 /** One operation's share of the budget. */
 export interface BudgetTicket {
@@ -139,21 +140,24 @@ export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
   ): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
+      let offAbort: () => void = () => {};
       const waiter: Waiter = {
         tickets,
         ...reservation,
         resolve: () => {
-          signal?.removeEventListener("abort", onAbort);
+          offAbort();
           resolve();
         },
         done: false,
       };
-      const onAbort = () => {
-        if (waiter.done) return;
-        waiter.done = true;
-        reject(signal?.reason);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
+      if (signal) {
+        // A callback, not an event listener, on the request's path (cancellation.ts).
+        offAbort = onAbort(signal, () => {
+          if (waiter.done) return;
+          waiter.done = true;
+          reject(signal.reason);
+        });
+      }
       waiters.push(waiter);
     });
   }

@@ -9,6 +9,7 @@
  * @module
  */
 import type { SubgraphTrafficConfig, TrafficShapingConfig } from "../config/types.ts";
+import { onAbort } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
 import {
   type BreakerPolicy,
@@ -49,15 +50,14 @@ export interface ResilientFetchOptions {
 function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
     const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
+      off();
       resolve();
     }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const off = onAbort(signal, () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
   });
 }
 

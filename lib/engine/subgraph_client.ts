@@ -13,6 +13,7 @@ import type { BudgetTicket, MemoryBudget } from "./memory_budget.ts";
 import { type Resilience, resilientFetch } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
+import { onAbort } from "../cancellation.ts";
 
 function isCircuitOpen(error: unknown): boolean {
   return error instanceof RouterError && error.code === "SUBGRAPH_CIRCUIT_OPEN";
@@ -225,15 +226,15 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     const controller = new AbortController();
     const untrack = track(controller);
     const signal = sendOptions.signal;
-    const onAbort = () => controller.abort(signal?.reason);
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) controller.abort(signal.reason);
+    // A callback, not an event listener, on the request's path (cancellation.ts).
+    const off = signal ? onAbort(signal, () => controller.abort(signal.reason)) : null;
     try {
       const ticket = sendOptions.ticket;
       return await once(out, controller.signal, ticket ? [ticket] : null);
     } finally {
       untrack();
-      signal?.removeEventListener("abort", onAbort);
+      off?.();
     }
   }
   return {
@@ -305,16 +306,16 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         return Promise.reject(signal.reason);
       }
       return new Promise<SubgraphResponse>((resolve, reject) => {
-        const onAbort = () => {
+        // A callback, not an event listener, on the request's path (cancellation.ts).
+        const off = onAbort(signal, () => {
           leave();
           reject(signal.reason);
-        };
-        signal.addEventListener("abort", onAbort, { once: true });
+        });
         result.then((r) => {
-          signal.removeEventListener("abort", onAbort);
+          off();
           resolve(r);
         }, (error) => {
-          signal.removeEventListener("abort", onAbort);
+          off();
           reject(error);
         });
       });

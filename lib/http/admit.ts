@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { Cancellation, onAbort } from "../cancellation.ts";
 import type { AdmissionGate } from "../engine/admission.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
@@ -88,16 +89,17 @@ export async function runAdmitted(
   options: RunAdmittedOptions,
 ): Promise<Response> {
   const { gate } = options;
-  const controller = new AbortController();
+  // Callbacks, not event listeners, on the request's path (see cancellation.ts).
+  const controller = new Cancellation();
   const signal = controller.signal;
   const clientGone = () => controller.abort(request.signal.reason);
   if (request.signal.aborted) clientGone();
-  else request.signal.addEventListener("abort", clientGone, { once: true });
+  const offClient = onAbort(request.signal, clientGone);
   const untrack = options.track(controller);
   const stop = options.stop;
   const stopped = () => controller.abort(new ShutdownAbort());
   if (stop?.aborted) stopped();
-  else stop?.addEventListener("abort", stopped, { once: true });
+  const offStop = stop ? onAbort(stop, stopped) : null;
   const answerOptions = {
     ...(options.log ? { log: options.log } : {}),
     ...(options.requestId ? { requestId: options.requestId } : {}),
@@ -121,13 +123,12 @@ export async function runAdmitted(
         : new Response(null, { status: 503 });
     }
     const aborted = Promise.withResolvers<Response>();
-    const onAbort = () =>
+    const offAborted = onAbort(signal, () =>
       aborted.resolve(
         signal.reason instanceof RequestTimeout || signal.reason instanceof ShutdownAbort
           ? answerOf(signal.reason)
           : new Response(null, { status: 503 }), // the client went away
-      );
-    signal.addEventListener("abort", onAbort, { once: true });
+      ));
     try {
       const running = work(signal);
       // The answer is sent at the deadline; the work ends by its aborted signal.
@@ -136,14 +137,14 @@ export async function runAdmitted(
     } catch (error) {
       return answerOf(error);
     } finally {
-      signal.removeEventListener("abort", onAbort);
+      offAborted();
       // Freed when the answer is built, the deadline passes or the client goes.
       gate.leave();
     }
   } finally {
     untrack();
-    stop?.removeEventListener("abort", stopped);
-    request.signal.removeEventListener("abort", clientGone);
+    offStop?.();
+    offClient();
   }
 }
 

@@ -36,6 +36,7 @@ import {
 } from "../telemetry/mod.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 import { utf8Length } from "../limited_body.ts";
+import { signalOf } from "../cancellation.ts";
 
 /** What the GraphQL facet reads from the router state. */
 export interface GraphQLDeps {
@@ -177,7 +178,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       result = await execute(deps.engine, prepared.operation, {
         variables: params.variables,
         headers: request.headers,
-        signal: request.signal,
+        signal: signalOf(request),
         identity,
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),

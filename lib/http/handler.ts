@@ -18,6 +18,7 @@ import {
   type RouteTable,
 } from "../telemetry/mod.ts";
 import { readBodyDecoded } from "./body.ts";
+import { withSignal } from "../cancellation.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 import { RequestTimeout, runAdmitted } from "./admit.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
@@ -232,15 +233,14 @@ async function limitBody(
       headers.delete("content-length");
     }
   }
-  return {
-    request: new Request(request.url, {
-      method: request.method,
-      headers,
-      ...(body === null ? {} : { body }),
-      signal,
-    }),
-    body,
-  };
+  const copy = new Request(request.url, {
+    method: request.method,
+    headers,
+    ...(body === null ? {} : { body }),
+    signal,
+  });
+  // Facets follow `signal` itself (callbacks, not listeners: cancellation.ts).
+  return { request: withSignal(copy, signal), body };
 }
 
 /**

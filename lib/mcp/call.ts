@@ -16,6 +16,7 @@ import { checkRuntime } from "./policy.ts";
 import { type Caller, isRecord, type JsonRpcId, scopeDenied } from "./respond.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import { formatOperationInfo, type McpTool } from "./tools.ts";
+import { signalOf } from "../cancellation.ts";
 
 /** A tool result: text content, error flag, and structured content when offered. */
 export interface ToolResult {
@@ -109,7 +110,7 @@ async function runGraphQL(
     identity: context.caller.token,
     rejectUnauthorized: context.deps.config.authorization.reject_operation_if_unauthorized,
     headers: context.request.headers,
-    signal: context.request.signal,
+    signal: signalOf(context.request),
   });
 }
 
