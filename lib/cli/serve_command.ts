@@ -7,7 +7,7 @@
  */
 import { resolveConfigPath } from "../config/mod.ts";
 import { describeError } from "../errors.ts";
-import { createLogger } from "../log/mod.ts";
+import { createLogger, flushLogs } from "../log/mod.ts";
 import type { CommandOptions } from "./mod.ts";
 import type { RunningRouter } from "./serve.ts";
 import { startWorkers } from "./workers.ts";
@@ -56,5 +56,6 @@ export async function serveCommand(args: string[], _options: CommandOptions): Pr
     return 1;
   }
   await router.finished;
+  flushLogs();
   return 0;
 }

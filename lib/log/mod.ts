@@ -6,6 +6,7 @@
  * @module
  */
 import type { LogLevel } from "../config/types.ts";
+import { createLineBuffer, type LineBuffer } from "./line_buffer.ts";
 
 export type { LogLevel };
 
@@ -30,7 +31,7 @@ export interface LoggerOptions {
   readonly level?: LogLevel;
   /**
    * Receives each finished line (without the newline).
-   * @default {writes the line to stdout}
+   * @default {stdout, in batches: a line waits at most 20 ms, warnings and errors none (see {@linkcode flushLogs})}
    */
   readonly write?: (line: string) => void;
   /**
@@ -73,13 +74,15 @@ const RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const threshold = RANK[options.level ?? "info"];
-  const write = options.write ?? writeStdout;
+  const write = options.write;
   const now = options.now ?? (() => new Date());
   const fixed = options.fields ?? {};
   function emit(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
     if (RANK[level] < threshold) return;
     const record = { level, msg, time: now().toISOString(), ...fixed, ...fields };
-    write(stringify(record));
+    const line = stringify(record);
+    if (write !== undefined) write(line);
+    else stdoutLines().add(line, RANK[level] >= RANK.warn);
   }
   return {
     debug: (msg, fields) => emit("debug", msg, fields),
@@ -150,10 +153,34 @@ function replacer(_key: string, value: unknown): unknown {
   return value;
 }
 
-const encoder = new TextEncoder();
+let stdout: LineBuffer | undefined;
 
-function writeStdout(line: string): void {
-  const bytes = encoder.encode(line + "\n");
+/** The process's stdout lines, made on first use (written at exit too). */
+function stdoutLines(): LineBuffer {
+  if (stdout === undefined) {
+    const buffer = createLineBuffer({ write: writeStdout });
+    stdout = buffer;
+    // Deno.exit() dispatches `unload`: the last lines are not lost.
+    globalThis.addEventListener("unload", () => buffer.flush());
+  }
+  return stdout;
+}
+
+function writeStdout(bytes: Uint8Array): void {
   let written = 0;
   while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
+}
+
+/**
+ * Writes the log lines still pending for stdout (the default writer batches
+ * them). `serve` calls it when it stops; `Deno.exit` does too.
+ *
+ * @example
+ * ```ts
+ * import { flushLogs } from "./mod.ts";
+ * flushLogs();
+ * ```
+ */
+export function flushLogs(): void {
+  stdout?.flush();
 }
