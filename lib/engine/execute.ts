@@ -221,6 +221,40 @@ function renderValue(layers: Layers, value: unknown, selection: RepSelection): u
   return out;
 }
 
+/**
+ * The representation JSON of a shared subgraph object per selection (a
+ * non-enumerable symbol-keyed property: invisible to every reader of the data,
+ * `JSON.stringify` and deep comparisons included). Each selection belongs to one fetch step and one type, so the JSON
+ * is a function of the object alone.
+ */
+const REP_MEMO: unique symbol = Symbol("gw.representations");
+type RepMemoHolder = { [REP_MEMO]?: Map<RepSelection, string> };
+
+/**
+ * True when the object's representation is its own fields alone: leaf fields
+ * that this request's layer did not write (a nested selection can reach objects
+ * with layers of their own).
+ */
+function memoizable(layers: Layers, object: Json, selection: RepSelection): boolean {
+  const layer = layers.layerOf(object);
+  for (const f of selection.fields) {
+    if (f.selection !== null) return false;
+    if (layer !== undefined && f.dataKey in layer) return false;
+  }
+  return true;
+}
+
+/** The object's memo, made on first use (not enumerable: no reader, deep comparisons included, sees it). */
+function repMemoOf(object: Json): Map<RepSelection, string> {
+  const holder = object as RepMemoHolder;
+  let memo = holder[REP_MEMO];
+  if (memo === undefined) {
+    memo = new Map();
+    Object.defineProperty(object, REP_MEMO, { value: memo });
+  }
+  return memo;
+}
+
 function pick(variables: Readonly<Record<string, unknown>>, names: readonly string[]): Json {
   const out: Json = {};
   for (const name of names) if (name in variables) out[name] = variables[name];
@@ -234,9 +268,13 @@ class Executor {
   readonly errorsByFetch: GraphQLFormattedError[][] = [];
   readonly #options: ExecutePlanOptions;
 
+  /** Subgraph objects may be shared with other requests (and never change). */
+  readonly #shared: boolean;
+
   constructor(options: ExecutePlanOptions) {
     this.#options = options;
-    this.layers = new Layers(this.data, { inPlace: options.sharedResponses === false });
+    this.#shared = options.sharedResponses !== false;
+    this.layers = new Layers(this.data, { inPlace: !this.#shared });
   }
 
   async run(step: PlanStep): Promise<void> {
@@ -322,10 +360,19 @@ class Executor {
         if (step.targets && !types[c]?.has(typename)) continue;
         const selection = step.representations.get(typename);
         if (!selection) continue;
-        const rep: Json = {};
-        if (!renderFields(this.layers, object, selection.fields, rep)) continue;
-        rep.__typename = step.sendTypename.get(typename) ?? typename;
-        const json = JSON.stringify(rep);
+        // Shared objects never change: their representation is printed once for all
+        // requests sharing them, unless this request's layer changed a field it reads.
+        const memo = this.#shared && memoizable(this.layers, object, selection)
+          ? repMemoOf(object)
+          : null;
+        let json = memo?.get(selection);
+        if (json === undefined) {
+          const rep: Json = {};
+          if (!renderFields(this.layers, object, selection.fields, rep)) continue;
+          rep.__typename = step.sendTypename.get(typename) ?? typename;
+          json = JSON.stringify(rep);
+          memo?.set(selection, json);
+        }
         let index = seen.get(json);
         if (index === undefined) {
           index = representations.length;

@@ -467,3 +467,90 @@ Deno.test("issue 8: a subgraph answer over engine.max_subgraph_response_bytes is
   assert.ok(prepared.ok);
   assert.deepEqual(await execute(engine, prepared.operation), JSON.parse(big));
 });
+
+Deno.test("issue 15: a shared object's representation is printed once; a field this request's layer wrote is not memoized", async () => {
+  const { executePlan } = await import("../../lib/engine/execute.ts");
+  type Step = Parameters<typeof executePlan>[0];
+  const fetchStep = (
+    index: number,
+    subgraph: string,
+    query: string,
+    fields: { key: string; isKey?: boolean }[] | null,
+  ) => ({
+    kind: "Fetch" as const,
+    node: {
+      kind: "Fetch" as const,
+      serviceName: subgraph,
+      variableUsages: [],
+      operation: query,
+      operationKind: "query" as const,
+    },
+    index,
+    queryJson: JSON.stringify(query),
+    subgraph,
+    path: fields === null ? [] : ["products", "@"],
+    representations: fields === null ? null : new Map([["Product", {
+      fields: fields.map((f) => ({ key: f.key, dataKey: f.key, selection: null, isKey: f.isKey })),
+      byType: new Map(),
+    }]]),
+    sendTypename: new Map(),
+    variableUsages: [],
+    rewrites: [],
+  });
+  // products (shared root) -> prices: `price` merged into the shared object, this
+  // request's layer -> shipping requires {upc price}; reviews requires {upc} only.
+  const plan = {
+    kind: "Sequence",
+    steps: [
+      fetchStep(0, "products", "{products{__typename upc}}", null),
+      fetchStep(1, "prices", "{_entities{...on Product{price}}}", [{ key: "upc", isKey: true }]),
+      fetchStep(2, "shipping", "{_entities{...on Product{eta}}}", [
+        { key: "upc", isKey: true },
+        { key: "price" },
+      ]),
+      fetchStep(3, "reviews", "{_entities{...on Product{stars}}}", [{ key: "upc", isKey: true }]),
+    ],
+  } as unknown as Step;
+  const shared = {
+    status: 200,
+    headers: new Headers(),
+    body: JSON.stringify({ data: { products: [{ __typename: "Product", upc: "1" }] } }),
+    deduplicated: false,
+    parsed: {},
+  };
+  let price = 10;
+  const bodies: Record<string, string[]> = { prices: [], shipping: [], reviews: [] };
+  const send = (subgraph: string, body: string) => {
+    if (subgraph === "products") return Promise.resolve(shared);
+    bodies[subgraph]!.push(JSON.stringify(JSON.parse(body).variables.representations));
+    const entity = subgraph === "prices" ? { price: price++ } : {};
+    return Promise.resolve({
+      status: 200,
+      headers: new Headers(),
+      body: JSON.stringify({ data: { _entities: [entity] } }),
+      deduplicated: false,
+    });
+  };
+  const options = { send, variables: {}, operationKind: "query" as const };
+  const first = await executePlan(plan, options);
+  const second = await executePlan(plan, options);
+  const product = (first.data.products as Record<string, unknown>[])[0]!;
+  assert.equal((second.data.products as unknown[])[0], product); // one shared object
+  // Each request sends the price its own layer holds (10, then 11), never a memo of another's.
+  assert.deepEqual(bodies.shipping, [
+    '[{"upc":"1","price":10,"__typename":"Product"}]',
+    '[{"upc":"1","price":11,"__typename":"Product"}]',
+  ]);
+  assert.deepEqual(bodies.reviews, [
+    '[{"upc":"1","__typename":"Product"}]',
+    '[{"upc":"1","__typename":"Product"}]',
+  ]);
+  // The shared object's own fields are printed once and kept, invisible to readers.
+  assert.deepEqual(Object.keys(product), ["__typename", "upc"]);
+  assert.equal(JSON.stringify(product), '{"__typename":"Product","upc":"1"}');
+  const memo = Object.getOwnPropertySymbols(product).map((s) =>
+    (product as Record<symbol, unknown>)[s]
+  );
+  assert.equal(memo.length, 1);
+  assert.equal((memo[0] as Map<unknown, string>).size, 2); // prices' and reviews' selections
+});
