@@ -58,6 +58,22 @@ export class Layers {
     return key in object;
   }
 
+  /**
+   * Where writes to an object go: the object itself (the request's own root,
+   * or every object in in-place mode) is `null`; else its layer, made on first
+   * use. For callers that write many fields of one object (one lookup, not one
+   * per field).
+   */
+  writeTarget(object: Json): Json | null {
+    if (this.#inPlace || object === this.#own) return null;
+    let layer = this.#layers.get(object);
+    if (layer === undefined) {
+      layer = Object.create(null) as Json;
+      this.#layers.set(object, layer);
+    }
+    return layer;
+  }
+
   /** Writes a field (`undefined` removes it). */
   set(object: Json, key: string, value: unknown): void {
     if (this.#inPlace || object === this.#own) {

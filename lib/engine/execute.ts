@@ -88,14 +88,19 @@ function mergeInto(
   source: Json,
   abstractNames: ReadonlySet<string> | undefined,
 ): void {
+  // One layer lookup per object, not one per field (reads and writes below).
+  let layer = layers.layerOf(target);
+  /** Where writes go: not looked up yet, the object itself (null), or its layer. */
+  let into: Json | null | undefined;
   for (const key in source) {
     const value = source[key];
-    const existing = layers.get(target, key);
+    const existing = layer !== undefined && key in layer ? layer[key] : target[key];
+    let next: unknown = NO_WRITE;
     if (existing === undefined) {
-      layers.set(target, key, value);
+      next = value;
     } else if (key === "__typename") {
       // An @interfaceObject answers with the interface name: keep a concrete type.
-      if (!abstractNames?.has(value as string)) layers.set(target, key, value);
+      if (!abstractNames?.has(value as string)) next = value;
     } else if (isObject(existing) && isObject(value)) {
       mergeInto(layers, existing, value, abstractNames);
     } else if (
@@ -109,12 +114,21 @@ function mergeInto(
         if (isObject(e) && isObject(v)) mergeInto(layers, e, v, abstractNames);
         else if (e !== v) (copy ??= existing.slice())[i] = v;
       }
-      if (copy !== null) layers.set(target, key, copy);
+      if (copy !== null) next = copy;
     } else {
-      layers.set(target, key, value);
+      next = value;
     }
+    if (next === NO_WRITE) continue;
+    if (into === undefined) {
+      into = layers.writeTarget(target);
+      if (into !== null) layer = into;
+    }
+    (into ?? target)[key] = next;
   }
 }
+
+/** `mergeInto`: the field keeps its value. */
+const NO_WRITE = Symbol("no write");
 
 function collect(
   layers: Layers,
@@ -195,8 +209,9 @@ function renderFields(
   fields: readonly RepField[],
   out: Json,
 ): boolean {
+  const layer = layers.layerOf(source);
   for (const f of fields) {
-    const value = layers.get(source, f.dataKey);
+    const value = layer !== undefined && f.dataKey in layer ? layer[f.dataKey] : source[f.dataKey];
     if (f.isKey && (value === null || value === undefined)) return false;
     out[f.key] = f.selection
       ? renderValue(layers, value, f.selection)
@@ -231,12 +246,11 @@ const REP_MEMO: unique symbol = Symbol("gw.representations");
 type RepMemoHolder = { [REP_MEMO]?: Map<RepSelection, string> };
 
 /**
- * True when the object's representation is its own fields alone: leaf fields
- * that this request's layer did not write (a nested selection can reach objects
+ * True when an object's representation is its own fields alone: leaf fields
+ * that this request's layer (`layer`) did not write (a nested selection can reach objects
  * with layers of their own).
  */
-function memoizable(layers: Layers, object: Json, selection: RepSelection): boolean {
-  const layer = layers.layerOf(object);
+function memoizable(layer: Json | undefined, selection: RepSelection): boolean {
   for (const f of selection.fields) {
     if (f.selection !== null) return false;
     if (layer !== undefined && f.dataKey in layer) return false;
@@ -355,16 +369,17 @@ class Executor {
       const seen = new Map<string, number>();
       for (let c = 0; c < candidates.length; c++) {
         const object = candidates[c]!;
-        const typename = this.layers.get(object, "__typename");
+        const layer = this.layers.layerOf(object);
+        const typename = layer !== undefined && "__typename" in layer
+          ? layer.__typename
+          : object.__typename;
         if (typeof typename !== "string") continue;
         if (step.targets && !types[c]?.has(typename)) continue;
         const selection = step.representations.get(typename);
         if (!selection) continue;
         // Shared objects never change: their representation is printed once for all
         // requests sharing them, unless this request's layer changed a field it reads.
-        const memo = this.#shared && memoizable(this.layers, object, selection)
-          ? repMemoOf(object)
-          : null;
+        const memo = this.#shared && memoizable(layer, selection) ? repMemoOf(object) : null;
         let json = memo?.get(selection);
         if (json === undefined) {
           const rep: Json = {};
