@@ -12,8 +12,17 @@
  * CPU time per request, variants interleaved round by round, median of the
  * rounds. CPU time barely moves with other processes on a shared machine;
  * wall time does.
+ *
+ * `--federation`: the load benchmark's supergraph and nested query instead
+ * (seven subgraph fetches, answered in-process by the benchmark's own
+ * graphql-js subgraphs, `load/subgraphs/schemas.ts`, each answer computed
+ * once), sent in waves of 16 concurrent requests through the default
+ * admission gate, so identical fetches are shared as under load.
  */
 import process from "node:process";
+import { execute as graphqlExecute, parse as graphqlParse } from "graphql";
+import { BENCH_QUERY, BENCH_SUPERGRAPH } from "./_federation_fixture.ts";
+import { buildSubgraph, SUBGRAPH_NAMES } from "./load/subgraphs/schemas.ts";
 import { composeSupergraph } from "../lib/compose/mod.ts";
 import { parseConfig } from "../lib/config/mod.ts";
 import { createHandler } from "../lib/http/mod.ts";
@@ -70,18 +79,45 @@ async function subgraphs(request: Request): Promise<Response> {
   });
 }
 
+const FEDERATION = Deno.args.includes("--federation");
+const ARGS = Deno.args.filter((arg) => !arg.startsWith("--"));
+
+/** The benchmark's subgraphs in this process: each distinct request executed once. */
+const federationSchemas = new Map(SUBGRAPH_NAMES.map((name) => [name, buildSubgraph(name)]));
+const federationAnswers = new Map<string, string>();
+async function federationSubgraphs(request: Request): Promise<Response> {
+  const name = new URL(request.url).pathname.slice(1);
+  const text = await request.text();
+  const key = `${name}\n${text}`;
+  let answer = federationAnswers.get(key);
+  if (answer === undefined) {
+    const { query, variables } = JSON.parse(text);
+    const schema = federationSchemas.get(name);
+    if (!schema) throw new Error(`no subgraph ${name}`);
+    answer = JSON.stringify(
+      graphqlExecute({ schema, document: graphqlParse(query), variableValues: variables }),
+    );
+    federationAnswers.set(key, answer);
+  }
+  return new Response(answer, { headers: { "content-type": "application/json" } });
+}
+
 const QUERY = JSON.stringify({
-  query: "query Top { topProducts { upc name price reviews { id body } } }",
+  query: FEDERATION
+    ? BENCH_QUERY
+    : "query Top { topProducts { upc name price reviews { id body } } }",
 });
+/** Requests in flight at once (16: the default admission gate). */
+const CONCURRENCY = FEDERATION ? 16 : 1;
 
 async function handlerWith(telemetry: Telemetry | undefined) {
   const state = await buildState({
-    config: parseConfig({ engine: { max_concurrent_operations: 0 } }),
+    config: parseConfig(FEDERATION ? {} : { engine: { max_concurrent_operations: 0 } }),
     log: silentLogger,
-    supergraphSdl: composed.ok ? composed.supergraphSdl : "",
+    supergraphSdl: FEDERATION ? BENCH_SUPERGRAPH : composed.ok ? composed.supergraphSdl : "",
     operationFiles: [],
     traceKeyPem: null,
-    fetch: subgraphs,
+    fetch: FEDERATION ? federationSubgraphs : subgraphs,
     ...(telemetry ? { telemetry } : {}),
   });
   return createHandler(() => state);
@@ -149,8 +185,7 @@ let _sink: unknown;
 
 /** CPU microseconds per request of `count` sequential requests. */
 async function cpuPerRequest(handle: (r: Request) => Promise<Response>, count: number) {
-  const start = process.cpuUsage();
-  for (let i = 0; i < count; i++) {
+  const one = async () => {
     const response = await handle(
       new Request("http://router.bench/graphql", {
         method: "POST",
@@ -158,18 +193,24 @@ async function cpuPerRequest(handle: (r: Request) => Promise<Response>, count: n
         body: QUERY,
       }),
     );
+    if (response.status !== 200) throw new Error(`status ${response.status}`);
     _sink = await response.arrayBuffer();
+  };
+  const start = process.cpuUsage();
+  for (let i = 0; i < count; i += CONCURRENCY) {
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, count - i) }, one));
   }
   const used = process.cpuUsage(start);
   return (used.user + used.system) / count;
 }
 
 if (import.meta.main && !Deno.args.includes("--bench")) {
-  const rounds = Number(Deno.args[0] ?? 7);
-  const count = Number(Deno.args[1] ?? 2000);
+  const rounds = Number(ARGS[0] ?? 7);
+  const count = Number(ARGS[1] ?? 2000);
   const handles = await Promise.all(variants.map(([, t]) => handlerWith(t)));
   const samples: number[][] = variants.map(() => []);
-  for (const handle of handles) await cpuPerRequest(handle, 500); // warm-up
+  // Warm-up: every variant's code optimized before the first measured round.
+  for (let i = 0; i < 3; i++) for (const handle of handles) await cpuPerRequest(handle, 500);
   for (let round = 0; round < rounds; round++) {
     for (const [i, handle] of handles.entries()) {
       samples[i]?.push(await cpuPerRequest(handle, count));
@@ -180,16 +221,26 @@ if (import.meta.main && !Deno.args.includes("--bench")) {
   const cost = (value: number, base: number) => `${((value / base - 1) * 100).toFixed(1)} %`;
   const base = samples[0] ?? [];
   console.log(
-    `CPU µs per request, ${rounds} interleaved rounds of ${count} requests: min (least disturbed), median`,
+    `CPU µs per request${
+      FEDERATION ? " (federation benchmark query, 16 in flight)" : ""
+    }, ${rounds} interleaved rounds of ${count} requests: min (least disturbed), median`,
   );
+  const off = samples[1] ?? [];
   for (const [i, [name]] of variants.entries()) {
     const xs = samples[i] ?? [];
     const vsMin = i === 0 ? "baseline" : cost(min(xs), min(base));
     const vsMedian = i === 0 ? "baseline" : cost(median(xs), median(base));
+    // Each round's variants run back to back: the median of per-round ratios to
+    // "telemetry off" drops the drift between rounds.
+    const paired = i <= 1
+      ? ""
+      : `  vs off, paired by round: ${
+        ((median(xs.map((x, round) => x / (off[round] ?? x))) - 1) * 100).toFixed(1)
+      } %`;
     console.log(
       `${name.padEnd(32)} min ${min(xs).toFixed(1).padStart(6)} (${vsMin})  median ${
         median(xs).toFixed(1).padStart(6)
-      } (${vsMedian})`,
+      } (${vsMedian})${paired}`,
     );
   }
   Deno.exit(0);
