@@ -239,16 +239,16 @@ function renderValue(layers: Layers, value: unknown, selection: RepSelection): u
 /**
  * The representation JSON of a shared subgraph object per selection (a
  * non-enumerable symbol-keyed property: invisible to every reader of the data,
- * `JSON.stringify` and deep comparisons included). Each selection belongs to one fetch step and one type, so the JSON
- * is a function of the object alone.
+ * `JSON.stringify` and deep comparisons included). Each selection belongs to
+ * one fetch step and one type, so the JSON is a function of the object alone.
  */
 const REP_MEMO: unique symbol = Symbol("gw.representations");
 type RepMemoHolder = { [REP_MEMO]?: Map<RepSelection, string> };
 
 /**
  * True when an object's representation is its own fields alone: leaf fields
- * that this request's layer (`layer`) did not write (a nested selection can reach objects
- * with layers of their own).
+ * that this request's layer (`layer`) did not write (a nested selection can
+ * reach objects with layers of their own).
  */
 function memoizable(layer: Json | undefined, selection: RepSelection): boolean {
   for (const f of selection.fields) {
@@ -258,7 +258,7 @@ function memoizable(layer: Json | undefined, selection: RepSelection): boolean {
   return true;
 }
 
-/** The object's memo, made on first use (not enumerable: no reader, deep comparisons included, sees it). */
+/** The object's memo, made on first use (not enumerable: no reader sees it). */
 function repMemoOf(object: Json): Map<RepSelection, string> {
   const holder = object as RepMemoHolder;
   let memo = holder[REP_MEMO];

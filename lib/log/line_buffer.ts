@@ -3,11 +3,11 @@
  * request with access logs on (the default): 6 % of the router's time under
  * the load benchmark (`op_write_sync` in `bench/load/profile.sh`). Lines are
  * kept in memory and written together when the batch reaches
- * {@linkcode LineBufferOptions.maxBytes}, when {@linkcode LineBufferOptions.delayMs}
+ * {@linkcode LineBufferOptions.maxLength}, when {@linkcode LineBufferOptions.delayMs}
  * has passed since the first pending line, on `flush()`, and at once for a
  * line that asks for it (warnings and errors: what explains a crash is never
- * left in memory). Memory is bounded by `maxBytes` (UTF-16 units, a bound on
- * what one write carries).
+ * left in memory). Memory is bounded by `maxLength` (UTF-16 code units, so
+ * also what one write carries).
  *
  * @module
  */
@@ -16,8 +16,8 @@
 export interface LineBufferOptions {
   /** Writes the bytes completely (synchronously). */
   readonly write: (bytes: Uint8Array) => void;
-  /** Pending text that forces a write, UTF-16 code units. @default {65536} */
-  readonly maxBytes?: number;
+  /** Pending text (UTF-16 code units) that forces a write. @default {65536} */
+  readonly maxLength?: number;
   /** Longest a line waits, ms. @default {20} */
   readonly delayMs?: number;
   /** Schedules the delayed write. @default setTimeout */
@@ -50,7 +50,7 @@ const encoder = new TextEncoder();
  * const writes: string[] = [];
  * const buffer = createLineBuffer({
  *   write: (bytes) => writes.push(new TextDecoder().decode(bytes)),
- *   maxBytes: 10,
+ *   maxLength: 10,
  *   setTimer: () => 1, // never fires here
  *   clearTimer: () => {},
  * });
@@ -70,7 +70,7 @@ const encoder = new TextEncoder();
  * @returns The buffer.
  */
 export function createLineBuffer(options: LineBufferOptions): LineBuffer {
-  const maxBytes = options.maxBytes ?? 65_536;
+  const maxLength = options.maxLength ?? 65_536;
   const delayMs = options.delayMs ?? 20;
   const setTimer = options.setTimer ?? setTimeout;
   const clearTimer = options.clearTimer ??
@@ -94,7 +94,7 @@ export function createLineBuffer(options: LineBufferOptions): LineBuffer {
   return {
     add(line, now = false) {
       pending += `${line}\n`;
-      if (now || pending.length >= maxBytes) {
+      if (now || pending.length >= maxLength) {
         flush();
       } else if (timer === null) {
         timer = setTimer(timed, delayMs) ?? null;
