@@ -203,9 +203,10 @@ function notFound(request: Request): Promise<Response> {
  * Buffers the body within the limit after decompression (413 over it; gzip
  * inflated, other encodings 415), except on Connect, which decodes its own,
  * so facets read it freely, and sets `X-Request-Id` to the request's id (a
- * copy only when it changes). The copy keeps `request.signal`, which aborts
- * when the client goes away (deno.json opts into `no-legacy-abort`: it no
- * longer aborts after every response).
+ * copy only when it changes). The request the facet gets names its signal
+ * (`signalOf`): `request.signal`, which aborts when the client goes away
+ * (deno.json opts into `no-legacy-abort`: it no longer aborts after every
+ * response), or for admitted requests one that also aborts at the deadline.
  */
 async function limitBody(
   request: Request,
@@ -219,9 +220,7 @@ async function limitBody(
 ): Promise<{ request: Request; body: Uint8Array | null }> {
   const signal = options.signal ?? request.signal;
   const keepsId = request.headers.get(REQUEST_ID_HEADER) === options.requestId;
-  if (request.body === null && keepsId && signal === request.signal) {
-    return { request, body: null };
-  }
+  if (request.body === null && keepsId) return { request: withSignal(request, signal), body: null };
   const headers = new Headers(request.headers);
   if (!keepsId) headers.set(REQUEST_ID_HEADER, options.requestId);
   let body: Uint8Array<ArrayBuffer> | null = null;
@@ -233,13 +232,14 @@ async function limitBody(
       headers.delete("content-length");
     }
   }
+  // No `signal` in the copy: that would make a dependent signal (two WeakRefs and a
+  // FinalizationRegistry cell per request). Facets follow `signal` itself through
+  // `signalOf` (callbacks, not listeners: cancellation.ts).
   const copy = new Request(request.url, {
     method: request.method,
     headers,
     ...(body === null ? {} : { body }),
-    signal,
   });
-  // Facets follow `signal` itself (callbacks, not listeners: cancellation.ts).
   return { request: withSignal(copy, signal), body };
 }
 
