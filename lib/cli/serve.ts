@@ -179,7 +179,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let log = makeLog(config);
 
   let state: RouterState | null = null;
-  const telemetry = startTelemetry({
+  const telemetry = await startTelemetry({
     config,
     log: () => log,
     sources: {

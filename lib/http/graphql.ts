@@ -28,12 +28,9 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
-import {
-  REQUEST_ID_HEADER,
-  type Telemetry,
-  withBodySize,
-  withRequestId,
-} from "../telemetry/mod.ts";
+import { REQUEST_ID_HEADER, withRequestId } from "../telemetry/request_id.ts";
+import { withBodySize } from "../telemetry/access_log.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 import { utf8Length } from "../limited_body.ts";
 import { signalOf } from "../cancellation.ts";

@@ -10,13 +10,11 @@ import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
-import {
-  acceptRequestId,
-  handleLiveView,
-  LIVE_VIEW_PATHS,
-  REQUEST_ID_HEADER,
-  type RouteTable,
-} from "../telemetry/mod.ts";
+// The telemetry modules themselves, not `telemetry/mod.ts`: that would load
+// prom-client and the OpenTelemetry SDK whether configured or not.
+import { acceptRequestId, REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
+import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts";
+import type { RouteTable } from "../telemetry/telemetry.ts";
 import { readBodyDecoded } from "./body.ts";
 import { withSignal } from "../cancellation.ts";
 import { deadlineGroups } from "../deadline_groups.ts";

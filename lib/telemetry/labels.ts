@@ -124,3 +124,21 @@ function first(headers: Headers, names: readonly string[]): string | null {
   }
   return null;
 }
+
+/** OpenTelemetry's advised buckets for `http.*.request.duration`, seconds. */
+export const DURATION_BUCKETS: readonly number[] = [
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.075,
+  0.1,
+  0.25,
+  0.5,
+  0.75,
+  1,
+  2.5,
+  5,
+  7.5,
+  10,
+];

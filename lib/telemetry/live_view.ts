@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { DURATION_BUCKETS } from "./metrics.ts";
+import { DURATION_BUCKETS } from "./labels.ts";
 
 /** One metric of prom-client's `getMetricsAsJSON()`. */
 export interface MetricJson {

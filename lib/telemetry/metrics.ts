@@ -17,25 +17,15 @@ import {
   type SeriesNode,
   type ValueCell,
 } from "./_series.ts";
-import { type BoundedLabel, createBoundedLabel, OTHER_LABEL, UNKNOWN_LABEL } from "./labels.ts";
+import {
+  type BoundedLabel,
+  createBoundedLabel,
+  DURATION_BUCKETS,
+  OTHER_LABEL,
+  UNKNOWN_LABEL,
+} from "./labels.ts";
 
-/** OpenTelemetry's advised buckets for `http.*.request.duration`, seconds. */
-export const DURATION_BUCKETS: readonly number[] = [
-  0.005,
-  0.01,
-  0.025,
-  0.05,
-  0.075,
-  0.1,
-  0.25,
-  0.5,
-  0.75,
-  1,
-  2.5,
-  5,
-  7.5,
-  10,
-];
+export { DURATION_BUCKETS };
 
 /** Outcome of one subgraph fetch. */
 export type FetchOutcome =

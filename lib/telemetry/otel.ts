@@ -36,6 +36,8 @@ import {
 } from "@opentelemetry/sdk-trace";
 import type { FetchHook } from "../engine/mod.ts";
 import { createOtlpHttpExporter } from "./otlp_exporter.ts";
+
+export { parseHeaderList } from "./otlp_headers.ts";
 import type { RequestSpan, Tracer } from "./tracing.ts";
 
 /** One OTLP/HTTP exporter. */
@@ -86,32 +88,6 @@ function contextHeaders(context: Context): [string, string][] {
   const pairs: [string, string][] = [];
   PROPAGATOR.inject(context, pairs, { set: (carrier, key, value) => carrier.push([key, value]) });
   return pairs;
-}
-
-/**
- * Parses `Name=value` header entries (the `OTEL_EXPORTER_OTLP_HEADERS` format;
- * values may be percent-encoded).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseHeaderList } from "./otel.ts";
- * assert.deepEqual(parseHeaderList(["x-api-key=abc", "authorization=Bearer%20t"]), {
- *   "x-api-key": "abc",
- *   authorization: "Bearer t",
- * });
- * ```
- * @param entries The entries.
- * @returns The headers.
- */
-export function parseHeaderList(entries: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const entry of entries) {
-    const at = entry.indexOf("=");
-    if (at <= 0) continue;
-    headers[entry.slice(0, at).trim()] = decodeURIComponent(entry.slice(at + 1).trim());
-  }
-  return headers;
 }
 
 /**

@@ -12,14 +12,11 @@ import { parseListenAddr } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { createLiveHistory, type LiveHistory } from "./live_view.ts";
-import { createRouterMetrics, type MetricSources } from "./metrics.ts";
+import type { MetricSources } from "./metrics.ts";
 import { type MetricsServer, serveMetrics } from "./metrics_server.ts";
-import { createOtelTracer, type OtlpExporterOptions, parseHeaderList } from "./otel.ts";
-import {
-  type OtlpMetricsExport,
-  type OtlpMetricsExportOptions,
-  startOtlpMetricsExport,
-} from "./otlp_metrics_exporter.ts";
+import type { OtlpExporterOptions } from "./otel.ts";
+import { parseHeaderList } from "./otlp_headers.ts";
+import type { OtlpMetricsExport, OtlpMetricsExportOptions } from "./otlp_metrics_exporter.ts";
 import { createTelemetry, type Telemetry } from "./telemetry.ts";
 import { type TimerHandle, unrefTimer } from "../timers.ts";
 import type { Tracer } from "./tracing.ts";
@@ -76,13 +73,17 @@ const VERSION: string = denoJson.version;
  * @returns The telemetry and its controls.
  * @throws {RouterError} `CONFIG_INVALID` when the Prometheus `listen_addr` is malformed.
  */
-export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry {
+export async function startTelemetry(options: StartTelemetryOptions): Promise<StartedTelemetry> {
   const { config } = options;
   const prometheus = config.telemetry.metrics.prometheus;
   const wantsRegistry = prometheus.enabled || config.playground.enabled ||
     config.telemetry.metrics.otlp.enabled;
-  const metrics = wantsRegistry ? createRouterMetrics({ sources: options.sources }) : null;
-  const tracer = startTracer(config, options.env, options.log());
+  // prom-client and the OpenTelemetry SDK are loaded only when configured: a
+  // router without them keeps their code and objects out of its heap.
+  const metrics = wantsRegistry
+    ? (await import("./metrics.ts")).createRouterMetrics({ sources: options.sources })
+    : null;
+  const tracer = await startTracer(config, options.env, options.log());
   const liveHistory: LiveHistory | null = metrics === null || !config.playground.enabled
     ? null
     : createLiveHistory({ read: () => metrics.registry.getMetricsAsJSON(), now: Date.now });
@@ -108,7 +109,7 @@ export function startTelemetry(options: StartTelemetryOptions): StartedTelemetry
       { details: { path: "telemetry.metrics.prometheus.listen_addr" } },
     );
   }
-  const otlpMetrics = metrics === null ? null : startMetricsExport(
+  const otlpMetrics = metrics === null ? null : await startMetricsExport(
     config,
     { env: options.env, log: options.log, read: () => metrics.registry.getMetricsAsJSON() },
   );
@@ -226,14 +227,14 @@ export function metricsExporter(
   return { url, headers: parseHeaderList(headers) };
 }
 
-function startMetricsExport(
+async function startMetricsExport(
   config: Config,
   io: {
     env: Readonly<Record<string, string | undefined>>;
     log: () => Logger;
     read: OtlpMetricsExportOptions["read"];
   },
-): OtlpMetricsExport | null {
+): Promise<OtlpMetricsExport | null> {
   const otlp = config.telemetry.metrics.otlp;
   if (!otlp.enabled) return null;
   const exporter = metricsExporter(config, io.env);
@@ -243,6 +244,7 @@ function startMetricsExport(
     );
     return null;
   }
+  const { startOtlpMetricsExport } = await import("./otlp_metrics_exporter.ts");
   return startOtlpMetricsExport({
     ...exporter,
     read: io.read,
@@ -262,11 +264,11 @@ function startMetricsExport(
   });
 }
 
-function startTracer(
+async function startTracer(
   config: Config,
   env: Readonly<Record<string, string | undefined>>,
   log: Logger,
-): Tracer | null {
+): Promise<Tracer | null> {
   const tracing = config.telemetry.tracing;
   if (!tracing.enabled) return null;
   const exporters = tracingExporters(config, env);
@@ -276,6 +278,7 @@ function startTracer(
     );
     return null;
   }
+  const { createOtelTracer } = await import("./otel.ts");
   return createOtelTracer({
     serviceName: env.OTEL_SERVICE_NAME || tracing.service_name,
     serviceVersion: VERSION,
