@@ -1,0 +1,220 @@
+/**
+ * The merged data of one request, read and written through its layers
+ * (`_layers.ts`): merging entity results into the objects they belong to,
+ * walking a fetch's path to the objects it needs, and rendering their
+ * representations (printed once per shared object and fetch step).
+ * Recursion follows the subgraph data, whose depth `prepare` bounds through
+ * the client's selection.
+ *
+ * @module
+ */
+import type { Layers } from "./_layers.ts";
+import type { RepField, RepSelection } from "./plan.ts";
+
+/** A JSON object of the merged data. */
+export type Json = Record<string, unknown>;
+
+/** True for a JSON object (not null, not an array). */
+export function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Deep-merges `source` into `target` (entity results into the objects they belong to),
+ * through the request's layers: shared objects and arrays are never changed.
+ * An existing `__typename` is kept: an `@interfaceObject` answers with the interface name.
+ */
+export function mergeInto(
+  layers: Layers,
+  target: Json,
+  source: Json,
+  abstractNames: ReadonlySet<string> | undefined,
+): void {
+  // One layer lookup per object, not one per field (reads and writes below).
+  let layer = layers.layerOf(target);
+  /** Where writes go: not looked up yet, the object itself (null), or its layer. */
+  let into: Json | null | undefined;
+  for (const key in source) {
+    const value = source[key];
+    const existing = layer !== undefined && key in layer ? layer[key] : target[key];
+    let next: unknown = NO_WRITE;
+    if (existing === undefined) {
+      next = value;
+    } else if (key === "__typename") {
+      // An @interfaceObject answers with the interface name: keep a concrete type.
+      if (!abstractNames?.has(value as string)) next = value;
+    } else if (isObject(existing) && isObject(value)) {
+      mergeInto(layers, existing, value, abstractNames);
+    } else if (
+      Array.isArray(existing) && Array.isArray(value) && existing.length === value.length
+    ) {
+      // Objects merge item by item; any other item change gives the field a merged copy.
+      let copy: unknown[] | null = null;
+      for (let i = 0; i < value.length; i++) {
+        const e = existing[i];
+        const v = value[i];
+        if (isObject(e) && isObject(v)) mergeInto(layers, e, v, abstractNames);
+        else if (e !== v) (copy ??= existing.slice())[i] = v;
+      }
+      if (copy !== null) next = copy;
+    } else {
+      next = value;
+    }
+    if (next === NO_WRITE) continue;
+    if (into === undefined) {
+      into = layers.writeTarget(target);
+      if (into !== null) layer = into;
+    }
+    (into ?? target)[key] = next;
+  }
+}
+
+/** `mergeInto`: the field keeps its value. */
+const NO_WRITE = Symbol("no write");
+
+/**
+ * Collects the objects at `path` (from `index` on; `@` walks a list's items)
+ * below `value` into `out`, reading through the layers.
+ */
+export function collect(
+  layers: Layers,
+  value: unknown,
+  path: readonly string[],
+  index: number,
+  out: Json[],
+): void {
+  if (value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    for (const item of value) collect(layers, item, path, index, out);
+    return;
+  }
+  if (!isObject(value)) return;
+  if (index === path.length) {
+    out.push(value);
+    return;
+  }
+  const key = path[index]!;
+  if (key === "@") collect(layers, value, path, index + 1, out);
+  else collect(layers, layers.get(value, key), path, index + 1, out);
+}
+
+/** Like {@linkcode collect}, with the object met at each index of the path (`at[i]`). */
+export function collectWithAncestors(
+  layers: Layers,
+  value: unknown,
+  path: readonly string[],
+  walk: { readonly index: number; readonly at: readonly Json[]; readonly out: Json[][] },
+): void {
+  if (value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    for (const item of value) collectWithAncestors(layers, item, path, walk);
+    return;
+  }
+  if (!isObject(value)) return;
+  const { index, out } = walk;
+  const at = [...walk.at];
+  at[index] = value;
+  if (index === path.length) {
+    out.push(at);
+    return;
+  }
+  const key = path[index]!;
+  const next = key === "@" ? value : layers.get(value, key);
+  collectWithAncestors(layers, next, path, { index: index + 1, at, out });
+}
+
+/**
+ * Like {@linkcode collect}, keeping each object's response path (`at`, the
+ * list indexes included) in `out`: where an entity error belongs.
+ */
+export function collectPaths(
+  layers: Layers,
+  value: unknown,
+  path: readonly string[],
+  index: number,
+  at: (string | number)[],
+  out: Map<Json, (string | number)[]>,
+): void {
+  if (value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      collectPaths(layers, value[i], path, index, [...at, i], out);
+    }
+    return;
+  }
+  if (!isObject(value)) return;
+  if (index === path.length) {
+    if (!out.has(value)) out.set(value, at);
+    return;
+  }
+  const key = path[index]!;
+  if (key === "@") collectPaths(layers, value, path, index + 1, at, out);
+  else collectPaths(layers, layers.get(value, key), path, index + 1, [...at, key], out);
+}
+
+/** Renders representation fields; false when a `@key` field is missing (nothing to send). */
+export function renderFields(
+  layers: Layers,
+  source: Json,
+  fields: readonly RepField[],
+  out: Json,
+): boolean {
+  const layer = layers.layerOf(source);
+  for (const f of fields) {
+    const value = layer !== undefined && f.dataKey in layer ? layer[f.dataKey] : source[f.dataKey];
+    if (f.isKey && (value === null || value === undefined)) return false;
+    out[f.key] = f.selection
+      ? renderValue(layers, value, f.selection)
+      : value === undefined
+      ? null
+      : value;
+  }
+  return true;
+}
+
+function renderValue(layers: Layers, value: unknown, selection: RepSelection): unknown {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return value.map((v) => renderValue(layers, v, selection));
+  if (!isObject(value)) return value;
+  const out: Json = {};
+  renderFields(layers, value, selection.fields, out);
+  const typename = layers.get(value, "__typename");
+  if (typeof typename === "string") {
+    const typed = selection.byType.get(typename);
+    if (typed) renderFields(layers, value, typed, out);
+  }
+  return out;
+}
+
+/**
+ * The representation JSON of a shared subgraph object per selection (a
+ * non-enumerable symbol-keyed property: invisible to every reader of the data,
+ * `JSON.stringify` and deep comparisons included). Each selection belongs to
+ * one fetch step and one type, so the JSON is a function of the object alone.
+ */
+const REP_MEMO: unique symbol = Symbol("gw.representations");
+type RepMemoHolder = { [REP_MEMO]?: Map<RepSelection, string> };
+
+/**
+ * True when an object's representation is its own fields alone: leaf fields
+ * that this request's layer (`layer`) did not write (a nested selection can
+ * reach objects with layers of their own).
+ */
+export function memoizable(layer: Json | undefined, selection: RepSelection): boolean {
+  for (const f of selection.fields) {
+    if (f.selection !== null) return false;
+    if (layer !== undefined && f.dataKey in layer) return false;
+  }
+  return true;
+}
+
+/** The object's memo, made on first use (not enumerable: no reader sees it). */
+export function repMemoOf(object: Json): Map<RepSelection, string> {
+  const holder = object as RepMemoHolder;
+  let memo = holder[REP_MEMO];
+  if (memo === undefined) {
+    memo = new Map();
+    Object.defineProperty(object, REP_MEMO, { value: memo });
+  }
+  return memo;
+}
