@@ -56,7 +56,8 @@ export class Cancellation extends AbortController {
   }
 
   /**
-   * Aborts the signal, then runs the registered callbacks (once).
+   * Aborts the signal, then runs the registered callbacks (once). Every
+   * callback runs even when one throws; the first error is rethrown after.
    * @param reason The abort reason (default: an `AbortError` DOMException).
    */
   override abort(reason?: unknown): void {
@@ -64,7 +65,15 @@ export class Cancellation extends AbortController {
     super.abort(reason);
     const callbacks = [...this.#callbacks];
     this.#callbacks.clear();
-    for (const callback of callbacks) callback();
+    let failure: { readonly error: unknown } | null = null;
+    for (const callback of callbacks) {
+      try {
+        callback();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure !== null) throw failure.error;
   }
 }
 

@@ -92,3 +92,15 @@ Deno.test("issue 15: an admitted federated request adds no abort listener but th
   // One per request: the client's signal is Deno's, not a Cancellation.
   assert.ok(listeners <= requests, `${listeners} abort listeners for ${requests} requests`);
 });
+
+Deno.test("cancellation: a callback that throws does not keep the others from running", () => {
+  const cancel = new Cancellation();
+  const seen: string[] = [];
+  onAbort(cancel.signal, () => {
+    throw new Error("faulty");
+  });
+  onAbort(cancel.signal, () => seen.push("second"));
+  assert.throws(() => cancel.abort(), /faulty/);
+  assert.deepEqual(seen, ["second"]);
+  assert.equal(cancel.signal.aborted, true);
+});
