@@ -56,8 +56,9 @@ export class Cancellation extends AbortController {
   }
 
   /**
-   * Aborts the signal, then runs the registered callbacks (once). Every
-   * callback runs even when one throws; the first error is rethrown after.
+   * Aborts the signal, then runs the registered callbacks (once). As with
+   * event listeners, a callback that throws is reported (`reportError`, the
+   * global `error` event) and the others still run; `abort` itself never throws.
    * @param reason The abort reason (default: an `AbortError` DOMException).
    */
   override abort(reason?: unknown): void {
@@ -65,15 +66,13 @@ export class Cancellation extends AbortController {
     super.abort(reason);
     const callbacks = [...this.#callbacks];
     this.#callbacks.clear();
-    let failure: { readonly error: unknown } | null = null;
     for (const callback of callbacks) {
       try {
         callback();
       } catch (error) {
-        failure ??= { error };
+        reportError(error);
       }
     }
-    if (failure !== null) throw failure.error;
   }
 }
 
