@@ -3,12 +3,14 @@
  * (`_layers.ts`): merging entity results into the objects they belong to,
  * walking a fetch's path to the objects it needs, and rendering their
  * representations (printed once per shared object and fetch step).
- * Recursion follows the subgraph data, whose depth `prepare` bounds through
- * the client's selection.
+ * The path walks follow the fetch's path and representation rendering its
+ * selection (both from the plan); merging follows what two subgraphs sent,
+ * down to {@linkcode MAX_DATA_DEPTH}.
  *
  * @module
  */
 import type { Layers } from "./_layers.ts";
+import { MAX_DATA_DEPTH } from "./limits.ts";
 import type { RepField, RepSelection } from "./plan.ts";
 
 /** A JSON object of the merged data. */
@@ -23,13 +25,16 @@ export function isObject(value: unknown): value is Json {
  * Deep-merges `source` into `target` (entity results into the objects they belong to),
  * through the request's layers: shared objects and arrays are never changed.
  * An existing `__typename` is kept: an `@interfaceObject` answers with the interface name.
+ * `depth` is the nesting of `target` below the merge's start (see {@linkcode MAX_DATA_DEPTH}).
  */
 export function mergeInto(
   layers: Layers,
   target: Json,
   source: Json,
   abstractNames: ReadonlySet<string> | undefined,
+  depth = 0,
 ): void {
+  const deeper = depth + 1 < MAX_DATA_DEPTH;
   // One layer lookup per object, not one per field (reads and writes below).
   let layer = layers.layerOf(target);
   /** Where writes go: not looked up yet, the object itself (null), or its layer. */
@@ -43,17 +48,18 @@ export function mergeInto(
     } else if (key === "__typename") {
       // An @interfaceObject answers with the interface name: keep a concrete type.
       if (!abstractNames?.has(value as string)) next = value;
-    } else if (isObject(existing) && isObject(value)) {
-      mergeInto(layers, existing, value, abstractNames);
+    } else if (deeper && isObject(existing) && isObject(value)) {
+      mergeInto(layers, existing, value, abstractNames, depth + 1);
     } else if (
-      Array.isArray(existing) && Array.isArray(value) && existing.length === value.length
+      deeper && Array.isArray(existing) && Array.isArray(value) &&
+      existing.length === value.length
     ) {
       // Objects merge item by item; any other item change gives the field a merged copy.
       let copy: unknown[] | null = null;
       for (let i = 0; i < value.length; i++) {
         const e = existing[i];
         const v = value[i];
-        if (isObject(e) && isObject(v)) mergeInto(layers, e, v, abstractNames);
+        if (isObject(e) && isObject(v)) mergeInto(layers, e, v, abstractNames, depth + 1);
         else if (e !== v) (copy ??= existing.slice())[i] = v;
       }
       if (copy !== null) next = copy;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { MAX_DATA_DEPTH } from "./limits.ts";
 
 type Json = Record<string, unknown>;
 
@@ -92,9 +93,16 @@ export class Layers {
   /**
    * A plain deep copy with the layers applied (traces show what was sent and
    * merged at that moment).
+   * @param value The data.
+   * @param depth Its nesting so far (copied down to {@linkcode MAX_DATA_DEPTH}).
+   * @returns The copy.
    */
-  materialize(value: unknown): unknown {
-    if (Array.isArray(value)) return value.map((item) => this.materialize(item));
+  materialize(value: unknown, depth = 0): unknown {
+    // A trace is for people: data below the bound is named, not copied.
+    if (depth >= MAX_DATA_DEPTH && typeof value === "object" && value !== null) {
+      return `[nested deeper than ${MAX_DATA_DEPTH} levels: not shown]`;
+    }
+    if (Array.isArray(value)) return value.map((item) => this.materialize(item, depth + 1));
     if (typeof value !== "object" || value === null) return value;
     const object = value as Json;
     const out: Json = {};
@@ -106,7 +114,7 @@ export class Layers {
         else out[key] = layer[key];
       }
     }
-    for (const key in out) out[key] = this.materialize(out[key]);
+    for (const key in out) out[key] = this.materialize(out[key], depth + 1);
     return out;
   }
 }

@@ -49,6 +49,17 @@ export interface OperationLimits {
   readonly ignoreIntrospection?: boolean;
 }
 
+/**
+ * The deepest nesting of subgraph data the executor walks (merging, copying
+ * for traces): deeper than any selection the parser limits admit
+ * (`security.parser_limits.approximate_depth_limit` is at most 1 000), so
+ * below it the data is never shaped: an answer replaces what was there, a
+ * trace names it without copying it. Without it two subgraphs answering the
+ * same extra field nested 100 000 deep overflowed the stack (a 500); 4 096
+ * levels of merging overflowed it too.
+ */
+export const MAX_DATA_DEPTH = 1024;
+
 /** Cosmo's defaults: depth 200, 3 500 fields, complexity limits off. */
 export const DEFAULT_OPERATION_LIMITS: OperationLimits = Object.freeze({
   approximateDepth: 200,

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ExecutionObserver, FetchRecord, StageName } from "../engine/types.ts";
+import { approximateDepth, MAX_DATA_DEPTH } from "../engine/limits.ts";
 import { traceHeaders } from "./headers.ts";
 import { maskUrl } from "./url.ts";
 import { formatDuration } from "./duration.ts";
@@ -458,7 +459,13 @@ function hostPort(url: string): string {
   }
 }
 
+/**
+ * JSON text as data for the trace, or the text itself when it is not JSON or
+ * nests deeper than {@linkcode MAX_DATA_DEPTH} (a subgraph can answer anything;
+ * data that deep, embedded in the trace, overflowed `JSON.stringify`).
+ */
 function parseJson(text: string): unknown {
+  if (approximateDepth(text, MAX_DATA_DEPTH) > MAX_DATA_DEPTH) return text;
   try {
     return JSON.parse(text);
   } catch {

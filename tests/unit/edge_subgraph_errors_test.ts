@@ -170,3 +170,31 @@ Deno.test("issue 14: a wrongly shaped subgraph response (data not an object, err
     assert.equal(body.errors[0].extensions.code, "SUBGRAPH_ERROR");
   }
 });
+
+Deno.test("issue 15: two subgraphs answering the same extra field nested 100 000 deep get an answer, not a 500 (traced too)", async () => {
+  const deep = () => JSON.parse('{"z":'.repeat(100_000) + "1" + "}".repeat(100_000));
+  // Neither asked for `z`: merging it recursed once per level and overflowed the stack.
+  const answer = (subgraph: string) =>
+    subgraph === "products"
+      ? { data: { topProducts: [{ __typename: "Product", upc: "1", z: deep() }] } }
+      : { data: { _entities: [{ reviews: [{ body: "ok" }], z: deep() }] } };
+  const query = "{ topProducts { upc reviews { body } } }";
+  const expected = { data: { topProducts: [{ upc: "1", reviews: [{ body: "ok" }] }] } };
+  const handle = handlerOf(await edgeState({}, { answer }));
+  const response = await handle(graphqlPost({ query }));
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), expected);
+  // A traced request also copies what each fetch sent (Layers.materialize).
+  const traced = handlerOf(await edgeState({ dev_mode: true }, { answer }));
+  const tracedResponse = await traced(
+    new Request(graphqlPost({ query }).url + "?gw_trace=true", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query }),
+    }),
+  );
+  assert.equal(tracedResponse.status, 200);
+  const body = await tracedResponse.json();
+  assert.deepEqual(body.data, expected.data);
+  assert.ok(body.extensions?.trace, "the request was traced");
+});
