@@ -88,10 +88,13 @@ export function collect(
   path: readonly string[],
   index: number,
   out: Json[],
+  depth = 0,
 ): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
-    for (const item of value) collect(layers, item, path, index, out);
+    // Lists within lists do not move along the path: their nesting is bounded apart.
+    if (depth >= MAX_DATA_DEPTH) return;
+    for (const item of value) collect(layers, item, path, index, out, depth + 1);
     return;
   }
   if (!isObject(value)) return;
@@ -100,8 +103,8 @@ export function collect(
     return;
   }
   const key = path[index]!;
-  if (key === "@") collect(layers, value, path, index + 1, out);
-  else collect(layers, layers.get(value, key), path, index + 1, out);
+  if (key === "@") collect(layers, value, path, index + 1, out, depth + 1);
+  else collect(layers, layers.get(value, key), path, index + 1, out, depth + 1);
 }
 
 /** Like {@linkcode collect}, with the object met at each index of the path (`at[i]`). */
@@ -109,11 +112,20 @@ export function collectWithAncestors(
   layers: Layers,
   value: unknown,
   path: readonly string[],
-  walk: { readonly index: number; readonly at: readonly Json[]; readonly out: Json[][] },
+  walk: {
+    readonly index: number;
+    readonly at: readonly Json[];
+    readonly out: Json[][];
+    readonly depth?: number;
+  },
 ): void {
   if (value === null || value === undefined) return;
+  const depth = walk.depth ?? 0;
   if (Array.isArray(value)) {
-    for (const item of value) collectWithAncestors(layers, item, path, walk);
+    if (depth >= MAX_DATA_DEPTH) return;
+    for (const item of value) {
+      collectWithAncestors(layers, item, path, { ...walk, depth: depth + 1 });
+    }
     return;
   }
   if (!isObject(value)) return;
@@ -126,7 +138,7 @@ export function collectWithAncestors(
   }
   const key = path[index]!;
   const next = key === "@" ? value : layers.get(value, key);
-  collectWithAncestors(layers, next, path, { index: index + 1, at, out });
+  collectWithAncestors(layers, next, path, { index: index + 1, at, out, depth: depth + 1 });
 }
 
 /**
@@ -143,6 +155,8 @@ export function collectPaths(
 ): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
+    // Each list level adds to `at`: nesting past the bound names no response path.
+    if (at.length >= MAX_DATA_DEPTH) return;
     for (let i = 0; i < value.length; i++) {
       collectPaths(layers, value[i], path, index, [...at, i], out);
     }

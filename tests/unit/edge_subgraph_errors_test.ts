@@ -198,3 +198,36 @@ Deno.test("issue 15: two subgraphs answering the same extra field nested 100 000
   assert.deepEqual(body.data, expected.data);
   assert.ok(body.extensions?.trace, "the request was traced");
 });
+
+Deno.test("issue 15: an entity list nested 100 000 lists deep gets a SUBGRAPH_INVALID_RESPONSE, not a 500", async () => {
+  // Walking a fetch's path into lists of lists recursed once per level.
+  const nested = JSON.parse(
+    "[".repeat(100_000) + '{"__typename":"Product","upc":"1"}' + "]".repeat(100_000),
+  );
+  const answer = (subgraph: string) =>
+    subgraph === "products"
+      ? { data: { topProducts: [nested] } }
+      : { data: { _entities: [{ reviews: [{ body: "ok" }] }] } };
+  const handle = handlerOf(await edgeState({}, { answer }));
+  const response = await handle(graphqlPost({ query: "{ topProducts { upc reviews { body } } }" }));
+  assert.equal(response.status, 200);
+  const body = await response.json();
+  assert.equal(body.data, null);
+  assert.equal(body.errors[0].extensions.code, "SUBGRAPH_INVALID_RESPONSE");
+  assert.deepEqual(body.errors[0].path, ["topProducts", 0]);
+  // Beside a real entity whose fetch fails: placing the error walks the lists too.
+  const failing = (subgraph: string) =>
+    subgraph === "products"
+      ? { data: { topProducts: [{ __typename: "Product", upc: "1" }, nested] } }
+      : {
+        data: { _entities: [null] },
+        errors: [{ message: "no reviews", path: ["_entities", 0, "reviews"] }],
+      };
+  const both = handlerOf(
+    await edgeState({ subgraph_error_propagation: { mode: "pass-through" } }, { answer: failing }),
+  );
+  const placed = await both(graphqlPost({ query: "{ topProducts { upc reviews { body } } }" }));
+  assert.equal(placed.status, 200);
+  const paths = (await placed.json()).errors.map((e: { path?: unknown[] }) => e.path);
+  assert.ok(paths.some((p: unknown[] | undefined) => p?.join(".") === "topProducts.0.reviews"));
+});
