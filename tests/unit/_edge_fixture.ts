@@ -42,6 +42,8 @@ export interface EdgeStateOptions {
   readonly operations?: readonly OperationFile[];
   /** Subgraph requests seen, in order. */
   readonly seen?: string[];
+  /** The signal of each subgraph request, in order (did the router cancel it?). */
+  readonly signals?: AbortSignal[];
 }
 
 /**
@@ -62,6 +64,7 @@ export async function edgeState(
     operationFiles: options.operations ?? [],
     traceKeyPem: null,
     fetch: async (request) => {
+      options.signals?.push(request.signal);
       const body = await request.json();
       const subgraph = SUBGRAPH_BY_PORT[new URL(request.url).port] ?? "";
       options.seen?.push(body.query);
