@@ -166,10 +166,27 @@ function stdoutLines(): LineBuffer {
   return stdout;
 }
 
+/**
+ * Writes a batch to stdout. A stdout that fails (a log reader gone: broken
+ * pipe) drops the batch instead of throwing: lines are also written from a
+ * timer, where an error would end the process. Said once on stderr.
+ */
 function writeStdout(bytes: Uint8Array): void {
-  let written = 0;
-  while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
+  try {
+    let written = 0;
+    while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
+  } catch (error) {
+    if (stdoutFailed) return;
+    stdoutFailed = true;
+    try {
+      console.error(`GW Router: log lines dropped, stdout failed: ${String(error)}`);
+    } catch {
+      // stderr is gone too: nothing left to tell.
+    }
+  }
 }
+
+let stdoutFailed = false;
 
 /**
  * Writes the log lines still pending for stdout (the default writer batches

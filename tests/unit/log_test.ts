@@ -91,3 +91,29 @@ Deno.test("issue 15/16: stdout log lines are written in batches; a warning or an
     stdout.writeSync = original;
   }
 });
+
+Deno.test("issue 15/16: a failing stdout (broken pipe) drops log lines, never throws into a request or a timer", () => {
+  const stdout = Deno.stdout as unknown as { writeSync: (bytes: Uint8Array) => number };
+  const original = stdout.writeSync;
+  const originalError = console.error;
+  let attempts = 0;
+  const said: string[] = [];
+  stdout.writeSync = () => {
+    attempts++;
+    throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+  };
+  console.error = (message: string) => void said.push(message);
+  try {
+    const log = createLogger({ level: "info" });
+    log.info("pending");
+    flushLogs(); // as the timer would
+    log.error("at once"); // written in the caller's turn
+    flushLogs();
+    assert.equal(attempts, 2);
+    assert.equal(said.length, 1);
+    assert.match(said[0]!, /log lines dropped, stdout failed: BrokenPipe/);
+  } finally {
+    stdout.writeSync = original;
+    console.error = originalError;
+  }
+});
