@@ -78,6 +78,15 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<St
   const prometheus = config.telemetry.metrics.prometheus;
   const wantsRegistry = prometheus.enabled || config.playground.enabled ||
     config.telemetry.metrics.otlp.enabled;
+  // Checked before anything starts: a refused config leaves no exporter or timer behind.
+  const address = parseListenAddr(prometheus.listen_addr);
+  if (prometheus.enabled && address === undefined) {
+    throw new RouterError(
+      "CONFIG_INVALID",
+      `Cannot read "telemetry.metrics.prometheus.listen_addr": expected "host:port", got "${prometheus.listen_addr}"`,
+      { details: { path: "telemetry.metrics.prometheus.listen_addr" } },
+    );
+  }
   // prom-client and the OpenTelemetry SDK are loaded only when configured: a
   // router without them keeps their code and objects out of its heap.
   const metrics = wantsRegistry
@@ -100,14 +109,6 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<St
     const id = setInterval(() => void liveHistory.sample(), LIVE_SAMPLE_MS);
     unrefTimer(id);
     sampler = id;
-  }
-  const address = parseListenAddr(prometheus.listen_addr);
-  if (prometheus.enabled && address === undefined) {
-    throw new RouterError(
-      "CONFIG_INVALID",
-      `Cannot read "telemetry.metrics.prometheus.listen_addr": expected "host:port", got "${prometheus.listen_addr}"`,
-      { details: { path: "telemetry.metrics.prometheus.listen_addr" } },
-    );
   }
   const otlpMetrics = metrics === null ? null : await startMetricsExport(
     config,
