@@ -6,12 +6,21 @@
  * @module
  */
 
+import { onAbort } from "./cancellation.ts";
+
 /** Options of {@linkcode readLimited}. */
 export interface ReadLimitedOptions {
   /** The error to throw over the limit. */
   readonly tooLarge: () => Error;
   /** The error to throw when the body breaks off. */
   readonly broken: (cause: unknown) => Error;
+  /**
+   * Told the size of each chunk before it is kept; what it throws stops the
+   * read (the stream is cancelled) and is thrown as it is.
+   */
+  readonly count?: (bytes: number) => void;
+  /** Cancels the read: its reason is thrown (a stalled sender cannot hold the reader). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -57,7 +66,7 @@ export async function readLimited(
  * ```
  * @param stream The bytes.
  * @param limit The largest accepted size, bytes.
- * @param options The errors to throw.
+ * @param options The errors to throw, a counter, a signal.
  * @returns The bytes.
  */
 export async function readStreamLimited(
@@ -68,24 +77,41 @@ export async function readStreamLimited(
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = stream.getReader();
+  const { signal, count } = options;
+  // Cancelling the reader ends a read that waits on a sender that sends nothing.
+  const offAbort = signal ? onAbort(signal, () => void reader.cancel().catch(() => {})) : null;
+  let stop: { readonly error: unknown } | null = null;
   try {
     while (true) {
       const { done, value } = await reader.read();
+      if (signal?.aborted) {
+        stop = { error: signal.reason };
+        break;
+      }
       if (done) break;
       size += value.length;
       if (size > limit) {
-        await reader.cancel().catch(() => {});
-        throw options.tooLarge();
+        stop = { error: options.tooLarge() };
+        break;
+      }
+      if (count) {
+        try {
+          count(value.length);
+        } catch (error) {
+          stop = { error };
+          break;
+        }
       }
       chunks.push(value);
     }
   } catch (error) {
-    if (size > limit) throw error;
-    await reader.cancel().catch(() => {});
-    throw options.broken(error);
+    stop = { error: signal?.aborted ? signal.reason : options.broken(error) };
   } finally {
-    reader.releaseLock();
+    offAbort?.();
   }
+  if (stop !== null) await reader.cancel().catch(() => {});
+  reader.releaseLock();
+  if (stop !== null) throw stop.error;
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {

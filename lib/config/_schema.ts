@@ -388,6 +388,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       max_queue_wait_ms: { kind: "duration", default: 5_000 },
       request_timeout_ms: { kind: "duration", default: 60_000 },
       max_in_flight_bytes: { kind: "size", default: 64_000_000 },
+      max_buffered_body_bytes: { kind: "size", default: 64_000_000 },
     }),
     all: SUBGRAPH_TRAFFIC,
     subgraphs: { kind: "record", value: SUBGRAPH_TRAFFIC },

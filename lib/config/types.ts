@@ -325,6 +325,12 @@ export interface RouterTrafficConfig {
   readonly request_timeout_ms: number;
   /** Subgraph answer bytes all running operations may hold; 0 = no budget. */
   readonly max_in_flight_bytes: number;
+  /**
+   * Request-body bytes all requests may hold, read and not yet answered
+   * (bodies are read before a request takes a slot); past it 503
+   * `SERVICE_OVERLOADED`. 0 = no budget.
+   */
+  readonly max_buffered_body_bytes: number;
 }
 
 /** `traffic_shaping.{all,subgraphs.<name>}.retry`: queries only. */

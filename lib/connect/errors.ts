@@ -201,6 +201,7 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   SUBGRAPH_CIRCUIT_OPEN: "unavailable",
   SERVICE_OVERLOADED: "unavailable",
   GATEWAY_TIMEOUT: "deadline_exceeded",
+  REQUEST_TIMEOUT: "deadline_exceeded",
 };
 
 /**

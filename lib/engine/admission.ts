@@ -32,6 +32,18 @@ export interface AdmissionGate {
   enter(signal?: AbortSignal): Promise<void>;
   /** Frees the slot taken by `enter` (the next waiter gets it). */
   leave(): void;
+  /**
+   * Counts request-body bytes just read, before the request takes a slot: a
+   * body is read (and held while queued and running) outside the slot, so a
+   * client that sends it slowly holds no slot. Throws the `SERVICE_OVERLOADED`
+   * error (a refusal, counted like the others) when the held bytes would pass
+   * `maxBodyBytes`; nothing is counted then.
+   */
+  holdBody(bytes: number): void;
+  /** Returns body bytes counted by `holdBody` (when the request is answered). */
+  releaseBody(bytes: number): void;
+  /** Request-body bytes held now. */
+  readonly bodyBytes: number;
   /** Admits waiters while slots are free and nothing blocks (memory released). */
   pump(): void;
   /** Operations holding a slot. */
@@ -57,6 +69,11 @@ export interface AdmissionOptions {
   readonly maxQueueSize?: number;
   /** How long one may wait, ms (`traffic_shaping.router.max_queue_wait`). @default Infinity */
   readonly maxQueueWaitMs?: number;
+  /**
+   * Request-body bytes all requests may hold, read and not yet answered
+   * (`traffic_shaping.router.max_buffered_body_bytes`). @default Infinity
+   */
+  readonly maxBodyBytes?: number;
   /** While it returns true nothing is admitted (the memory budget is spent). */
   readonly blocked?: () => boolean;
   /** How long a refusal keeps {@linkcode AdmissionGate.saturated} true, ms. @default 1000 */
@@ -72,18 +89,28 @@ const ADMITTED: Promise<void> = Promise.resolve();
 
 /**
  * The refusal of an overloaded gate: 503 `SERVICE_OVERLOADED` with `Retry-After`.
- * @param reason Why: the queue is full, or the wait was too long.
+ * @param reason Why: the queue is full, the wait was too long, or bodies fill their budget.
  * @returns The error.
  */
-export function overloaded(reason: "queue_full" | "queue_wait"): RouterError {
+export function overloaded(reason: OverloadReason): RouterError {
   return new RouterError(
     "SERVICE_OVERLOADED",
-    reason === "queue_full"
-      ? "The router is overloaded: its queue is full (traffic_shaping.router.max_queue_size)"
-      : "The router is overloaded: the request waited too long for a slot (traffic_shaping.router.max_queue_wait)",
-    { details: { reason, retry_after: 1 } },
+    `The router is overloaded: ${OVERLOAD_MESSAGES[reason]}`,
+    {
+      details: { reason, retry_after: 1 },
+    },
   );
 }
+
+/** Why a gate refuses: the queue is full, the wait was too long, request bodies fill their budget. */
+export type OverloadReason = "queue_full" | "queue_wait" | "body_bytes";
+
+const OVERLOAD_MESSAGES: Readonly<Record<OverloadReason, string>> = {
+  queue_full: "its queue is full (traffic_shaping.router.max_queue_size)",
+  queue_wait: "the request waited too long for a slot (traffic_shaping.router.max_queue_wait)",
+  body_bytes:
+    "the request bodies it holds would pass traffic_shaping.router.max_buffered_body_bytes",
+};
 
 interface Waiter {
   admit: (() => void) | null;
@@ -118,6 +145,8 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
   const max = limit > 0 ? limit : Infinity;
   const maxQueue = options.maxQueueSize ?? Infinity;
   const maxWait = options.maxQueueWaitMs ?? Infinity;
+  const maxBodyBytes = options.maxBodyBytes ?? Infinity;
+  let bodyBytes = 0;
   const blocked = options.blocked ?? (() => false);
   const window = options.saturationWindowMs ?? 1000;
   const now = options.now ?? (() => performance.now());
@@ -131,7 +160,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
   let queue: Waiter[] = [];
   let head = 0;
   let waiting = 0;
-  function refuse(reason: "queue_full" | "queue_wait"): RouterError {
+  function refuse(reason: OverloadReason): RouterError {
     refused++;
     lastRefusal = now();
     return overloaded(reason);
@@ -207,6 +236,16 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
       pump();
     },
     pump,
+    holdBody(bytes) {
+      if (bodyBytes + bytes > maxBodyBytes) throw refuse("body_bytes");
+      bodyBytes += bytes;
+    },
+    releaseBody(bytes) {
+      bodyBytes = Math.max(0, bodyBytes - bytes);
+    },
+    get bodyBytes() {
+      return bodyBytes;
+    },
     get active() {
       return active;
     },
@@ -223,7 +262,8 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
       return refused;
     },
     get saturated() {
-      return waiting >= maxQueue || now() - lastRefusal < window;
+      // Full: every slot taken and no room to wait (with no queue, the slots alone).
+      return (active >= max && waiting >= maxQueue) || now() - lastRefusal < window;
     },
   };
 }

@@ -129,6 +129,11 @@ export interface EngineOptions {
   readonly maxResponseBytes?: number;
   /** Retry policy and circuit breaker per subgraph (`traffic_shaping`); none: one attempt. */
   readonly resilience?: ReadonlyMap<string, Resilience>;
+  /**
+   * Request-body bytes all requests may hold, read and not yet answered
+   * (`traffic_shaping.router.max_buffered_body_bytes`); 0 = no budget. @default 0
+   */
+  readonly maxBufferedBodyBytes?: number;
   /** Operations that may wait for admission (`traffic_shaping.router.max_queue_size`). @default Infinity */
   readonly maxQueueSize?: number;
   /** How long one may wait, ms (`traffic_shaping.router.max_queue_wait`). @default Infinity */
@@ -224,6 +229,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   const admission = createAdmissionGate(options.maxConcurrentOperations ?? 0, {
     blocked: () => memory.spent,
     ...(options.maxQueueSize === undefined ? {} : { maxQueueSize: options.maxQueueSize }),
+    ...(options.maxBufferedBodyBytes ? { maxBodyBytes: options.maxBufferedBodyBytes } : {}),
     ...(options.maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs: options.maxQueueWaitMs }),
   });
   const client = createSubgraphClient({

@@ -1,7 +1,9 @@
 /**
- * The edge of an operation request (GraphQL, Connect, MCP POST): admission
- * through the engine's gate, the router deadline, and a slot released on
- * every path. Every outcome is an answer: admitted and done; refused by the
+ * The edge of an operation request (GraphQL, Connect, MCP POST): its body
+ * read first, outside any slot (a client that sends it slowly holds none;
+ * past the deadline: 408 `REQUEST_TIMEOUT`), then admission through the
+ * engine's gate, the router deadline, and a slot released on every path.
+ * Every outcome is an answer: admitted and done; refused by the
  * gate (503 `SERVICE_OVERLOADED` + `Retry-After`); past
  * `traffic_shaping.router.request_timeout`, queued or running (504
  * `GATEWAY_TIMEOUT`, the work's signal aborted so its subgraph fetches stop);
@@ -29,6 +31,12 @@ export interface RunAdmittedOptions {
   readonly requestId?: string;
   /** Told why the gate turned a request away (`queue_full`, `queue_wait`, `client_gone`, …). */
   readonly refused?: (reason: string) => void;
+  /**
+   * Runs before the request asks for a slot, under the same signal (client
+   * gone, deadline, shutdown): reading its body. What it throws is the answer;
+   * the deadline passing here is 408 `REQUEST_TIMEOUT` (the client was slow).
+   */
+  readonly prepare?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** The abort reason of a request past `traffic_shaping.router.request_timeout`. */
@@ -51,6 +59,14 @@ function shuttingDown(): RouterError {
     "SHUTTING_DOWN",
     "The router is shutting down and the request did not complete within grace_period",
     { details: { retry_after: 1 } },
+  );
+}
+
+function requestTimeout(reason: RequestTimeout): RouterError {
+  return new RouterError(
+    "REQUEST_TIMEOUT",
+    `The request body did not arrive within ${reason.timeoutMs} ms (traffic_shaping.router.request_timeout)`,
+    { details: { timeoutMs: reason.timeoutMs } },
   );
 }
 
@@ -111,6 +127,24 @@ export async function runAdmitted(
       ? errorResponse(shuttingDown(), answerOptions)
       : errorResponse(reason, answerOptions);
   try {
+    if (options.prepare) {
+      try {
+        await options.prepare(signal);
+        if (signal.aborted) throw signal.reason;
+      } catch (error) {
+        const reason = signal.aborted ? signal.reason : error;
+        if (reason instanceof RouterError && reason.code === "SERVICE_OVERLOADED") {
+          options.refused?.(refusalReason(reason));
+        }
+        if (reason instanceof RequestTimeout) {
+          return errorResponse(requestTimeout(reason), answerOptions);
+        }
+        if (signal.aborted && !(reason instanceof ShutdownAbort)) {
+          return new Response(null, { status: 503 }); // the client went away
+        }
+        return answerOf(reason);
+      }
+    }
     try {
       await gate.enter(signal);
     } catch (error) {

@@ -28,11 +28,21 @@ import { readGzipLimited, readLimited } from "../limited_body.ts";
 export async function readBodyLimited(
   request: Request,
   limit: number,
+  options: BodyReadOptions = {},
 ): Promise<Uint8Array<ArrayBuffer> | null> {
   return await readLimited(request, limit, {
     tooLarge: () => tooLarge(limit),
     broken: (cause) => new RouterError("BAD_REQUEST", "Cannot read the request body", { cause }),
+    ...options,
   });
+}
+
+/** How a body read is counted and cancelled (see `ReadLimitedOptions`). */
+export interface BodyReadOptions {
+  /** Told each chunk's size before it is kept (after inflation); what it throws stops the read. */
+  readonly count?: (bytes: number) => void;
+  /** Cancels the read; its reason is thrown. */
+  readonly signal?: AbortSignal;
 }
 
 function tooLarge(limit: number): RouterError {
@@ -52,7 +62,7 @@ export interface DecodedBody {
 }
 
 /** Options of {@linkcode readBodyDecoded}. */
-export interface ReadBodyDecodedOptions {
+export interface ReadBodyDecodedOptions extends BodyReadOptions {
   /**
    * Leave the `Content-Encoding` to the facet: Connect inflates its messages
    * itself (through the same limited reader, within `connect_rpc.max_message_bytes`)
@@ -79,7 +89,7 @@ export interface ReadBodyDecodedOptions {
  * ```
  * @param request The request.
  * @param limit The largest accepted body after decompression, bytes.
- * @param options Whether the encoding is left to the facet.
+ * @param options Whether the encoding is left to the facet; a chunk counter; a signal that cancels the read.
  * @returns The bytes and whether they were decoded.
  * @throws {RouterError} `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, or `BAD_REQUEST` (broken or malformed body).
  */
@@ -94,7 +104,7 @@ export async function readBodyDecoded(
     encoding === "" || encoding === "identity" || request.body === null ||
     options.leaveEncoded === true
   ) {
-    return { bytes: await readBodyLimited(request, limit), decoded: false };
+    return { bytes: await readBodyLimited(request, limit, readOptions(options)), decoded: false };
   }
   if (encoding !== "gzip" && encoding !== "x-gzip") {
     await request.body.cancel().catch(() => {});
@@ -108,6 +118,14 @@ export async function readBodyDecoded(
     tooLarge: () => tooLarge(limit),
     broken: (cause) =>
       new RouterError("BAD_REQUEST", "Malformed gzip data in the request body", { cause }),
+    ...readOptions(options),
   });
   return { bytes, decoded: true };
+}
+
+function readOptions(options: BodyReadOptions): BodyReadOptions {
+  return {
+    ...(options.count ? { count: options.count } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
 }

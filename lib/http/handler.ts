@@ -31,8 +31,8 @@ interface Routes {
   readonly exact: ReadonlyMap<string, FacetHandler>;
   /**
    * Whether a request runs an operation, so it needs a slot of the engine's
-   * admission gate (`engine.max_concurrent_operations`), held from reading its
-   * body to building its response: GraphQL over HTTP, Connect, and MCP POSTs.
+   * admission gate (`engine.max_concurrent_operations`), held from after its
+   * body is read to building its response: GraphQL over HTTP, Connect, and MCP POSTs.
    */
   readonly admits: (facet: FacetHandler, request: Request) => boolean;
   readonly prefixes: readonly (readonly [string, FacetHandler])[];
@@ -161,27 +161,47 @@ export function createHandler(
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
     const keyWait = state.keySources?.beforeAdmission(request);
     if (keyWait) await keyWait;
-    const run = async (signal?: AbortSignal): Promise<Response> => {
-      const limited = await limitBody(request, routes.bodyLimit, {
-        requestId,
-        connect: facet === facets.connect,
-        ...(signal ? { signal } : {}),
-      });
-      if (scope) telemetry?.bind(scope, limited.request, limited.body);
-      return await facet(limited.request, state);
-    };
     if (routes.admits(facet, request)) {
-      response = await runAdmitted(request, run, {
-        gate: state.engine.admission,
-        track: routes.deadline,
-        requestId,
-        ...(log ? { log } : {}),
-        ...(options.stop ? { stop: options.stop } : {}),
-        ...(routes.refused ? { refused: routes.refused } : {}),
-      });
+      const gate = state.engine.admission;
+      let limited: LimitedBody | null = null;
+      let held = 0;
+      try {
+        response = await runAdmitted(request, () => {
+          if (limited === null) throw new Error("runAdmitted ran the work before prepare");
+          if (scope) telemetry?.bind(scope, limited.request, limited.body);
+          return facet(limited.request, state);
+        }, {
+          gate,
+          track: routes.deadline,
+          requestId,
+          // The body is read before the request asks for a slot, counted against
+          // traffic_shaping.router.max_buffered_body_bytes as it arrives.
+          prepare: async (signal) => {
+            limited = await limitBody(request, routes.bodyLimit, {
+              requestId,
+              connect: facet === facets.connect,
+              signal,
+              count: (bytes) => {
+                gate.holdBody(bytes);
+                held += bytes;
+              },
+            });
+          },
+          ...(log ? { log } : {}),
+          ...(options.stop ? { stop: options.stop } : {}),
+          ...(routes.refused ? { refused: routes.refused } : {}),
+        });
+      } finally {
+        gate.releaseBody(held);
+      }
     } else {
       try {
-        response = await run();
+        const limited = await limitBody(request, routes.bodyLimit, {
+          requestId,
+          connect: facet === facets.connect,
+        });
+        if (scope) telemetry?.bind(scope, limited.request, limited.body);
+        response = await facet(limited.request, state);
       } catch (error) {
         response = errorResponse(error, { ...(log ? { log } : {}), requestId });
       }
@@ -195,6 +215,12 @@ export function createHandler(
 function notFound(request: Request): Promise<Response> {
   const { pathname } = new URL(request.url);
   return Promise.reject(new RouterError("NOT_FOUND", `No route for ${request.method} ${pathname}`));
+}
+
+/** A request whose body was read within the limit: the copy the facet gets, and the bytes. */
+interface LimitedBody {
+  readonly request: Request;
+  readonly body: Uint8Array | null;
 }
 
 /**
@@ -212,10 +238,15 @@ async function limitBody(
   options: {
     readonly requestId: string;
     readonly connect: boolean;
-    /** Default `request.signal`; for admitted requests one that also aborts at the deadline. */
+    /**
+     * Default `request.signal`; for admitted requests one that also aborts at
+     * the deadline, and cancels the read.
+     */
     readonly signal?: AbortSignal;
+    /** Told each body chunk's size as it is read; what it throws stops the read. */
+    readonly count?: (bytes: number) => void;
   },
-): Promise<{ request: Request; body: Uint8Array | null }> {
+): Promise<LimitedBody> {
   const signal = options.signal ?? request.signal;
   const keepsId = request.headers.get(REQUEST_ID_HEADER) === options.requestId;
   if (request.body === null && keepsId) return { request: withSignal(request, signal), body: null };
@@ -223,7 +254,11 @@ async function limitBody(
   if (!keepsId) headers.set(REQUEST_ID_HEADER, options.requestId);
   let body: Uint8Array<ArrayBuffer> | null = null;
   if (request.body !== null) {
-    const read = await readBodyDecoded(request, limit, { leaveEncoded: options.connect });
+    const read = await readBodyDecoded(request, limit, {
+      leaveEncoded: options.connect,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.count ? { count: options.count } : {}),
+    });
     body = read.bytes;
     if (read.decoded) {
       headers.delete("content-encoding");

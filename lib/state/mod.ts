@@ -107,6 +107,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     maxCachedDocumentBytes: config.engine.max_cached_document_bytes,
     maxResponseBytes: config.engine.max_response_bytes,
     maxInFlightBytes: config.traffic_shaping.router.max_in_flight_bytes,
+    maxBufferedBodyBytes: config.traffic_shaping.router.max_buffered_body_bytes,
     maxQueueSize: config.traffic_shaping.router.max_queue_size,
     maxQueueWaitMs: config.traffic_shaping.router.max_queue_wait_ms,
     resilience: resilienceOf(config.traffic_shaping, supergraph.subgraphs.keys(), {

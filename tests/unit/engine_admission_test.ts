@@ -96,6 +96,40 @@ Deno.test("issue 15: a full queue refuses with SERVICE_OVERLOADED and Retry-Afte
   assert.equal(gate.admitted, 3);
 });
 
+Deno.test("issue 15: without a queue (max_queue_size: 0) the gate is saturated only while every slot is taken", async () => {
+  const time = fakeTime();
+  const gate = createAdmissionGate(1, { maxQueueSize: 0, ...time });
+  assert.equal(gate.saturated, false, "idle: ready");
+  await gate.enter();
+  assert.equal(gate.saturated, true, "the one slot taken: the next request would be refused");
+  gate.leave();
+  assert.equal(gate.saturated, false);
+});
+
+Deno.test("issue 15: request-body bytes are held against maxBodyBytes; past it a counted refusal, nothing held", () => {
+  const time = fakeTime();
+  const gate = createAdmissionGate(1, { maxBodyBytes: 1000, ...time });
+  gate.holdBody(800);
+  assert.throws(
+    () => gate.holdBody(201),
+    (error: Error & { code?: string; details?: Record<string, unknown> }) => {
+      assert.equal(error.code, "SERVICE_OVERLOADED");
+      assert.equal(error.details?.reason, "body_bytes");
+      assert.equal(error.details?.retry_after, 1);
+      assert.match(error.message, /traffic_shaping\.router\.max_buffered_body_bytes/);
+      return true;
+    },
+  );
+  assert.equal(gate.bodyBytes, 800, "a refused chunk is not counted");
+  assert.equal(gate.refused, 1);
+  assert.equal(gate.saturated, true, "a refusal shows in readiness");
+  gate.holdBody(200);
+  gate.releaseBody(1000);
+  assert.equal(gate.bodyBytes, 0);
+  gate.holdBody(1000);
+  assert.equal(gate.bodyBytes, 1000);
+});
+
 Deno.test("issue 15: a request waiting longer than max_queue_wait is refused and leaves the queue", async () => {
   const time = fakeTime();
   const gate = createAdmissionGate(1, { maxQueueWaitMs: 500, ...time });
