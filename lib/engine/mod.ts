@@ -308,7 +308,8 @@ export function prepare(
     introspection: engine.introspection,
     ...(observer ? { now: () => observer.now(), stage: (n, s, e) => observer.stage(n, s, e) } : {}),
   });
-  if (request.query.length <= engine.maxCachedDocumentBytes) {
+  // The key (document and operation name, both the client's) decides: a huge name is no cheaper.
+  if (key.length <= engine.maxCachedDocumentBytes) {
     engine.prepared.set(key, result, entryCost(key));
   }
   return result;

@@ -131,7 +131,10 @@ export function prepareOperation(
         ok: false,
         stage: "select",
         errors: [{
-          message: `Unknown operation named "${name}".`,
+          // The name is the client's: quoted, but never echoed at any length.
+          message: `Unknown operation named "${
+            name.length > 100 ? `${name.slice(0, 100)}…` : name
+          }".`,
           extensions: { code: "BAD_REQUEST" },
         }],
       };

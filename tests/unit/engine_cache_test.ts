@@ -53,6 +53,10 @@ Deno.test("issue 15: a document over engine.max_cached_document_bytes is neither
   planOf(engine, small.operation);
   assert.equal(engine.prepared.size, 1);
   assert.equal(engine.plans.size, 1);
+  // The operation name is part of the key: a small document with a huge name is not cached either.
+  const named = prepare(engine, { query: "{ users { id } }", operationName: "n".repeat(6_000) });
+  assert.ok(!named.ok);
+  assert.equal(engine.prepared.size, 1);
 });
 
 Deno.test("issue 15: cached documents keep no AST locations; validation errors still have them", () => {

@@ -50,6 +50,12 @@ Deno.test("GraphQL over HTTP: operationName selects the operation; missing or un
   assert.equal(none.ok ? "" : none.stage, "select");
   const unknown = prepare(e, { query, operationName: "C" });
   assert.equal(unknown.ok ? "" : unknown.errors[0]?.message, 'Unknown operation named "C".');
+  // A name is the client's: never echoed at any length.
+  const long = prepare(e, { query, operationName: "x".repeat(1_000_000) });
+  assert.equal(
+    long.ok ? "" : long.errors[0]?.message,
+    `Unknown operation named "${"x".repeat(100)}…".`,
+  );
 });
 
 Deno.test("issue 2.6: prepare results are cached by text + name, failures included", () => {
