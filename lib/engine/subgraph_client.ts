@@ -155,7 +155,9 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       for (const [name, value] of hook.headers) traced.set(name, value);
       headers = traced;
     }
-    const init: RequestInit = { method: "POST", headers, body, signal };
+    // A subgraph's redirect is not followed: it would re-send the query, its
+    // variables and every forwarded header but Authorization to another host.
+    const init: RequestInit = { method: "POST", headers, body, signal, redirect: "manual" };
     const send = () =>
       options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init));
     const resilience = options.resilience?.get(out.subgraph);
