@@ -3,6 +3,7 @@ import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { AuthError, RouterError } from "../../lib/errors.ts";
 import { createHandler, errorResponse, type FacetHandler } from "../../lib/http/mod.ts";
+import { compileCors } from "../../lib/http/cors.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import { buildState, type RouterState } from "../../lib/state/mod.ts";
 
@@ -332,6 +333,57 @@ Deno.test("issue 2: CORS preflight and exposed headers (Mcp-Session-Id, WWW-Auth
   );
   assert.equal(foreign.headers.get("access-control-allow-origin"), null);
   await foreign.body?.cancel();
+});
+
+Deno.test("CORS wildcard origins: `*` spans any characters but `/`; a long hostile Origin is matched in linear time", async () => {
+  const cors = parseConfig({
+    cors: { allow_origins: ["https://*.dev.example", "https://*-*-*-*.example.com"] },
+  }).cors;
+  const policy = compileCors(cors);
+  const allowed = (origin: string) => {
+    const response = policy.apply(
+      new Request(`${URL_BASE}/graphql`, { headers: { origin } }),
+      new Response(null),
+    );
+    return response.headers.get("access-control-allow-origin");
+  };
+  assert.equal(allowed("https://a.dev.example"), "https://a.dev.example");
+  assert.equal(allowed("https://a.b.dev.example"), "https://a.b.dev.example");
+  assert.equal(allowed("https://.dev.example"), "https://.dev.example", "`*` may match nothing");
+  assert.equal(allowed("https://a/b.dev.example"), null, "`*` never spans a `/`");
+  assert.equal(allowed("https://a.dev.example.evil"), null);
+  assert.equal(allowed("https://w-x-y-z.example.com"), "https://w-x-y-z.example.com");
+  assert.equal(allowed("http://a.dev.example"), null);
+  // Four wildcards against 8 000 dashes: a backtracking regular expression
+  // (`[^/]*` per wildcard) would run for hours and hold the event loop. The
+  // match runs in a worker so that a regression fails here instead of hanging.
+  const code = `import { compileCors } from "${new URL("../../lib/http/cors.ts", import.meta.url)}";
+    const policy = compileCors(${JSON.stringify(cors)});
+    const origin = "https://" + "-".repeat(8000) + "x";
+    const response = policy.apply(new Request("http://r/", { headers: { origin } }), new Response(null));
+    self.postMessage(response.headers.get("access-control-allow-origin"));`;
+  const url = URL.createObjectURL(new Blob([code], { type: "application/typescript" }));
+  const worker = new Worker(url, { type: "module" });
+  try {
+    const answer = await new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error("the match did not finish within 20 s")),
+        20_000,
+      );
+      worker.onmessage = (event) => {
+        clearTimeout(timer);
+        resolve(event.data);
+      };
+      worker.onerror = (event) => {
+        clearTimeout(timer);
+        reject(new Error(event.message));
+      };
+    });
+    assert.equal(answer, null);
+  } finally {
+    worker.terminate();
+    URL.revokeObjectURL(url);
+  }
 });
 
 Deno.test("STYLE §4: errorResponse maps codes to statuses and hides internal errors", async () => {
