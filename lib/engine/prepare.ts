@@ -28,6 +28,20 @@ import {
 
 const RULES: readonly ValidationRule[] = [...specifiedRules, OfTypeDepthRule];
 
+/**
+ * graphql-js's message when its overlapping-fields rule runs out of its work
+ * budget (many fields sharing a response name must be compared pairwise).
+ */
+const VALIDATION_ABORTED = "Validation aborted.";
+
+function validationTooComplex(): GraphQLFormattedError {
+  return {
+    message:
+      "Validation stopped: too many fields share a response name to compare them all (send each field once per selection)",
+    extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+  };
+}
+
 /** Options for {@linkcode prepareOperation}. */
 export interface PrepareOptions {
   /** Parser token limit. @default 15000 */
@@ -111,6 +125,10 @@ export function prepareOperation(
   let errors = validate(schema, document, RULES, validateOptions);
   if (now && options.stage) options.stage("validate", t0, now());
   if (errors.length > 0) {
+    if (errors.some((e) => e.message === VALIDATION_ABORTED)) {
+      // Not run again for locations: that would spend graphql-js's budget twice.
+      return { ok: false, stage: "validate", errors: [validationTooComplex()] };
+    }
     const located = parse(request.query, { maxTokens: options.maxTokens ?? 15000 });
     errors = validate(schema, located, RULES, validateOptions);
     return {

@@ -121,3 +121,16 @@ Deno.test("spec 4 (introspection): fragments spread in an introspection query ar
     data: { __schema: { queryType: { name: "Query", kind: "OBJECT" } } },
   });
 });
+
+Deno.test("edge: a document whose repeated fields exhaust graphql-js's comparison budget gets a message naming why", () => {
+  const e = engine();
+  const query = `{ ${Array(3000).fill("a: __typename").join(" ")} }`;
+  const result = prepare(e, { query });
+  assert.equal(result.ok ? "" : result.stage, "validate");
+  const errors = result.ok ? [] : result.errors;
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0]?.extensions?.code, "GRAPHQL_VALIDATION_FAILED");
+  assert.match(errors[0]?.message ?? "", /too many fields share a response name/);
+  // Under the budget the same fields are valid (they merge).
+  assert.ok(prepare(e, { query: `{ ${Array(50).fill("a: __typename").join(" ")} }` }).ok);
+});
