@@ -80,7 +80,16 @@ const NO_WRITE = Symbol("no write");
 
 /**
  * Collects the objects at `path` (from `index` on; `@` walks a list's items)
- * below `value` into `out`, reading through the layers.
+ * below `value` into `out`, each once, reading through the layers.
+ *
+ * The merged data is a graph, not a tree: one entity answer merged into every
+ * object that asked for it makes its lists and objects shared. Walked as a
+ * tree, data that alternates between two subgraphs a few levels deep would
+ * be visited exponentially often (3 people each 3 friends each 3 followers…:
+ * 3^20 visits), so past {@linkcode DEDUPE_AFTER} visits each object (or list)
+ * is walked once per path index. Below that the walk keeps no set: most
+ * walks are a few hundred visits with nothing shared, where a set lookup per
+ * visit would cost more than any repeat.
  */
 export function collect(
   layers: Layers,
@@ -88,23 +97,52 @@ export function collect(
   path: readonly string[],
   index: number,
   out: Json[],
-  depth = 0,
+): void {
+  walk(layers, value, path, index, out, 0, { visits: 0, seen: [] });
+}
+
+/** Visits of one walk before it remembers what it walked (see {@linkcode collect}). */
+export const DEDUPE_AFTER = 4096;
+
+/** One walk's count of visits and, past {@linkcode DEDUPE_AFTER}, what it walked per path index. */
+interface Visited {
+  visits: number;
+  readonly seen: (Set<object> | undefined)[];
+}
+
+/** True when `value` was already walked at `index` (then marks it walked), once the walk is long. */
+function visitedAt(visited: Visited, index: number, value: object): boolean {
+  if (++visited.visits <= DEDUPE_AFTER) return false;
+  const set = visited.seen[index] ??= new Set();
+  if (set.has(value)) return true;
+  set.add(value);
+  return false;
+}
+
+function walk(
+  layers: Layers,
+  value: unknown,
+  path: readonly string[],
+  index: number,
+  out: Json[],
+  depth: number,
+  visited: Visited,
 ): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
     // Lists within lists do not move along the path: their nesting is bounded apart.
-    if (depth >= MAX_DATA_DEPTH) return;
-    for (const item of value) collect(layers, item, path, index, out, depth + 1);
+    if (depth >= MAX_DATA_DEPTH || visitedAt(visited, index, value)) return;
+    for (const item of value) walk(layers, item, path, index, out, depth + 1, visited);
     return;
   }
-  if (!isObject(value)) return;
+  if (!isObject(value) || visitedAt(visited, index, value)) return;
   if (index === path.length) {
     out.push(value);
     return;
   }
   const key = path[index]!;
-  if (key === "@") collect(layers, value, path, index + 1, out, depth + 1);
-  else collect(layers, layers.get(value, key), path, index + 1, out, depth + 1);
+  const next = key === "@" ? value : layers.get(value, key);
+  walk(layers, next, path, index + 1, out, depth + 1, visited);
 }
 
 /** Like {@linkcode collect}, with the object met at each index of the path (`at[i]`). */
@@ -152,24 +190,26 @@ export function collectPaths(
   index: number,
   at: (string | number)[],
   out: Map<Json, (string | number)[]>,
+  visited: Visited = { visits: 0, seen: [] },
 ): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
     // Each list level adds to `at`: nesting past the bound names no response path.
-    if (at.length >= MAX_DATA_DEPTH) return;
+    // A shared list is walked once (see `collect`): its objects keep their first path.
+    if (at.length >= MAX_DATA_DEPTH || visitedAt(visited, index, value)) return;
     for (let i = 0; i < value.length; i++) {
-      collectPaths(layers, value[i], path, index, [...at, i], out);
+      collectPaths(layers, value[i], path, index, [...at, i], out, visited);
     }
     return;
   }
-  if (!isObject(value)) return;
+  if (!isObject(value) || visitedAt(visited, index, value)) return;
   if (index === path.length) {
     if (!out.has(value)) out.set(value, at);
     return;
   }
   const key = path[index]!;
-  if (key === "@") collectPaths(layers, value, path, index + 1, at, out);
-  else collectPaths(layers, layers.get(value, key), path, index + 1, [...at, key], out);
+  if (key === "@") collectPaths(layers, value, path, index + 1, at, out, visited);
+  else collectPaths(layers, layers.get(value, key), path, index + 1, [...at, key], out, visited);
 }
 
 /** Renders representation fields; false when a `@key` field is missing (nothing to send). */

@@ -529,10 +529,13 @@ export async function execute(
     }
     for (const e of introspected.errors ?? []) errors.push(e.toJSON());
   }
+  const limit = engine.memory.maxTicketBytes;
   const data = shapeResponse(executed.data, planned.selection, {
     errors,
     layers: executed.layers,
     denied: planned.denied,
+    maxBytes: limit,
+    tooLarge: () => responseTooLarge(limit),
   });
   return errors.length > 0 ? { data, errors } : { data };
 }

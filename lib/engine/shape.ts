@@ -7,7 +7,11 @@
  * and null propagation exactly as the GraphQL spec says.
  *
  * The walk recurses over the client's selection (not over the data), whose
- * depth `prepare` bounds by `security.parser_limits` first.
+ * depth `prepare` bounds by `security.parser_limits` first. Its output is
+ * counted as it is built (a lower bound of its JSON size): merged data shares
+ * entity answers between the objects that asked for them, so a small query
+ * alternating between two subgraphs can ask for a tree exponentially larger
+ * than the data; past `maxBytes` shaping stops with `tooLarge`.
  *
  * @module
  */
@@ -28,6 +32,10 @@ export interface ShapeOptions {
    * answered `null` with an `UNAUTHORIZED_FIELD_OR_TYPE` error at its path.
    */
   readonly denied?: ReadonlySet<NField>;
+  /** The largest response, bytes (`engine.max_response_bytes`). @default Infinity */
+  readonly maxBytes?: number;
+  /** The error thrown when the output passes `maxBytes`. */
+  readonly tooLarge?: () => Error;
 }
 
 /** A non-null position got null: the parent must be nulled (the error is recorded). */
@@ -56,6 +64,10 @@ class Shaper {
   readonly #path: (string | number)[] = [];
   readonly #layers: Layers | undefined;
   readonly #denied: ReadonlySet<NField> | undefined;
+  /** A lower bound of the output's JSON size so far (punctuation and string lengths). */
+  #bytes = 0;
+  readonly #maxBytes: number;
+  readonly #tooLarge: () => Error;
 
   constructor(errors: GraphQLFormattedError[], options: ShapeOptions) {
     this.#errors = errors;
@@ -64,6 +76,9 @@ class Shaper {
     this.#denied = options.denied !== undefined && options.denied.size > 0
       ? options.denied
       : undefined;
+    this.#maxBytes = options.maxBytes ?? Infinity;
+    this.#tooLarge = options.tooLarge ??
+      (() => new RangeError(`The response would exceed ${this.#maxBytes} bytes`));
   }
 
   #nullError(parentType: string, field: NField): void {
@@ -104,6 +119,11 @@ class Shaper {
       fields = sliced;
     }
     const out: Record<string, unknown> = {};
+    // `{}`, and per field at least `"":` and a value's first character (key lengths
+    // left out: one addition per object keeps it a lower bound and cheap).
+    const bytes = this.#bytes + 2 + 4 * fields.length;
+    if (bytes > this.#maxBytes) throw this.#tooLarge();
+    this.#bytes = bytes;
     for (const f of fields) {
       if (f.name === "__typename") {
         out[f.key] = typeName;
@@ -147,6 +167,9 @@ class Shaper {
           return this.#invalid(`a list for ${parentType}.${field.name}`, raw);
         }
         const out = new Array(raw.length);
+        // `[]` and a separator per item.
+        this.#bytes += raw.length + 2;
+        if (this.#bytes > this.#maxBytes) throw this.#tooLarge();
         const path = this.#path;
         for (let i = 0; i < raw.length; i++) {
           path.push(i);
@@ -176,6 +199,10 @@ class Shaper {
         return v === INVALID ? ERRORED : v;
       }
       default: {
+        if (typeof raw === "string") {
+          this.#bytes += raw.length;
+          if (this.#bytes > this.#maxBytes) throw this.#tooLarge();
+        }
         if (type.name === undefined) return raw;
         const v = coerceScalar(type.name, raw);
         return v === NOT_COERCIBLE ? this.#invalid(`a value of type ${type.name}`, raw) : v;

@@ -1,0 +1,139 @@
+/**
+ * Merged data is a graph: one entity answer is merged into every object that
+ * asked for it. A small query alternating between two subgraphs (people →
+ * friends in one, followers in the other, …) asks for a response tree that
+ * grows as 3^depth while every subgraph request stays three representations.
+ * The executor must walk the shared data once per object, and the shaper must
+ * stop at `engine.max_response_bytes` while it builds, not after.
+ */
+import assert from "node:assert/strict";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
+import { buildSupergraph } from "../../lib/supergraph/mod.ts";
+
+const LINK =
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+
+const composed = composeSupergraph([
+  {
+    name: "people",
+    url: "http://people.test/graphql",
+    sdl: `${LINK}
+type Query { people: [Person] }
+type Person @key(fields: "id") { id: ID! friends: [Person] }`,
+  },
+  {
+    name: "follows",
+    url: "http://follows.test/graphql",
+    sdl: `${LINK}
+type Person @key(fields: "id") { id: ID! followers: [Person] }`,
+  },
+]);
+if (!composed.ok) throw new Error("does not compose");
+/** The two-subgraph supergraph (exported for the worker below). */
+export const SUPERGRAPH = composed.supergraphSdl;
+
+/** Three people; everybody is everybody's friend and follower. */
+export function answer(url: string, body: { variables?: Record<string, unknown> }): unknown {
+  const all = () => ["1", "2", "3"].map((id) => ({ __typename: "Person", id }));
+  const reps = body.variables?.representations as { id: string }[] | undefined;
+  const field = url.includes("people") ? "friends" : "followers";
+  if (reps === undefined) {
+    return { data: { people: all().map((p) => ({ ...p, friends: all() })) } };
+  }
+  return {
+    data: { _entities: reps.map((r) => ({ __typename: "Person", id: r.id, [field]: all() })) },
+  };
+}
+
+/** `{ people { friends { followers { friends … { id } } } } }`, `hops` fields below `people`. */
+export function alternating(hops: number): string {
+  let open = "";
+  let close = "";
+  for (let i = 0; i < hops; i++) {
+    open += `${i % 2 === 0 ? "friends" : "followers"} { `;
+    close += " }";
+  }
+  return `{ people { ${open}id${close} } }`;
+}
+
+function engine(maxResponseBytes: number) {
+  const requests: number[] = [];
+  const e = createEngine(buildSupergraph(SUPERGRAPH), {
+    maxResponseBytes,
+    fetch: async (request) => {
+      const body = await request.json();
+      requests.push((body.variables?.representations ?? []).length);
+      return Response.json(answer(request.url, body));
+    },
+  });
+  return { engine: e, requests };
+}
+
+Deno.test("fan-out: shared entity answers are merged once per object and shaped in full under the limit", async () => {
+  const { engine: e, requests } = engine(10_000_000);
+  const prepared = prepare(e, { query: alternating(4) });
+  assert.ok(prepared.ok);
+  const result = await execute(e, prepared.operation, { variables: {} });
+  assert.equal(result.errors, undefined);
+  // 3 people × 3^4 below each: every position is answered.
+  const json = JSON.stringify(result.data);
+  assert.equal(json.match(/"id"/g)?.length, 3 ** 5);
+  // Each entity request carries the three distinct people, never the repeated positions.
+  assert.deepEqual(requests.slice(1), [3, 3, 3]);
+});
+
+Deno.test("fan-out: the shaper stops at engine.max_response_bytes while it builds (RESPONSE_TOO_LARGE)", async () => {
+  const { engine: e } = engine(100_000);
+  const prepared = prepare(e, { query: alternating(9) });
+  assert.ok(prepared.ok);
+  await assert.rejects(
+    execute(e, prepared.operation, { variables: {} }),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, "RESPONSE_TOO_LARGE");
+      assert.match(error.message, /100000 bytes \(engine\.max_response_bytes\)/);
+      return true;
+    },
+  );
+});
+
+Deno.test("fan-out: 24 alternating hops (3^25 positions) are refused at once, not walked (runs in a worker)", async () => {
+  const code = `
+    import { createEngine, execute, prepare } from "${new URL(
+    "../../lib/engine/mod.ts",
+    import.meta.url,
+  )}";
+    import { buildSupergraph } from "${new URL("../../lib/supergraph/mod.ts", import.meta.url)}";
+    import { answer, alternating, SUPERGRAPH } from "${import.meta.url}";
+    const engine = createEngine(buildSupergraph(SUPERGRAPH), {
+      maxResponseBytes: 1_000_000,
+      fetch: async (request) => Response.json(answer(request.url, await request.json())),
+    });
+    const prepared = prepare(engine, { query: alternating(24) });
+    try {
+      await execute(engine, prepared.operation, { variables: {} });
+      self.postMessage("answered");
+    } catch (error) {
+      self.postMessage(error.code ?? String(error));
+    }`;
+  const url = URL.createObjectURL(new Blob([code], { type: "application/javascript" }));
+  const worker = new Worker(url, { type: "module" });
+  try {
+    const outcome = await new Promise<unknown>((resolve, reject) => {
+      // Generous: the walk takes milliseconds; walked as a tree it would take days.
+      const timer = setTimeout(() => reject(new Error("not answered within 30 s")), 30_000);
+      worker.onmessage = (event) => {
+        clearTimeout(timer);
+        resolve(event.data);
+      };
+      worker.onerror = (event) => {
+        clearTimeout(timer);
+        reject(new Error(event.message));
+      };
+    });
+    assert.equal(outcome, "RESPONSE_TOO_LARGE");
+  } finally {
+    worker.terminate();
+    URL.revokeObjectURL(url);
+  }
+});
