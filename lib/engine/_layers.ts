@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { MAX_DATA_DEPTH } from "./limits.ts";
+import { MAX_DATA_DEPTH, MAX_TRACE_VALUES } from "./limits.ts";
 
 type Json = Record<string, unknown>;
 
@@ -92,18 +92,23 @@ export class Layers {
 
   /**
    * A plain deep copy with the layers applied (traces show what was sent and
-   * merged at that moment).
+   * merged at that moment), of at most {@linkcode MAX_TRACE_VALUES} values:
+   * shared entity answers make the data a graph whose copy as a tree can be
+   * exponentially larger; past the bound (or {@linkcode MAX_DATA_DEPTH} deep)
+   * a value is named, not copied.
    * @param value The data.
-   * @param depth Its nesting so far (copied down to {@linkcode MAX_DATA_DEPTH}).
    * @returns The copy.
    */
-  materialize(value: unknown, depth = 0): unknown {
-    // A trace is for people: data below the bound is named, not copied.
-    if (depth >= MAX_DATA_DEPTH && typeof value === "object" && value !== null) {
-      return `[nested deeper than ${MAX_DATA_DEPTH} levels: not shown]`;
-    }
-    if (Array.isArray(value)) return value.map((item) => this.materialize(item, depth + 1));
+  materialize(value: unknown): unknown {
+    return this.#copy(value, 0, { left: MAX_TRACE_VALUES });
+  }
+
+  #copy(value: unknown, depth: number, budget: { left: number }): unknown {
     if (typeof value !== "object" || value === null) return value;
+    // A trace is for people: data past the bounds is named, not copied.
+    if (depth >= MAX_DATA_DEPTH) return `[nested deeper than ${MAX_DATA_DEPTH} levels: not shown]`;
+    if (--budget.left < 0) return `[more than ${MAX_TRACE_VALUES} values: not shown]`;
+    if (Array.isArray(value)) return value.map((item) => this.#copy(item, depth + 1, budget));
     const object = value as Json;
     const out: Json = {};
     for (const key in object) out[key] = object[key];
@@ -114,7 +119,7 @@ export class Layers {
         else out[key] = layer[key];
       }
     }
-    for (const key in out) out[key] = this.materialize(out[key], depth + 1);
+    for (const key in out) out[key] = this.#copy(out[key], depth + 1, budget);
     return out;
   }
 }

@@ -60,6 +60,13 @@ export interface OperationLimits {
  */
 export const MAX_DATA_DEPTH = 1024;
 
+/**
+ * Objects and lists one trace snapshot of merged data copies (a fetch's raw
+ * input in `extensions.trace`): the copy of shared data as a tree is bounded
+ * here, not by the data's size.
+ */
+export const MAX_TRACE_VALUES = 100_000;
+
 /** Cosmo's defaults: depth 200, 3 500 fields, complexity limits off. */
 export const DEFAULT_OPERATION_LIMITS: OperationLimits = Object.freeze({
   approximateDepth: 200,

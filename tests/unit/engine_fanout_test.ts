@@ -137,3 +137,38 @@ Deno.test("fan-out: 24 alternating hops (3^25 positions) are refused at once, no
     URL.revokeObjectURL(url);
   }
 });
+
+Deno.test("fan-out: a trace snapshot of shared data copies at most MAX_TRACE_VALUES values (runs in a worker)", async () => {
+  const code = `
+    import { Layers } from "${new URL("../../lib/engine/_layers.ts", import.meta.url)}";
+    import { MAX_TRACE_VALUES } from "${new URL("../../lib/engine/limits.ts", import.meta.url)}";
+    // 30 levels, each a list holding the level below three times: 3^30 paths, 31 objects.
+    let node = { id: "leaf" };
+    for (let i = 0; i < 30; i++) node = { id: String(i), next: [node, node, node] };
+    const copy = new Layers({}).materialize(node);
+    const text = JSON.stringify(copy);
+    self.postMessage({
+      capped: text.includes("more than " + MAX_TRACE_VALUES + " values: not shown"),
+      length: text.length,
+    });`;
+  const url = URL.createObjectURL(new Blob([code], { type: "application/javascript" }));
+  const worker = new Worker(url, { type: "module" });
+  try {
+    const outcome = await new Promise<{ capped: boolean; length: number }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("not copied within 30 s")), 30_000);
+      worker.onmessage = (event) => {
+        clearTimeout(timer);
+        resolve(event.data);
+      };
+      worker.onerror = (event) => {
+        clearTimeout(timer);
+        reject(new Error(event.message));
+      };
+    });
+    assert.equal(outcome.capped, true);
+    assert.ok(outcome.length < 50_000_000, `${outcome.length} characters`);
+  } finally {
+    worker.terminate();
+    URL.revokeObjectURL(url);
+  }
+});
