@@ -55,6 +55,8 @@ export function createOtlpHttpExporter(options: OtlpHttpExporterOptions): SpanEx
         headers: { ...options.headers, "content-type": "application/x-protobuf" },
         body: new Uint8Array(body),
         signal: AbortSignal.timeout(options.timeoutMs),
+        // Not followed: a redirect would carry the headers (API keys) to another host.
+        redirect: "manual",
       }).then(async (response) => {
         await response.body?.cancel();
         done(

@@ -92,6 +92,8 @@ export function startOtlpMetricsExport(options: OtlpMetricsExportOptions): OtlpM
         headers: { ...options.headers, "content-type": "application/x-protobuf" },
         body: new Uint8Array(body),
         signal: AbortSignal.timeout(options.timeoutMs),
+        // Not followed: a redirect would carry the headers (API keys) to another host.
+        redirect: "manual",
       });
       await response.body?.cancel();
       if (!response.ok) throw new Error(`OTLP metrics export answered HTTP ${response.status}`);
