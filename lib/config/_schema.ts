@@ -39,6 +39,8 @@ export interface IntNode {
 export interface SizeNode {
   readonly kind: "size";
   readonly default: number;
+  /** The smallest accepted size (a limit of 0 bytes would refuse all traffic). */
+  readonly min?: number;
 }
 
 /**
@@ -48,6 +50,8 @@ export interface SizeNode {
 export interface DurationNode {
   readonly kind: "duration";
   readonly default: number;
+  /** The shortest accepted duration, ms (a deadline of 0 would fail every request). */
+  readonly min?: number;
 }
 
 /** A fraction from 0 to 1 (`telemetry.tracing.sampling_rate`). */
@@ -220,7 +224,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
   }),
   supergraph_path: str("schema/supergraph.graphql", { file: true }),
   operations_dir: str("operations", { file: true }),
-  max_request_body_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES },
+  max_request_body_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES, min: 1 },
   subgraphs: {
     kind: "array",
     item: object({
@@ -297,7 +301,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     package: str("service.v1"),
     service: str("GraphService"),
     get_cache_max_age: { kind: "int", default: 0 },
-    max_message_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES },
+    max_message_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES, min: 1 },
   }),
   engine: object({
     enable_request_tracing: bool(true),
@@ -310,14 +314,14 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     request_tracing_unmasked_headers: list(DEFAULT_UNMASKED_TRACE_HEADERS),
     request_tracing_max_token_age_ms: { kind: "duration", default: 3_600_000 },
     enable_single_flight: bool(true),
-    subgraph_request_timeout_ms: { kind: "duration", default: 30_000 },
+    subgraph_request_timeout_ms: { kind: "duration", default: 30_000, min: 1 },
     plan_cache_size: { kind: "int", default: 1000 },
     max_concurrent_operations: { kind: "int", default: 16 },
-    max_subgraph_response_bytes: { kind: "size", default: 16_000_000 },
+    max_subgraph_response_bytes: { kind: "size", default: 16_000_000, min: 1 },
     execution_plan_cache_max_bytes: { kind: "size", default: 16_000_000 },
     parse_cache_max_bytes: { kind: "size", default: 16_000_000 },
     max_cached_document_bytes: { kind: "size", default: 64_000 },
-    max_response_bytes: { kind: "size", default: 32_000_000 },
+    max_response_bytes: { kind: "size", default: 32_000_000, min: 1 },
   }),
   playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
   // Issue 14: safe by default at the request edge.
@@ -386,7 +390,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     router: object({
       max_queue_size: { kind: "int", default: 128 },
       max_queue_wait_ms: { kind: "duration", default: 5_000 },
-      request_timeout_ms: { kind: "duration", default: 60_000 },
+      request_timeout_ms: { kind: "duration", default: 60_000, min: 1 },
       max_in_flight_bytes: { kind: "size", default: 64_000_000 },
       max_buffered_body_bytes: { kind: "size", default: 64_000_000 },
     }),

@@ -8,7 +8,14 @@ import { isAbsolute, join } from "node:path";
 import { fail, failListenAddr, isMapping, jwksLists, section, validate } from "./_validate.ts";
 import type { Config } from "./types.ts";
 import { MAX_TIMER_DELAY_MS } from "../timers.ts";
-import { ASYMMETRIC_ALGORITHMS, CONFIG_SCHEMA, type Node, type ObjectNode } from "./_schema.ts";
+import {
+  ASYMMETRIC_ALGORITHMS,
+  CONFIG_SCHEMA,
+  type DurationNode,
+  type Node,
+  type ObjectNode,
+  type SizeNode,
+} from "./_schema.ts";
 import {
   listenUrl,
   parseBoolean,
@@ -251,9 +258,11 @@ function expected(node: LeafNode): string {
     case "int":
       return `expected a whole number of at least ${node.min ?? 0}`;
     case "size":
-      return "expected a size in bytes, like 1048576, 512KB or 5MB";
+      return `expected a size in bytes, like 1048576, 512KB or 5MB${atLeast(node, "bytes")}`;
     case "duration":
-      return `expected a duration, like 500ms, 30s or 1m, of at most ${MAX_TIMER_DELAY_MS} ms (about 24 days, the longest a timer holds)`;
+      return `expected a duration, like 500ms, 30s or 1m, of at most ${MAX_TIMER_DELAY_MS} ms (about 24 days, the longest a timer holds)${
+        atLeast(node, "ms")
+      }`;
     case "ratio":
       return "expected a number from 0 to 1";
     case "list":
@@ -261,6 +270,17 @@ function expected(node: LeafNode): string {
     case "enum":
       return `expected one of ${node.values.map((v) => `"${v}"`).join(", ")}`;
   }
+}
+
+/** `, and at least N unit` for a size or duration with a floor (0 would stop all traffic). */
+function atLeast(node: SizeNode | DurationNode, unit: string): string {
+  if (node.min === undefined || node.min <= 0) return "";
+  return `, and at least ${node.min} ${node.min === 1 && unit === "bytes" ? "byte" : unit}`;
+}
+
+/** A size or duration at or above the node's floor, else undefined. */
+function floored(node: SizeNode | DurationNode, value: number | undefined): number | undefined {
+  return value !== undefined && value >= (node.min ?? 0) ? value : undefined;
 }
 
 function readYamlLeaf(node: LeafNode, raw: unknown, yamlPath: string, path: string): unknown {
@@ -276,13 +296,17 @@ function readYamlLeaf(node: LeafNode, raw: unknown, yamlPath: string, path: stri
     case "int":
       return Number.isSafeInteger(raw) && (raw as number) >= (node.min ?? 0) ? raw : bad();
     case "size":
-      if (Number.isSafeInteger(raw) && (raw as number) >= 0) return raw;
-      return (typeof raw === "string" ? parseSize(raw) : undefined) ?? bad();
+      if (Number.isSafeInteger(raw) && (raw as number) >= 0) {
+        return floored(node, raw as number) ?? bad();
+      }
+      return floored(node, typeof raw === "string" ? parseSize(raw) : undefined) ?? bad();
     case "duration":
       if (Number.isSafeInteger(raw) && (raw as number) >= 0) {
-        return (raw as number) <= MAX_TIMER_DELAY_MS ? raw : bad();
+        return (raw as number) <= MAX_TIMER_DELAY_MS
+          ? floored(node, raw as number) ?? bad()
+          : bad();
       }
-      return (typeof raw === "string" ? parseDuration(raw) : undefined) ?? bad();
+      return floored(node, typeof raw === "string" ? parseDuration(raw) : undefined) ?? bad();
     case "ratio":
       return typeof raw === "number" && raw >= 0 && raw <= 1 ? raw : bad();
     case "list":
@@ -305,9 +329,9 @@ function readEnvLeaf(node: LeafNode, text: string, path: string, envName: string
       return Number.isSafeInteger(value) && value >= (node.min ?? 0) ? value : bad();
     }
     case "size":
-      return parseSize(text) ?? bad();
+      return floored(node, parseSize(text)) ?? bad();
     case "duration":
-      return parseDuration(text) ?? bad();
+      return floored(node, parseDuration(text)) ?? bad();
     case "ratio": {
       const value = /^\s*\d+(\.\d+)?\s*$/.test(text) ? Number(text) : NaN;
       return value >= 0 && value <= 1 ? value : bad();

@@ -528,3 +528,43 @@ Deno.test("issue 15: a duration longer than a timer holds (2^31 - 1 ms) is refus
     864_000_000,
   );
 });
+
+Deno.test("config: a zero deadline or a zero-byte limit, which would fail every request, is refused with its floor", () => {
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [
+      { traffic_shaping: { router: { request_timeout: "0s" } } },
+      "traffic_shaping.router.request_timeout_ms",
+      /at least 1 ms/,
+    ],
+    [
+      { engine: { subgraph_request_timeout: 0 } },
+      "engine.subgraph_request_timeout_ms",
+      /at least 1 ms/,
+    ],
+    [{ max_request_body_bytes: 0 }, "max_request_body_bytes", /at least 1 byte$/],
+    [{ engine: { max_response_bytes: "0MB" } }, "engine.max_response_bytes", /at least 1 byte$/],
+    [
+      { engine: { max_subgraph_response_bytes: 0 } },
+      "engine.max_subgraph_response_bytes",
+      /at least 1 byte$/,
+    ],
+    [
+      { connect_rpc: { max_message_bytes: 0 } },
+      "connect_rpc.max_message_bytes",
+      /at least 1 byte$/,
+    ],
+  ];
+  for (const [raw, key, message] of cases) assertConfigError(() => parseConfig(raw), key, message);
+  assertConfigError(
+    () => parseConfig({}, { env: { TRAFFIC_SHAPING_ROUTER_REQUEST_TIMEOUT: "0ms" } }),
+    "traffic_shaping.router.request_timeout_ms",
+    /at least 1 ms/,
+  );
+  // 0 keeps its documented meaning where it has one: no budget, no limit.
+  const off = parseConfig({
+    engine: { max_concurrent_operations: 0 },
+    traffic_shaping: { router: { max_in_flight_bytes: 0, max_buffered_body_bytes: 0 } },
+  });
+  assert.equal(off.engine.max_concurrent_operations, 0);
+  assert.equal(off.traffic_shaping.router.max_buffered_body_bytes, 0);
+});
