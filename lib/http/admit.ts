@@ -15,6 +15,7 @@ import { Cancellation, onAbort } from "../cancellation.ts";
 import type { AdmissionGate } from "../engine/admission.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
+import { BODY_INTERRUPTED } from "./body.ts";
 import { errorResponse } from "./errors.ts";
 
 /** Options of {@linkcode runAdmitted}. */
@@ -37,6 +38,12 @@ export interface RunAdmittedOptions {
    * the deadline passing here is 408 `REQUEST_TIMEOUT` (the client was slow).
    */
   readonly prepare?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * True once shutdown began: `Deno.serve` then stops reading request bodies,
+   * so a body that breaks off is answered 503 `SHUTTING_DOWN` (send it again
+   * elsewhere), not 400.
+   */
+  readonly draining?: () => boolean;
 }
 
 /** The abort reason of a request past `traffic_shaping.router.request_timeout`. */
@@ -141,6 +148,19 @@ export async function runAdmitted(
         }
         if (signal.aborted && !(reason instanceof ShutdownAbort)) {
           return new Response(null, { status: 503 }); // the client went away
+        }
+        if (
+          options.draining?.() && reason instanceof RouterError &&
+          reason.details.reason === BODY_INTERRUPTED
+        ) {
+          return errorResponse(
+            new RouterError(
+              "SHUTTING_DOWN",
+              "The router is shutting down and stopped reading the request body; send it again",
+              { details: { retry_after: 1 } },
+            ),
+            answerOptions,
+          );
         }
         return answerOf(reason);
       }

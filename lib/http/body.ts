@@ -32,10 +32,17 @@ export async function readBodyLimited(
 ): Promise<Uint8Array<ArrayBuffer> | null> {
   return await readLimited(request, limit, {
     tooLarge: () => tooLarge(limit),
-    broken: (cause) => new RouterError("BAD_REQUEST", "Cannot read the request body", { cause }),
+    broken: (cause) =>
+      new RouterError("BAD_REQUEST", "Cannot read the request body", {
+        cause,
+        details: { reason: BODY_INTERRUPTED },
+      }),
     ...options,
   });
 }
+
+/** `details.reason` of the error of a body that broke off while it was read. */
+export const BODY_INTERRUPTED = "body_interrupted";
 
 /** How a body read is counted and cancelled (see `ReadLimitedOptions`). */
 export interface BodyReadOptions {

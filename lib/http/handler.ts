@@ -189,6 +189,7 @@ export function createHandler(
           },
           ...(log ? { log } : {}),
           ...(options.stop ? { stop: options.stop } : {}),
+          ...(options.draining ? { draining: options.draining } : {}),
           ...(routes.refused ? { refused: routes.refused } : {}),
         });
       } finally {

@@ -156,3 +156,41 @@ Deno.test("issue 15: a request still running when grace_period ends gets 503 SHU
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("issue 15: a body still arriving when shutdown begins gets 503 SHUTTING_DOWN + Retry-After, not 400", async () => {
+  const subgraph = slowSubgraph(0);
+  const dir = await workspace(
+    `http://127.0.0.1:${subgraph.addr.port}/graphql`,
+    "grace_period: 2s\nlog_level: error\n",
+  );
+  const router = await startRouter({ configPath: join(dir, "config.yaml") });
+  const conn = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(new URL(router.url).port),
+  });
+  try {
+    // Deno.serve stops reading request bodies once shutdown begins.
+    await conn.write(new TextEncoder().encode(
+      "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+        'Content-Length: 100\r\n\r\n{"query":',
+    ));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stopping = router.shutdown();
+    const buffer = new Uint8Array(8192);
+    let text = "";
+    while (!text.includes("SHUTTING_DOWN") && !text.includes("BAD_REQUEST")) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      text += new TextDecoder().decode(buffer.subarray(0, n));
+    }
+    assert.match(text, /^HTTP\/1\.1 503/, text);
+    assert.match(text, /retry-after: 1/i);
+    assert.match(text, /"code":"SHUTTING_DOWN"/);
+    await stopping;
+  } finally {
+    conn.close();
+    await router.shutdown();
+    await subgraph.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
