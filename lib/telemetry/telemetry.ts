@@ -23,6 +23,9 @@ import { operationHash } from "./operation_hash.ts";
 import type { LiveHistory } from "./live_view.ts";
 import type { RequestSpan, Tracer } from "./tracing.ts";
 
+/** Longest operation name put into an access log line or a span (longer ones are cut, with `…`). */
+export const MAX_OPERATION_NAME_LENGTH = 256;
+
 /** What the edge tells telemetry about the routes of the current state. */
 export interface RouteTable {
   /** `graphql_path`. */
@@ -335,7 +338,11 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     operation(request, { prepared, result, query, operationName }) {
       const scope = (request as ScopedRequest)[SCOPE];
       const ok = prepared !== null && prepared.ok;
-      const name = ok ? prepared.operation.name : operationName ?? null;
+      const raw = ok ? prepared.operation.name : operationName ?? null;
+      // The client's words: bounded in the log line and the span (a name can be megabytes).
+      const name = raw !== null && raw.length > MAX_OPERATION_NAME_LENGTH
+        ? `${raw.slice(0, MAX_OPERATION_NAME_LENGTH)}…`
+        : raw;
       const type = ok ? prepared.operation.kind : null;
       // The hash is the access log's alone (it walks the whole query text).
       if (scope?.logged) {

@@ -54,6 +54,24 @@ Deno.test("issue 16: each request writes one access log line at info with the re
   }
 });
 
+Deno.test("access log: an operation name of any length is cut at 256 characters", async () => {
+  const fixture = await startObservabilityFixture();
+  try {
+    const long = `Q${"x".repeat(20_000)}`;
+    await graphql(fixture, { query: `query ${long} { hello(name: "a") }`, operationName: long });
+    await graphql(fixture, {
+      query: `{ hello(name: "a") }`,
+      operationName: `N${"y".repeat(20_000)}`,
+    });
+    const names = fixture.logs.filter((l) => l.msg === "request").map((l) =>
+      String(l.fields.operation_name)
+    );
+    assert.deepEqual(names, [`${long.slice(0, 256)}…`, `N${"y".repeat(255)}…`]);
+  } finally {
+    await fixture.close();
+  }
+});
+
 Deno.test("issue 16: bytes_out counts UTF-8 bytes as sent, multi-byte text included", async () => {
   const fixture = await startObservabilityFixture();
   try {
