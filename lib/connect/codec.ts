@@ -369,7 +369,8 @@ export function matchesEtag(header: string | null, etag: string): boolean {
 
 /**
  * `Cache-Control` of a successful GET: public for anonymous requests, private
- * when the request carried credentials (its answer may depend on them).
+ * when the answer may depend on the request (it carried credentials or a
+ * header the router forwards to subgraphs).
  *
  * @example
  * ```ts
@@ -378,7 +379,7 @@ export function matchesEtag(header: string | null, etag: string): boolean {
  * assert.equal(cacheControl({ maxAge: 60, authorized: false }), "public, max-age=60");
  * assert.equal(cacheControl({ maxAge: 60, authorized: true }), "private, max-age=60");
  * ```
- * @param options `max-age` in seconds, and whether an Authorization header was sent.
+ * @param options `max-age` in seconds, and whether the answer depends on the request's headers.
  * @returns The header value.
  */
 export function cacheControl(

@@ -54,6 +54,42 @@ export interface ConnectState {
   readonly maxMessageBytes: number;
   /** `connect_rpc.get_cache_max_age`, seconds. */
   readonly cacheMaxAge: number;
+  /**
+   * What a cacheable GET answer depends on besides its URL (see
+   * {@linkcode cacheKeyHeaders}): its `Vary` names, and whether a header
+   * rule matches names by pattern (then no shared cache may keep it).
+   */
+  readonly cacheKey: CacheKeyHeaders;
+}
+
+/** The request headers a Connect GET answer may depend on. */
+export interface CacheKeyHeaders {
+  /** Lower-case names: the token header, and every header a `named` rule forwards to subgraphs. */
+  readonly vary: readonly string[];
+  /** True when a `matching` rule forwards headers by pattern (a Vary cannot name them). */
+  readonly byPattern: boolean;
+}
+
+/**
+ * The headers a Connect GET answer depends on: a subgraph may answer
+ * differently for every header the router forwards to it, so a shared cache
+ * must key on them (`Vary`) or not keep the answer at all.
+ * @param config The router config.
+ * @returns The names and whether any rule matches by pattern.
+ */
+export function cacheKeyHeaders(config: Config): CacheKeyHeaders {
+  const vary = new Set(["authorization"]);
+  const header = config.authentication.jwt.header_name;
+  if (header) vary.add(header.toLowerCase());
+  let byPattern = false;
+  const rules = [config.headers.all, ...Object.values(config.headers.subgraphs)]
+    .flatMap((group) => group.request);
+  for (const rule of rules) {
+    if (rule.op !== "propagate") continue;
+    if (rule.named !== undefined) vary.add(rule.named.toLowerCase());
+    if (rule.matching !== undefined) byPattern = true;
+  }
+  return { vary: [...vary], byPattern };
 }
 
 /** What the Connect handler reads from the router state. */
@@ -360,14 +396,15 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   if (!call.get) return new Response(body, { status: 200, headers });
   const etag = await etagOf(body);
   headers.set("etag", etag);
-  // Shared caches must not answer a request with credentials from an anonymous copy.
-  headers.set("vary", "Authorization");
+  // Shared caches must not answer a request with credentials, or with headers the
+  // subgraphs see, from another request's copy.
+  const { vary, byPattern } = state.cacheKey;
+  headers.set("vary", vary.join(", "));
   headers.set(
     "cache-control",
     cacheControl({
       maxAge: state.cacheMaxAge,
-      authorized: request.headers.has("authorization") ||
-        request.headers.has(deps.config.authentication.jwt.header_name || "authorization"),
+      authorized: byPattern || vary.some((name) => request.headers.has(name)),
     }),
   );
   if (matchesEtag(request.headers.get("if-none-match"), etag)) {

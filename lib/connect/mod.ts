@@ -8,7 +8,7 @@
  * @module
  */
 import { buildAuthState, operationAccess, type OperationRequirement } from "../auth/mod.ts";
-import type { ConnectDeps, ConnectState } from "./handler.ts";
+import { cacheKeyHeaders, type ConnectDeps, type ConnectState } from "./handler.ts";
 import { buildContractModel } from "./model.ts";
 
 export { type ConnectDeps, type ConnectState, handleConnect } from "./handler.ts";
@@ -110,5 +110,6 @@ export function buildConnectState(
     auth,
     maxMessageBytes: c.max_message_bytes,
     cacheMaxAge: c.get_cache_max_age,
+    cacheKey: cacheKeyHeaders(deps.config),
   };
 }

@@ -624,7 +624,7 @@ Deno.test("spec 4.3: GET responses carry ETag and Cache-Control (private with Au
     const etag = first.headers.get("etag");
     assert.match(etag ?? "", /^"[0-9a-f]{32}"$/);
     assert.equal(first.headers.get("cache-control"), "public, max-age=60");
-    assert.equal(first.headers.get("vary"), "Authorization");
+    assert.equal(first.headers.get("vary"), "authorization");
 
     const again = await fetch(url, { headers: { "if-none-match": etag! } });
     assert.equal(again.status, 304);
@@ -650,6 +650,39 @@ Deno.test("spec 4.3: GET responses carry ETag and Cache-Control (private with Au
     assert.deepEqual(await post.json(), body);
   } finally {
     await router.close();
+  }
+});
+
+Deno.test("Connect GET: headers forwarded to subgraphs are in Vary, and an answer that used them is private", async () => {
+  const router = await startConnectRouter({
+    headers: { all: { request: [{ op: "propagate", named: "X-Tenant" }] } },
+  });
+  const url = `${router.url}/${SERVICE}/GetProduct?connect=v1&encoding=json&message=${
+    encodeURIComponent('{"upc":"2"}')
+  }`;
+  try {
+    const anonymous = await fetch(url);
+    assert.equal(anonymous.headers.get("vary"), "authorization, x-tenant");
+    assert.equal(anonymous.headers.get("cache-control"), "public, max-age=60");
+    await anonymous.body?.cancel();
+    // The subgraph saw X-Tenant: no shared cache may give this answer to another tenant.
+    const tenant = await fetch(url, { headers: { "x-tenant": "a" } });
+    assert.equal(tenant.headers.get("cache-control"), "private, max-age=60");
+    await tenant.body?.cancel();
+  } finally {
+    await router.close();
+  }
+  const patterned = await startConnectRouter({
+    headers: { all: { request: [{ op: "propagate", matching: "^x-tenant-" }] } },
+  });
+  try {
+    const answer = await fetch(url.replace(router.url, patterned.url));
+    assert.equal(answer.status, 200);
+    // Names matched by a pattern cannot be listed in Vary: never shared.
+    assert.equal(answer.headers.get("cache-control"), "private, max-age=60");
+    await answer.body?.cancel();
+  } finally {
+    await patterned.close();
   }
 });
 
