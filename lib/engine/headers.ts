@@ -27,7 +27,23 @@ const NEVER = new Set([
   "host",
 ]);
 
-function compileRule(rule: HeaderRule): HeaderPropagator {
+/**
+ * Credentials a `matching` rule never forwards: only a `named` rule does, so a
+ * broad pattern (`^x-`, `.*`) cannot hand a client's token, cookies or the
+ * trace token (`X-GW-Token`) to every subgraph.
+ */
+const CREDENTIALS = new Set(["authorization", "cookie", "x-gw-token"]);
+
+/** Options of {@linkcode compileHeaderRules}. */
+export interface HeaderRuleOptions {
+  /**
+   * More credential headers a pattern never forwards (lower-case), such as a
+   * token header other than `Authorization` (`authentication.jwt.header_name`).
+   */
+  readonly credentials?: readonly string[];
+}
+
+function compileRule(rule: HeaderRule, credentials: ReadonlySet<string>): HeaderPropagator {
   if (rule.op === "set") {
     const { name, value } = rule;
     return (_client, out) => out.set(name, value);
@@ -47,7 +63,7 @@ function compileRule(rule: HeaderRule): HeaderPropagator {
     return (client, out) => {
       if (!client) return;
       for (const [name, value] of client) {
-        if (!NEVER.has(name) && pattern.test(name)) out.set(name, value);
+        if (!NEVER.has(name) && !credentials.has(name) && pattern.test(name)) out.set(name, value);
       }
     };
   }
@@ -71,15 +87,21 @@ function compileRule(rule: HeaderRule): HeaderPropagator {
  * ```
  * @param config The `headers` config.
  * @param subgraph The subgraph name.
+ * @param options More credential headers patterns never forward.
  * @returns The propagator, or null when no rule applies.
  */
 export function compileHeaderRules(
   config: HeadersConfig | undefined,
   subgraph: string,
+  options: HeaderRuleOptions = {},
 ): HeaderPropagator | null {
   const rules = [...(config?.all.request ?? []), ...(config?.subgraphs[subgraph]?.request ?? [])];
   if (rules.length === 0) return null;
-  const compiled = rules.map(compileRule);
+  const credentials = new Set([
+    ...CREDENTIALS,
+    ...(options.credentials ?? []).map((name) => name.toLowerCase()),
+  ]);
+  const compiled = rules.map((rule) => compileRule(rule, credentials));
   return (client, out) => {
     for (const rule of compiled) rule(client, out);
   };

@@ -106,6 +106,8 @@ export interface EngineOptions {
   readonly fetch?: SubgraphFetch;
   /** Header propagation rules (`headers`); default: nothing forwarded. */
   readonly headers?: HeadersConfig;
+  /** Credential headers a `matching` rule never forwards, beyond `Authorization`, `Cookie`, `X-GW-Token`. */
+  readonly credentialHeaders?: readonly string[];
   /** Share one response among identical in-flight subgraph requests. @default true */
   readonly enableSingleFlight?: boolean;
   /** Per-subgraph-request timeout in milliseconds. @default 30000 */
@@ -217,7 +219,12 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   const size = options.planCacheSize ?? 1000;
   const propagators = new Map<string, HeaderPropagator | null>();
   for (const name of model.subgraphs.keys()) {
-    propagators.set(name, compileHeaderRules(options.headers, name));
+    propagators.set(
+      name,
+      compileHeaderRules(options.headers, name, {
+        ...(options.credentialHeaders ? { credentials: options.credentialHeaders } : {}),
+      }),
+    );
   }
   const maxResponseBytes = options.maxResponseBytes ?? Infinity;
   const memory = createMemoryBudget({

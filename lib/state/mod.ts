@@ -94,6 +94,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const supergraph = buildSupergraph(inputs.supergraphSdl);
   const engine = createEngine(supergraph, {
     headers: config.headers,
+    credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
     enableSingleFlight: config.engine.enable_single_flight,
     maxConcurrentOperations: config.engine.max_concurrent_operations,
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,

@@ -47,3 +47,38 @@ Deno.test("DESIGN §4: subgraph rules apply after the rules for all, only to tha
   assert.equal(propagate(config, "a").get("x-env"), "prod");
   assert.equal(propagate(config, "b").get("x-env"), "staging");
 });
+
+Deno.test("headers: a matching rule never forwards credentials (token, cookies, the trace token); a named rule does", () => {
+  const client = new Headers({
+    authorization: "Bearer token",
+    cookie: "session=1",
+    "x-gw-token": "trace-token",
+    "x-api-token": "custom-token",
+    "x-tenant": "t1",
+  });
+  const config = {
+    all: { request: [{ op: "propagate" as const, matching: ".*" }] },
+    subgraphs: {},
+  };
+  const out = new Headers();
+  compileHeaderRules(config, "a", { credentials: ["X-Api-Token"] })?.(client, out);
+  assert.deepEqual([...out], [["x-tenant", "t1"]]);
+  const named = new Headers();
+  compileHeaderRules(
+    {
+      all: {
+        request: [{ op: "propagate", named: "Authorization" }, {
+          op: "propagate",
+          named: "x-api-token",
+        }],
+      },
+      subgraphs: {},
+    },
+    "a",
+    { credentials: ["x-api-token"] },
+  )?.(client, named);
+  assert.deepEqual([...named], [["authorization", "Bearer token"], [
+    "x-api-token",
+    "custom-token",
+  ]]);
+});
