@@ -8,11 +8,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
-import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
-
-const LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+import { oneSubgraphWorkspace } from "./_workspace.ts";
 
 async function withRouter(
   extra: string,
@@ -22,23 +19,10 @@ async function withRouter(
     { port: 0, hostname: "127.0.0.1", onListen() {} },
     () => Response.json({ data: { hello: "hi" } }),
   );
-  const composed = composeSupergraph([{
-    name: "greetings",
-    url: `http://127.0.0.1:${sub.addr.port}/graphql`,
-    sdl: `${LINK}\ntype Query { hello(pad: String): String }`,
-  }]);
-  if (!composed.ok) throw new Error("does not compose");
-  const dir = await Deno.makeTempDir();
-  await Deno.mkdir(join(dir, "ops"));
-  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
-  await Deno.writeTextFile(
-    join(dir, "config.yaml"),
-    `listen_addr: 127.0.0.1:0
-supergraph_path: super.graphql
-operations_dir: ops
-mcp: { enabled: false }
-${extra}`,
-  );
+  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${sub.addr.port}/graphql`, {
+    sdl: "type Query { hello(pad: String): String }",
+    extra,
+  });
   const router = await startRouter({
     configPath: join(dir, "config.yaml"),
     log: createLogger({ level: "error", write: () => {} }),

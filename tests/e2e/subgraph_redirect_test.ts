@@ -7,11 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startRouter } from "../../lib/cli/serve.ts";
-import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
-
-const LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+import { oneSubgraphWorkspace } from "./_workspace.ts";
 
 Deno.test("a subgraph answering 307 gets SUBGRAPH_ERROR; the host it names receives nothing", async () => {
   const received: Record<string, string>[] = [];
@@ -27,28 +24,15 @@ Deno.test("a subgraph answering 307 gets SUBGRAPH_ERROR; the host it names recei
         headers: { location: `http://localhost:${elsewhere.addr.port}/collect` },
       }),
   );
-  const composed = composeSupergraph([{
-    name: "greetings",
-    url: `http://127.0.0.1:${sub.addr.port}/graphql`,
-    sdl: `${LINK}\ntype Query { hello(secret: String): String }`,
-  }]);
-  if (!composed.ok) throw new Error("does not compose");
-  const dir = await Deno.makeTempDir();
-  await Deno.mkdir(join(dir, "ops"));
-  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
-  await Deno.writeTextFile(
-    join(dir, "config.yaml"),
-    `listen_addr: 127.0.0.1:0
-supergraph_path: super.graphql
-operations_dir: ops
-mcp: { enabled: false }
-headers:
+  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${sub.addr.port}/graphql`, {
+    sdl: "type Query { hello(secret: String): String }",
+    extra: `headers:
   all:
     request:
       - { op: propagate, named: Authorization }
       - { op: set, name: X-Api-Key, value: subgraph-key }
 `,
-  );
+  });
   const router = await startRouter({
     configPath: join(dir, "config.yaml"),
     log: createLogger({ level: "error", write: () => {} }),

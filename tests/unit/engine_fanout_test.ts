@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
 import { buildSupergraph } from "../../lib/supergraph/mod.ts";
+import { inWorker } from "./_in_worker.ts";
 
 const LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
@@ -116,26 +117,8 @@ Deno.test("fan-out: 24 alternating hops (3^25 positions) are refused at once, no
     } catch (error) {
       self.postMessage(error.code ?? String(error));
     }`;
-  const url = URL.createObjectURL(new Blob([code], { type: "application/javascript" }));
-  const worker = new Worker(url, { type: "module" });
-  try {
-    const outcome = await new Promise<unknown>((resolve, reject) => {
-      // Generous: the walk takes milliseconds; walked as a tree it would take days.
-      const timer = setTimeout(() => reject(new Error("not answered within 30 s")), 30_000);
-      worker.onmessage = (event) => {
-        clearTimeout(timer);
-        resolve(event.data);
-      };
-      worker.onerror = (event) => {
-        clearTimeout(timer);
-        reject(new Error(event.message));
-      };
-    });
-    assert.equal(outcome, "RESPONSE_TOO_LARGE");
-  } finally {
-    worker.terminate();
-    URL.revokeObjectURL(url);
-  }
+  // Generous: the walk takes milliseconds; walked as a tree it would take days.
+  assert.equal(await inWorker(code, 30_000), "RESPONSE_TOO_LARGE");
 });
 
 Deno.test("fan-out: a trace snapshot of shared data copies at most MAX_TRACE_VALUES values (runs in a worker)", async () => {
@@ -151,24 +134,7 @@ Deno.test("fan-out: a trace snapshot of shared data copies at most MAX_TRACE_VAL
       capped: text.includes("more than " + MAX_TRACE_VALUES + " values: not shown"),
       length: text.length,
     });`;
-  const url = URL.createObjectURL(new Blob([code], { type: "application/javascript" }));
-  const worker = new Worker(url, { type: "module" });
-  try {
-    const outcome = await new Promise<{ capped: boolean; length: number }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("not copied within 30 s")), 30_000);
-      worker.onmessage = (event) => {
-        clearTimeout(timer);
-        resolve(event.data);
-      };
-      worker.onerror = (event) => {
-        clearTimeout(timer);
-        reject(new Error(event.message));
-      };
-    });
-    assert.equal(outcome.capped, true);
-    assert.ok(outcome.length < 50_000_000, `${outcome.length} characters`);
-  } finally {
-    worker.terminate();
-    URL.revokeObjectURL(url);
-  }
+  const outcome = await inWorker(code, 30_000) as { capped: boolean; length: number };
+  assert.equal(outcome.capped, true);
+  assert.ok(outcome.length < 50_000_000, `${outcome.length} characters`);
 });

@@ -4,6 +4,7 @@ import { parseConfig } from "../../lib/config/mod.ts";
 import { AuthError, RouterError } from "../../lib/errors.ts";
 import { createHandler, errorResponse, type FacetHandler } from "../../lib/http/mod.ts";
 import { compileCors } from "../../lib/http/cors.ts";
+import { inWorker } from "./_in_worker.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
 import { buildState, type RouterState } from "../../lib/state/mod.ts";
 
@@ -362,28 +363,7 @@ Deno.test("CORS wildcard origins: `*` spans any characters but `/`; a long hosti
     const origin = "https://" + "-".repeat(8000) + "x";
     const response = policy.apply(new Request("http://r/", { headers: { origin } }), new Response(null));
     self.postMessage(response.headers.get("access-control-allow-origin"));`;
-  const url = URL.createObjectURL(new Blob([code], { type: "application/typescript" }));
-  const worker = new Worker(url, { type: "module" });
-  try {
-    const answer = await new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error("the match did not finish within 20 s")),
-        20_000,
-      );
-      worker.onmessage = (event) => {
-        clearTimeout(timer);
-        resolve(event.data);
-      };
-      worker.onerror = (event) => {
-        clearTimeout(timer);
-        reject(new Error(event.message));
-      };
-    });
-    assert.equal(answer, null);
-  } finally {
-    worker.terminate();
-    URL.revokeObjectURL(url);
-  }
+  assert.equal(await inWorker(code, 20_000), null);
 });
 
 Deno.test("STYLE §4: errorResponse maps codes to statuses and hides internal errors", async () => {

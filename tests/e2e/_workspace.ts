@@ -1,0 +1,38 @@
+/**
+ * A one-subgraph router workspace for e2e tests: the supergraph composed from
+ * one SDL at `url`, written with a config (`listen_addr: 127.0.0.1:0`, an empty
+ * `operations_dir`, MCP off, then `extra`) into a temporary folder.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+
+const LINK =
+  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+
+/**
+ * Writes the workspace.
+ * @param url The subgraph's URL.
+ * @param options Its SDL (after the federation link) and extra config lines.
+ * @returns The folder; its config is `config.yaml` (remove the folder after).
+ */
+export async function oneSubgraphWorkspace(
+  url: string,
+  options: { readonly sdl: string; readonly extra?: string },
+): Promise<string> {
+  const composed = composeSupergraph([{ name: "greetings", url, sdl: `${LINK}\n${options.sdl}` }]);
+  if (!composed.ok) throw new Error("does not compose");
+  const dir = await Deno.makeTempDir();
+  await Deno.mkdir(join(dir, "ops"));
+  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
+  await Deno.writeTextFile(
+    join(dir, "config.yaml"),
+    `listen_addr: 127.0.0.1:0
+supergraph_path: super.graphql
+operations_dir: ops
+mcp: { enabled: false }
+${options.extra ?? ""}`,
+  );
+  return dir;
+}
