@@ -14,14 +14,18 @@ const LINK =
 /**
  * Writes the workspace.
  * @param url The subgraph's URL.
- * @param options Its SDL (after the federation link) and extra config lines.
+ * @param options Its SDL (after the federation link), extra config lines, its name (`greetings`).
  * @returns The folder; its config is `config.yaml` (remove the folder after).
  */
 export async function oneSubgraphWorkspace(
   url: string,
-  options: { readonly sdl: string; readonly extra?: string },
+  options: { readonly sdl: string; readonly extra?: string; readonly name?: string },
 ): Promise<string> {
-  const composed = composeSupergraph([{ name: "greetings", url, sdl: `${LINK}\n${options.sdl}` }]);
+  const composed = composeSupergraph([{
+    name: options.name ?? "greetings",
+    url,
+    sdl: `${LINK}\n${options.sdl}`,
+  }]);
   if (!composed.ok) throw new Error("does not compose");
   const dir = await Deno.makeTempDir();
   await Deno.mkdir(join(dir, "ops"));

@@ -6,11 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
-import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
-
-const LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+import { oneSubgraphWorkspace } from "./_workspace.ts";
 
 /** A subgraph `type Query { hello(n: Int): String }` answering with `answer(request)`. */
 function subgraph(answer: (request: Request) => Promise<Response> | Response) {
@@ -22,24 +19,10 @@ async function router(
   subgraphUrl: string,
   extra: string,
 ): Promise<{ router: RunningRouter; dir: string; lines: string[] }> {
-  const composed = composeSupergraph([{
-    name: "greetings",
-    url: subgraphUrl,
-    sdl: `${LINK}\ntype Query { hello(n: Int): String }`,
-  }]);
-  if (!composed.ok) throw new Error("does not compose");
-  const dir = await Deno.makeTempDir();
-  await Deno.mkdir(join(dir, "ops"));
-  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
-  await Deno.writeTextFile(
-    join(dir, "config.yaml"),
-    `listen_addr: 127.0.0.1:0
-supergraph_path: super.graphql
-operations_dir: ops
-heap: { max_young_generation_mb: 0, max_old_generation_mb: 0 }
-mcp: { enabled: false }
-${extra}`,
-  );
+  const dir = await oneSubgraphWorkspace(subgraphUrl, {
+    sdl: "type Query { hello(n: Int): String }",
+    extra: `heap: { max_young_generation_mb: 0, max_old_generation_mb: 0 }\n${extra}`,
+  });
   const lines: string[] = [];
   const running = await startRouter({
     configPath: join(dir, "config.yaml"),

@@ -5,34 +5,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
-import { composeSupergraph } from "../../lib/compose/mod.ts";
-
-const LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+import { oneSubgraphWorkspace } from "./_workspace.ts";
 
 async function setUp(
   answer: (request: Request) => Response,
   traffic: string,
 ): Promise<{ router: RunningRouter; close: () => Promise<void> }> {
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, answer);
-  const composed = composeSupergraph([{
+  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${server.addr.port}/graphql`, {
     name: "counter",
-    url: `http://127.0.0.1:${server.addr.port}/graphql`,
-    sdl: `${LINK}\ntype Query { hello: String }\ntype Mutation { bump: Int }`,
-  }]);
-  if (!composed.ok) throw new Error("does not compose");
-  const dir = await Deno.makeTempDir();
-  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
-  await Deno.writeTextFile(
-    join(dir, "config.yaml"),
-    `listen_addr: 127.0.0.1:0
-supergraph_path: super.graphql
-operations_dir: ops
-log_level: error
-mcp: { enabled: false }
-traffic_shaping:
-${traffic}`,
-  );
+    sdl: "type Query { hello: String }\ntype Mutation { bump: Int }",
+    extra: `log_level: error\ntraffic_shaping:\n${traffic}`,
+  });
   const router = await startRouter({ configPath: join(dir, "config.yaml") });
   return {
     router,

@@ -9,29 +9,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startRouter } from "../../lib/cli/serve.ts";
-import { composeSupergraph } from "../../lib/compose/mod.ts";
-
-const LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+import { oneSubgraphWorkspace } from "./_workspace.ts";
 
 async function workspace(subgraphUrl: string, extra: string): Promise<string> {
-  const composed = composeSupergraph([{
-    name: "greetings",
-    url: subgraphUrl,
-    sdl: `${LINK}\ntype Query { hello: String }`,
-  }]);
-  if (!composed.ok) throw new Error("does not compose");
-  const dir = await Deno.makeTempDir();
-  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
-  await Deno.writeTextFile(
-    join(dir, "config.yaml"),
-    `listen_addr: 127.0.0.1:0
-supergraph_path: super.graphql
-operations_dir: ops
-mcp: { enabled: false }
-${extra}`,
-  );
-  return dir;
+  return await oneSubgraphWorkspace(subgraphUrl, { sdl: "type Query { hello: String }", extra });
 }
 
 function slowSubgraph(ms: number) {

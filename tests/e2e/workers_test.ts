@@ -6,11 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startWorkers } from "../../lib/cli/workers.ts";
-import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
-
-const LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+import { oneSubgraphWorkspace } from "./_workspace.ts";
 
 /** `heap: null`: V8's defaults, so the main isolate serves (no supervision). */
 async function workspace(
@@ -18,27 +15,13 @@ async function workspace(
   heap: { young: number; old: number } | null = { young: 24, old: 128 },
   subgraphUrl = "http://127.0.0.1:9/graphql",
 ): Promise<string> {
-  const composed = composeSupergraph([{
-    name: "greetings",
-    url: subgraphUrl,
-    sdl: `${LINK}\ntype Query { hello: String }`,
-  }]);
-  if (!composed.ok) throw new Error("does not compose");
-  const dir = await Deno.makeTempDir();
-  await Deno.mkdir(join(dir, "ops"));
-  await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
-  await Deno.writeTextFile(
-    join(dir, "config.yaml"),
-    `listen_addr: 127.0.0.1:0
-supergraph_path: super.graphql
-operations_dir: ops
-log_level: error
+  return await oneSubgraphWorkspace(subgraphUrl, {
+    sdl: "type Query { hello: String }",
+    extra: `log_level: error
 workers: ${workers}
 heap: { max_young_generation_mb: ${heap?.young ?? 0}, max_old_generation_mb: ${heap?.old ?? 0} }
-mcp: { enabled: false }
 `,
-  );
-  return dir;
+  });
 }
 
 /** One HTTP/1.1 request on a fresh connection (so the kernel picks an isolate each time). */
