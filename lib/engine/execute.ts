@@ -176,6 +176,8 @@ class Executor {
     if (batch?.extra) Object.assign(variables, batch.extra);
     const variablesJson = JSON.stringify(variables);
     let body: string;
+    /** Distinct representations sent: `_entities` must answer each, in order. */
+    let sent = 0;
     if (step.representations && batch) {
       const { candidates, types } = batch;
       // Each distinct representation once; its JSON is both the dedup key and the body part.
@@ -212,6 +214,7 @@ class Executor {
         indexes.push(index);
       }
       if (representations.length === 0) return;
+      sent = representations.length;
       const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
       body = `{"query":${step.queryJson},"variables":{"representations":[${
         representations.join(",")
@@ -273,6 +276,15 @@ class Executor {
       return;
     }
     const entities = isObject(data) ? data._entities : undefined;
+    if (Array.isArray(entities) && entities.length !== sent) {
+      // Merged by position, a list of another length would give objects other entities' data.
+      this.#sink(step).push({
+        message:
+          `The subgraph "${step.subgraph}" answered ${entities.length} entities for ${sent} representations`,
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      });
+      return;
+    }
     if (Array.isArray(entities)) {
       for (let i = 0; i < objects.length; i++) {
         const entity = entities[indexes[i]!];

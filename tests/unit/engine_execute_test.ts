@@ -109,6 +109,30 @@ Deno.test("issue 3: an entity error is re-pathed to every client path of its rep
   ]);
 });
 
+Deno.test("an _entities list of another length than the representations is an error, never data for the wrong object", async () => {
+  for (const count of [1, 3]) {
+    const { result } = await run(`{ topProducts { name averageRating } }`, (subgraph) => {
+      if (subgraph === "products") return { data: { topProducts: PRODUCTS } };
+      // Two representations sent (upc 1 and 2); the answer drops or adds one.
+      const all = [{ averageRating: 2.5 }, { averageRating: 9 }, { averageRating: 7 }];
+      return { data: { _entities: all.slice(0, count) } };
+    });
+    assert.deepEqual(result.data, {
+      topProducts: [
+        { name: "Table", averageRating: null },
+        { name: "Couch", averageRating: null },
+        { name: "Table", averageRating: null },
+      ],
+    });
+    assert.equal(result.errors?.length, 1);
+    assert.equal(result.errors?.[0]?.extensions?.code, "SUBGRAPH_ERROR");
+    assert.equal(
+      result.errors?.[0]?.message,
+      `The subgraph "reviews" answered ${count} entities for 2 representations`,
+    );
+  }
+});
+
 Deno.test("spec 6.4.4: a null non-null field nulls the nearest nullable parent, with one error", async () => {
   const { result } = await run(`{ user(id: "1") { id name } }`, () => ({
     data: { user: { id: "1", name: null } },
