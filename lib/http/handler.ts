@@ -15,7 +15,7 @@ import type { RouterState } from "../state/mod.ts";
 import { acceptRequestId, REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
 import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts";
 import type { RouteTable } from "../telemetry/telemetry.ts";
-import { readBodyDecoded } from "./body.ts";
+import { type DecodedBody, readBodyDecoded } from "./body.ts";
 import { withSignal } from "../cancellation.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 import { RequestTimeout, runAdmitted } from "./admit.ts";
@@ -163,11 +163,12 @@ export function createHandler(
     if (keyWait) await keyWait;
     if (routes.admits(facet, request)) {
       const gate = state.engine.admission;
-      let limited: LimitedBody | null = null;
+      let read: DecodedBody | null = null;
       let held = 0;
       try {
-        response = await runAdmitted(request, () => {
-          if (limited === null) throw new Error("runAdmitted ran the work before prepare");
+        response = await runAdmitted(request, (signal) => {
+          if (read === null) throw new Error("runAdmitted ran the work before prepare");
+          const limited = copyWithBody(request, read, { requestId, signal });
           if (scope) telemetry?.bind(scope, limited.request, limited.body);
           return facet(limited.request, state);
         }, {
@@ -177,8 +178,7 @@ export function createHandler(
           // The body is read before the request asks for a slot, counted against
           // traffic_shaping.router.max_buffered_body_bytes as it arrives.
           prepare: async (signal) => {
-            limited = await limitBody(request, routes.bodyLimit, {
-              requestId,
+            read = await readBody(request, routes.bodyLimit, {
               connect: facet === facets.connect,
               signal,
               count: (bytes) => {
@@ -197,10 +197,10 @@ export function createHandler(
       }
     } else {
       try {
-        const limited = await limitBody(request, routes.bodyLimit, {
-          requestId,
+        const read = await readBody(request, routes.bodyLimit, {
           connect: facet === facets.connect,
         });
+        const limited = copyWithBody(request, read, { requestId, signal: request.signal });
         if (scope) telemetry?.bind(scope, limited.request, limited.body);
         response = await facet(limited.request, state);
       } catch (error) {
@@ -225,46 +225,55 @@ interface LimitedBody {
 }
 
 /**
- * Buffers the body within the limit after decompression (413 over it; gzip
- * inflated, other encodings 415), except on Connect, which decodes its own,
- * so facets read it freely, and sets `X-Request-Id` to the request's id (a
- * copy only when it changes). The request the facet gets names its signal
- * (`signalOf`): `request.signal`, which aborts when the client goes away
- * (deno.json opts into `no-legacy-abort`: it no longer aborts after every
- * response), or for admitted requests one that also aborts at the deadline.
+ * Reads the body within the limit after decompression (413 over it; gzip
+ * inflated, other encodings 415), except on Connect, which decodes its own.
+ * Admitted requests read it before they take a slot, and only the bytes wait
+ * in the queue: the request copy is made once admitted ({@linkcode copyWithBody}),
+ * so the queue holds no per-request objects for V8 to promote.
  */
-async function limitBody(
+async function readBody(
   request: Request,
   limit: number,
   options: {
-    readonly requestId: string;
     readonly connect: boolean;
-    /**
-     * Default `request.signal`; for admitted requests one that also aborts at
-     * the deadline, and cancels the read.
-     */
+    /** For admitted requests: aborts at the deadline and cancels the read. */
     readonly signal?: AbortSignal;
     /** Told each body chunk's size as it is read; what it throws stops the read. */
     readonly count?: (bytes: number) => void;
   },
-): Promise<LimitedBody> {
-  const signal = options.signal ?? request.signal;
+): Promise<DecodedBody> {
+  if (request.body === null) return NO_BODY;
+  return await readBodyDecoded(request, limit, {
+    leaveEncoded: options.connect,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.count ? { count: options.count } : {}),
+  });
+}
+
+const NO_BODY: DecodedBody = Object.freeze({ bytes: null, decoded: false });
+
+/**
+ * The request the facet gets: with the body read (so facets read it freely)
+ * and `X-Request-Id` set to the request's id (a copy only when one of them
+ * changes). It names its signal (`signalOf`): `request.signal`, which aborts
+ * when the client goes away (deno.json opts into `no-legacy-abort`: it no
+ * longer aborts after every response), or for admitted requests one that
+ * also aborts at the deadline.
+ */
+function copyWithBody(
+  request: Request,
+  read: DecodedBody,
+  options: { readonly requestId: string; readonly signal: AbortSignal },
+): LimitedBody {
+  const { signal } = options;
   const keepsId = request.headers.get(REQUEST_ID_HEADER) === options.requestId;
+  const body = read.bytes;
   if (request.body === null && keepsId) return { request: withSignal(request, signal), body: null };
   const headers = new Headers(request.headers);
   if (!keepsId) headers.set(REQUEST_ID_HEADER, options.requestId);
-  let body: Uint8Array<ArrayBuffer> | null = null;
-  if (request.body !== null) {
-    const read = await readBodyDecoded(request, limit, {
-      leaveEncoded: options.connect,
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.count ? { count: options.count } : {}),
-    });
-    body = read.bytes;
-    if (read.decoded) {
-      headers.delete("content-encoding");
-      headers.delete("content-length");
-    }
+  if (read.decoded) {
+    headers.delete("content-encoding");
+    headers.delete("content-length");
   }
   // No `signal` in the copy: that would make a dependent signal (two WeakRefs and a
   // FinalizationRegistry cell per request). Facets follow `signal` itself through
