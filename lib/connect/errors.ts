@@ -6,6 +6,7 @@
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
+import { RouterError } from "../errors.ts";
 
 /** The sixteen Connect error codes (their wire spelling). */
 export type ConnectCode =
@@ -202,7 +203,30 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   SERVICE_OVERLOADED: "unavailable",
   GATEWAY_TIMEOUT: "deadline_exceeded",
   REQUEST_TIMEOUT: "deadline_exceeded",
+  RESPONSE_TOO_LARGE: "resource_exhausted",
 };
+
+/**
+ * The Connect failure of an error the engine threw (a response over
+ * `engine.max_response_bytes`, …): its code's Connect code and its message;
+ * null for anything that is not a {@linkcode RouterError} (an internal error).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RouterError } from "../errors.ts";
+ * import { failureOfRouterError } from "./errors.ts";
+ * const failure = failureOfRouterError(new RouterError("RESPONSE_TOO_LARGE", "Too large"));
+ * assert.equal(failure?.code, "resource_exhausted");
+ * assert.equal(failureOfRouterError(new Error("bug")), null);
+ * ```
+ * @param error What the engine threw.
+ * @returns The failure, or null.
+ */
+export function failureOfRouterError(error: unknown): ConnectFailure | null {
+  if (!(error instanceof RouterError)) return null;
+  return connectFailure(CODE_OF_EXTENSION[error.code] ?? "unknown", error.message);
+}
 
 /**
  * The Connect code of a GraphQL response's errors, decided by the first error

@@ -34,6 +34,7 @@ import {
   connectErrorResponse,
   type ConnectFailure,
   connectFailure,
+  failureOfRouterError,
   primaryError,
 } from "./errors.ts";
 import { encodeResponseMessage } from "./json.ts";
@@ -301,6 +302,9 @@ async function run(
     };
   } catch (error) {
     if (expired) return { ok: false, failure: deadlineFailure(call.timeoutMs) };
+    // The engine's own refusals (RESPONSE_TOO_LARGE, …) say what was wrong.
+    const known = failureOfRouterError(error);
+    if (known !== null) return { ok: false, failure: known };
     deps.log.error("Connect call failed", { method: call.method.name, error: String(error) });
     return { ok: false, failure: connectFailure("internal", "Internal error") };
   } finally {

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { RouterError } from "../errors.ts";
 import { parse, printSchema } from "graphql";
 import { operationAccess, type OperationAccessResult } from "../auth/mod.ts";
 import { execute, type ExecutionResult, prepare, type PrepareResult } from "../engine/mod.ts";
@@ -104,14 +105,20 @@ async function runGraphQL(
 ): Promise<ExecutionResult> {
   if (!prepared.ok) return { errors: [...prepared.errors] };
   const hooks = context.deps.telemetry?.scopeOf(context.request)?.hooks;
-  return await execute(context.deps.engine, prepared.operation, {
-    ...(hooks ? { hooks } : {}),
-    variables,
-    identity: context.caller.token,
-    rejectUnauthorized: context.deps.config.authorization.reject_operation_if_unauthorized,
-    headers: context.request.headers,
-    signal: signalOf(context.request),
-  });
+  try {
+    return await execute(context.deps.engine, prepared.operation, {
+      ...(hooks ? { hooks } : {}),
+      variables,
+      identity: context.caller.token,
+      rejectUnauthorized: context.deps.config.authorization.reject_operation_if_unauthorized,
+      headers: context.request.headers,
+      signal: signalOf(context.request),
+    });
+  } catch (error) {
+    // The engine's own refusals (RESPONSE_TOO_LARGE, …) are the tool's error result.
+    if (!(error instanceof RouterError)) throw error;
+    return { errors: [{ message: error.message, extensions: { code: error.code } }] };
+  }
 }
 
 /**
