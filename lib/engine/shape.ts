@@ -167,8 +167,8 @@ class Shaper {
           return this.#invalid(`a list for ${parentType}.${field.name}`, raw);
         }
         const out = new Array(raw.length);
-        // `[]` and a separator per item.
-        this.#bytes += raw.length + 2;
+        // `[]` and the separators between items (each item counts itself).
+        this.#bytes += raw.length === 0 ? 2 : raw.length + 1;
         if (this.#bytes > this.#maxBytes) throw this.#tooLarge();
         const path = this.#path;
         for (let i = 0; i < raw.length; i++) {
