@@ -138,3 +138,15 @@ Deno.test("fan-out: a trace snapshot of shared data copies at most MAX_TRACE_VAL
   assert.equal(outcome.capped, true);
   assert.ok(outcome.length < 50_000_000, `${outcome.length} characters`);
 });
+
+Deno.test("fan-out: the shaper's count is a lower bound: a response of exactly max_response_bytes is answered", async () => {
+  const first = engine(10_000_000);
+  const prepared = prepare(first.engine, { query: alternating(5) });
+  assert.ok(prepared.ok);
+  const full = await execute(first.engine, prepared.operation, { variables: {} });
+  const size = JSON.stringify(full.data).length;
+  const exact = engine(size);
+  const again = prepare(exact.engine, { query: alternating(5) });
+  assert.ok(again.ok);
+  assert.deepEqual(await execute(exact.engine, again.operation, { variables: {} }), full);
+});
