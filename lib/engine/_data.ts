@@ -10,6 +10,7 @@
  * @module
  */
 import type { Layers } from "./_layers.ts";
+import { RouterError } from "../errors.ts";
 import { MAX_DATA_DEPTH } from "./limits.ts";
 import type { RepField, RepSelection } from "./plan.ts";
 
@@ -145,6 +146,14 @@ function walk(
   walk(layers, next, path, index + 1, out, depth + 1, visited);
 }
 
+/**
+ * Objects one {@linkcode collectWithAncestors} walk may visit. Its answer keeps
+ * each object's ancestors, so shared data cannot be walked once per object as
+ * {@linkcode collect} does; past this many visits (data shared between two
+ * subgraphs, many levels deep) the walk stops with `RESPONSE_TOO_LARGE`.
+ */
+export const MAX_ANCESTOR_WALK = 1_000_000;
+
 /** Like {@linkcode collect}, with the object met at each index of the path (`at[i]`). */
 export function collectWithAncestors(
   layers: Layers,
@@ -155,14 +164,24 @@ export function collectWithAncestors(
     readonly at: readonly Json[];
     readonly out: Json[][];
     readonly depth?: number;
+    /** Visits left (see {@linkcode MAX_ANCESTOR_WALK}), shared by the whole walk. */
+    readonly budget?: { left: number };
   },
 ): void {
   if (value === null || value === undefined) return;
   const depth = walk.depth ?? 0;
+  const budget = walk.budget ?? { left: MAX_ANCESTOR_WALK };
+  if (--budget.left < 0) {
+    throw new RouterError(
+      "RESPONSE_TOO_LARGE",
+      `The operation reaches more than ${MAX_ANCESTOR_WALK} objects along the path of a @fromContext fetch`,
+      { details: { limit: MAX_ANCESTOR_WALK } },
+    );
+  }
   if (Array.isArray(value)) {
     if (depth >= MAX_DATA_DEPTH) return;
     for (const item of value) {
-      collectWithAncestors(layers, item, path, { ...walk, depth: depth + 1 });
+      collectWithAncestors(layers, item, path, { ...walk, depth: depth + 1, budget });
     }
     return;
   }
@@ -176,7 +195,13 @@ export function collectWithAncestors(
   }
   const key = path[index]!;
   const next = key === "@" ? value : layers.get(value, key);
-  collectWithAncestors(layers, next, path, { index: index + 1, at, out, depth: depth + 1 });
+  collectWithAncestors(layers, next, path, {
+    index: index + 1,
+    at,
+    out,
+    depth: depth + 1,
+    budget,
+  });
 }
 
 /**

@@ -150,3 +150,20 @@ Deno.test("fan-out: the shaper's count is a lower bound: a response of exactly m
   assert.ok(again.ok);
   assert.deepEqual(await execute(exact.engine, again.operation, { variables: {} }), full);
 });
+
+Deno.test("fan-out: a @fromContext walk over shared data stops at MAX_ANCESTOR_WALK visits (runs in a worker)", async () => {
+  const code = `
+    import { Layers } from "${new URL("../../lib/engine/_layers.ts", import.meta.url)}";
+    import { collectWithAncestors } from "${new URL("../../lib/engine/_data.ts", import.meta.url)}";
+    // 30 levels, each a list holding the level below three times: 3^30 ancestor chains.
+    let node = { id: "leaf" };
+    for (let i = 0; i < 30; i++) node = { id: String(i), next: [node, node, node] };
+    const path = Array.from({ length: 30 }, () => "next");
+    try {
+      collectWithAncestors(new Layers({}), node, path, { index: 0, at: [], out: [] });
+      self.postMessage("walked");
+    } catch (error) {
+      self.postMessage(error.code ?? String(error));
+    }`;
+  assert.equal(await inWorker(code, 30_000), "RESPONSE_TOO_LARGE");
+});
