@@ -94,10 +94,21 @@ class Shaper {
       const wrapped = error?.extensions?.errors;
       if (Array.isArray(wrapped) && wrapped.some((e) => explains(e?.path))) return;
     }
-    this.#errors.push({
+    this.#error({
       message: `Cannot return null for non-nullable field ${parentType}.${field.name}.`,
       path: arr,
     });
+  }
+
+  /**
+   * Records an error of the response, counted like its data: a subgraph can
+   * answer millions of wrong list items, each an error of its own.
+   */
+  #error(error: GraphQLFormattedError): void {
+    // `{"message":"…","path":[…]}`: its message, punctuation and a separator per path item.
+    this.#bytes += error.message.length + 20 + (error.path?.length ?? 0);
+    if (this.#bytes > this.#maxBytes) throw this.#tooLarge();
+    this.#errors.push(error);
   }
 
   object(
@@ -131,7 +142,7 @@ class Shaper {
       }
       this.#path.push(f.key);
       if (this.#denied?.has(f)) {
-        this.#errors.push(unauthorizedError(this.#path.slice()));
+        this.#error(unauthorizedError(this.#path.slice()));
         this.#path.pop();
         if (f.type.kind === "nonNull") return INVALID;
         out[f.key] = null;
@@ -219,7 +230,7 @@ class Shaper {
     raw: unknown,
     options: { readonly message?: string } = {},
   ): typeof ERRORED {
-    this.#errors.push({
+    this.#error({
       message: options.message ??
         `The subgraph returned ${kindOf(raw)} where ${expected} was expected`,
       path: this.#path.slice(),

@@ -167,3 +167,28 @@ Deno.test("fan-out: a @fromContext walk over shared data stops at MAX_ANCESTOR_W
     }`;
   assert.equal(await inWorker(code, 30_000), "RESPONSE_TOO_LARGE");
 });
+
+Deno.test("fan-out: errors count toward engine.max_response_bytes (a subgraph's 400 000 wrong list items are not 400 000 errors)", async () => {
+  // 800 KB of `1,1,1,…` where a list of Person objects is expected: one error per item.
+  const body = `{"data":{"people":[${Array(400_000).fill("1").join(",")}]}}`;
+  const e = createEngine(buildSupergraph(SUPERGRAPH), {
+    maxResponseBytes: 2_000_000,
+    fetch: () => Promise.resolve(new Response(body)),
+  });
+  const prepared = prepare(e, { query: "{ people { id } }" });
+  assert.ok(prepared.ok);
+  await assert.rejects(
+    execute(e, prepared.operation, { variables: {} }),
+    (error: Error & { code?: string }) => error.code === "RESPONSE_TOO_LARGE",
+  );
+  // A few wrong items are answered as they were: nulls with their errors.
+  const few = createEngine(buildSupergraph(SUPERGRAPH), {
+    maxResponseBytes: 2_000_000,
+    fetch: () => Promise.resolve(new Response(`{"data":{"people":[1,{"id":"a"}]}}`)),
+  });
+  const again = prepare(few, { query: "{ people { id } }" });
+  assert.ok(again.ok);
+  const result = await execute(few, again.operation, { variables: {} });
+  assert.deepEqual(result.data, { people: [null, { id: "a" }] });
+  assert.equal(result.errors?.[0]?.extensions?.code, "SUBGRAPH_INVALID_RESPONSE");
+});
