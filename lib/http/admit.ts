@@ -61,12 +61,30 @@ export class ShutdownAbort extends DOMException {
   }
 }
 
-function shuttingDown(): RouterError {
-  return new RouterError(
-    "SHUTTING_DOWN",
-    "The router is shutting down and the request did not complete within grace_period",
-    { details: { retry_after: 1 } },
-  );
+function shuttingDown(
+  what = "the request did not complete within grace_period",
+): RouterError {
+  return new RouterError("SHUTTING_DOWN", `The router is shutting down and ${what}`, {
+    details: { retry_after: 1 },
+  });
+}
+
+/**
+ * What a failed body read answers: 408 past the deadline, 503 once shutdown
+ * cut it off (send it again elsewhere), the read's own error otherwise; null
+ * when the client went away (nobody reads the answer).
+ */
+function readFailure(
+  error: unknown,
+  options: { readonly aborted: boolean; readonly draining: boolean },
+): unknown {
+  if (error instanceof RequestTimeout) return requestTimeout(error);
+  if (error instanceof ShutdownAbort) return shuttingDown();
+  if (options.aborted) return null;
+  const interrupted = error instanceof RouterError && error.details.reason === BODY_INTERRUPTED;
+  return interrupted && options.draining
+    ? shuttingDown("stopped reading the request body; send it again")
+    : error;
 }
 
 function requestTimeout(reason: RequestTimeout): RouterError {
@@ -139,30 +157,16 @@ export async function runAdmitted(
         await options.prepare(signal);
         if (signal.aborted) throw signal.reason;
       } catch (error) {
-        const reason = signal.aborted ? signal.reason : error;
-        if (reason instanceof RouterError && reason.code === "SERVICE_OVERLOADED") {
-          options.refused?.(refusalReason(reason));
+        const failure = readFailure(signal.aborted ? signal.reason : error, {
+          aborted: signal.aborted,
+          draining: options.draining?.() ?? false,
+        });
+        if (failure instanceof RouterError && failure.code === "SERVICE_OVERLOADED") {
+          options.refused?.(refusalReason(failure));
         }
-        if (reason instanceof RequestTimeout) {
-          return errorResponse(requestTimeout(reason), answerOptions);
-        }
-        if (signal.aborted && !(reason instanceof ShutdownAbort)) {
-          return new Response(null, { status: 503 }); // the client went away
-        }
-        if (
-          options.draining?.() && reason instanceof RouterError &&
-          reason.details.reason === BODY_INTERRUPTED
-        ) {
-          return errorResponse(
-            new RouterError(
-              "SHUTTING_DOWN",
-              "The router is shutting down and stopped reading the request body; send it again",
-              { details: { retry_after: 1 } },
-            ),
-            answerOptions,
-          );
-        }
-        return answerOf(reason);
+        // The client went away: nobody reads this answer.
+        if (failure === null) return new Response(null, { status: 503 });
+        return errorResponse(failure, answerOptions);
       }
     }
     try {
