@@ -19,6 +19,7 @@ import { type Engine, execute, prepare } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
 import { readGzipLimited } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
+import { bodyOf, requestIdOf } from "../http/request_context.ts";
 import type { Logger } from "../log/mod.ts";
 import type { OperationRegistry } from "../operations/mod.ts";
 import {
@@ -158,7 +159,7 @@ async function readMessage(
 ): Promise<CodecResult<string>> {
   const source = call.source;
   let raw: Uint8Array;
-  if (source.kind === "body") raw = await request.bytes();
+  if (source.kind === "body") raw = await bodyOf(request);
   else if (typeof source.message !== "string") raw = source.message;
   else {
     return ENCODER.encode(source.message).byteLength > limit
@@ -285,6 +286,7 @@ async function run(
       variables: input.variables,
       identity: input.identity,
       headers: request.headers,
+      requestId: requestIdOf(request),
       signal: controller.signal,
       ...(hooks ? { hooks } : {}),
     });

@@ -12,6 +12,19 @@ import { MAX_DATA_DEPTH, MAX_TRACE_VALUES } from "./limits.ts";
 
 type Json = Record<string, unknown>;
 
+/**
+ * The prototype of every layer: an object without a prototype and without
+ * keys. A layer made from it inherits no keys (`key in layer` and `for…in`
+ * see its own fields only: an alias `toString` is a field like any other), as
+ * with `Object.create(null)`, but V8 keeps it in fast mode: a null-prototype
+ * object starts as a dictionary, three times slower to build and to write.
+ */
+const LAYER_PROTOTYPE: object = Object.freeze(Object.create(null));
+
+function newLayer(): Json {
+  return Object.create(LAYER_PROTOTYPE) as Json;
+}
+
 /** Options of {@linkcode Layers}. */
 export interface LayersOptions {
   /**
@@ -69,7 +82,7 @@ export class Layers {
     if (this.#inPlace || object === this.#own) return null;
     let layer = this.#layers.get(object);
     if (layer === undefined) {
-      layer = Object.create(null) as Json;
+      layer = newLayer();
       this.#layers.set(object, layer);
     }
     return layer;
@@ -84,7 +97,7 @@ export class Layers {
     }
     let layer = this.#layers.get(object);
     if (layer === undefined) {
-      layer = Object.create(null) as Json;
+      layer = newLayer();
       this.#layers.set(object, layer);
     }
     layer[key] = value;

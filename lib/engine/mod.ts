@@ -40,6 +40,7 @@ import {
   unauthorizedError,
 } from "./field_access.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
+import { REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
 import { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
 import type { Resilience } from "./resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
@@ -185,6 +186,8 @@ export interface Engine {
   readonly memory: MemoryBudget;
   /** @internal The subgraph HTTP client. */
   readonly client: SubgraphClient;
+  /** @internal True when a header rule forwards client headers to some subgraph. */
+  readonly forwardsHeaders: boolean;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
   readonly abstractNames: ReadonlySet<string>;
   /**
@@ -258,6 +261,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   }
   return {
     model,
+    forwardsHeaders: [...propagators.values()].some((p) => p !== null),
     prepared: new Lru({ maxBytes: options.parseCacheMaxBytes ?? 16_000_000, maxEntries: size }),
     plans: new Lru({ maxBytes: options.planCacheMaxBytes ?? 16_000_000, maxEntries: size }),
     maxCachedDocumentBytes: options.maxCachedDocumentBytes ?? 64_000,
@@ -445,6 +449,21 @@ export function planOf(
 }
 
 /**
+ * The client's headers as header rules see them: with `X-Request-Id` set to
+ * the request's id when they carry none or another (a copy; the client's
+ * headers are immutable).
+ */
+function withRequestIdHeader(
+  headers: Headers | undefined,
+  requestId: string | null | undefined,
+): Headers | undefined {
+  if (requestId == null || headers?.get(REQUEST_ID_HEADER) === requestId) return headers;
+  const copy = new Headers(headers);
+  copy.set(REQUEST_ID_HEADER, requestId);
+  return copy;
+}
+
+/**
  * Coerces variables, plans (cached) and executes the operation.
  * @param engine The engine.
  * @param operation The prepared operation.
@@ -491,10 +510,14 @@ export async function execute(
     return { errors: planned.removed.map((path) => unauthorizedError(path)) };
   }
   const ticket = engine.memory.open();
+  // Only header rules read the client's headers: the copy with the id is made for them.
+  const headers = engine.forwardsHeaders
+    ? withRequestIdHeader(options.headers, options.requestId)
+    : options.headers;
   const sendOptions = {
     ticket,
     ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.headers ? { headers: options.headers } : {}),
+    ...(headers ? { headers } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(observer ? { now: () => observer.now() } : {}),
   };
@@ -516,7 +539,7 @@ export async function execute(
           ? {
             observer,
             describe: (subgraph: string, body: string) =>
-              engine.client.describe(subgraph, body, options.headers),
+              engine.client.describe(subgraph, body, headers),
           }
           : {}),
       }),

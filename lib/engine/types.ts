@@ -60,6 +60,11 @@ export interface ExecuteOptions {
   readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
   /** The client's request headers (propagated to subgraphs by the header rules). */
   readonly headers?: Headers;
+  /**
+   * The request's id. Header rules see it as `X-Request-Id` when `headers`
+   * carry none or another (a generated id), as if the client had sent it.
+   */
+  readonly requestId?: string | null;
   /** Aborts subgraph fetches (client gone, Connect-Timeout-Ms). */
   readonly signal?: AbortSignal;
   /** Trace hooks; absent when tracing is off (then no timing calls, no copies). */

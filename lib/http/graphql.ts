@@ -28,7 +28,8 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
-import { REQUEST_ID_HEADER, withRequestId } from "../telemetry/request_id.ts";
+import { withRequestId } from "../telemetry/request_id.ts";
+import { bodyOf, requestIdOf } from "./request_context.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import { errorResponse, STATUS } from "./errors.ts";
@@ -76,7 +77,7 @@ export interface GraphQLDeps {
  */
 export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
   const method = request.method;
-  const requestId = request.headers.get(REQUEST_ID_HEADER);
+  const requestId = requestIdOf(request);
   if (method !== "GET" && method !== "POST") {
     return errorResponse(
       new RouterError("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET or POST`, {
@@ -175,6 +176,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       result = await execute(deps.engine, prepared.operation, {
         variables: params.variables,
         headers: request.headers,
+        requestId,
         signal: signalOf(request),
         identity,
         ...(observer ? { observer } : {}),
@@ -289,7 +291,7 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
   }
   let text: string;
   try {
-    text = STRICT_UTF8.decode(await request.bytes());
+    text = STRICT_UTF8.decode(await bodyOf(request));
   } catch {
     throw badRequest("The request body is not valid UTF-8");
   }

@@ -13,10 +13,10 @@ import type { RouterState } from "../state/mod.ts";
 // The telemetry modules themselves, not `telemetry/mod.ts`: that would load
 // prom-client and the OpenTelemetry SDK whether configured or not.
 import { acceptRequestId, REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
+import { withContext } from "./request_context.ts";
 import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts";
 import type { RouteTable } from "../telemetry/telemetry.ts";
 import { type DecodedBody, readBodyDecoded } from "./body.ts";
-import { withSignal } from "../cancellation.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 import { RequestTimeout, runAdmitted } from "./admit.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
@@ -168,9 +168,9 @@ export function createHandler(
       try {
         response = await runAdmitted(request, (signal) => {
           if (read === null) throw new Error("runAdmitted ran the work before prepare");
-          const limited = copyWithBody(request, read, { requestId, signal });
-          if (scope) telemetry?.bind(scope, limited.request, limited.body);
-          return facet(limited.request, state);
+          withContext(request, { body: read.bytes, requestId, signal });
+          if (scope) telemetry?.bind(scope, request, read.bytes);
+          return facet(request, state);
         }, {
           gate,
           track: routes.deadline,
@@ -200,9 +200,9 @@ export function createHandler(
         const read = await readBody(request, routes.bodyLimit, {
           connect: facet === facets.connect,
         });
-        const limited = copyWithBody(request, read, { requestId, signal: request.signal });
-        if (scope) telemetry?.bind(scope, limited.request, limited.body);
-        response = await facet(limited.request, state);
+        withContext(request, { body: read.bytes, requestId, signal: request.signal });
+        if (scope) telemetry?.bind(scope, request, read.bytes);
+        response = await facet(request, state);
       } catch (error) {
         response = errorResponse(error, { ...(log ? { log } : {}), requestId });
       }
@@ -218,18 +218,12 @@ function notFound(request: Request): Promise<Response> {
   return Promise.reject(new RouterError("NOT_FOUND", `No route for ${request.method} ${pathname}`));
 }
 
-/** A request whose body was read within the limit: the copy the facet gets, and the bytes. */
-interface LimitedBody {
-  readonly request: Request;
-  readonly body: Uint8Array | null;
-}
-
 /**
  * Reads the body within the limit after decompression (413 over it; gzip
  * inflated, other encodings 415), except on Connect, which decodes its own.
  * Admitted requests read it before they take a slot, and only the bytes wait
- * in the queue: the request copy is made once admitted ({@linkcode copyWithBody}),
- * so the queue holds no per-request objects for V8 to promote.
+ * in the queue: the facet's view of them ({@linkcode withContext}) is made once
+ * admitted, so the queue holds no per-request objects for V8 to promote.
  */
 async function readBody(
   request: Request,
@@ -251,40 +245,6 @@ async function readBody(
 }
 
 const NO_BODY: DecodedBody = Object.freeze({ bytes: null, decoded: false });
-
-/**
- * The request the facet gets: with the body read (so facets read it freely)
- * and `X-Request-Id` set to the request's id (a copy only when one of them
- * changes). It names its signal (`signalOf`): `request.signal`, which aborts
- * when the client goes away (deno.json opts into `no-legacy-abort`: it no
- * longer aborts after every response), or for admitted requests one that
- * also aborts at the deadline.
- */
-function copyWithBody(
-  request: Request,
-  read: DecodedBody,
-  options: { readonly requestId: string; readonly signal: AbortSignal },
-): LimitedBody {
-  const { signal } = options;
-  const keepsId = request.headers.get(REQUEST_ID_HEADER) === options.requestId;
-  const body = read.bytes;
-  if (request.body === null && keepsId) return { request: withSignal(request, signal), body: null };
-  const headers = new Headers(request.headers);
-  if (!keepsId) headers.set(REQUEST_ID_HEADER, options.requestId);
-  if (read.decoded) {
-    headers.delete("content-encoding");
-    headers.delete("content-length");
-  }
-  // No `signal` in the copy: that would make a dependent signal (two WeakRefs and a
-  // FinalizationRegistry cell per request). Facets follow `signal` itself through
-  // `signalOf` (callbacks, not listeners: cancellation.ts).
-  const copy = new Request(request.url, {
-    method: request.method,
-    headers,
-    ...(body === null ? {} : { body }),
-  });
-  return { request: withSignal(copy, signal), body };
-}
 
 /**
  * Readiness: 503 while the router drains for shutdown, while a JWKS URL has not

@@ -18,6 +18,7 @@ import { type Caller, isRecord, type JsonRpcId, scopeDenied } from "./respond.ts
 import type { McpDeps, McpState } from "./state.ts";
 import { formatOperationInfo, type McpTool } from "./tools.ts";
 import { signalOf } from "../cancellation.ts";
+import { requestIdOf } from "../http/request_context.ts";
 
 /** A tool result: text content, error flag, and structured content when offered. */
 export interface ToolResult {
@@ -112,6 +113,7 @@ async function runGraphQL(
       identity: context.caller.token,
       rejectUnauthorized: context.deps.config.authorization.reject_operation_if_unauthorized,
       headers: context.request.headers,
+      requestId: requestIdOf(context.request),
       signal: signalOf(context.request),
     });
   } catch (error) {

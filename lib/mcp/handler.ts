@@ -26,6 +26,7 @@ import { isLogLevel, logNotification, passes } from "./logging.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
+import { readBodyOf } from "../http/request_context.ts";
 import {
   checkSession,
   expiryOf,
@@ -137,6 +138,9 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
  * not read), or undefined when it is not valid UTF-8.
  */
 async function readLimited(request: Request, limit: number): Promise<string | null | undefined> {
+  // The router's edge read it already (within max_request_body_bytes); MCP's own limit still holds.
+  const read = readBodyOf(request);
+  if (read !== undefined) return read.byteLength > limit ? null : decodeStrict(read);
   if (request.body === null) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -157,6 +161,11 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  return decodeStrict(bytes);
+}
+
+/** The text, or undefined when the bytes are not valid UTF-8. */
+function decodeStrict(bytes: Uint8Array): string | undefined {
   try {
     return STRICT_UTF8.decode(bytes);
   } catch {

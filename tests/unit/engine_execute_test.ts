@@ -578,3 +578,18 @@ Deno.test("issue 15: a shared object's representation is printed once; a field t
   assert.equal(memo.length, 1);
   assert.equal((memo[0] as Map<unknown, string>).size, 2); // prices' and reviews' selections
 });
+
+Deno.test("issue 15: a layer inherits no keys: aliases named like Object.prototype members are fields", async () => {
+  const { Layers } = await import("../../lib/engine/_layers.ts");
+  const shared: Record<string, unknown> = { upc: "1" };
+  const layers = new Layers({});
+  layers.set(shared, "name", "Table");
+  const layer = layers.layerOf(shared)!;
+  for (const key of ["toString", "constructor", "hasOwnProperty", "valueOf"]) {
+    assert.equal(key in layer, false, `${key} is not in a fresh layer`);
+  }
+  layers.set(shared, "toString", "a field");
+  assert.equal(layers.get(shared, "toString"), "a field");
+  assert.deepEqual(Object.keys(layer), ["name", "toString"]);
+  assert.deepEqual(layers.materialize(shared), { upc: "1", name: "Table", toString: "a field" });
+});
