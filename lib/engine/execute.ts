@@ -79,6 +79,14 @@ export interface ExecutedData {
   readonly errors: GraphQLFormattedError[];
   /** What this request merged into shared subgraph data (read `data` through it). */
   readonly layers: Layers;
+  /**
+   * The shared subgraph answers `data` was merged from, by fetch index
+   * (`undefined`: the fetch had nothing to send), identified by their parse
+   * holders: requests that merged the same answers under one plan built the
+   * same data. Null when responses are not shared, or when a fetch failed or
+   * sent several requests.
+   */
+  readonly answers: readonly (object | undefined)[] | null;
 }
 
 type Json = Record<string, unknown>;
@@ -98,11 +106,17 @@ class Executor {
 
   /** Subgraph objects may be shared with other requests (and never change). */
   readonly #shared: boolean;
+  /**
+   * The shared subgraph answers merged, by fetch index (`answers` of
+   * {@linkcode ExecutedData}); null once a fetch was answered otherwise.
+   */
+  answers: (object | undefined)[] | null;
 
   constructor(options: ExecutePlanOptions) {
     this.#options = options;
     this.#shared = options.sharedResponses !== false;
     this.layers = new Layers(this.data, { inPlace: !this.#shared });
+    this.answers = this.#shared ? [] : null;
   }
 
   async run(step: PlanStep): Promise<void> {
@@ -247,9 +261,12 @@ class Executor {
         : `Cannot reach the subgraph "${step.subgraph}"`;
       this.#sink(step).push({ message, extensions: { code, serviceName: step.subgraph } });
       if (observer) this.#record(step, body, rawInput, startNs, null, message);
+      // Why a fetch failed is this request's own (its deadline, its client gone).
+      this.answers = null;
       return;
     }
     if (observer) this.#record(step, body, rawInput, startNs, response, undefined);
+    this.#answered(step, response);
     const payload = parseOnce(response);
     if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
       this.#sink(step).push({
@@ -309,6 +326,14 @@ class Executor {
         layers.set(object, rewrite.from, undefined);
       }
     }
+  }
+
+  /** Notes the answer a fetch merged (a fetch sending several requests has no single one). */
+  #answered(step: FetchStep, response: SubgraphResponse): void {
+    const answers = this.answers;
+    if (answers === null) return;
+    if (response.parsed === undefined || answers[step.index] !== undefined) this.answers = null;
+    else answers[step.index] = response.parsed;
   }
 
   #sink(step: FetchStep): GraphQLFormattedError[] {
@@ -457,5 +482,5 @@ export async function executePlan(
   if (step) await executor.run(step);
   const errors: GraphQLFormattedError[] = [];
   for (const list of executor.errorsByFetch) if (list) errors.push(...list);
-  return { data: executor.data, errors, layers: executor.layers };
+  return { data: executor.data, errors, layers: executor.layers, answers: executor.answers };
 }

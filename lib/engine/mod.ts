@@ -41,6 +41,7 @@ import {
 } from "./field_access.ts";
 import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
+import { SharedResults } from "./shared_results.ts";
 import { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
 import type { Resilience } from "./resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
@@ -97,6 +98,7 @@ export {
   subgraphErrorPolicyOf,
 } from "./subgraph_errors.ts";
 export { resilienceOf } from "./resilient_fetch.ts";
+export { resultJson } from "./shared_results.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -188,6 +190,8 @@ export interface Engine {
   readonly client: SubgraphClient;
   /** @internal True when a header rule forwards client headers to some subgraph. */
   readonly forwardsHeaders: boolean;
+  /** @internal Results of requests that merged the same shared answers. */
+  readonly sharedResults: SharedResults;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
   readonly abstractNames: ReadonlySet<string>;
   /**
@@ -262,6 +266,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   return {
     model,
     forwardsHeaders: [...propagators.values()].some((p) => p !== null),
+    sharedResults: new SharedResults(),
     prepared: new Lru({ maxBytes: options.parseCacheMaxBytes ?? 16_000_000, maxEntries: size }),
     plans: new Lru({ maxBytes: options.planCacheMaxBytes ?? 16_000_000, maxEntries: size }),
     maxCachedDocumentBytes: options.maxCachedDocumentBytes ?? 64_000,
@@ -464,7 +469,9 @@ function withRequestIdHeader(
 }
 
 /**
- * Coerces variables, plans (cached) and executes the operation.
+ * Coerces variables, plans (cached) and executes the operation. Requests that
+ * merged the same shared subgraph answers get the same result object: treat
+ * results as immutable (print one with {@linkcode resultJson}).
  * @param engine The engine.
  * @param operation The prepared operation.
  * @param options Variables, headers, signal, observer.
@@ -559,6 +566,16 @@ export async function execute(
     }
     for (const e of introspected.errors ?? []) errors.push(e.toJSON());
   }
+  // Requests that merged the same shared answers under one cached plan built the
+  // same data: the first one's result serves them all (shared_results.ts). A
+  // trace or an introspection part is the request's own.
+  const answers = observer === undefined && introspected === null && operation.key !== undefined
+    ? executed.answers
+    : null;
+  if (answers !== null) {
+    const kept = engine.sharedResults.find(planned, answers);
+    if (kept !== undefined) return kept;
+  }
   const limit = engine.memory.maxTicketBytes;
   const data = shapeResponse(executed.data, planned.selection, {
     errors,
@@ -567,5 +584,7 @@ export async function execute(
     maxBytes: limit,
     tooLarge: () => responseTooLarge(limit),
   });
-  return errors.length > 0 ? { data, errors } : { data };
+  const result = errors.length > 0 ? { data, errors } : { data };
+  if (answers !== null) engine.sharedResults.keep(planned, answers, result);
+  return result;
 }

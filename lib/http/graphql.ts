@@ -8,7 +8,7 @@
 import { type DocumentNode, getOperationAST, parse } from "graphql";
 import { authorizeOperation, type RequestAuthorization } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
-import { execute, isLimitRefusal, prepare, responseTooLarge } from "../engine/mod.ts";
+import { execute, isLimitRefusal, prepare, responseTooLarge, resultJson } from "../engine/mod.ts";
 import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
@@ -226,7 +226,7 @@ function graphQLResponse(
   if (traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
   }
-  const text = JSON.stringify(result);
+  const text = resultJson(result);
   // The client response is bounded too (aliases can repeat subgraph data).
   const limit = options.limit ?? Infinity;
   // Measured once: the limit and the access log's bytes_out both read it.
