@@ -61,7 +61,8 @@ export class SharedResults {
     if (last === undefined) return;
     let byKey = this.#byLast.get(last);
     if (byKey === undefined) this.#byLast.set(last, byKey = new Map());
-    byKey.set(this.#key(plan, answers), result);
+    // A reader that writes to a shared result throws instead of changing others' answers.
+    byKey.set(this.#key(plan, answers), Object.freeze(result));
     PRINTED.set(result, null);
   }
 

@@ -74,6 +74,7 @@ Deno.test("issue 15: concurrent requests that merged the same answers get one re
   assert.equal(b, a, "the second request took the first one's result");
   assert.equal(c, a);
   assert.equal(resultJson(b!), JSON.stringify(a));
+  assert.throws(() => Object.assign(a, { extensions: {} }), TypeError, "a shared result is frozen");
 });
 
 Deno.test("issue 15: requests that merged other answers (not in flight together) build their own", async () => {
