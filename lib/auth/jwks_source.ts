@@ -187,8 +187,10 @@ export class JwksSource {
   async #load(): Promise<boolean> {
     this.#counters.fetches++;
     let keys: JSONWebKeySet;
+    let local: LocalSet;
     try {
       keys = await this.#download();
+      local = createLocalJWKSet(keys); // throws on a set whose keys are not all objects
     } catch (error) {
       this.#counters.failures++;
       this.#options.onFetched?.(false);
@@ -198,7 +200,7 @@ export class JwksSource {
       if (this.#timer !== null) this.#schedule();
       return false;
     }
-    this.#local = createLocalJWKSet(keys);
+    this.#local = local;
     this.#kids = new Set(
       keys.keys.map((k) => k.kid).filter((kid): kid is string => typeof kid === "string"),
     );

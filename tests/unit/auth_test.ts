@@ -231,6 +231,31 @@ Deno.test("issue 18: a JWKS body over max_response_bytes, invalid JSON or a 500 
   }
 });
 
+Deno.test("a JWKS whose keys array holds a non-object is a failed fetch: the loop goes on, the last good keys serve, an unknown-kid wait ends", async () => {
+  const { jwk, privateKey } = await rsaSetup();
+  let body: unknown = { keys: [jwk] };
+  const fakeFetch = (() => Promise.resolve(Response.json(body))) as typeof fetch;
+  const { state, keySources, manual, source } = await urlState(fakeFetch);
+  assert.equal(await source.refresh(), true);
+  for (const bad of [[null], [1], ["k"], [jwk, []]]) {
+    body = { keys: bad };
+    // It rejected (createLocalJWKSet threw outside the try): an unhandled rejection ended the process.
+    assert.equal(await source.refresh(), false);
+    manual.run(); // the background loop: its refresh must not reject either
+    await source.refresh();
+  }
+  assert.equal(source.counters.failures, 8);
+  assert.equal(manual.size, 1, "the loop is still scheduled");
+  const token = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "k1" })
+    .sign(privateKey);
+  assert.equal((await verifyToken(token, state)).ok, true, "the last good keys still verify");
+  const unknown = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "other" })
+    .sign(privateKey);
+  const request = new Request("http://x/", { headers: { authorization: `Bearer ${unknown}` } });
+  await keySources.beforeAdmission(request); // settles (it rejected)
+  keySources.close();
+});
+
 Deno.test("issue 4: algorithms are pinned per source: HS/RS confusion and alg none are refused", async () => {
   await assert.rejects(
     () => buildAuthState(config([{ url: "http://idp/jwks", algorithms: ["HS256"] }])),
