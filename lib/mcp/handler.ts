@@ -49,6 +49,12 @@ const PROTOCOL_META = "io.modelcontextprotocol/protocolVersion";
 /** Longest error text put in a log notification (the whole text is in the result). */
 const LOG_TEXT_LIMIT = 2000;
 const SERVER_INFO = { name: "gw-router", version: "0.43.0" } as const;
+/**
+ * Longest string `id` of a request: a `subscriptions/listen` stream keeps its
+ * id (and the farewell naming it) for its lifetime, so 1000 streams with ids
+ * as long as the body allowed held gigabytes.
+ */
+const MAX_ID_LENGTH = 1024;
 
 /** Loopback origins cannot be forged by DNS rebinding; local browser clients use them. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
@@ -219,6 +225,15 @@ async function handlePost(
   const isRequest = rawId !== undefined;
   if (isRequest && typeof rawId !== "string" && typeof rawId !== "number") {
     return rpcError(request, null, 400, -32600, "Invalid request: id must be a string or a number");
+  }
+  if (typeof rawId === "string" && rawId.length > MAX_ID_LENGTH) {
+    return rpcError(
+      request,
+      null,
+      400,
+      -32600,
+      `Invalid request: id is longer than ${MAX_ID_LENGTH} characters`,
+    );
   }
   const id: JsonRpcId = isRequest ? rawId as string | number : null;
   if (typeof msg.method !== "string") {

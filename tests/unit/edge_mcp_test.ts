@@ -1,0 +1,28 @@
+import assert from "node:assert/strict";
+import { edgeState, handlerOf, mcpPost } from "./_edge_fixture.ts";
+
+function listen(id: string): Request {
+  return mcpPost(JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method: "subscriptions/listen",
+    params: { notifications: { toolsListChanged: true } },
+  }));
+}
+
+Deno.test("an MCP request id longer than 1024 characters is a 400 before any stream keeps it", async () => {
+  const state = await edgeState();
+  const handle = handlerOf(state);
+  // A listen stream kept its 4 MB id three times over (id, farewell, acknowledgement): 1000 streams, 12 GB.
+  const refused = await handle(listen("x".repeat(4_000_000)));
+  assert.equal(refused.status, 400);
+  const body = await refused.json();
+  assert.equal(body.error.code, -32600);
+  assert.equal(body.id, null);
+  assert.match(body.error.message, /id is longer than 1024 characters/);
+  assert.equal(state.mcp!.streams.openStreams, 0, "no stream was opened");
+  const fine = await handle(listen("x".repeat(1024)));
+  assert.equal(fine.status, 200);
+  assert.equal(state.mcp!.streams.openStreams, 1);
+  await fine.body!.cancel();
+});
