@@ -217,6 +217,9 @@ export class JwksSource {
     const response = await this.#fetch(this.url, {
       headers: { accept: "application/json" },
       signal,
+      // Not followed (as jose's remote sets): the keys would come from a host, or over a
+      // scheme (https → http), the config does not name. A 3xx is a failed fetch.
+      redirect: "manual",
     });
     if (!response.ok) {
       await response.body?.cancel().catch(() => {});

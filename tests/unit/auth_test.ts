@@ -256,6 +256,41 @@ Deno.test("a JWKS whose keys array holds a non-object is a failed fetch: the loo
   keySources.close();
 });
 
+Deno.test("a JWKS URL that redirects is a failed fetch: the keys of the host it names are never loaded", async () => {
+  const { jwk } = await rsaSetup();
+  let elsewhereHits = 0;
+  const elsewhere = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, () => {
+    elsewhereHits++;
+    return Response.json({ keys: [jwk] });
+  });
+  const idp = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () =>
+      new Response(null, {
+        status: 302,
+        headers: { location: `http://localhost:${elsewhere.addr.port}/jwks` },
+      }),
+  );
+  const keySources = new KeySources({ timers: manualTimers().timers });
+  try {
+    const source = keySources.source(
+      {
+        url: `http://127.0.0.1:${idp.addr.port}/jwks`,
+        algorithms: ["ES256"],
+        audiences: [],
+        refresh_interval_ms: 60_000,
+      } as unknown as Parameters<KeySources["source"]>[0],
+    );
+    assert.equal(await source.refresh(), false);
+    assert.equal(source.ready, false);
+    assert.equal(elsewhereHits, 0, "the redirect was not followed");
+  } finally {
+    keySources.close();
+    await idp.shutdown();
+    await elsewhere.shutdown();
+  }
+});
+
 Deno.test("issue 4: algorithms are pinned per source: HS/RS confusion and alg none are refused", async () => {
   await assert.rejects(
     () => buildAuthState(config([{ url: "http://idp/jwks", algorithms: ["HS256"] }])),
