@@ -223,7 +223,8 @@ async function handlePost(
   const msg = message as JsonRpcMessage;
   const rawId = msg.id;
   const isRequest = rawId !== undefined;
-  if (isRequest && typeof rawId !== "string" && typeof rawId !== "number") {
+  // A number JSON cannot write back (1e400 parses to Infinity) would be answered with id null.
+  if (isRequest && typeof rawId !== "string" && !Number.isFinite(rawId)) {
     return rpcError(request, null, 400, -32600, "Invalid request: id must be a string or a number");
   }
   if (typeof rawId === "string" && rawId.length > MAX_ID_LENGTH) {

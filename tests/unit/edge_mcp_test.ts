@@ -26,3 +26,18 @@ Deno.test("an MCP request id longer than 1024 characters is a 400 before any str
   assert.equal(state.mcp!.streams.openStreams, 1);
   await fine.body!.cancel();
 });
+
+Deno.test("an MCP request id that JSON cannot write back (1e400) is a 400, not an answer with id null", async () => {
+  const handle = handlerOf(await edgeState());
+  const ping = (id: string) => mcpPost(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
+  for (const id of ["1e400", "-1e400"]) {
+    const refused = await handle(ping(id));
+    assert.equal(refused.status, 400, id);
+    const body = await refused.json();
+    assert.equal(body.error.code, -32600);
+    assert.equal(body.id, null);
+  }
+  const fine = await handle(ping("1.5e3"));
+  assert.equal(fine.status, 200);
+  assert.equal((await fine.json()).id, 1500);
+});
