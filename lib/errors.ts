@@ -109,6 +109,28 @@ export class AuthError extends RouterError {
   }
 }
 
+/** Longest piece of a client's input an error message quotes ({@linkcode clipForMessage}). */
+export const MAX_QUOTED_LENGTH = 100;
+
+/**
+ * A client's text as an error message quotes it: whole up to
+ * {@linkcode MAX_QUOTED_LENGTH} characters, else its start and an ellipsis,
+ * so an answer never echoes a request's megabytes back.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { clipForMessage } from "./errors.ts";
+ * assert.equal(clipForMessage("GetUser"), "GetUser");
+ * assert.equal(clipForMessage("x".repeat(5000)).length, 101);
+ * ```
+ * @param text The client's text.
+ * @returns The text to put in a message.
+ */
+export function clipForMessage(text: string): string {
+  return text.length > MAX_QUOTED_LENGTH ? `${text.slice(0, MAX_QUOTED_LENGTH)}…` : text;
+}
+
 /**
  * The fields a log line gives an error: message, and for a {@linkcode RouterError}
  * its code and details.

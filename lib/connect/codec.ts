@@ -14,6 +14,7 @@ import {
 import { findDuplicateKey } from "./_duplicate_keys.ts";
 import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 import { type ConnectFailure, connectFailure } from "./errors.ts";
+import { clipForMessage } from "../errors.ts";
 import { decodeRequestMessage, MessageDecodeError } from "./json.ts";
 import type { ContractModel, MethodModel } from "./model.ts";
 
@@ -319,7 +320,9 @@ export function decodeCallMessage(
     if (duplicate !== null) {
       return fail(connectFailure(
         "invalid_argument",
-        `Malformed ${method.request.name} message: duplicate key "${duplicate.key}" in ${duplicate.at}`,
+        `Malformed ${method.request.name} message: duplicate key "${
+          clipForMessage(duplicate.key)
+        }" in ${clipForMessage(duplicate.at)}`,
       ));
     }
   }

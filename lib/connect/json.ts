@@ -14,6 +14,7 @@
  * @module
  */
 import type { EnumModel, FieldModel, FieldType, MessageModel } from "./model.ts";
+import { clipForMessage } from "../errors.ts";
 
 /** A request message that does not fit its message type. */
 export class MessageDecodeError extends Error {
@@ -149,7 +150,8 @@ function decodeMessageAt(
     const field = index.get(key);
     const path = prefix === "" ? key : `${prefix}.${key}`;
     if (field === undefined) {
-      throw new MessageDecodeError(path, `Unknown field "${path}" in message ${message.name}`);
+      const shown = clipForMessage(path);
+      throw new MessageDecodeError(shown, `Unknown field "${shown}" in message ${message.name}`);
     }
     if (field.graphqlName in out) {
       throw new MessageDecodeError(path, `Field "${path}" is set twice in message ${message.name}`);

@@ -17,6 +17,7 @@ import {
   type ValidationRule,
 } from "graphql";
 import type { PrepareResult } from "./types.ts";
+import { clipForMessage } from "../errors.ts";
 import { conditionVariables } from "./normalize.ts";
 import { findIntrospectionField, introspectionDisabled, OfTypeDepthRule } from "./introspection.ts";
 import {
@@ -150,9 +151,7 @@ export function prepareOperation(
         stage: "select",
         errors: [{
           // The name is the client's: quoted, but never echoed at any length.
-          message: `Unknown operation named "${
-            name.length > 100 ? `${name.slice(0, 100)}…` : name
-          }".`,
+          message: `Unknown operation named "${clipForMessage(name)}".`,
           extensions: { code: "BAD_REQUEST" },
         }],
       };

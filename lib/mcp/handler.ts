@@ -9,7 +9,7 @@
  * @module
  */
 import { authenticate, formatBearerChallenge } from "../auth/mod.ts";
-import type { AuthError } from "../errors.ts";
+import { type AuthError, clipForMessage } from "../errors.ts";
 import { callTool, toolText } from "./call.ts";
 import { checkCallAllLevels, checkInitialize, checkRequest } from "./policy.ts";
 import {
@@ -267,8 +267,9 @@ async function handlePost(
     }
     const requested = requestedMeta ?? headerVersion ?? MODERN_PROTOCOL_VERSION;
     if (requested !== MODERN_PROTOCOL_VERSION) {
-      return rpcError(request, id, 400, -32022, `Unsupported protocol version: ${requested}`, {
-        data: { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested },
+      const shown = clipForMessage(String(requested));
+      return rpcError(request, id, 400, -32022, `Unsupported protocol version: ${shown}`, {
+        data: { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: shown },
       });
     }
   } else if (method === "initialize") {
@@ -376,7 +377,13 @@ async function handlePost(
     case "tools/call": {
       const tool = toolName === undefined ? undefined : mcp.toolsByName.get(toolName);
       if (!tool) {
-        return rpcError(request, id, 200, -32602, `Unknown tool: ${toolName ?? "(missing name)"}`);
+        return rpcError(
+          request,
+          id,
+          200,
+          -32602,
+          `Unknown tool: ${toolName === undefined ? "(missing name)" : clipForMessage(toolName)}`,
+        );
       }
       const args = isRecord(params) && params.arguments !== undefined ? params.arguments : {};
       if (!isRecord(args)) {

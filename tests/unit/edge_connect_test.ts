@@ -50,3 +50,15 @@ Deno.test("issue 14: a Connect-Timeout-Ms above 2^31-1 is clamped, not an instan
     assert.deepEqual(await response.json(), { user: { id: "1" } });
   }
 });
+
+Deno.test("a Connect error quotes an unknown or duplicate key up to 100 characters, never whole", async () => {
+  const handle = await handler();
+  const key = "k".repeat(100_000);
+  for (const body of [`{"${key}": 1}`, `{"${key}": 1, "${key}": 2}`]) {
+    const response = await handle(call(body));
+    assert.equal(response.status, 400);
+    const text = await response.text();
+    assert.match(text, /k{100}…/);
+    assert.ok(text.length < 1000, `${text.length} characters answered`);
+  }
+});

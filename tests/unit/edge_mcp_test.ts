@@ -41,3 +41,31 @@ Deno.test("an MCP request id that JSON cannot write back (1e400) is a 400, not a
   assert.equal(fine.status, 200);
   assert.equal((await fine.json()).id, 1500);
 });
+
+Deno.test("an MCP error quotes a client's tool name or protocol version up to 100 characters, never whole", async () => {
+  const handle = handlerOf(await edgeState());
+  const long = "x".repeat(100_000);
+  const call = await handle(mcpPost(JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: long, arguments: {} },
+  })));
+  const text = await call.text();
+  assert.match(text, /Unknown tool: x{100}…/);
+  assert.ok(text.length < 1000, `${text.length} characters answered`);
+  const version = "9".repeat(100_000);
+  const ping = await handle(mcpPost(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "ping",
+      params: { _meta: { "io.modelcontextprotocol/protocolVersion": version } },
+    }),
+    { "mcp-protocol-version": version },
+  ));
+  const answered = await ping.text();
+  assert.equal(ping.status, 400);
+  assert.match(answered, /Unsupported protocol version: 9{100}…/);
+  assert.ok(answered.length < 1000, `${answered.length} characters answered`);
+});
