@@ -114,7 +114,7 @@ class Shaper {
   object(
     source: Record<string, unknown>,
     selection: NSelection,
-  ): Record<string, unknown> | typeof INVALID | null {
+  ): Record<string, unknown> | typeof INVALID | typeof ERRORED {
     let typeName = selection.typeName;
     let fields = selection.fields;
     // The request's own writes to this (possibly shared) object, looked up once.
@@ -125,7 +125,13 @@ class Shaper {
         : source.__typename;
       let sliced = typeof runtime === "string" ? selection.byType.get(runtime) : undefined;
       if (!sliced && runtime === selection.typeName) sliced = selection.interfaceFields;
-      if (!sliced) return null;
+      // No possible type of the position: an error, never a silent null (nor its name echoed).
+      if (!sliced) {
+        return this.#invalid(`an object of a possible type of ${selection.typeName}`, source, {
+          message:
+            `The subgraph returned an object whose __typename is not a possible type of ${selection.typeName}`,
+        });
+      }
       typeName = runtime as string;
       fields = sliced;
     }
@@ -267,5 +273,5 @@ export function shapeResponse(
   options: ShapeOptions,
 ): Record<string, unknown> | null {
   const result = new Shaper(options.errors, options).object(data, selection);
-  return result === INVALID ? null : result;
+  return result === INVALID || result === ERRORED ? null : result;
 }

@@ -10,6 +10,8 @@ const composed = composeSupergraph([{
 scalar JSON
 enum Color { RED GREEN }
 type Item { id: ID! quantity: Int! label: String }
+type Tag { name: String }
+union Hit = Item | Tag
 type Query {
   n: Int f: Float s: String b: Boolean id: ID e: Color j: JSON
   quantity: Int!
@@ -17,6 +19,9 @@ type Query {
   items: [Item]
   ints: [Int]
   strictItem: Item!
+  hit: Hit
+  hits: [Hit]
+  strictHit: Hit!
 }`,
 }]);
 if (!composed.ok) throw new Error("test supergraph does not compose");
@@ -101,4 +106,31 @@ Deno.test("issue 14: a bad item inside a list nulls that item only when the item
   });
   assert.deepEqual(result.data, { items: [{ id: "1", quantity: 1, label: "a" }, null] });
   assert.deepEqual(result.errors?.[0]?.path, ["items", 1, "quantity"]);
+});
+
+Deno.test("an object whose __typename is no possible type of an abstract position is null with an error, never a silent null", async () => {
+  const result = await run(
+    "{ hit { ... on Tag { name } } hits { __typename ... on Item { label } } s }",
+    {
+      hit: { __typename: "Secret", name: "x" },
+      hits: [{ __typename: "Item", label: "ok" }, { label: "no typename" }, { __typename: 5 }],
+      s: "kept",
+    },
+  );
+  const invalid = {
+    message: "The subgraph returned an object whose __typename is not a possible type of Hit",
+    extensions: { code: "SUBGRAPH_INVALID_RESPONSE" },
+  };
+  assert.deepEqual(result, {
+    data: { hit: null, hits: [{ __typename: "Item", label: "ok" }, null, null], s: "kept" },
+    errors: [
+      { ...invalid, path: ["hit"] },
+      { ...invalid, path: ["hits", 1] },
+      { ...invalid, path: ["hits", 2] },
+    ],
+  });
+  assert.doesNotMatch(JSON.stringify(result), /Secret/);
+  // A non-null position: the parent is nulled by the same error, not a bare null error.
+  const strict = await run("{ strictHit { __typename } }", { strictHit: { __typename: "Secret" } });
+  assert.deepEqual(strict, { data: null, errors: [{ ...invalid, path: ["strictHit"] }] });
 });
