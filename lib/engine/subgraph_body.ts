@@ -18,6 +18,8 @@ export interface ReadSubgraphBodyOptions {
   readonly limit: number;
   /** The error thrown over the limit. */
   readonly tooLarge: () => Error;
+  /** The error thrown for a body that is not valid UTF-8. */
+  readonly notUtf8: () => Error;
   /**
    * Charges bytes read; a returned promise delays the next read (it may
    * reject: the read stops with that error).
@@ -27,7 +29,16 @@ export interface ReadSubgraphBodyOptions {
   readonly reserve?: (bytes: number) => Promise<void> | undefined;
 }
 
-const DECODER = new TextDecoder();
+/** Strict: invalid UTF-8 is refused, never replaced with U+FFFD and merged as data. */
+const DECODER = new TextDecoder("utf-8", { fatal: true });
+
+function decode(bytes: Uint8Array, notUtf8: () => Error): string {
+  try {
+    return DECODER.decode(bytes);
+  } catch {
+    throw notUtf8();
+  }
+}
 
 /**
  * True when the `Content-Length` of an answer is its body's size as read:
@@ -52,13 +63,24 @@ function plainLength(headers: Headers): boolean {
  *   headers: { "content-encoding": "gzip", "content-length": "40" },
  * });
  * const tooLarge = () => new RangeError("too large");
- * await assert.rejects(readSubgraphBody(inflated, { limit: 1000, tooLarge }), /too large/);
- * assert.equal(await readSubgraphBody(new Response("{}"), { limit: 1000, tooLarge }), "{}");
+ * const notUtf8 = () => new TypeError("not UTF-8");
+ * const options = { limit: 1000, tooLarge, notUtf8 };
+ * await assert.rejects(readSubgraphBody(inflated, options), /too large/);
+ * assert.equal(await readSubgraphBody(new Response("{}"), options), "{}");
+ * ```
+ *
+ * @example Invalid UTF-8 is refused, never replaced
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readSubgraphBody } from "./subgraph_body.ts";
+ * const options = { limit: 1000, tooLarge: () => new RangeError(), notUtf8: () => new TypeError("not UTF-8") };
+ * const body = new Uint8Array([0x22, 0xff, 0x22]);
+ * await assert.rejects(readSubgraphBody(new Response(body), options), /not UTF-8/);
  * ```
  * @param response The subgraph's response.
- * @param options Limit, its error, budget charge.
+ * @param options Limit, the errors, budget charge.
  * @returns The body text.
- * @throws The `tooLarge` error over the limit, or the charge's rejection.
+ * @throws The `tooLarge` error over the limit, the `notUtf8` error, or the charge's rejection.
  */
 export async function readSubgraphBody(
   response: Response,
@@ -82,7 +104,7 @@ export async function readSubgraphBody(
       await body.cancel().catch(() => {});
       throw error;
     }
-    return await response.text();
+    return decode(await response.bytes(), options.notUtf8);
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -103,12 +125,12 @@ export async function readSubgraphBody(
   } finally {
     reader.releaseLock();
   }
-  if (chunks.length === 1) return DECODER.decode(chunks[0]);
+  if (chunks.length === 1) return decode(chunks[0]!, options.notUtf8);
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, offset);
     offset += chunk.length;
   }
-  return DECODER.decode(bytes);
+  return decode(bytes, options.notUtf8);
 }

@@ -142,6 +142,12 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       `The subgraph "${subgraph}" answered more than ${limit} bytes (engine.max_subgraph_response_bytes)`,
       { details: { serviceName: subgraph, limit } },
     );
+  const notUtf8For = (subgraph: string) => () =>
+    new RouterError(
+      "SUBGRAPH_ERROR",
+      `The subgraph "${subgraph}" answered a body that is not valid UTF-8`,
+      { details: { serviceName: subgraph } },
+    );
   const events = options.events;
   async function once(
     out: Outgoing,
@@ -185,6 +191,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       text = await readSubgraphBody(response, {
         limit,
         tooLarge: tooLargeFor(out.subgraph),
+        notUtf8: notUtf8For(out.subgraph),
         ...(budget && tickets
           ? {
             charge: (n: number) => budget.charge(n, { tickets, signal }),

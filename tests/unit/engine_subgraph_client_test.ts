@@ -95,3 +95,34 @@ Deno.test("issue 15: subgraph answer bytes are charged to the operation's budget
   ticket.close();
   assert.equal(budget.used, 0);
 });
+
+Deno.test("a subgraph answer that is not valid UTF-8 is a SUBGRAPH_ERROR, never data with U+FFFD in it", async () => {
+  // `"name":"<0xFF 0xFE>"`: declared (Content-Length) and streamed in two chunks.
+  const head = new TextEncoder().encode('{"data":{"name":"');
+  const tail = new TextEncoder().encode('"}}');
+  const bad = new Uint8Array([...head, 0xff, 0xfe, ...tail]);
+  const streamed = () =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bad.slice(0, head.length + 1));
+        controller.enqueue(bad.slice(head.length + 1));
+        controller.close();
+      },
+    });
+  const declared = () => new Response(bad, { headers: { "content-length": String(bad.length) } });
+  for (const answer of [declared, () => new Response(streamed())]) {
+    const client = createSubgraphClient({
+      subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+      propagators: new Map(),
+      fetch: () => Promise.resolve(answer()),
+      singleFlight: true,
+      timeoutMs: 60_000,
+    });
+    await assert.rejects(
+      client.send("a", "{}", {}),
+      (error: Error & { code?: string }) =>
+        error.code === "SUBGRAPH_ERROR" &&
+        error.message === 'The subgraph "a" answered a body that is not valid UTF-8',
+    );
+  }
+});
