@@ -178,8 +178,8 @@ export const MAX_ERRORS_PER_FETCH = 100;
 /**
  * What is wrong with a subgraph's GraphQL response that has `data` or
  * `errors`, or null when its shape is right: `data` must be an object or
- * null (with `_entities` a list for an entity fetch answered with data),
- * `errors` a list when present.
+ * null (with `_entities` a list of objects or nulls for an entity fetch
+ * answered with data), `errors` a list when present.
  *
  * @example
  * ```ts
@@ -188,6 +188,10 @@ export const MAX_ERRORS_PER_FETCH = 100;
  * assert.equal(malformedResponse({ data: { a: 1 } }, { entities: false }), null);
  * assert.equal(malformedResponse({ data: [1] }, { entities: false }), "its data is not an object");
  * assert.equal(malformedResponse({ data: {} }, { entities: true }), "its data has no _entities list");
+ * assert.equal(
+ *   malformedResponse({ data: { _entities: [{}, null, 1] } }, { entities: true }),
+ *   "an entity in its _entities is neither an object nor null",
+ * );
  * ```
  * @param payload The parsed response (an object with `data` or `errors`).
  * @param options Whether it answers an entity fetch.
@@ -203,9 +207,17 @@ export function malformedResponse(
   }
   if (data === undefined || data === null) return null;
   if (typeof data !== "object" || Array.isArray(data)) return "its data is not an object";
-  if (options.entities && !Array.isArray((data as Record<string, unknown>)._entities)) {
+  if (!options.entities) return null;
+  const entities = (data as Record<string, unknown>)._entities;
+  if (!Array.isArray(entities)) {
     // An entity fetch that failed as a whole may answer `data: {}` beside its errors.
     return Array.isArray(errors) && errors.length > 0 ? null : "its data has no _entities list";
+  }
+  // An entity is an object, or null when it was not found; anything else is no answer.
+  for (const entity of entities) {
+    if (entity !== null && (typeof entity !== "object" || Array.isArray(entity))) {
+      return "an entity in its _entities is neither an object nor null";
+    }
   }
   return null;
 }

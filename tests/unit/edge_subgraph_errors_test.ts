@@ -231,3 +231,36 @@ Deno.test("issue 15: an entity list nested 100 000 lists deep gets a SUBGRAPH_IN
   const paths = (await placed.json()).errors.map((e: { path?: unknown[] }) => e.path);
   assert.ok(paths.some((p: unknown[] | undefined) => p?.join(".") === "topProducts.0.reviews"));
 });
+
+Deno.test("an entity answer that is neither an object nor null is a SUBGRAPH_ERROR, not a silent null for its fields", async () => {
+  for (const wrong of [4, "4", true, [{ averageRating: 4 }]]) {
+    const answer = (subgraph: string) =>
+      subgraph === "products"
+        ? {
+          data: {
+            topProducts: [{ __typename: "Product", upc: "1" }, { __typename: "Product", upc: "2" }],
+          },
+        }
+        : { data: { _entities: [{ averageRating: 5 }, wrong] } };
+    const handle = handlerOf(await edgeState({}, { answer }));
+    const response = await handle(graphqlPost({ query: "{ topProducts { upc averageRating } }" }));
+    const body = await response.json();
+    assert.deepEqual(body.data, {
+      topProducts: [{ upc: "1", averageRating: null }, { upc: "2", averageRating: null }],
+    });
+    assert.equal(
+      body.errors[0].message,
+      'The subgraph "reviews" answered a malformed GraphQL response: an entity in its _entities is neither an object nor null',
+    );
+    assert.equal(body.errors[0].extensions.code, "SUBGRAPH_ERROR");
+  }
+  // A null entity (not found) stays a null without an error.
+  const notFound = (subgraph: string) =>
+    subgraph === "products"
+      ? { data: { topProducts: [{ __typename: "Product", upc: "1" }] } }
+      : { data: { _entities: [null] } };
+  const handle = handlerOf(await edgeState({}, { answer: notFound }));
+  const body = await (await handle(graphqlPost({ query: "{ topProducts { averageRating } }" })))
+    .json();
+  assert.deepEqual(body, { data: { topProducts: [{ averageRating: null }] } });
+});
