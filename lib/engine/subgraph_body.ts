@@ -40,6 +40,9 @@ function decode(bytes: Uint8Array, notUtf8: () => Error): string {
   }
 }
 
+/** A `Content-Length` value that is one length. */
+const DECIMAL = /^[0-9]{1,15}$/;
+
 /**
  * True when the `Content-Length` of an answer is its body's size as read:
  * no content coding, or `identity`.
@@ -90,7 +93,9 @@ export async function readSubgraphBody(
   if (body === null) return "";
   const { limit, charge, reserve } = options;
   const declared = response.headers.get("content-length");
-  if (declared !== null && plainLength(response.headers)) {
+  // Only one decimal length is trusted: a repeated header reads "5, 5" (NaN), which
+  // passes every comparison with the limit and the budget.
+  if (declared !== null && DECIMAL.test(declared) && plainLength(response.headers)) {
     const length = Number(declared);
     if (length > limit) {
       await body.cancel().catch(() => {});

@@ -126,3 +126,33 @@ Deno.test("a subgraph answer that is not valid UTF-8 is a SUBGRAPH_ERROR, never 
     );
   }
 });
+
+Deno.test('a repeated Content-Length ("5000, 5000") is not trusted: the body is counted, the limit and the budget hold', async () => {
+  const { createMemoryBudget } = await import("../../lib/engine/memory_budget.ts");
+  const budget = createMemoryBudget({
+    maxBytes: 1_000_000,
+    maxTicketBytes: 1_000_000,
+    tooLarge: (limit) => new RangeError(`over ${limit}`),
+  });
+  // What Deno's fetch hands over for two identical Content-Length headers.
+  const answer = (body: string) =>
+    new Response(body, { headers: { "content-length": `${body.length}, ${body.length}` } });
+  const client = createSubgraphClient({
+    subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+    propagators: new Map(),
+    fetch: (request) => request.text().then((n) => answer("x".repeat(Number(n)))),
+    singleFlight: false,
+    timeoutMs: 60_000,
+    maxResponseBytes: 1_000,
+    budget,
+  });
+  const ticket = budget.open();
+  await assert.rejects(client.send("a", "5000", { ticket }), {
+    code: "SUBGRAPH_ERROR",
+    message: /answered more than 1000 bytes \(engine\.max_subgraph_response_bytes\)/,
+  });
+  assert.equal((await client.send("a", "60", { ticket })).body.length, 60);
+  assert.ok(Number.isFinite(budget.used), "the budget's count stays a number");
+  ticket.close();
+  assert.equal(budget.used, 0);
+});
