@@ -528,7 +528,11 @@ export async function execute(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(observer ? { now: () => observer.now() } : {}),
   };
-  const queryOptions = { ...sendOptions, idempotent: true };
+  // Only queries share subgraph responses, and only with single flight on.
+  const shared = engine.client.singleFlight && operation.kind === "query";
+  // A mutation merges in place: not even its entity queries join another request's
+  // answer (its writes would land in the data that request reads).
+  const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
   let executed, introspected;
   try {
@@ -539,8 +543,7 @@ export async function execute(
         variables,
         operationKind: operation.kind,
         abstractNames: engine.abstractNames,
-        // Only queries share subgraph responses, and only with single flight on.
-        sharedResponses: engine.client.singleFlight && operation.kind === "query",
+        sharedResponses: shared,
         subgraphErrors: engine.subgraphErrors,
         ...(observer
           ? {

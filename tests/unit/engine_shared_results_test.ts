@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { buildSupergraph } from "../../lib/supergraph/mod.ts";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
 import {
   createEngine,
   type EngineOptions,
@@ -123,4 +124,71 @@ Deno.test("issue 15: a traced request and one with introspection build their own
   const [x, y] = await Promise.all([run(withSchema), run(withSchema)]);
   assert.deepEqual(y, x);
   assert.notEqual(y, x);
+});
+
+Deno.test("a mutation's entity fetches never join a query's: its in-place merge would write into the answer the query reads", async () => {
+  const link =
+    'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+  const composed = composeSupergraph([
+    {
+      name: "things",
+      url: "http://things.test/graphql",
+      sdl:
+        `${link}\ntype Query { thing: Thing }\ntype Mutation { make: Thing }\ntype Thing @key(fields: "id") { id: ID! }`,
+    },
+    {
+      name: "children",
+      url: "http://children.test/graphql",
+      sdl:
+        `${link}\ntype Thing @key(fields: "id") { id: ID! child: Child }\ntype Child @key(fields: "id") { id: ID! }`,
+    },
+    {
+      name: "secrets",
+      url: "http://secrets.test/graphql",
+      sdl: `${link}\ntype Child @key(fields: "id") { id: ID! secret: String }`,
+    },
+  ]);
+  assert.ok(composed.ok);
+  const mutationDone = Promise.withResolvers<void>();
+  const childrenCalls: string[] = [];
+  const engine = createEngine(buildSupergraph(composed.supergraphSdl), {
+    // Only the secrets subgraph learns who asks.
+    headers: {
+      all: { request: [] },
+      subgraphs: { secrets: { request: [{ op: "propagate", named: "x-user" }] } },
+    },
+    fetch: async (request) => {
+      const body = await request.json();
+      const host = new URL(request.url).hostname;
+      if (host === "things.test") {
+        const root = body.query.startsWith("mutation") ? "make" : "thing";
+        return Response.json({ data: { [root]: { __typename: "Thing", id: "1" } } });
+      }
+      if (host === "children.test") {
+        childrenCalls.push(request.headers.get("x-user") ?? "");
+        // Both requests' identical child fetches are in flight together.
+        await new Promise((r) => setTimeout(r, 20));
+        return Response.json({
+          data: { _entities: [{ child: { __typename: "Child", id: "c" } }] },
+        });
+      }
+      if (request.headers.get("x-user") === "alice") {
+        return Response.json({ data: { _entities: [{ secret: "alice's secret" }] } });
+      }
+      // Bob may not see the secret (the subgraph leaves it out), and answers after Alice's mutation.
+      await mutationDone.promise;
+      return Response.json({ data: { _entities: [{}] } });
+    },
+  });
+  const run = (query: string, user: string) => {
+    const prepared = prepare(engine, { query });
+    assert.ok(prepared.ok, JSON.stringify(prepared));
+    return execute(engine, prepared.operation, { headers: new Headers({ "x-user": user }) });
+  };
+  const mutation = run("mutation { make { child { secret } } }", "alice");
+  const query = run("{ thing { child { secret } } }", "bob");
+  assert.deepEqual(await mutation, { data: { make: { child: { secret: "alice's secret" } } } });
+  mutationDone.resolve();
+  assert.deepEqual(await query, { data: { thing: { child: { secret: null } } } });
+  assert.equal(childrenCalls.length, 2, "the mutation's entity fetch was its own");
 });
