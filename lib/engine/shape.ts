@@ -154,7 +154,9 @@ class Shaper {
         out[f.key] = null;
         continue;
       }
-      const raw = layer !== undefined && f.key in layer ? layer[f.key] : source[f.key];
+      let raw = layer !== undefined && f.key in layer ? layer[f.key] : source[f.key];
+      // JSON holds no functions: one is inherited (an alias `toString` the subgraph left out).
+      if (typeof raw === "function") raw = undefined;
       const value = this.value(raw, f.type, f, typeName);
       this.#path.pop();
       if (value === INVALID) return INVALID;

@@ -134,3 +134,17 @@ Deno.test("an object whose __typename is no possible type of an abstract positio
   const strict = await run("{ strictHit { __typename } }", { strictHit: { __typename: "Secret" } });
   assert.deepEqual(strict, { data: null, errors: [{ ...invalid, path: ["strictHit"] }] });
 });
+
+Deno.test("a field the subgraph left out is null whatever its alias: `toString`, `constructor`… never read Object.prototype", async () => {
+  const result = await run(
+    "{ toString: s valueOf: j constructor: item { id } hasOwnProperty: items { id } s }",
+    { s: "x" },
+  );
+  assert.deepEqual(result, {
+    data: { toString: null, valueOf: null, constructor: null, hasOwnProperty: null, s: "x" },
+  });
+  assert.equal(
+    JSON.stringify(result),
+    '{"data":{"toString":null,"valueOf":null,"constructor":null,"hasOwnProperty":null,"s":"x"}}',
+  );
+});
