@@ -177,9 +177,9 @@ export const MAX_ERRORS_PER_FETCH = 100;
 
 /**
  * What is wrong with a subgraph's GraphQL response that has `data` or
- * `errors`, or null when its shape is right: `data` must be an object or
- * null (with `_entities` a list of objects or nulls for an entity fetch
- * answered with data), `errors` a list when present.
+ * `errors`, or null when its shape is right: `data` must be an object, or
+ * null beside errors (with `_entities` a list of objects or nulls for an
+ * entity fetch answered with data), `errors` a list when present.
  *
  * @example
  * ```ts
@@ -187,6 +187,8 @@ export const MAX_ERRORS_PER_FETCH = 100;
  * import { malformedResponse } from "./subgraph_errors.ts";
  * assert.equal(malformedResponse({ data: { a: 1 } }, { entities: false }), null);
  * assert.equal(malformedResponse({ data: [1] }, { entities: false }), "its data is not an object");
+ * assert.equal(malformedResponse({ data: null }, { entities: false }), "it has neither data nor errors");
+ * assert.equal(malformedResponse({ data: null, errors: [{}] }, { entities: false }), null);
  * assert.equal(malformedResponse({ data: {} }, { entities: true }), "its data has no _entities list");
  * assert.equal(
  *   malformedResponse({ data: { _entities: [{}, null, 1] } }, { entities: true }),
@@ -205,7 +207,10 @@ export function malformedResponse(
   if (errors !== undefined && errors !== null && !Array.isArray(errors)) {
     return "its errors are not a list";
   }
-  if (data === undefined || data === null) return null;
+  if (data === undefined || data === null) {
+    // No data is an answer only beside the errors that explain it (the spec requires them).
+    return Array.isArray(errors) && errors.length > 0 ? null : "it has neither data nor errors";
+  }
   if (typeof data !== "object" || Array.isArray(data)) return "its data is not an object";
   if (!options.entities) return null;
   const entities = (data as Record<string, unknown>)._entities;

@@ -264,3 +264,23 @@ Deno.test("an entity answer that is neither an object nor null is a SUBGRAPH_ERR
     .json();
   assert.deepEqual(body, { data: { topProducts: [{ averageRating: null }] } });
 });
+
+Deno.test("a subgraph answer with neither data nor errors is a SUBGRAPH_ERROR, not a silent null", async () => {
+  for (
+    const empty of [{ data: null }, { data: null, errors: [] }, { errors: [] }, { errors: null }]
+  ) {
+    const answer = (subgraph: string) =>
+      subgraph === "products"
+        ? { data: { topProducts: [{ __typename: "Product", upc: "1" }] } }
+        : empty;
+    const handle = handlerOf(await edgeState({}, { answer }));
+    const response = await handle(graphqlPost({ query: "{ topProducts { upc averageRating } }" }));
+    const body = await response.json();
+    assert.deepEqual(body.data, { topProducts: [{ upc: "1", averageRating: null }] });
+    assert.equal(
+      body.errors?.[0]?.message,
+      'The subgraph "reviews" answered a malformed GraphQL response: it has neither data nor errors',
+    );
+    assert.equal(body.errors[0].extensions.code, "SUBGRAPH_ERROR");
+  }
+});
