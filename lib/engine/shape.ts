@@ -43,19 +43,95 @@ const INVALID = Symbol("invalid");
 /** Null with its error already recorded (a nullable position keeps null, no second error). */
 const ERRORED = Symbol("errored");
 
-/** True when `path` is a prefix of (or equal to) `longer`. */
-function samePrefix(
-  longer: readonly (string | number)[],
-  path: readonly (string | number)[],
-): boolean {
-  if (longer.length < path.length) return false;
-  for (let i = 0; i < path.length; i++) if (longer[i] !== path[i]) return false;
-  return true;
+/**
+ * A node of {@linkcode ErrorPaths}: the items leading to it are
+ * `path[from..to)` of one error path (kept by reference, not copied).
+ */
+interface PathNode {
+  readonly path: readonly unknown[];
+  readonly from: number;
+  to: number;
+  /** An error path ends here. */
+  end: boolean;
+  /** The nodes below, by their first item. */
+  children: Map<unknown, PathNode> | null;
+}
+
+/**
+ * The paths of the errors there before shaping (wrapped ones too) in a radix
+ * tree, built once: whether one explains a null is a walk along the null's
+ * path, not a scan of every error per null (a subgraph list of a million nulls
+ * beside thousands of errors was billions of comparisons). At most two nodes
+ * per path, whatever its length.
+ */
+class ErrorPaths {
+  readonly #root: PathNode = { path: [], from: 0, to: 0, end: false, children: null };
+
+  constructor(errors: readonly GraphQLFormattedError[], count: number) {
+    for (let i = 0; i < count; i++) {
+      const error = errors[i];
+      this.#add(error?.path);
+      const wrapped = error?.extensions?.errors;
+      if (Array.isArray(wrapped)) { for (const e of wrapped) this.#add(e?.path); }
+    }
+  }
+
+  #add(path: unknown): void {
+    if (!Array.isArray(path)) return;
+    let node = this.#root;
+    let i = 0;
+    while (i < path.length) {
+      const child = node.children?.get(path[i]);
+      if (child === undefined) {
+        (node.children ??= new Map()).set(path[i], {
+          path,
+          from: i,
+          to: path.length,
+          end: true,
+          children: null,
+        });
+        return;
+      }
+      let j = child.from;
+      while (j < child.to && i < path.length && child.path[j] === path[i]) {
+        j++;
+        i++;
+      }
+      if (j < child.to) {
+        // The paths part inside this node's items: split it there.
+        const tail: PathNode = { ...child, from: j };
+        child.to = j;
+        child.end = false;
+        child.children = new Map([[child.path[j], tail]]);
+      }
+      node = child;
+    }
+    node.end = true;
+  }
+
+  /** True when an error is at `path`, on an ancestor of it, or below it. */
+  explains(path: readonly (string | number)[]): boolean {
+    let node = this.#root;
+    let i = 0;
+    while (true) {
+      if (node.end) return true;
+      if (i === path.length) return node.children !== null;
+      const child = node.children?.get(path[i]);
+      if (child === undefined) return false;
+      for (let j = child.from; j < child.to; j++, i++) {
+        if (i === path.length) return true;
+        if (child.path[j] !== path[i]) return false;
+      }
+      node = child;
+    }
+  }
 }
 
 class Shaper {
   readonly #errors: GraphQLFormattedError[];
   readonly #initialErrors: number;
+  /** The paths of those errors, indexed at the first null (most responses have none). */
+  #explained: ErrorPaths | null = null;
   /**
    * The response path of the value being shaped, pushed and popped around
    * each field and list item: copied only for an error, so shaping allocates
@@ -83,17 +159,11 @@ class Shaper {
 
   #nullError(parentType: string, field: NField): void {
     const arr = this.#path.slice();
-    const explains = (p: readonly (string | number)[] | undefined) =>
-      p !== undefined && (samePrefix(p, arr) || samePrefix(arr, p));
-    for (let i = 0; i < this.#initialErrors; i++) {
-      const error = this.#errors[i];
-      // A subgraph error at or below this field, or on an ancestor (the entity failed),
-      // already explains the null; so does one wrapped in a router error
-      // (`subgraph_error_propagation.mode: wrapped`).
-      if (explains(error?.path)) return;
-      const wrapped = error?.extensions?.errors;
-      if (Array.isArray(wrapped) && wrapped.some((e) => explains(e?.path))) return;
-    }
+    // A subgraph error at or below this field, or on an ancestor (the entity failed),
+    // already explains the null; so does one wrapped in a router error
+    // (`subgraph_error_propagation.mode: wrapped`).
+    this.#explained ??= new ErrorPaths(this.#errors, this.#initialErrors);
+    if (this.#explained.explains(arr)) return;
     this.#error({
       message: `Cannot return null for non-nullable field ${parentType}.${field.name}.`,
       path: arr,

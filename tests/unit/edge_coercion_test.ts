@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
 import { buildSupergraph } from "../../lib/supergraph/mod.ts";
+import { buildSchema, type GraphQLFormattedError, parse } from "graphql";
+import { normalizeOperation } from "../../lib/engine/normalize.ts";
+import { shapeResponse } from "../../lib/engine/shape.ts";
 
 const composed = composeSupergraph([{
   name: "values",
@@ -147,4 +150,33 @@ Deno.test("a field the subgraph left out is null whatever its alias: `toString`,
     JSON.stringify(result),
     '{"data":{"toString":null,"valueOf":null,"constructor":null,"hasOwnProperty":null,"s":"x"}}',
   );
+});
+
+Deno.test("which errors explain a null is looked up, not scanned per null: 100 000 nulls beside 20 000 errors shape at once", () => {
+  const schema = buildSchema("type Query { items: [Item] } type Item { name: String! }");
+  const { selection } = normalizeOperation(schema, parse("{ items { name } }"));
+  const errors: GraphQLFormattedError[] = Array.from(
+    { length: 20_000 },
+    (_, i) => ({ message: "elsewhere", path: ["other", i] }),
+  );
+  // On an ancestor, below the field, and wrapped (`subgraph_error_propagation.mode: wrapped`).
+  errors.push({ message: "entity", path: ["items", 1] });
+  errors.push({ message: "below", path: ["items", 2, "name", "x"] });
+  errors.push({
+    message: "wrapper",
+    extensions: { errors: [{ message: "w", path: ["items", 3] }] },
+  });
+  const items = Array.from({ length: 100_000 }, () => ({ name: null }));
+  const start = performance.now();
+  const data = shapeResponse({ items }, selection, { errors });
+  const ms = performance.now() - start;
+  assert.equal((data?.items as unknown[]).length, 100_000);
+  const added = errors.slice(20_003);
+  assert.equal(added.length, 100_000 - 3, "one error per null the others do not explain");
+  assert.deepEqual(added.slice(0, 2).map((e) => e.path), [["items", 0, "name"], [
+    "items",
+    4,
+    "name",
+  ]]);
+  assert.ok(ms < 3_000, `shaped in ${Math.round(ms)} ms`);
 });
