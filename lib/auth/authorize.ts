@@ -200,30 +200,3 @@ export function checkRequirement(
     formatBearerChallenge(best, { error: "insufficient_scope" }),
   );
 }
-
-/**
- * Authorizes a GraphQL request: its identity ({@linkcode resolveIdentity}),
- * and, with `authorization.reject_operation_if_unauthorized`, the whole
- * operation's requirement ({@linkcode checkRequirement}). Otherwise fields the
- * identity may not see are removed by the engine (answered null + error).
- *
- * @param request The inbound request (its `Authorization` header).
- * @param options The authorization, the supergraph and the prepared operation.
- * @returns The identity to execute with, or the error to answer with.
- */
-export async function authorizeOperation(
-  request: Request,
-  options: {
-    readonly authorization: RequestAuthorization;
-    readonly supergraph: SupergraphCore;
-    readonly operation: PreparedOperation;
-  },
-): Promise<IdentityResult> {
-  const identity = await resolveIdentity(request, options);
-  if (!identity.ok || !options.authorization.rejectUnauthorized) return identity;
-  const refused = checkRequirement(identity.token, {
-    requirement: operationRequirement(options.operation, options),
-    subject: "The operation",
-  });
-  return refused === null ? identity : { ok: false, error: refused };
-}

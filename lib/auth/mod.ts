@@ -40,7 +40,6 @@ export {
   touchedAccessKeys,
 } from "./operation_access.ts";
 export {
-  authorizeOperation,
   buildRequestAuthorization,
   checkRequirement,
   type CheckRequirementOptions,

@@ -373,12 +373,14 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
     return connectErrorResponse(resolved.failure);
   }
   const call = resolved.value;
+  // Who calls is settled before the message is decoded: a bad token, or an anonymous
+  // call that must authenticate, costs no decoding and learns nothing from its errors.
+  const access = await checkAccess(request, state, call, deps.config);
+  if ("failure" in access) return connectErrorResponse(access.failure);
   const text = await readMessage(request, call, state.maxMessageBytes);
   if (!text.ok) return connectErrorResponse(text.failure);
   const variables = decodeCallMessage(call.method, text.value, { limits: deps.engine.limits });
   if (!variables.ok) return connectErrorResponse(variables.failure);
-  const access = await checkAccess(request, state, call, deps.config);
-  if ("failure" in access) return connectErrorResponse(access.failure);
   const executed = await run(
     request,
     call,

@@ -6,7 +6,13 @@
  * @module
  */
 import { type DocumentNode, getOperationAST, parse } from "graphql";
-import { authorizeOperation, type RequestAuthorization } from "../auth/mod.ts";
+import {
+  checkRequirement,
+  operationRequirement,
+  type RequestAuthorization,
+  resolveIdentity,
+  type VerifiedToken,
+} from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import { execute, isLimitRefusal, prepare, responseTooLarge, resultJson } from "../engine/mod.ts";
 import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
@@ -103,6 +109,19 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       { requestId },
     );
   }
+  // Who asks is settled before the document is read: a bad token, or an anonymous
+  // request under require_authentication, learns nothing of the schema from
+  // validation errors (and costs no parse).
+  const authorization = deps.supergraph === undefined ? undefined : deps.authorization;
+  let identity: VerifiedToken | null = null;
+  if (authorization !== undefined) {
+    const resolved = await resolveIdentity(request, { authorization });
+    if (!resolved.ok) {
+      await request.body?.cancel().catch(() => {});
+      return errorResponse(resolved.error, { contentType: mediaType, log: deps.log, requestId });
+    }
+    identity = resolved.token;
+  }
   let params: GraphQLRequest;
   try {
     params = method === "GET"
@@ -156,21 +175,18 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       }],
     };
   } else {
-    let identity = null;
-    if (deps.authorization !== undefined && deps.supergraph !== undefined) {
-      const authorized = await authorizeOperation(request, {
-        authorization: deps.authorization,
-        supergraph: deps.supergraph,
-        operation: prepared.operation,
+    if (authorization?.rejectUnauthorized && deps.supergraph !== undefined) {
+      // reject_operation_if_unauthorized: the whole operation's requirement must hold.
+      const refused = checkRequirement(identity, {
+        requirement: operationRequirement(prepared.operation, {
+          authorization,
+          supergraph: deps.supergraph,
+        }),
+        subject: "The operation",
       });
-      if (!authorized.ok) {
-        return errorResponse(authorized.error, {
-          contentType: mediaType,
-          log: deps.log,
-          requestId,
-        });
+      if (refused !== null) {
+        return errorResponse(refused, { contentType: mediaType, log: deps.log, requestId });
       }
-      identity = authorized.token;
     }
     try {
       result = await execute(deps.engine, prepared.operation, {

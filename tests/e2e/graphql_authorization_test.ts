@@ -123,6 +123,35 @@ Deno.test("authorization: require_authentication refuses anonymous requests to p
   );
 });
 
+Deno.test("authorization: who asks is settled before the document or message is read (no schema names in an anonymous or forged request's answer)", async () => {
+  await withMcpFixture(
+    { authentication: true, authorization: { require_authentication: true } },
+    async (fixture) => {
+      for (const token of [undefined, "forged.token.value"]) {
+        const invalid = await post(fixture, "{ hello nope }", token);
+        assert.equal(invalid.status, 401, `token ${token}`);
+        const text = await invalid.text();
+        assert.doesNotMatch(text, /nope|Cannot query field/);
+        const call = await fetch(`${fixture.router.url}/service.v1.GraphService/GetHello`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "connect-protocol-version": "1",
+            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          },
+          body: JSON.stringify({ nope: 1 }),
+        });
+        assert.equal(call.status, 401, `Connect, token ${token}`);
+        assert.equal((await call.json()).code, "unauthenticated");
+      }
+      // With a token the same documents are answered as before.
+      const signed = await post(fixture, "{ hello nope }", await fixture.token(""));
+      assert.equal(signed.status, 400);
+      assert.match((await signed.json()).errors[0].message, /Cannot query field "nope"/);
+    },
+  );
+});
+
 Deno.test("issue 18: without authentication.jwt there is no verified identity, so protected fields are never served (even with a token)", async () => {
   await withMcpFixture({}, async (fixture) => {
     const response = await post(fixture, "{ secret }", "forged.token.value");
