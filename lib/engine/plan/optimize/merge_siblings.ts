@@ -24,9 +24,7 @@ import type { RepField, RepSelection } from "../../_rep.ts";
 export function mergeSiblings(graph: QueryGraph, groups: Group[]): number {
   const levelOf = dependencyLevels();
   const into = new Map<Group, Group>();
-  const candidate = (g: Group) =>
-    g.entity && !into.has(g) && g.sel.fields.size === 0 && g.rewrites.length === 0 &&
-    g.contexts.length === 0;
+  const candidate = (g: Group) => !into.has(g) && mergeCandidate(g);
   for (let i = 0; i < groups.length; i++) {
     const a = groups[i]!;
     if (!candidate(a)) continue;
@@ -59,8 +57,27 @@ export function mergeSiblings(graph: QueryGraph, groups: Group[]): number {
   return into.size;
 }
 
-/** Two entity fetches can share one `_entities` call (see {@linkcode mergeSiblings}). */
-function mergeable(graph: QueryGraph, a: Group, b: Group): boolean {
+/**
+ * True when a fetch may share its request with another: an entity fetch with no root fields,
+ * no internal aliases to rename back and no `@fromContext` variables.
+ *
+ * @param g The fetch group.
+ * @returns Whether merge passes may take it.
+ */
+export function mergeCandidate(g: Group): boolean {
+  return g.entity && g.sel.fields.size === 0 && g.rewrites.length === 0 && g.contexts.length === 0;
+}
+
+/**
+ * True when two entity fetches can share one `_entities` call: a type is either selected by
+ * one of them only (with response shapes that cannot conflict), or selected identically.
+ *
+ * @param graph The query graph.
+ * @param a One fetch group.
+ * @param b The other.
+ * @returns Whether one request can serve both.
+ */
+export function mergeable(graph: QueryGraph, a: Group, b: Group): boolean {
   // Interface representations expand to their implementations at build time: keep them alone.
   for (const type of [...a.reqs.keys(), ...b.reqs.keys()]) {
     if (graph.type(type)?.kind !== "object") return false;

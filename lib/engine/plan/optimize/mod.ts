@@ -6,6 +6,7 @@
 import type { QueryGraph } from "../graph.ts";
 import type { Group } from "../_groups.ts";
 import { mergeSiblings } from "./merge_siblings.ts";
+import { mergeLeaves } from "./merge_leaves.ts";
 
 /**
  * Runs every pass over the fetch groups (edited in place).
@@ -15,4 +16,5 @@ import { mergeSiblings } from "./merge_siblings.ts";
  */
 export function optimize(graph: QueryGraph, groups: Group[]): void {
   mergeSiblings(graph, groups);
+  mergeLeaves(graph, groups);
 }
