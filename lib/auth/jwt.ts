@@ -26,6 +26,8 @@ import { parseScopeClaim } from "./scope_grammar.ts";
 /** The asymmetric algorithms accepted when a key source lists none. */
 const ASYMMETRIC = ASYMMETRIC_ALGORITHMS;
 const SYMMETRIC = SYMMETRIC_ALGORITHMS;
+/** Claims a token must carry unless its source says otherwise: without `exp` it never expires. */
+const DEFAULT_REQUIRED_CLAIMS: readonly string[] = ["exp"];
 
 /** A key jose verifies with (its own `CryptoKey` type, which may be node's). */
 type VerifyKey = Exclude<Parameters<typeof jwtVerify>[1], JWTVerifyGetKey>;
@@ -40,6 +42,8 @@ export interface KeySource {
   readonly issuers?: readonly string[];
   /** Required `typ` (`jwks[].required_typ`); `""` or absent: not required. */
   readonly requiredTyp?: string;
+  /** Claims a token must carry (`jwks[].required_claims`); absent: `exp`. */
+  readonly requiredClaims?: readonly string[];
   readonly key: JWTVerifyGetKey | VerifyKey;
   /** The running JWKS source, for URL sources (readiness and tests). */
   readonly remote: JwksSource | null;
@@ -213,6 +217,7 @@ async function compileSource(
     audiences: source.audiences.length > 0 ? source.audiences : options.defaultAudiences ?? [],
     issuers: source.issuer ?? [],
     requiredTyp: source.required_typ ?? "",
+    requiredClaims: source.required_claims ?? DEFAULT_REQUIRED_CLAIMS,
   };
   if (source.secret !== undefined) {
     if (source.secret.length < 32) {
@@ -319,13 +324,14 @@ class ClaimRefused extends Error {
 }
 
 function describe(error: unknown): string {
-  const { code, claim } = error as { code?: string; claim?: string };
+  const { code, claim, reason } = error as { code?: string; claim?: string; reason?: string };
   switch (code) {
     case "ERR_GW_CLAIM_REFUSED":
       return (error as Error).message;
     case "ERR_JWT_EXPIRED":
       return "The access token expired";
     case "ERR_JWT_CLAIM_VALIDATION_FAILED":
+      if (reason === "missing") return `The access token has no "${claim ?? "?"}" claim`;
       return `The access token's "${claim ?? "?"}" claim is invalid`;
     case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED":
       return "The access token signature is invalid";
@@ -373,7 +379,7 @@ function failure(description: string): AuthResult {
  *   { kind: "secret", algorithms: ["HS256"], audiences: [], key: secret, remote: null },
  * ] };
  * const jwt = await new SignJWT({ scope: "a b" }).setProtectedHeader({ alg: "HS256" })
- *   .setSubject("u1").setIssuer("idp").sign(secret);
+ *   .setSubject("u1").setIssuer("idp").setExpirationTime("5m").sign(secret);
  * const result = await verifyToken(jwt, state);
  * assert.equal(result.ok && result.token?.subject, "u1");
  * assert.deepEqual(result.ok && result.token?.scopes, ["a", "b"]);
@@ -403,6 +409,7 @@ export async function verifyToken(
         currentDate: new Date(now),
         ...(source.audiences.length > 0 ? { audience: [...source.audiences] } : {}),
         ...(source.issuers && source.issuers.length > 0 ? { issuer: [...source.issuers] } : {}),
+        requiredClaims: [...(source.requiredClaims ?? DEFAULT_REQUIRED_CLAIMS)],
       };
       const { payload, protectedHeader } = typeof source.key === "function"
         ? await jwtVerify(jwt, source.key, verifyOptions)

@@ -165,6 +165,8 @@ const JWKS_SOURCE = object({
   // Issue 18: claims and key-source safety.
   issuer: { kind: "list", default: [], scalar: true },
   required_typ: str(""),
+  // Issue 15 (secure defaults): a token without `exp` would be valid forever.
+  required_claims: { kind: "list", default: ["exp"] },
   max_response_bytes: { kind: "size", default: 1_000_000 },
   fetch_timeout_ms: { kind: "duration", default: 5_000 },
   refresh_unknown_kid: object({

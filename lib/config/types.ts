@@ -64,6 +64,8 @@ export interface JwksSource {
   readonly issuer: readonly string[];
   /** `typ` every token from this source must carry (e.g. `at+jwt`); `""`: not required. */
   readonly required_typ: string;
+  /** Claims every token from this source must carry (default `exp`); empty: none. */
+  readonly required_claims: readonly string[];
   /** Largest JWKS response body read from `url`, bytes. */
   readonly max_response_bytes: number;
   /** Timeout of one JWKS fetch, milliseconds. */

@@ -137,7 +137,7 @@ Deno.test("issue 18: the last good keys serve while the IdP is down (stale-if-er
   // A fresh token each time, so the verified-token cache cannot answer.
   const fresh = () =>
     new SignJWT({ jti: crypto.randomUUID() }).setProtectedHeader({ alg: "ES256", kid: "k1" })
-      .sign(privateKey);
+      .setExpirationTime("5m").sign(privateKey);
   up = false;
   now = 10_000;
   assert.equal(await source.refresh(), false);
@@ -247,7 +247,7 @@ Deno.test("a JWKS whose keys array holds a non-object is a failed fetch: the loo
   assert.equal(source.counters.failures, 8);
   assert.equal(manual.size, 1, "the loop is still scheduled");
   const token = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "k1" })
-    .sign(privateKey);
+    .setExpirationTime("5m").sign(privateKey);
   assert.equal((await verifyToken(token, state)).ok, true, "the last good keys still verify");
   const unknown = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "other" })
     .sign(privateKey);
@@ -438,4 +438,27 @@ Deno.test("issue 18: a provider outage is logged once when it starts and once wh
     { level: "info", msg: "JWKS recovered" },
   ]);
   keySources.close();
+});
+
+Deno.test("issue 15 secure default: a token without exp is refused (it would never expire) unless the source's required_claims is emptied", async () => {
+  const key = new TextEncoder().encode(SECRET);
+  const forever = await new SignJWT({ scope: "a" }).setProtectedHeader({ alg: "HS256" })
+    .setSubject("u1").sign(key);
+  const strict = await buildAuthState(config([{ secret: SECRET, symmetric_algorithm: "HS256" }]));
+  const refused = await verifyToken(forever, strict);
+  assert.ok(!refused.ok);
+  assert.equal(refused.error.message, 'The access token has no "exp" claim');
+  const expiring = await new SignJWT({ scope: "a" }).setProtectedHeader({ alg: "HS256" })
+    .setSubject("u1").setExpirationTime("5m").sign(key);
+  assert.equal((await verifyToken(expiring, strict)).ok, true);
+  const lax = await buildAuthState(
+    config([{ secret: SECRET, symmetric_algorithm: "HS256", required_claims: [] }]),
+  );
+  assert.equal((await verifyToken(forever, lax)).ok, true);
+  const withSub = await buildAuthState(
+    config([{ secret: SECRET, symmetric_algorithm: "HS256", required_claims: ["exp", "jti"] }]),
+  );
+  const noJti = await verifyToken(expiring, withSub);
+  assert.ok(!noJti.ok);
+  assert.equal(noJti.error.message, 'The access token has no "jti" claim');
 });
