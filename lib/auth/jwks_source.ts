@@ -191,6 +191,9 @@ export class JwksSource {
     try {
       keys = await this.#download();
       local = createLocalJWKSet(keys); // throws on a set whose keys are not all objects
+      // An IdP glitch serving `{"keys":[]}` would otherwise refuse every token: the last good
+      // keys serve instead (rotation adds a key before it removes one; nobody empties a set).
+      if (keys.keys.length === 0) throw new Error("JWKS holds no keys");
     } catch (error) {
       this.#counters.failures++;
       this.#options.onFetched?.(false);

@@ -231,20 +231,20 @@ Deno.test("issue 18: a JWKS body over max_response_bytes, invalid JSON or a 500 
   }
 });
 
-Deno.test("a JWKS whose keys array holds a non-object is a failed fetch: the loop goes on, the last good keys serve, an unknown-kid wait ends", async () => {
+Deno.test("a JWKS whose keys array is empty or holds a non-object is a failed fetch: the loop goes on, the last good keys serve, an unknown-kid wait ends", async () => {
   const { jwk, privateKey } = await rsaSetup();
   let body: unknown = { keys: [jwk] };
   const fakeFetch = (() => Promise.resolve(Response.json(body))) as typeof fetch;
   const { state, keySources, manual, source } = await urlState(fakeFetch);
   assert.equal(await source.refresh(), true);
-  for (const bad of [[null], [1], ["k"], [jwk, []]]) {
+  for (const bad of [[null], [1], ["k"], [jwk, []], []]) {
     body = { keys: bad };
     // It rejected (createLocalJWKSet threw outside the try): an unhandled rejection ended the process.
     assert.equal(await source.refresh(), false);
     manual.run(); // the background loop: its refresh must not reject either
     await source.refresh();
   }
-  assert.equal(source.counters.failures, 8);
+  assert.equal(source.counters.failures, 10);
   assert.equal(manual.size, 1, "the loop is still scheduled");
   const token = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "k1" })
     .setExpirationTime("5m").sign(privateKey);
@@ -316,11 +316,12 @@ Deno.test("issue 4: algorithms are pinned per source: HS/RS confusion and alg no
 
 Deno.test("issue 4: a verified token is cached until its exp (no second signature check)", async () => {
   const { jwk, privateKey } = await rsaSetup();
+  const rotated = { ...(await rsaSetup()).jwk, kid: "k2" };
   let now = 0;
   let fetches = 0;
   const fakeFetch = (() => {
     fetches++;
-    return Promise.resolve(Response.json({ keys: fetches === 1 ? [jwk] : [] }));
+    return Promise.resolve(Response.json({ keys: fetches === 1 ? [jwk] : [rotated] }));
   }) as typeof fetch;
   const { state, source } = await urlState(fakeFetch, {
     now: () => now,
