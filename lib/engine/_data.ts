@@ -12,6 +12,7 @@
 import type { Layers } from "./_layers.ts";
 import { RouterError } from "../errors.ts";
 import { MAX_DATA_DEPTH } from "./limits.ts";
+import { isRawNumber } from "./json_numbers.ts";
 import type { RepField, RepSelection } from "./plan.ts";
 
 /** A JSON object of the merged data. */
@@ -49,7 +50,10 @@ export function mergeInto(
     } else if (key === "__typename") {
       // An @interfaceObject answers with the interface name: keep a concrete type.
       if (!abstractNames?.has(value as string)) next = value;
-    } else if (deeper && isObject(existing) && isObject(value)) {
+    } else if (
+      deeper && isObject(existing) && isObject(value) && !isRawNumber(existing) &&
+      !isRawNumber(value)
+    ) {
       mergeInto(layers, existing, value, abstractNames, depth + 1);
     } else if (
       deeper && Array.isArray(existing) && Array.isArray(value) &&

@@ -14,6 +14,7 @@ import {
   type GraphQLScalarType,
   GraphQLString,
 } from "graphql";
+import { isRawNumber } from "./json_numbers.ts";
 
 const BUILT_IN: ReadonlyMap<string, GraphQLScalarType<unknown, unknown>> = new Map<
   string,
@@ -32,17 +33,22 @@ export const NOT_COERCIBLE: unique symbol = Symbol("not coercible");
 /**
  * Coerces a non-null leaf value for a scalar: built-in scalars as graphql-js
  * serializes them (an integral float for `Int`, a number for `ID`, …),
- * custom scalars passed through.
+ * custom scalars passed through. An integer beyond 2^53 kept exact (a
+ * {@linkcode RawNumber}) is an `ID` or `String` of its digits, a `Float`
+ * rounded, never an `Int`.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { coerceScalar, NOT_COERCIBLE } from "./coerce_leaf.ts";
+ * import { parseJsonExact } from "./json_numbers.ts";
  * assert.equal(coerceScalar("Int", 3), 3);
  * assert.equal(coerceScalar("ID", 7), "7");
  * assert.equal(coerceScalar("Int", { ssn: "123" }), NOT_COERCIBLE);
  * assert.equal(coerceScalar("Int", 2 ** 40), NOT_COERCIBLE);
  * assert.deepEqual(coerceScalar("JSON", { any: 1 }), { any: 1 });
+ * const [big] = parseJsonExact("[12345678901234567890]") as unknown[];
+ * assert.equal(coerceScalar("ID", big), "12345678901234567890");
  * ```
  * @param name The scalar's name.
  * @param raw The subgraph's value (not null).
@@ -69,6 +75,10 @@ export function coerceScalar(name: string, raw: unknown): unknown {
     default:
       return raw;
   }
+  if (isRawNumber(raw)) {
+    if (name === "ID" || name === "String") return raw.rawJSON;
+    return name === "Float" ? Number(raw.rawJSON) : NOT_COERCIBLE;
+  }
   const scalar = BUILT_IN.get(name)!;
   try {
     return scalar.serialize(raw);
@@ -93,6 +103,7 @@ export function coerceScalar(name: string, raw: unknown): unknown {
  */
 export function kindOf(value: unknown): string {
   if (Array.isArray(value)) return "a list";
+  if (isRawNumber(value)) return "a number";
   if (typeof value === "object") return "an object";
   return `a ${typeof value}`;
 }

@@ -18,6 +18,7 @@ import {
   wrapSubgraphErrors,
 } from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
+import { parseJsonExact } from "./json_numbers.ts";
 import {
   collect,
   collectPaths,
@@ -438,7 +439,7 @@ function parseOnce(response: SubgraphResponse): unknown {
   if (memo !== undefined && "value" in memo) return memo.value;
   let payload: unknown;
   try {
-    payload = JSON.parse(response.body);
+    payload = parseJsonExact(response.body);
   } catch {
     payload = null;
   }

@@ -20,6 +20,7 @@ import type { Layers } from "./_layers.ts";
 import { unauthorizedError } from "./field_access.ts";
 import type { NField, NSelection, TypeRef } from "./normalize.ts";
 import { coerceScalar, kindOf, NOT_COERCIBLE } from "./coerce_leaf.ts";
+import { isRawNumber } from "./json_numbers.ts";
 
 /** Options for {@linkcode shapeResponse}. */
 export interface ShapeOptions {
@@ -281,7 +282,7 @@ class Shaper {
         return raw;
       case "composite": {
         if (field.selection === null) return null;
-        if (typeof raw !== "object" || Array.isArray(raw)) {
+        if (typeof raw !== "object" || Array.isArray(raw) || isRawNumber(raw)) {
           return this.#invalid(`an object for ${parentType}.${field.name}`, raw);
         }
         const v = this.object(raw as Record<string, unknown>, field.selection);

@@ -1,0 +1,92 @@
+/**
+ * Subgraph JSON with integers beyond 2^53 kept exact. `JSON.parse` turns
+ * `12345678901234567890` into the nearest double (`12345678901234567000`): a
+ * `Long` scalar or a numeric key would reach the client, or the next
+ * subgraph's representation, silently changed. Such numbers are parsed as
+ * `JSON.rawJSON` values instead, which `JSON.stringify` prints digit for digit
+ * (Rust routers keep 64-bit integers; JavaScript gateways lose them).
+ *
+ * The check costs a strided scan (every 16th character; an integer that
+ * cannot be exact has at least 16 digits), and only a body with such a run
+ * of digits is parsed again with a reviver.
+ *
+ * @module
+ */
+
+/** `JSON.rawJSON` / `JSON.isRawJSON` (ES2026, in V8): not in TypeScript's lib yet. */
+const RAW = JSON as unknown as {
+  rawJSON(text: string): RawNumber;
+  isRawJSON(value: unknown): value is RawNumber;
+};
+
+/** A number kept as its JSON text (a frozen, prototype-less `{ rawJSON }`). */
+export interface RawNumber {
+  readonly rawJSON: string;
+}
+
+/** Fewest digits of an integer that may not be exact as a double (2^53 has 16). */
+const DIGITS = 16;
+
+/**
+ * Parses JSON text; integers beyond `Number.MAX_SAFE_INTEGER` become
+ * {@linkcode RawNumber}s holding their exact text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseJsonExact } from "./json_numbers.ts";
+ * const value = parseJsonExact('{"id":12345678901234567890,"n":1}');
+ * assert.equal(JSON.stringify(value), '{"id":12345678901234567890,"n":1}');
+ * ```
+ * @param text JSON text.
+ * @returns The value.
+ * @throws {SyntaxError} When the text is not JSON.
+ */
+export function parseJsonExact(text: string): unknown {
+  if (!mayHoldInexactInteger(text)) return JSON.parse(text);
+  return JSON.parse(text, keepExact);
+}
+
+function keepExact(this: unknown, _key: string, value: unknown, context?: { source?: string }) {
+  if (
+    typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value) &&
+    context?.source !== undefined
+  ) {
+    return RAW.rawJSON(context.source);
+  }
+  return value;
+}
+
+/**
+ * True when the text has a run of at least 16 digits (inside a string or not:
+ * a false positive only costs a slower parse).
+ *
+ * @param text JSON text.
+ * @returns Whether a number in it may not be exact as a double.
+ */
+export function mayHoldInexactInteger(text: string): boolean {
+  // Any run of 16 digits covers one of the positions 15, 31, 47, …
+  for (let i = DIGITS - 1; i < text.length; i += DIGITS) {
+    if (!isDigit(text.charCodeAt(i))) continue;
+    let start = i;
+    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
+    let end = i + 1;
+    while (end < text.length && isDigit(text.charCodeAt(end))) end++;
+    if (end - start >= DIGITS) return true;
+  }
+  return false;
+}
+
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
+/**
+ * True for a number kept as its text by {@linkcode parseJsonExact}.
+ *
+ * @param value Any value.
+ * @returns Whether it is a {@linkcode RawNumber}.
+ */
+export function isRawNumber(value: unknown): value is RawNumber {
+  return typeof value === "object" && value !== null && RAW.isRawJSON(value);
+}

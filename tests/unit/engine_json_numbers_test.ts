@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { composeServices } from "@theguild/federation-composition";
+import { parse } from "graphql";
+import { buildSupergraph } from "../../lib/supergraph/mod.ts";
+import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
+import { mayHoldInexactInteger, parseJsonExact } from "../../lib/engine/json_numbers.ts";
+
+const FED =
+  `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])\n`;
+
+function model() {
+  const result = composeServices([
+    {
+      name: "a",
+      typeDefs: parse(
+        FED +
+          `scalar Long type Query { things: [Thing] } type Thing @key(fields: "id") { id: ID! n: Long f: Float s: String }`,
+      ),
+      url: "http://a.test/graphql",
+    },
+    {
+      name: "b",
+      typeDefs: parse(FED + `type Thing @key(fields: "id") { id: ID! echo: String }`),
+      url: "http://b.test/graphql",
+    },
+  ]);
+  if (result.errors !== undefined) throw new Error(result.errors.map((e) => e.message).join());
+  return buildSupergraph(result.supergraphSdl);
+}
+
+Deno.test("issue 15 silent data: integers beyond 2^53 from a subgraph reach the client and the next subgraph digit for digit", async () => {
+  for (const enableSingleFlight of [true, false]) await bigIntegers(enableSingleFlight);
+});
+
+async function bigIntegers(enableSingleFlight: boolean) {
+  const sent: string[] = [];
+  const engine = createEngine(model(), {
+    enableSingleFlight,
+    fetch: async (request) => {
+      const body = await request.text();
+      sent.push(body);
+      const text = new URL(request.url).hostname === "a.test"
+        ? `{"data":{"things":[{"__typename":"Thing","id":12345678901234567891,"n":9007199254740993,"f":12345678901234567891,"s":-98765432109876543210}]}}`
+        : `{"data":{"_entities":[{"__typename":"Thing","id":12345678901234567891,"echo":"ok"}]}}`;
+      return new Response(text, { headers: { "content-type": "application/json" } });
+    },
+  });
+  const prepared = prepare(engine, { query: "{ things { id n f s echo } }" });
+  assert.ok(prepared.ok);
+  const result = await execute(engine, prepared.operation);
+  assert.equal(
+    JSON.stringify(result),
+    `{"data":{"things":[{"id":"12345678901234567891","n":9007199254740993,"f":12345678901234567000,"s":"-98765432109876543210","echo":"ok"}]}}`,
+  );
+  assert.equal(sent.length, 2);
+  assert.match(sent[1]!, /"id":12345678901234567891[,}]/, "the representation keeps the key");
+}
+
+Deno.test("issue 15 silent data: the digit scan finds every run of 16 digits wherever it starts, and no shorter run", () => {
+  for (let offset = 0; offset < 48; offset++) {
+    const pad = "x".repeat(offset);
+    assert.equal(mayHoldInexactInteger(`${pad}${"9".repeat(16)}${pad}`), true, `16 at ${offset}`);
+    assert.equal(mayHoldInexactInteger(`${pad}${"9".repeat(15)},${pad}`), false, `15 at ${offset}`);
+  }
+  assert.deepEqual(parseJsonExact(`{"a":[1.5,9007199254740991,"12345678901234567890"]}`), {
+    a: [1.5, 9007199254740991, "12345678901234567890"],
+  });
+});
+
+Deno.test("issue 15 silent data: a long integer where an object belongs is named as a number, not read as an object", async () => {
+  const engine = createEngine(model(), {
+    fetch: () =>
+      Promise.resolve(
+        new Response(`{"data":{"things":[12345678901234567891]}}`, {
+          headers: { "content-type": "application/json" },
+        }),
+      ),
+  });
+  const prepared = prepare(engine, { query: "{ things { n } }" });
+  assert.ok(prepared.ok);
+  const result = await execute(engine, prepared.operation);
+  assert.deepEqual(result.data, { things: [null] });
+  assert.equal(result.errors?.length, 1);
+  assert.match(result.errors![0]!.message, /object/);
+  assert.match(JSON.stringify(result.errors), /a number/);
+});
