@@ -12,6 +12,13 @@
  *
  * @module
  */
+import {
+  type GraphQLInputType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+} from "graphql";
 
 /** `JSON.rawJSON` / `JSON.isRawJSON` (ES2026, in V8): not in TypeScript's lib yet. */
 const RAW = JSON as unknown as {
@@ -90,3 +97,53 @@ function isDigit(code: number): boolean {
 export function isRawNumber(value: unknown): value is RawNumber {
   return typeof value === "object" && value !== null && RAW.isRawJSON(value);
 }
+
+/**
+ * A client's variable value with the exact integers of {@linkcode parseJsonExact} fitted to the
+ * type they are given for, before graphql-js coerces it: an `ID` gets the digits (graphql-js
+ * would print the rounded double), a custom scalar keeps the exact number for the subgraph, any
+ * other scalar the double (its usual coercion and errors). Returns `value` itself when it holds
+ * no exact integer. The nesting is bounded by the caller (`checkVariablesDepth`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { GraphQLID, GraphQLList } from "graphql";
+ * import { exactInput, parseJsonExact } from "./json_numbers.ts";
+ * const ids = parseJsonExact("[12345678901234567891, 7]");
+ * assert.deepEqual(exactInput(ids, new GraphQLList(GraphQLID)), ["12345678901234567891", 7]);
+ * ```
+ * @param value The variable's value (from the client's JSON).
+ * @param type The variable's (or the input field's) type.
+ * @returns The value to coerce.
+ */
+export function exactInput(value: unknown, type: GraphQLInputType): unknown {
+  const named = isNonNullType(type) ? type.ofType : type;
+  if (isRawNumber(value)) {
+    if (isListType(named)) return exactInput(value, named.ofType);
+    if (!isScalarType(named) || !BUILT_IN_SCALARS.has(named.name)) return value;
+    return named.name === "ID" ? value.rawJSON : Number(value.rawJSON);
+  }
+  if (typeof value !== "object" || value === null) return value;
+  if (isListType(named)) {
+    if (!Array.isArray(value)) return exactInput(value, named.ofType);
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const item = exactInput(value[i], named.ofType);
+      if (item !== value[i]) (copy ??= value.slice())[i] = item;
+    }
+    return copy ?? value;
+  }
+  if (!isInputObjectType(named) || Array.isArray(value)) return value;
+  const fields = named.getFields();
+  let copy: Record<string, unknown> | null = null;
+  for (const [key, field] of Object.entries(value)) {
+    const input = fields[key];
+    if (input === undefined) continue;
+    const fitted = exactInput(field, input.type);
+    if (fitted !== field) (copy ??= { ...value })[key] = fitted;
+  }
+  return copy ?? value;
+}
+
+const BUILT_IN_SCALARS = new Set(["ID", "Int", "Float", "String", "Boolean"]);

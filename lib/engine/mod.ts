@@ -27,6 +27,10 @@ import {
   execute as graphqlExecute,
   getVariableValues,
   type GraphQLFormattedError,
+  type GraphQLSchema,
+  isInputType,
+  typeFromAST,
+  type VariableDefinitionNode,
 } from "graphql";
 import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
@@ -55,6 +59,7 @@ import { drawOverrideLabels, type OverrideLabel, overrideLabelsOf } from "./over
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
+import { exactInput } from "./json_numbers.ts";
 import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
 import type {
   EngineEvents,
@@ -495,10 +500,11 @@ export async function execute(
   // Coercion recurses per level of a value: its nesting is bounded first.
   const tooDeep = checkVariablesDepth(given, engine.limits);
   if (tooDeep !== null) return { errors: [tooDeep] };
+  const definitions = operation.operation.variableDefinitions ?? [];
   const coerced = getVariableValues(
     schema,
-    operation.operation.variableDefinitions ?? [],
-    given,
+    definitions,
+    exactVariables(schema, definitions, given),
     { maxErrors: 50, hideSuggestions: !engine.introspection },
   );
   if (coerced.errors) {
@@ -590,4 +596,23 @@ export async function execute(
   const result = errors.length > 0 ? { data, errors } : { data };
   if (answers !== null) engine.sharedResults.keep(planned, answers, result);
   return result;
+}
+
+/** The client's variables with exact integers fitted to their declared types (see `exactInput`). */
+function exactVariables(
+  schema: GraphQLSchema,
+  definitions: readonly VariableDefinitionNode[],
+  given: Record<string, unknown>,
+): Record<string, unknown> {
+  let copy: Record<string, unknown> | null = null;
+  for (const definition of definitions) {
+    const name = definition.variable.name.value;
+    const value = given[name];
+    if (typeof value !== "object" || value === null) continue;
+    const type = typeFromAST(schema, definition.type);
+    if (type === undefined || !isInputType(type)) continue;
+    const fitted = exactInput(value, type);
+    if (fitted !== value) (copy ??= { ...given })[name] = fitted;
+  }
+  return copy ?? given;
 }

@@ -41,6 +41,7 @@ import type { Telemetry } from "../telemetry/telemetry.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 import { utf8Length } from "../limited_body.ts";
 import { signalOf } from "../cancellation.ts";
+import { parseJsonExact } from "../engine/json_numbers.ts";
 
 /** What the GraphQL facet reads from the router state. */
 export interface GraphQLDeps {
@@ -316,7 +317,7 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
   }
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseJsonExact(text);
   } catch (error) {
     throw badRequest(`Malformed JSON in the request body: ${(error as Error).message}`);
   }
@@ -338,7 +339,7 @@ function readSearchParams(search: URLSearchParams): GraphQLRequest {
     const text = search.get(name);
     if (text === null || text === "") return undefined;
     try {
-      return JSON.parse(text);
+      return parseJsonExact(text);
     } catch (error) {
       throw badRequest(`Malformed JSON in the "${name}" parameter: ${(error as Error).message}`);
     }

@@ -4,17 +4,21 @@ import { parse } from "graphql";
 import { buildSupergraph } from "../../lib/supergraph/mod.ts";
 import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
 import { mayHoldInexactInteger, parseJsonExact } from "../../lib/engine/json_numbers.ts";
+import { parseConfig } from "../../lib/config/mod.ts";
+import { createHandler } from "../../lib/http/mod.ts";
+import { silentLogger } from "../../lib/log/mod.ts";
+import { buildState } from "../../lib/state/mod.ts";
 
 const FED =
   `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])\n`;
 
-function model() {
+function supergraphSdl(): string {
   const result = composeServices([
     {
       name: "a",
       typeDefs: parse(
         FED +
-          `scalar Long type Query { things: [Thing] } type Thing @key(fields: "id") { id: ID! n: Long f: Float s: String }`,
+          `scalar Long input Filter { ids: [ID!] n: Long } type Query { things: [Thing] thing(id: ID!, n: Long, f: Float, filter: Filter): Thing } type Thing @key(fields: "id") { id: ID! n: Long f: Float s: String }`,
       ),
       url: "http://a.test/graphql",
     },
@@ -25,7 +29,11 @@ function model() {
     },
   ]);
   if (result.errors !== undefined) throw new Error(result.errors.map((e) => e.message).join());
-  return buildSupergraph(result.supergraphSdl);
+  return result.supergraphSdl;
+}
+
+function model() {
+  return buildSupergraph(supergraphSdl());
 }
 
 Deno.test("issue 15 silent data: integers beyond 2^53 from a subgraph reach the client and the next subgraph digit for digit", async () => {
@@ -83,4 +91,51 @@ Deno.test("issue 15 silent data: a long integer where an object belongs is named
   assert.equal(result.errors?.length, 1);
   assert.match(result.errors![0]!.message, /object/);
   assert.match(JSON.stringify(result.errors), /a number/);
+});
+
+Deno.test("issue 15 silent data: a client's integers beyond 2^53 reach the subgraph exact (ID as its digits, a Long as the number, a Float rounded)", async () => {
+  const sent: string[] = [];
+  const state = await buildState({
+    config: parseConfig({}),
+    log: silentLogger,
+    supergraphSdl: supergraphSdl(),
+    operationFiles: [],
+    traceKeyPem: null,
+    fetch: async (request) => {
+      sent.push(await request.text());
+      return Response.json({ data: { thing: { n: 1 } } });
+    },
+  });
+  const handle = createHandler(() => state);
+  const query =
+    "query($id: ID!, $n: Long, $f: Float, $filter: Filter) { thing(id: $id, n: $n, f: $f, filter: $filter) { n } }";
+  const variables =
+    `{"id":12345678901234567891,"n":9007199254740993,"f":12345678901234567891,"filter":{"ids":[98765432109876543211,"x"],"n":-9007199254740993}}`;
+  const post = await handle(
+    new Request("http://router.test/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: `{"query":${JSON.stringify(query)},"variables":${variables}}`,
+    }),
+  );
+  assert.equal(post.status, 200, await post.clone().text());
+  await post.body?.cancel();
+  const get = await handle(
+    new Request(
+      `http://router.test/graphql?query=${encodeURIComponent(query)}&variables=${
+        encodeURIComponent(variables)
+      }`,
+      { headers: { accept: "application/json", "graphql-preflight": "1" } },
+    ),
+  );
+  assert.equal(get.status, 200, await get.clone().text());
+  await get.body?.cancel();
+  assert.equal(sent.length, 2);
+  for (const body of sent) {
+    const at = body.indexOf('"variables":');
+    assert.equal(
+      body.slice(at),
+      `"variables":{"f":12345678901234567000,"filter":{"ids":["98765432109876543211","x"],"n":-9007199254740993},"id":"12345678901234567891","n":9007199254740993}}`,
+    );
+  }
 });
