@@ -64,6 +64,21 @@ interface JsonRpcMessage {
   readonly id?: unknown;
   readonly method?: unknown;
   readonly params?: unknown;
+  readonly result?: unknown;
+  readonly error?: unknown;
+}
+
+/** A JSON-RPC response: an id and exactly one of `result` and `error`. */
+function isResponse(message: JsonRpcMessage): boolean {
+  return message.id !== undefined &&
+    (message.result !== undefined) !== (message.error !== undefined);
+}
+
+/** Neither a request or notification (a string `method`) nor a response. */
+function invalidMessage(hasMethod: boolean): string {
+  return hasMethod
+    ? "Invalid request: method must be a string"
+    : "Invalid request: expected a method (request, notification) or an id with result or error (response)";
 }
 
 function rpcError(
@@ -237,9 +252,12 @@ async function handlePost(
     );
   }
   const id: JsonRpcId = isRequest ? rawId as string | number : null;
-  if (typeof msg.method !== "string") {
+  if (msg.method === undefined && isResponse(msg)) {
     // A response or error from the client: nothing to do.
     return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
+  }
+  if (typeof msg.method !== "string") {
+    return rpcError(request, null, 400, -32600, invalidMessage(msg.method !== undefined));
   }
   const method = msg.method;
   const params = msg.params;

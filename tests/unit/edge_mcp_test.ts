@@ -69,3 +69,35 @@ Deno.test("an MCP error quotes a client's tool name or protocol version up to 10
   assert.match(answered, /Unsupported protocol version: 9{100}…/);
   assert.ok(answered.length < 1000, `${answered.length} characters answered`);
 });
+
+Deno.test("JSON-RPC: a message that is neither a request, a notification nor a response is a 400 -32600, not a silent 202", async () => {
+  const handle = handlerOf(await edgeState());
+  // A client waiting for the answer to these would wait forever behind a 202.
+  for (
+    const body of [
+      '{"jsonrpc":"2.0","id":1}',
+      '{"jsonrpc":"2.0","id":1,"method":5}',
+      '{"jsonrpc":"2.0","id":1,"method":null}',
+      '{"jsonrpc":"2.0","method":["ping"]}',
+      '{"jsonrpc":"2.0","result":{}}',
+      '{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}',
+    ]
+  ) {
+    const refused = await handle(mcpPost(body));
+    assert.equal(refused.status, 400, body);
+    const answer = await refused.json();
+    assert.equal(answer.error.code, -32600, body);
+    assert.match(answer.error.message, /^Invalid request: /, body);
+  }
+  // Responses and notifications from the client are still accepted.
+  for (
+    const body of [
+      '{"jsonrpc":"2.0","id":1,"result":{}}',
+      '{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"no"}}',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    ]
+  ) {
+    const accepted = await handle(mcpPost(body));
+    assert.equal(accepted.status, 202, body);
+  }
+});
