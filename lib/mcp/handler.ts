@@ -238,9 +238,16 @@ async function handlePost(
   const msg = message as JsonRpcMessage;
   const rawId = msg.id;
   const isRequest = rawId !== undefined;
-  // A number JSON cannot write back (1e400 parses to Infinity) would be answered with id null.
-  if (isRequest && typeof rawId !== "string" && !Number.isFinite(rawId)) {
-    return rpcError(request, null, 400, -32600, "Invalid request: id must be a string or a number");
+  // MCP ids are strings or integers. A number JSON cannot write back exactly (1e400 parses
+  // to Infinity, 2^53 + 1 to 2^53, 1e29 is echoed as 1e+29) would never match the client's.
+  if (isRequest && typeof rawId !== "string" && !Number.isSafeInteger(rawId)) {
+    return rpcError(
+      request,
+      null,
+      400,
+      -32600,
+      "Invalid request: id must be a string or an integer of at most 2^53 − 1 in magnitude",
+    );
   }
   if (typeof rawId === "string" && rawId.length > MAX_ID_LENGTH) {
     return rpcError(

@@ -101,3 +101,22 @@ Deno.test("JSON-RPC: a message that is neither a request, a notification nor a r
     assert.equal(accepted.status, 202, body);
   }
 });
+
+Deno.test("MCP: a request id must be a string or an integer JSON can write back exactly (1.5, 2^53 + 1 are 400)", async () => {
+  const handle = handlerOf(await edgeState());
+  const ping = (id: string) => mcpPost(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
+  // 123456789012345678901234567890 was answered as 1.2345678901234568e+29: the client never matched it.
+  for (const id of ["1.5", "-0.25", "9007199254740993", "123456789012345678901234567890"]) {
+    const refused = await handle(ping(id));
+    assert.equal(refused.status, 400, id);
+    const body = await refused.json();
+    assert.equal(body.id, null);
+    assert.equal(body.error.code, -32600);
+    assert.match(body.error.message, /id must be a string or an integer/);
+  }
+  for (const [id, echoed] of [["9007199254740991", 9007199254740991], ["-7", -7], ['"7"', "7"]]) {
+    const fine = await handle(ping(String(id)));
+    assert.equal(fine.status, 200, String(id));
+    assert.equal((await fine.json()).id, echoed);
+  }
+});
