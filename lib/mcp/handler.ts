@@ -309,7 +309,7 @@ async function handlePost(
         id,
         400,
         -32600,
-        `Unsupported MCP-Protocol-Version: ${headerVersion}`,
+        `Unsupported MCP-Protocol-Version: ${clipForMessage(headerVersion)}`,
       );
     }
     const checked = await checkSession(request, { mcp, caller, id });
@@ -479,7 +479,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
   if (origin !== null && !mcp.allowedOrigins.has(origin) && !LOOPBACK_ORIGIN.test(origin)) {
     // MCP transport security: validate Origin against DNS rebinding.
     await request.body?.cancel();
-    return rpcError(request, null, 403, -32000, `Origin ${origin} is not allowed`);
+    return rpcError(request, null, 403, -32000, `Origin ${clipForMessage(origin)} is not allowed`);
   }
   if (request.method === "OPTIONS") {
     return new Response(null, {
