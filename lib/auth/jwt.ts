@@ -22,6 +22,7 @@ import { type JwksSource, KeysUnavailableError } from "./jwks_source.ts";
 import { KeySources } from "./key_sources.ts";
 import { refuseClaims } from "./claims.ts";
 import { parseScopeClaim } from "./scope_grammar.ts";
+import { verifyWithKeySet } from "./_candidate_keys.ts";
 
 /** The asymmetric algorithms accepted when a key source lists none. */
 const ASYMMETRIC = ASYMMETRIC_ALGORITHMS;
@@ -412,7 +413,7 @@ export async function verifyToken(
         requiredClaims: [...(source.requiredClaims ?? DEFAULT_REQUIRED_CLAIMS)],
       };
       const { payload, protectedHeader } = typeof source.key === "function"
-        ? await jwtVerify(jwt, source.key, verifyOptions)
+        ? await verifyWithKeySet(jwt, source.key, verifyOptions)
         : await jwtVerify(jwt, source.key, verifyOptions);
       const refused = refuseClaims(protectedHeader, payload, {
         nowSec: Math.floor(now / 1000),
