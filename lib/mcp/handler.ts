@@ -56,6 +56,9 @@ const SERVER_INFO = { name: "gw-router", version: "0.43.0" } as const;
  */
 const MAX_ID_LENGTH = 1024;
 
+/** `application/json` itself, parameters allowed (`\b` also let `application/json-seq` pass). */
+const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
+
 /** Loopback origins cannot be forged by DNS rebinding; local browser clients use them. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
 
@@ -201,7 +204,7 @@ async function handlePost(
   caller: Caller,
 ): Promise<Response> {
   const contentType = request.headers.get("content-type") ?? "";
-  if (!/^application\/json\b/i.test(contentType)) {
+  if (!JSON_MEDIA_TYPE.test(contentType)) {
     return rpcError(request, null, 415, -32600, "Content-Type must be application/json");
   }
   const accept = request.headers.get("accept");

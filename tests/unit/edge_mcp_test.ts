@@ -120,3 +120,26 @@ Deno.test("MCP: a request id must be a string or an integer JSON can write back 
     assert.equal((await fine.json()).id, echoed);
   }
 });
+
+Deno.test("MCP POST: the media type must be application/json itself, not one that starts with it", async () => {
+  const handle = handlerOf(await edgeState());
+  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+  for (
+    const type of ["application/json-seq", "application/json-patch+json", "application/json.x"]
+  ) {
+    const refused = await handle(mcpPost(ping, { "content-type": type }));
+    assert.equal(refused.status, 415, type);
+    assert.equal((await refused.json()).error.code, -32600);
+  }
+  for (
+    const type of [
+      "application/json",
+      "Application/JSON; charset=utf-8",
+      "application/json;charset=UTF-8",
+    ]
+  ) {
+    const fine = await handle(mcpPost(ping, { "content-type": type }));
+    assert.equal(fine.status, 200, type);
+    await fine.body?.cancel();
+  }
+});
