@@ -8,8 +8,13 @@
  *
  * @module
  */
-import { authenticate, formatBearerChallenge } from "../auth/mod.ts";
-import { type AuthError, clipForMessage } from "../errors.ts";
+import {
+  authenticate,
+  formatBearerChallenge,
+  type RequestAuthorization,
+  resolveIdentity,
+} from "../auth/mod.ts";
+import { AuthError, clipForMessage, type RouterError } from "../errors.ts";
 import { callTool, toolText } from "./call.ts";
 import { checkCallAllLevels, checkInitialize, checkRequest } from "./policy.ts";
 import {
@@ -106,13 +111,53 @@ function authErrorResponse(request: Request, error: AuthError): Response {
   });
 }
 
+/**
+ * Without `mcp.oauth`, who calls is settled as on `/graphql`: a token sent must
+ * verify against `authentication.jwt` (its identity runs the tools), and
+ * `authorization.require_authentication` needs one. No scope gates apply.
+ */
+async function routerIdentity(
+  request: Request,
+  authorization: RequestAuthorization | undefined,
+  telemetry: Telemetry | null,
+): Promise<Caller | Response> {
+  if (authorization === undefined) return ANONYMOUS;
+  const identity = await resolveIdentity(request, { authorization });
+  if (identity.ok) {
+    return identity.token === null
+      ? ANONYMOUS
+      : { token: identity.token, scopes: identity.token.scopeSet };
+  }
+  return identityRefused(request, identity.error, telemetry);
+}
+
+/** 401 (no or a bad token), 400 (token in two places), else 503 (keys not loaded, or failed). */
+function identityRefused(
+  request: Request,
+  error: RouterError,
+  telemetry: Telemetry | null,
+): Response {
+  if (error.code !== "UNAUTHENTICATED") {
+    if (error instanceof AuthError) return authErrorResponse(request, error);
+    return rpcError(request, null, 503, -32002, error.message);
+  }
+  telemetry?.metrics?.mcpDenied("token");
+  const challenge = error instanceof AuthError ? error.challenge : "";
+  return rpcError(request, null, 401, -32001, error.message, {
+    headers: challenge === "" ? {} : { "www-authenticate": challenge },
+  });
+}
+
 /** Gate 1 and authentication. Returns the caller or the 401/403 response. */
 async function authorize(
   request: Request,
+  deps: McpDeps,
   mcp: McpState,
-  telemetry: Telemetry | null,
 ): Promise<Caller | Response> {
-  if (!mcp.oauth || mcp.auth === null) return ANONYMOUS;
+  const telemetry = deps.telemetry ?? null;
+  if (!mcp.oauth || mcp.auth === null) {
+    return await routerIdentity(request, deps.authorization, telemetry);
+  }
   const result = await authenticate(request, mcp.auth);
   if (!result.ok && result.error.code !== "UNAUTHENTICATED") {
     // 400 invalid_request (token in header and query) or 503 (no signing keys yet).
@@ -498,7 +543,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
       ),
     });
   }
-  const caller = await authorize(request, mcp, deps.telemetry ?? null);
+  const caller = await authorize(request, deps, mcp);
   if (caller instanceof Response) {
     await request.body?.cancel();
     return caller;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { edgeState, handlerOf, mcpPost } from "./_edge_fixture.ts";
+import { SignJWT } from "jose";
+import { edgeState, handlerOf, mcpExecute, mcpPost, mcpToolText } from "./_edge_fixture.ts";
 
 function listen(id: string): Request {
   return mcpPost(JSON.stringify({
@@ -142,4 +143,35 @@ Deno.test("MCP POST: the media type must be application/json itself, not one tha
     assert.equal(fine.status, 200, type);
     await fine.body?.cancel();
   }
+});
+
+Deno.test("MCP without mcp.oauth authenticates as /graphql does: require_authentication needs a token, a sent token must verify, a valid one is the identity", async () => {
+  const secret = new TextEncoder().encode("0123456789abcdef0123456789abcdef");
+  const handle = handlerOf(
+    await edgeState({
+      authentication: {
+        jwt: {
+          jwks: [{ secret: "0123456789abcdef0123456789abcdef", symmetric_algorithm: "HS256" }],
+        },
+      },
+      authorization: { require_authentication: true },
+      mcp: { enabled: true, enable_arbitrary_operations: true },
+    }, { answer: () => ({ data: { __typename: "Query" } }) }),
+  );
+  // Before: both ran the query anonymously, bypassing require_authentication.
+  const anonymous = await handle(mcpExecute("{ __typename }"));
+  assert.equal(anonymous.status, 401);
+  assert.equal(anonymous.headers.get("www-authenticate"), "Bearer");
+  const body = await anonymous.json();
+  assert.equal(body.error.code, -32001);
+  assert.match(body.error.message, /needs authentication/);
+  const forged = await handle(mcpExecute("{ __typename }", { authorization: "Bearer x.y.z" }));
+  assert.equal(forged.status, 401);
+  assert.match(forged.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+  await forged.body?.cancel();
+  const jwt = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u1")
+    .setExpirationTime("5m").sign(secret);
+  const valid = await handle(mcpExecute("{ __typename }", { authorization: `Bearer ${jwt}` }));
+  assert.equal(valid.status, 200);
+  assert.equal(await mcpToolText(valid), '{"data":{"__typename":"Query"}}');
 });
