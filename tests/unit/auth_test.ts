@@ -489,3 +489,31 @@ Deno.test("key rotation without kids: a token without kid verifies against which
   assert.equal(forged.ok, false);
   if (!forged.ok) assert.equal(forged.error.message, "The access token signature is invalid");
 });
+
+Deno.test("RFC 6750 §3.1: two Authorization headers (joined as 'Bearer a, Bearer b') are 400 invalid_request, not a malformed token", async () => {
+  const state = await buildAuthState(
+    config([{ secret: SECRET, symmetric_algorithm: "HS256", algorithms: ["HS256"] }]),
+  );
+  const jwt = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u1")
+    .setExpirationTime("5m").sign(new TextEncoder().encode(SECRET));
+  const headers = new Headers();
+  headers.append("authorization", `Bearer ${jwt}`);
+  headers.append("authorization", `Bearer ${jwt}`);
+  for (
+    const request of [
+      new Request("http://x/", { headers }),
+      new Request("http://x/", { headers: { authorization: `Bearer ${jwt} ${jwt}` } }),
+    ]
+  ) {
+    const result = await authenticate(request, state);
+    assert.equal(result.ok, false);
+    if (result.ok) continue;
+    assert.equal(result.error.code, "BAD_REQUEST");
+    assert.match(result.error.challenge, /^Bearer error="invalid_request", error_description="/);
+  }
+  const one = await authenticate(
+    new Request("http://x/", { headers: { authorization: `Bearer  ${jwt} ` } }),
+    state,
+  );
+  assert.equal(one.ok && one.token?.subject, "u1");
+});
