@@ -22,6 +22,7 @@ import { type JwksSource, KeysUnavailableError } from "./jwks_source.ts";
 import { KeySources } from "./key_sources.ts";
 import { refuseClaims } from "./claims.ts";
 import { parseScopeClaim } from "./scope_grammar.ts";
+import { verifyWithKeySet } from "./_candidate_keys.ts";
 
 /** The asymmetric algorithms accepted when a key source lists none. */
 const ASYMMETRIC = ASYMMETRIC_ALGORITHMS;
@@ -412,7 +413,7 @@ export async function verifyToken(
         requiredClaims: [...(source.requiredClaims ?? DEFAULT_REQUIRED_CLAIMS)],
       };
       const { payload, protectedHeader } = typeof source.key === "function"
-        ? await jwtVerify(jwt, source.key, verifyOptions)
+        ? await verifyWithKeySet(jwt, source.key, verifyOptions)
         : await jwtVerify(jwt, source.key, verifyOptions);
       const refused = refuseClaims(protectedHeader, payload, {
         nowSec: Math.floor(now / 1000),
@@ -488,15 +489,9 @@ export function authenticate(
   if (header === null) return Promise.resolve({ ok: true, token: null });
   if (hasQueryToken(request.url)) {
     // RFC 6750 §2: a client MUST NOT use more than one method to transmit the token.
-    const description = "Send the access token in one place: the header or the query, not both";
-    return Promise.resolve({
-      ok: false,
-      error: new AuthError(
-        "BAD_REQUEST",
-        description,
-        formatBearerChallenge([], { error: "invalid_request", errorDescription: description }),
-      ),
-    });
+    return Promise.resolve(
+      invalidRequest("Send the access token in one place: the header or the query, not both"),
+    );
   }
   const prefix = state.prefix;
   if (
@@ -507,7 +502,26 @@ export function authenticate(
       failure(`Expected "${prefix.trim()} <token>" in the ${state.headerName} header`),
     );
   }
-  return verifyToken(header.slice(prefix.length).trim(), state, options);
+  const token = header.slice(prefix.length).trim();
+  if (/[\s,]/.test(token)) {
+    // A JWT holds neither: two headers (joined with ", ") or two tokens repeat the parameter.
+    return Promise.resolve(
+      invalidRequest(`Send one access token in one ${state.headerName} header`),
+    );
+  }
+  return verifyToken(token, state, options);
+}
+
+/** RFC 6750 §3.1 `invalid_request` (400): the request is malformed, not the token. */
+function invalidRequest(description: string): AuthResult {
+  return {
+    ok: false,
+    error: new AuthError(
+      "BAD_REQUEST",
+      description,
+      formatBearerChallenge([], { error: "invalid_request", errorDescription: description }),
+    ),
+  };
 }
 
 /** True when the URL carries `access_token` (RFC 6750 §2.3), checked without parsing twice. */

@@ -28,7 +28,8 @@ export function isValidScope(scope: string): boolean {
 }
 
 /**
- * Reads a token's `scope` claim (spec §2.4): a single space-separated string.
+ * Reads a token's `scope` claim (spec §2.4): a single string of scopes separated by SP
+ * (U+0020) only.
  * Any other type (an array, a number, absent) means no scopes (DESIGN §4); tokens
  * that break the RFC 6749 grammar are dropped, never echoed. First-seen order,
  * no duplicates.
@@ -47,7 +48,9 @@ export function isValidScope(scope: string): boolean {
 export function parseScopeClaim(claim: unknown): readonly string[] {
   if (typeof claim !== "string") return [];
   const out: string[] = [];
-  for (const scope of claim.split(/[ \t\r\n]+/)) {
+  // RFC 6749 §3.3: `scope-token *( SP scope-token )`. A tab or line break is no separator:
+  // the token holding it breaks the grammar and is dropped, never split into two grants.
+  for (const scope of claim.split(" ")) {
     if (scope !== "" && isValidScope(scope) && !out.includes(scope)) out.push(scope);
   }
   return out;

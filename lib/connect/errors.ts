@@ -204,6 +204,10 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   GATEWAY_TIMEOUT: "deadline_exceeded",
   REQUEST_TIMEOUT: "deadline_exceeded",
   RESPONSE_TOO_LARGE: "resource_exhausted",
+  PAYLOAD_TOO_LARGE: "resource_exhausted",
+  SHUTTING_DOWN: "unavailable",
+  KEYS_UNAVAILABLE: "unavailable",
+  INTERNAL: "internal",
 };
 
 /**

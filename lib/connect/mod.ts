@@ -33,6 +33,7 @@ export {
   type ConnectFailure,
   connectFailure,
   connectStatus,
+  failureOfRouterError,
 } from "./errors.ts";
 export { decodeRequestMessage, encodeResponseMessage, MessageDecodeError } from "./json.ts";
 export {

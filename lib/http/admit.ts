@@ -16,7 +16,7 @@ import type { AdmissionGate } from "../engine/admission.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { BODY_INTERRUPTED } from "./body.ts";
-import { errorResponse } from "./errors.ts";
+import { type EdgeErrorAnswer, errorResponse } from "./errors.ts";
 
 /** Options of {@linkcode runAdmitted}. */
 export interface RunAdmittedOptions {
@@ -44,6 +44,12 @@ export interface RunAdmittedOptions {
    * elsewhere), not 400.
    */
   readonly draining?: () => boolean;
+  /**
+   * Builds the answer to a refusal here (body, queue, deadline, shutdown) in
+   * the facet's shape.
+   * @default {errorResponse}
+   */
+  readonly answer?: EdgeErrorAnswer;
 }
 
 /** The abort reason of a request past `traffic_shaping.router.request_timeout`. */
@@ -145,12 +151,13 @@ export async function runAdmitted(
     ...(options.log ? { log: options.log } : {}),
     ...(options.requestId ? { requestId: options.requestId } : {}),
   };
+  const answer = options.answer ?? errorResponse;
   const answerOf = (reason: unknown): Response =>
     reason instanceof RequestTimeout
-      ? errorResponse(gatewayTimeout(reason), answerOptions)
+      ? answer(gatewayTimeout(reason), answerOptions)
       : reason instanceof ShutdownAbort
-      ? errorResponse(shuttingDown(), answerOptions)
-      : errorResponse(reason, answerOptions);
+      ? answer(shuttingDown(), answerOptions)
+      : answer(reason, answerOptions);
   try {
     if (options.prepare) {
       try {
@@ -166,7 +173,7 @@ export async function runAdmitted(
         }
         // The client went away: nobody reads this answer.
         if (failure === null) return new Response(null, { status: 503 });
-        return errorResponse(failure, answerOptions);
+        return answer(failure, answerOptions);
       }
     }
     try {

@@ -78,6 +78,33 @@ export interface ErrorResponseOptions {
  * @returns The response.
  */
 export function errorResponse(error: unknown, options: ErrorResponseOptions = {}): Response {
+  const known = knownError(error, options);
+  const headers = errorHeaders(known, options.headers);
+  headers.set("content-type", `${options.contentType ?? "application/json"}; charset=utf-8`);
+  const { allow: _allow, ...details } = known.details;
+  const extensions = options.requestId
+    ? { code: known.code, ...details, request_id: options.requestId }
+    : { code: known.code, ...details };
+  const body = { errors: [{ message: known.message, extensions }] };
+  return new Response(JSON.stringify(body), { status: STATUS[known.code], headers });
+}
+
+/**
+ * Turns a thrown value into the {@linkcode RouterError} to answer: a
+ * `RouterError` as it is; anything else logged (with the request id) and
+ * replaced by `INTERNAL` "Internal server error".
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { knownError } from "./errors.ts";
+ * assert.equal(knownError(new Error("bug")).code, "INTERNAL");
+ * ```
+ * @param error The thrown value.
+ * @param options Logger and request id.
+ * @returns The error to answer.
+ */
+export function knownError(error: unknown, options: ErrorResponseOptions = {}): RouterError {
   const known = error instanceof RouterError
     ? error
     : new RouterError("INTERNAL", "Internal server error", { cause: error });
@@ -89,19 +116,40 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
       ...(cause instanceof Error && cause.stack ? { stack: cause.stack } : {}),
     });
   }
-  const headers = new Headers(options.headers);
-  headers.set("content-type", `${options.contentType ?? "application/json"}; charset=utf-8`);
+  return known;
+}
+
+/**
+ * The headers an error's details ask for, whatever the body's shape:
+ * `WWW-Authenticate` of an {@linkcode AuthError}, `Allow` from `details.allow`,
+ * `Retry-After` from `details.retry_after`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RouterError } from "../errors.ts";
+ * import { errorHeaders } from "./errors.ts";
+ * const error = new RouterError("SERVICE_OVERLOADED", "Busy", { details: { retry_after: 1 } });
+ * assert.equal(errorHeaders(error).get("retry-after"), "1");
+ * ```
+ * @param known The error.
+ * @param extra Headers to start from.
+ * @returns The headers (a new object).
+ */
+export function errorHeaders(known: RouterError, extra?: HeadersInit): Headers {
+  const headers = new Headers(extra);
   if (known instanceof AuthError && known.challenge !== "") {
     headers.set("www-authenticate", known.challenge);
   }
-  const { allow, ...details } = known.details;
+  const { allow, retry_after } = known.details;
   if (typeof allow === "string") headers.set("allow", allow);
-  if (typeof details.retry_after === "number") {
-    headers.set("retry-after", String(details.retry_after));
-  }
-  const extensions = options.requestId
-    ? { code: known.code, ...details, request_id: options.requestId }
-    : { code: known.code, ...details };
-  const body = { errors: [{ message: known.message, extensions }] };
-  return new Response(JSON.stringify(body), { status: STATUS[known.code], headers });
+  if (typeof retry_after === "number") headers.set("retry-after", String(retry_after));
+  return headers;
 }
+
+/**
+ * Answers an error met before a facet ran (body over the limit, body too
+ * slow, queue full, deadline, shutdown) in the facet's own shape.
+ * {@linkcode errorResponse} is the GraphQL one.
+ */
+export type EdgeErrorAnswer = (error: unknown, options: ErrorResponseOptions) => Response;

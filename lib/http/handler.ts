@@ -5,7 +5,7 @@
  * @module
  */
 import { handleConnect } from "../connect/mod.ts";
-import { RouterError } from "../errors.ts";
+import { clipForMessage, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
@@ -20,7 +20,8 @@ import { type DecodedBody, readBodyDecoded } from "./body.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 import { RequestTimeout, runAdmitted } from "./admit.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
-import { errorResponse } from "./errors.ts";
+import { type EdgeErrorAnswer, errorResponse } from "./errors.ts";
+import { connectEdgeError, mcpEdgeError } from "./facet_errors.ts";
 import { handleGraphQL } from "./graphql.ts";
 
 /** A route's handler. */
@@ -161,6 +162,7 @@ export function createHandler(
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
     const keyWait = state.keySources?.beforeAdmission(request);
     if (keyWait) await keyWait;
+    const answer = edgeAnswerOf(facet, facets);
     if (routes.admits(facet, request)) {
       const gate = state.engine.admission;
       let read: DecodedBody | null = null;
@@ -191,6 +193,7 @@ export function createHandler(
           ...(options.stop ? { stop: options.stop } : {}),
           ...(options.draining ? { draining: options.draining } : {}),
           ...(routes.refused ? { refused: routes.refused } : {}),
+          answer,
         });
       } finally {
         gate.releaseBody(held);
@@ -204,7 +207,7 @@ export function createHandler(
         if (scope) telemetry?.bind(scope, request, read.bytes);
         response = await facet(request, state);
       } catch (error) {
-        response = errorResponse(error, { ...(log ? { log } : {}), requestId });
+        response = answer(error, { ...(log ? { log } : {}), requestId });
       }
     }
     response = routes.cors.apply(request, response);
@@ -213,9 +216,18 @@ export function createHandler(
   }
 }
 
+/** Connect and MCP clients read their own error shapes; everything else gets GraphQL's. */
+function edgeAnswerOf(facet: FacetHandler, facets: Facets): EdgeErrorAnswer {
+  if (facet === facets.connect) return connectEdgeError;
+  if (facet === facets.mcp) return mcpEdgeError;
+  return errorResponse;
+}
+
 function notFound(request: Request): Promise<Response> {
   const { pathname } = new URL(request.url);
-  return Promise.reject(new RouterError("NOT_FOUND", `No route for ${request.method} ${pathname}`));
+  return Promise.reject(
+    new RouterError("NOT_FOUND", `No route for ${request.method} ${clipForMessage(pathname)}`),
+  );
 }
 
 /**

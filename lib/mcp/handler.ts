@@ -8,8 +8,13 @@
  *
  * @module
  */
-import { authenticate, formatBearerChallenge } from "../auth/mod.ts";
-import { type AuthError, clipForMessage } from "../errors.ts";
+import {
+  authenticate,
+  formatBearerChallenge,
+  type RequestAuthorization,
+  resolveIdentity,
+} from "../auth/mod.ts";
+import { AuthError, clipForMessage, type RouterError } from "../errors.ts";
 import { callTool, toolText } from "./call.ts";
 import { checkCallAllLevels, checkInitialize, checkRequest } from "./policy.ts";
 import {
@@ -56,6 +61,9 @@ const SERVER_INFO = { name: "gw-router", version: "0.43.0" } as const;
  */
 const MAX_ID_LENGTH = 1024;
 
+/** `application/json` itself, parameters allowed (`\b` also let `application/json-seq` pass). */
+const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
+
 /** Loopback origins cannot be forged by DNS rebinding; local browser clients use them. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
 
@@ -64,6 +72,21 @@ interface JsonRpcMessage {
   readonly id?: unknown;
   readonly method?: unknown;
   readonly params?: unknown;
+  readonly result?: unknown;
+  readonly error?: unknown;
+}
+
+/** A JSON-RPC response: an id and exactly one of `result` and `error`. */
+function isResponse(message: JsonRpcMessage): boolean {
+  return message.id !== undefined &&
+    (message.result !== undefined) !== (message.error !== undefined);
+}
+
+/** Neither a request or notification (a string `method`) nor a response. */
+function invalidMessage(hasMethod: boolean): string {
+  return hasMethod
+    ? "Invalid request: method must be a string"
+    : "Invalid request: expected a method (request, notification) or an id with result or error (response)";
 }
 
 function rpcError(
@@ -88,13 +111,53 @@ function authErrorResponse(request: Request, error: AuthError): Response {
   });
 }
 
+/**
+ * Without `mcp.oauth`, who calls is settled as on `/graphql`: a token sent must
+ * verify against `authentication.jwt` (its identity runs the tools), and
+ * `authorization.require_authentication` needs one. No scope gates apply.
+ */
+async function routerIdentity(
+  request: Request,
+  authorization: RequestAuthorization | undefined,
+  telemetry: Telemetry | null,
+): Promise<Caller | Response> {
+  if (authorization === undefined) return ANONYMOUS;
+  const identity = await resolveIdentity(request, { authorization });
+  if (identity.ok) {
+    return identity.token === null
+      ? ANONYMOUS
+      : { token: identity.token, scopes: identity.token.scopeSet };
+  }
+  return identityRefused(request, identity.error, telemetry);
+}
+
+/** 401 (no or a bad token), 400 (token in two places), else 503 (keys not loaded, or failed). */
+function identityRefused(
+  request: Request,
+  error: RouterError,
+  telemetry: Telemetry | null,
+): Response {
+  if (error.code !== "UNAUTHENTICATED") {
+    if (error instanceof AuthError) return authErrorResponse(request, error);
+    return rpcError(request, null, 503, -32002, error.message);
+  }
+  telemetry?.metrics?.mcpDenied("token");
+  const challenge = error instanceof AuthError ? error.challenge : "";
+  return rpcError(request, null, 401, -32001, error.message, {
+    headers: challenge === "" ? {} : { "www-authenticate": challenge },
+  });
+}
+
 /** Gate 1 and authentication. Returns the caller or the 401/403 response. */
 async function authorize(
   request: Request,
+  deps: McpDeps,
   mcp: McpState,
-  telemetry: Telemetry | null,
 ): Promise<Caller | Response> {
-  if (!mcp.oauth || mcp.auth === null) return ANONYMOUS;
+  const telemetry = deps.telemetry ?? null;
+  if (!mcp.oauth || mcp.auth === null) {
+    return await routerIdentity(request, deps.authorization, telemetry);
+  }
   const result = await authenticate(request, mcp.auth);
   if (!result.ok && result.error.code !== "UNAUTHENTICATED") {
     // 400 invalid_request (token in header and query) or 503 (no signing keys yet).
@@ -186,7 +249,7 @@ async function handlePost(
   caller: Caller,
 ): Promise<Response> {
   const contentType = request.headers.get("content-type") ?? "";
-  if (!/^application\/json\b/i.test(contentType)) {
+  if (!JSON_MEDIA_TYPE.test(contentType)) {
     return rpcError(request, null, 415, -32600, "Content-Type must be application/json");
   }
   const accept = request.headers.get("accept");
@@ -223,9 +286,16 @@ async function handlePost(
   const msg = message as JsonRpcMessage;
   const rawId = msg.id;
   const isRequest = rawId !== undefined;
-  // A number JSON cannot write back (1e400 parses to Infinity) would be answered with id null.
-  if (isRequest && typeof rawId !== "string" && !Number.isFinite(rawId)) {
-    return rpcError(request, null, 400, -32600, "Invalid request: id must be a string or a number");
+  // MCP ids are strings or integers. A number JSON cannot write back exactly (1e400 parses
+  // to Infinity, 2^53 + 1 to 2^53, 1e29 is echoed as 1e+29) would never match the client's.
+  if (isRequest && typeof rawId !== "string" && !Number.isSafeInteger(rawId)) {
+    return rpcError(
+      request,
+      null,
+      400,
+      -32600,
+      "Invalid request: id must be a string or an integer of at most 2^53 − 1 in magnitude",
+    );
   }
   if (typeof rawId === "string" && rawId.length > MAX_ID_LENGTH) {
     return rpcError(
@@ -237,9 +307,12 @@ async function handlePost(
     );
   }
   const id: JsonRpcId = isRequest ? rawId as string | number : null;
-  if (typeof msg.method !== "string") {
+  if (msg.method === undefined && isResponse(msg)) {
     // A response or error from the client: nothing to do.
     return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
+  }
+  if (typeof msg.method !== "string") {
+    return rpcError(request, null, 400, -32600, invalidMessage(msg.method !== undefined));
   }
   const method = msg.method;
   const params = msg.params;
@@ -284,7 +357,7 @@ async function handlePost(
         id,
         400,
         -32600,
-        `Unsupported MCP-Protocol-Version: ${headerVersion}`,
+        `Unsupported MCP-Protocol-Version: ${clipForMessage(headerVersion)}`,
       );
     }
     const checked = await checkSession(request, { mcp, caller, id });
@@ -454,7 +527,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
   if (origin !== null && !mcp.allowedOrigins.has(origin) && !LOOPBACK_ORIGIN.test(origin)) {
     // MCP transport security: validate Origin against DNS rebinding.
     await request.body?.cancel();
-    return rpcError(request, null, 403, -32000, `Origin ${origin} is not allowed`);
+    return rpcError(request, null, 403, -32000, `Origin ${clipForMessage(origin)} is not allowed`);
   }
   if (request.method === "OPTIONS") {
     return new Response(null, {
@@ -470,7 +543,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
       ),
     });
   }
-  const caller = await authorize(request, mcp, deps.telemetry ?? null);
+  const caller = await authorize(request, deps, mcp);
   if (caller instanceof Response) {
     await request.body?.cancel();
     return caller;

@@ -11,6 +11,7 @@ import {
   type BuildAuthStateOptions,
   isValidScope,
   type OperationAccessResult,
+  type RequestAuthorization,
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import type { Engine, PreparedOperation } from "../engine/mod.ts";
@@ -78,6 +79,11 @@ export interface McpDeps {
   readonly log: Logger;
   /** Metrics and spans (`lib/telemetry`); absent or null when off. */
   readonly telemetry?: Telemetry | null;
+  /**
+   * The router's own authentication (`authentication.jwt`,
+   * `authorization.require_authentication`): who calls when `mcp.oauth` is off.
+   */
+  readonly authorization?: RequestAuthorization;
 }
 
 /** Options for {@linkcode buildMcpState} (tests). */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { clipForMessage } from "../errors.ts";
 import { type Caller, type JsonRpcId, rpcError, withCors } from "./respond.ts";
 import { verifySessionId } from "./session.ts";
 import { messageEvent } from "./sse.ts";
@@ -147,7 +148,7 @@ export async function handleGet(
       code: -32600,
       message: version === MODERN_PROTOCOL_VERSION
         ? "2026-07-28 has no GET stream: use subscriptions/listen"
-        : `Unsupported MCP-Protocol-Version: ${version}`,
+        : `Unsupported MCP-Protocol-Version: ${clipForMessage(version)}`,
       headers: { allow: "POST, GET, DELETE" },
     });
   }

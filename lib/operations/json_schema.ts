@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { clipForMessage } from "../errors.ts";
 import {
   type GraphQLInputType,
   type GraphQLSchema,
@@ -194,7 +195,9 @@ function validateAt(value: unknown, schema: JsonSchema, path: string): string | 
     for (const [name, field] of Object.entries(record)) {
       const fieldSchema = schema.properties?.[name];
       if (fieldSchema === undefined) {
-        if (schema.additionalProperties === false) return `Unknown argument "${prefix}${name}"`;
+        if (schema.additionalProperties === false) {
+          return `Unknown argument "${clipForMessage(prefix + name)}"`;
+        }
         continue;
       }
       if (field === undefined) continue;

@@ -140,7 +140,13 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   let auth: Promise<AuthState> | null = null;
   if (config.authentication.jwt.jwks.length > 0) {
     auth = buildAuthState(config, { keySources });
-    auth.catch((error) => log.error("Token key sources failed", { error: String(error) }));
+    // A key source that cannot be read (missing file, not a JWKS or PEM) is a config error:
+    // it stops the start or the reload, never leaves a state answering every request 500.
+    // URL sources load in the background: nothing waits for the identity provider here.
+    await auth.catch((error) => {
+      keySources.close();
+      throw error;
+    });
   }
   const authorization = buildRequestAuthorization(config, { auth });
   if (auth === null) {

@@ -19,6 +19,13 @@ import { RouterError } from "../errors.ts";
 /** The only algorithm accepted for trace tokens. */
 export const TRACE_TOKEN_ALGORITHM = "ES256";
 
+/**
+ * How far a token's `iat` may lie ahead of the router's clock (a minting
+ * machine's clock a little ahead); beyond it the token is refused, since
+ * `exp − iat` would no longer bound how long it is valid from now.
+ */
+export const TRACE_TOKEN_IAT_LEEWAY_SEC = 60;
+
 /** The request header carrying the trace token. */
 export const TRACE_TOKEN_HEADER = "x-gw-token";
 
@@ -107,6 +114,13 @@ export async function verifyTraceToken(
       ...(options.audience ? { audience: options.audience } : {}),
       ...(options.currentDate ? { currentDate: options.currentDate } : {}),
     });
+    const nowSec = Math.floor((options.currentDate ?? new Date()).getTime() / 1000);
+    if ((payload.iat as number) > nowSec + TRACE_TOKEN_IAT_LEEWAY_SEC) {
+      return {
+        ok: false,
+        reason: 'Trace token (X-GW-Token) has an unexpected "iat" claim: it is in the future',
+      };
+    }
     // A long-lived trace token is a standing pass to internals: its lifetime is capped.
     const maxAge = options.maxTokenAgeSec ?? 3600;
     if ((payload.exp as number) - (payload.iat as number) > maxAge) {

@@ -463,3 +463,57 @@ Deno.test("issue 15 secure default: a token without exp is refused (it would nev
   assert.ok(!noJti.ok);
   assert.equal(noJti.error.message, 'The access token has no "jti" claim');
 });
+
+Deno.test("key rotation without kids: a token without kid verifies against whichever of the set's keys signed it (jose's multiple-matching-keys candidates, at most 8 tried)", async () => {
+  const pairs = await Promise.all(
+    Array.from({ length: 10 }, () => generateKeyPair("ES256", { extractable: true })),
+  );
+  // An identity provider mid-rotation: old and new keys, neither with a kid.
+  const keys = await Promise.all(
+    pairs.map(async (p) => ({ ...(await exportJWK(p.publicKey)), alg: "ES256" })),
+  );
+  const fakeFetch = (() => Promise.resolve(Response.json({ keys }))) as typeof fetch;
+  const { state, source } = await urlState(fakeFetch);
+  await source.refresh();
+  const sign = (key: CryptoKey) =>
+    new SignJWT({ scope: "a" }).setProtectedHeader({ alg: "ES256" }).setSubject("u1")
+      .setExpirationTime("5m").sign(key);
+  for (const i of [0, 1, 7]) {
+    const result = await verifyToken(await sign(pairs[i]!.privateKey), state);
+    assert.equal(result.ok && result.token?.subject, "u1", `key ${i}`);
+  }
+  // Beyond the first 8 candidates no key is tried: a kid-less token costs at most 8 verifications.
+  const ninth = await verifyToken(await sign(pairs[8]!.privateKey), state);
+  assert.equal(ninth.ok, false);
+  const forged = await verifyToken(await sign((await generateKeyPair("ES256")).privateKey), state);
+  assert.equal(forged.ok, false);
+  if (!forged.ok) assert.equal(forged.error.message, "The access token signature is invalid");
+});
+
+Deno.test("RFC 6750 §3.1: two Authorization headers (joined as 'Bearer a, Bearer b') are 400 invalid_request, not a malformed token", async () => {
+  const state = await buildAuthState(
+    config([{ secret: SECRET, symmetric_algorithm: "HS256", algorithms: ["HS256"] }]),
+  );
+  const jwt = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u1")
+    .setExpirationTime("5m").sign(new TextEncoder().encode(SECRET));
+  const headers = new Headers();
+  headers.append("authorization", `Bearer ${jwt}`);
+  headers.append("authorization", `Bearer ${jwt}`);
+  for (
+    const request of [
+      new Request("http://x/", { headers }),
+      new Request("http://x/", { headers: { authorization: `Bearer ${jwt} ${jwt}` } }),
+    ]
+  ) {
+    const result = await authenticate(request, state);
+    assert.equal(result.ok, false);
+    if (result.ok) continue;
+    assert.equal(result.error.code, "BAD_REQUEST");
+    assert.match(result.error.challenge, /^Bearer error="invalid_request", error_description="/);
+  }
+  const one = await authenticate(
+    new Request("http://x/", { headers: { authorization: `Bearer  ${jwt} ` } }),
+    state,
+  );
+  assert.equal(one.ok && one.token?.subject, "u1");
+});

@@ -82,6 +82,31 @@ Deno.test("issue 14: max_request_body_bytes is counted after decompression; malf
   assert.match((await broken.json()).errors[0].message, /Malformed gzip/);
 });
 
+Deno.test("edge refusals keep the facet's error shape: a body over max_request_body_bytes is a Connect error on Connect and a JSON-RPC error on MCP", async () => {
+  const handle = await handler({ max_request_body_bytes: 1000 });
+  const big = JSON.stringify({ pad: "x".repeat(2000) });
+  const connect = await handle(connectPost(big));
+  assert.equal(connect.status, 413);
+  assert.equal(connect.headers.get("content-type"), "application/json");
+  assert.deepEqual(await connect.json(), {
+    code: "resource_exhausted",
+    message: "Request body is larger than 1000 bytes (max_request_body_bytes)",
+  });
+  const mcp = await handle(mcpPost(big));
+  assert.equal(mcp.status, 413);
+  assert.deepEqual(await mcp.json(), {
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: -32600,
+      message: "Request body is larger than 1000 bytes (max_request_body_bytes)",
+    },
+  });
+  const deflate = await handle(mcpPost(MCP_CALL, { "content-encoding": "deflate" }));
+  assert.equal(deflate.status, 415);
+  assert.equal((await deflate.json()).error.code, -32600);
+});
+
 Deno.test("issue 14: invalid UTF-8 is a 400 on /graphql and MCP and invalid_argument on Connect, never executed", async () => {
   const seen: string[] = [];
   const handle = handlerOf(

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { edgeState, handlerOf, mcpPost } from "./_edge_fixture.ts";
+import { SignJWT } from "jose";
+import { edgeState, handlerOf, mcpExecute, mcpPost, mcpToolText } from "./_edge_fixture.ts";
 
 function listen(id: string): Request {
   return mcpPost(JSON.stringify({
@@ -68,4 +69,109 @@ Deno.test("an MCP error quotes a client's tool name or protocol version up to 10
   assert.equal(ping.status, 400);
   assert.match(answered, /Unsupported protocol version: 9{100}…/);
   assert.ok(answered.length < 1000, `${answered.length} characters answered`);
+});
+
+Deno.test("JSON-RPC: a message that is neither a request, a notification nor a response is a 400 -32600, not a silent 202", async () => {
+  const handle = handlerOf(await edgeState());
+  // A client waiting for the answer to these would wait forever behind a 202.
+  for (
+    const body of [
+      '{"jsonrpc":"2.0","id":1}',
+      '{"jsonrpc":"2.0","id":1,"method":5}',
+      '{"jsonrpc":"2.0","id":1,"method":null}',
+      '{"jsonrpc":"2.0","method":["ping"]}',
+      '{"jsonrpc":"2.0","result":{}}',
+      '{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}',
+    ]
+  ) {
+    const refused = await handle(mcpPost(body));
+    assert.equal(refused.status, 400, body);
+    const answer = await refused.json();
+    assert.equal(answer.error.code, -32600, body);
+    assert.match(answer.error.message, /^Invalid request: /, body);
+  }
+  // Responses and notifications from the client are still accepted.
+  for (
+    const body of [
+      '{"jsonrpc":"2.0","id":1,"result":{}}',
+      '{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"no"}}',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    ]
+  ) {
+    const accepted = await handle(mcpPost(body));
+    assert.equal(accepted.status, 202, body);
+  }
+});
+
+Deno.test("MCP: a request id must be a string or an integer JSON can write back exactly (1.5, 2^53 + 1 are 400)", async () => {
+  const handle = handlerOf(await edgeState());
+  const ping = (id: string) => mcpPost(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
+  // 123456789012345678901234567890 was answered as 1.2345678901234568e+29: the client never matched it.
+  for (const id of ["1.5", "-0.25", "9007199254740993", "123456789012345678901234567890"]) {
+    const refused = await handle(ping(id));
+    assert.equal(refused.status, 400, id);
+    const body = await refused.json();
+    assert.equal(body.id, null);
+    assert.equal(body.error.code, -32600);
+    assert.match(body.error.message, /id must be a string or an integer/);
+  }
+  for (const [id, echoed] of [["9007199254740991", 9007199254740991], ["-7", -7], ['"7"', "7"]]) {
+    const fine = await handle(ping(String(id)));
+    assert.equal(fine.status, 200, String(id));
+    assert.equal((await fine.json()).id, echoed);
+  }
+});
+
+Deno.test("MCP POST: the media type must be application/json itself, not one that starts with it", async () => {
+  const handle = handlerOf(await edgeState());
+  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+  for (
+    const type of ["application/json-seq", "application/json-patch+json", "application/json.x"]
+  ) {
+    const refused = await handle(mcpPost(ping, { "content-type": type }));
+    assert.equal(refused.status, 415, type);
+    assert.equal((await refused.json()).error.code, -32600);
+  }
+  for (
+    const type of [
+      "application/json",
+      "Application/JSON; charset=utf-8",
+      "application/json;charset=UTF-8",
+    ]
+  ) {
+    const fine = await handle(mcpPost(ping, { "content-type": type }));
+    assert.equal(fine.status, 200, type);
+    await fine.body?.cancel();
+  }
+});
+
+Deno.test("MCP without mcp.oauth authenticates as /graphql does: require_authentication needs a token, a sent token must verify, a valid one is the identity", async () => {
+  const secret = new TextEncoder().encode("0123456789abcdef0123456789abcdef");
+  const handle = handlerOf(
+    await edgeState({
+      authentication: {
+        jwt: {
+          jwks: [{ secret: "0123456789abcdef0123456789abcdef", symmetric_algorithm: "HS256" }],
+        },
+      },
+      authorization: { require_authentication: true },
+      mcp: { enabled: true, enable_arbitrary_operations: true },
+    }, { answer: () => ({ data: { __typename: "Query" } }) }),
+  );
+  // Before: both ran the query anonymously, bypassing require_authentication.
+  const anonymous = await handle(mcpExecute("{ __typename }"));
+  assert.equal(anonymous.status, 401);
+  assert.equal(anonymous.headers.get("www-authenticate"), "Bearer");
+  const body = await anonymous.json();
+  assert.equal(body.error.code, -32001);
+  assert.match(body.error.message, /needs authentication/);
+  const forged = await handle(mcpExecute("{ __typename }", { authorization: "Bearer x.y.z" }));
+  assert.equal(forged.status, 401);
+  assert.match(forged.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+  await forged.body?.cancel();
+  const jwt = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u1")
+    .setExpirationTime("5m").sign(secret);
+  const valid = await handle(mcpExecute("{ __typename }", { authorization: `Bearer ${jwt}` }));
+  assert.equal(valid.status, 200);
+  assert.equal(await mcpToolText(valid), '{"data":{"__typename":"Query"}}');
 });

@@ -47,3 +47,19 @@ Deno.test("issue 18: clock_skew and refresh_unknown_kid durations take units", (
   assert.equal(kid?.max_wait_ms, 2_000);
   assert.equal(kid?.burst, 3);
 });
+
+Deno.test("a key source that cannot be read stops the state build naming its key, instead of a router answering every request 500", async () => {
+  const { edgeState } = await import("./_edge_fixture.ts");
+  for (const source of [{ file: "/nonexistent/jwks.json" }, { file: import.meta.filename! }]) {
+    // Before: the state was built, logged "Token key sources failed", and every /graphql
+    // request (anonymous ones too) was answered 500 INTERNAL until the next reload.
+    await assert.rejects(
+      () => edgeState({ authentication: { jwt: { jwks: [source] } } }),
+      (error: { code?: string; message?: string }) => {
+        assert.equal(error.code, "CONFIG_INVALID");
+        assert.match(error.message ?? "", /authentication\.jwt\.jwks\[0\]/);
+        return true;
+      },
+    );
+  }
+});

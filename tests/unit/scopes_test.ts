@@ -71,6 +71,14 @@ Deno.test("spec §2.4: the scope claim is a space-separated string; an array yie
   assert.deepEqual(parseScopeClaim(42), []);
 });
 
+Deno.test("RFC 6749 §3.3: only SP separates scopes; a tab, line break or other whitespace joins no two scopes, the token holding it is dropped", () => {
+  // "mcp:connect\tadmin" is one malformed scope-token, never the two scopes mcp:connect and admin.
+  assert.deepEqual(parseScopeClaim("mcp:connect\tadmin"), []);
+  assert.deepEqual(parseScopeClaim("read a\r\nadmin b"), ["read", "b"]);
+  assert.deepEqual(parseScopeClaim("a\u00a0b c\u2003d e"), ["e"]);
+  assert.deepEqual(parseScopeClaim(" a  b "), ["a", "b"]);
+});
+
 Deno.test("RFC 6749 §3.3: quotes, backslashes, spaces and line breaks are not scope characters", () => {
   for (const bad of ['a"b', "a\\b", "a b", "a\r\nb", ""]) {
     assert.equal(isValidScope(bad), false, bad);

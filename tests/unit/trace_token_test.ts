@@ -141,3 +141,19 @@ Deno.test("issue 18: a trace token living longer than request_tracing_max_token_
   const allowed = await verifyTraceToken(day, key, { currentDate: NOW, maxTokenAgeSec: 86400 });
   assert.equal(allowed.ok, true);
 });
+
+Deno.test("issue 18: a trace token issued in the future is refused: exp − iat within the cap, yet valid for years from now", async () => {
+  const year = 365 * 86400;
+  const future = new Date(NOW.getTime() + year * 1000);
+  // Minted "a year from now" with a 1 h lifetime: without an iat check it works today and all year.
+  const token = await mintTraceToken(pair.privateKeyPem, { ttlSeconds: 3600, now: future });
+  assert.deepEqual(await verifyTraceToken(token, key, { currentDate: NOW }), {
+    ok: false,
+    reason: 'Trace token (X-GW-Token) has an unexpected "iat" claim: it is in the future',
+  });
+  // A minting clock a few seconds ahead of the router's still passes (60 s leeway).
+  const ahead = await mintTraceToken(pair.privateKeyPem, {
+    now: new Date(NOW.getTime() + 30_000),
+  });
+  assert.deepEqual(await verifyTraceToken(ahead, key, { currentDate: NOW }), { ok: true });
+});
