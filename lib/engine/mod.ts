@@ -22,12 +22,7 @@
  *
  * @module
  */
-import {
-  type DocumentNode,
-  execute as graphqlExecute,
-  getVariableValues,
-  type GraphQLFormattedError,
-} from "graphql";
+import { type DocumentNode, execute as graphqlExecute, type GraphQLFormattedError } from "graphql";
 import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
@@ -47,6 +42,7 @@ import type { Resilience } from "./resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
 import { entryCost } from "./cache_cost.ts";
 import { introspectionDocument } from "./introspection.ts";
+import { coerceVariables } from "./coerce_variables.ts";
 import { checkVariablesDepth, DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
 import { Lru } from "./_lru.ts";
 import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./subgraph_errors.ts";
@@ -495,7 +491,7 @@ export async function execute(
   // Coercion recurses per level of a value: its nesting is bounded first.
   const tooDeep = checkVariablesDepth(given, engine.limits);
   if (tooDeep !== null) return { errors: [tooDeep] };
-  const coerced = getVariableValues(
+  const coerced = coerceVariables(
     schema,
     operation.operation.variableDefinitions ?? [],
     given,

@@ -1,0 +1,80 @@
+/**
+ * Hostile variables on `/graphql`: every coercion error is a bounded
+ * `BAD_USER_INPUT`, whatever the size of the value it is about.
+ */
+import assert from "node:assert/strict";
+import { edgeState, graphqlPost, handlerOf } from "./_edge_fixture.ts";
+
+const FILTER_QUERY = "query($f: ProductFilter) { products(filter: $f) { upc } }";
+
+async function post(body: unknown) {
+  const handle = handlerOf(await edgeState({}, { answer: () => ({ data: { products: [] } }) }));
+  const response = await handle(graphqlPost(body));
+  const text = await response.text();
+  return { status: response.status, text, body: JSON.parse(text) };
+}
+
+Deno.test("an input object with 100 000 unknown keys gets 51 short BAD_USER_INPUT errors, not 54 MB of messages and a 502", async () => {
+  const f = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 1]));
+  const { status, text, body } = await post({ query: FILTER_QUERY, variables: { f } });
+  assert.equal(status, 200);
+  assert.equal(body.errors.length, 51);
+  assert.ok(
+    body.errors.every((e: { extensions: { code: string } }) =>
+      e.extensions.code === "BAD_USER_INPUT"
+    ),
+  );
+  assert.equal(
+    body.errors[0].message,
+    'Variable "$f" got invalid value { k0: 1, k1: 1, k2: 1, k3: 1, k4: 1, k5: 1, k6: 1, k7: 1, k8: 1, k9: 1, ... }; ' +
+      'Field "k0" is not defined by type "ProductFilter".',
+  );
+  assert.match(body.errors[50].message, /error limit reached/);
+  assert.ok(text.length < 20_000, `${text.length} bytes`);
+});
+
+Deno.test("a 3 MB string variable of the wrong type is quoted clipped, never echoed whole", async () => {
+  const value = "x".repeat(3_000_000);
+  const { status, text, body } = await post({
+    query: "query($n: Int) { topProducts(first: $n) { upc } }",
+    variables: { n: value },
+  });
+  assert.equal(status, 200);
+  assert.equal(body.errors.length, 1);
+  assert.equal(body.errors[0].extensions.code, "BAD_USER_INPUT");
+  assert.match(
+    body.errors[0].message,
+    /^Variable "\$n" got invalid value "x{99}…; Int cannot represent/,
+  );
+  assert.ok(text.length < 2_000, `${text.length} bytes`);
+});
+
+Deno.test("small invalid variables keep graphql-js's messages; defaults apply; a variable named __proto__ is a variable", async () => {
+  const bad = await post({
+    query: "query($n: Int) { topProducts(first: $n) { upc } }",
+    variables: { n: 1.5 },
+  });
+  assert.equal(
+    bad.body.errors[0].message,
+    'Variable "$n" got invalid value 1.5; Int cannot represent non-integer value: 1.5',
+  );
+  const nested = await post({ query: FILTER_QUERY, variables: { f: { category: "NOPE" } } });
+  assert.equal(
+    nested.body.errors[0].message,
+    'Variable "$f" got invalid value "NOPE" at "f.category"; Value "NOPE" does not exist in "Category" enum.',
+  );
+  const seen: unknown[] = [];
+  const handle = handlerOf(
+    await edgeState({}, {
+      answer: (_subgraph, request) => {
+        seen.push(request.variables);
+        return { data: { topProducts: [] } };
+      },
+    }),
+  );
+  const response = await handle(graphqlPost({
+    query: "query($__proto__: Int = 2) { topProducts(first: $__proto__) { upc } }",
+  }));
+  assert.deepEqual(await response.json(), { data: { topProducts: [] } });
+  assert.equal(JSON.stringify(seen), '[{"__proto__":2}]');
+});
