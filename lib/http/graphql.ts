@@ -34,6 +34,7 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
+import { isUtf8QueryString } from "./query_string.ts";
 import { withRequestId } from "../telemetry/request_id.ts";
 import { bodyOf, requestIdOf } from "./request_context.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
@@ -125,7 +126,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   let params: GraphQLRequest;
   try {
     params = method === "GET"
-      ? readSearchParams(new URL(request.url).searchParams)
+      ? readSearchParams(new URL(request.url))
       : await readJsonBody(request);
   } catch (error) {
     if (error instanceof PersistedQueryNotFound) {
@@ -329,11 +330,16 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
 }
 
 /**
- * Reads the GET parameters (`variables` and `extensions` as JSON text).
- * @param search The query parameters.
+ * Reads the GET parameters (`variables` and `extensions` as JSON text); a
+ * query string that is not UTF-8 once percent-decoded is refused, as a body is.
+ * @param url The request URL.
  * @returns The GraphQL request.
  */
-function readSearchParams(search: URLSearchParams): GraphQLRequest {
+function readSearchParams(url: URL): GraphQLRequest {
+  if (!isUtf8QueryString(url.search)) {
+    throw badRequest("The query string is not valid UTF-8 once percent-decoded");
+  }
+  const search = url.searchParams;
   const json = (name: string): unknown => {
     const text = search.get(name);
     if (text === null || text === "") return undefined;
