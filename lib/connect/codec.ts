@@ -94,7 +94,7 @@ function parseCompression(
   if (encoding === "gzip") return { ok: true, value: "gzip" };
   return fail(connectFailure(
     "unimplemented",
-    `Unsupported ${what} "${value}": use gzip or identity`,
+    `Unsupported ${what} "${clipForMessage(value ?? "")}": use gzip or identity`,
     { headers: { "accept-encoding": "gzip" } },
   ));
 }
@@ -104,7 +104,9 @@ function parseTimeout(value: string | null): CodecResult<number | null> {
   if (!/^\d{1,10}$/.test(value)) {
     return fail(connectFailure(
       "invalid_argument",
-      `Invalid Connect-Timeout-Ms "${value}": expected 1 to 10 digits of milliseconds`,
+      `Invalid Connect-Timeout-Ms "${
+        clipForMessage(value)
+      }": expected 1 to 10 digits of milliseconds`,
     ));
   }
   // Ten digits may exceed what a timer holds (2^31 − 1 ms, about 24.8 days): clamp.
@@ -161,8 +163,8 @@ export function resolveCall(
     return fail(connectFailure(
       "unimplemented",
       name === ""
-        ? `No method named in path "${pathname}": expected ${prefix}<Method>`
-        : `Unknown method "${name}" of ${service}`,
+        ? `No method named in path "${clipForMessage(pathname)}": expected ${prefix}<Method>`
+        : `Unknown method "${clipForMessage(name)}" of ${service}`,
       { status: 404 },
     ));
   }
@@ -191,7 +193,7 @@ export function resolveCall(
       return fail(connectFailure(
         "invalid_argument",
         `Unsupported Content-Type ${
-          contentType === null ? "(none)" : `"${contentType}"`
+          contentType === null ? "(none)" : `"${clipForMessage(contentType)}"`
         }: Connect calls here use "application/json"`,
         { status: 415, headers: { "accept-post": "application/json" } },
       ));
@@ -202,7 +204,7 @@ export function resolveCall(
         "invalid_argument",
         version === null
           ? 'Missing header "Connect-Protocol-Version": expected "1"'
-          : `Unsupported Connect-Protocol-Version "${version}": expected "1"`,
+          : `Unsupported Connect-Protocol-Version "${clipForMessage(version)}": expected "1"`,
       ));
     }
     const compression = parseCompression(
@@ -232,7 +234,7 @@ export function resolveCall(
       "invalid_argument",
       connect === null
         ? 'Missing query parameter "connect": expected "v1"'
-        : `Unsupported query parameter connect="${connect}": expected "v1"`,
+        : `Unsupported query parameter connect="${clipForMessage(connect)}": expected "v1"`,
     ));
   }
   const encoding = searchParams.get("encoding");
@@ -241,7 +243,7 @@ export function resolveCall(
       "invalid_argument",
       encoding === null
         ? 'Missing query parameter "encoding": expected "json"'
-        : `Unsupported query parameter encoding="${encoding}": expected "json"`,
+        : `Unsupported query parameter encoding="${clipForMessage(encoding)}": expected "json"`,
     ));
   }
   const text = searchParams.get("message");

@@ -16,7 +16,7 @@ import {
 import type { Config } from "../config/types.ts";
 import { execute, isLimitRefusal, prepare, responseTooLarge, resultJson } from "../engine/mod.ts";
 import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
-import { RouterError } from "../errors.ts";
+import { clipForMessage, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import type { SupergraphCore } from "../supergraph/types.ts";
 import {
@@ -104,7 +104,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       new RouterError(
         "NOT_ACCEPTABLE",
         `Cannot answer with any type in Accept "${
-          request.headers.get("accept")
+          clipForMessage(request.headers.get("accept") ?? "")
         }"; accept ${GRAPHQL_RESPONSE_JSON} or ${APPLICATION_JSON}`,
       ),
       { requestId },
@@ -303,7 +303,9 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
       "UNSUPPORTED_MEDIA_TYPE",
       contentType === null
         ? `Missing Content-Type; send the request body as ${APPLICATION_JSON}`
-        : `Unsupported Content-Type "${contentType}"; send the request body as ${APPLICATION_JSON}`,
+        : `Unsupported Content-Type "${
+          clipForMessage(contentType)
+        }"; send the request body as ${APPLICATION_JSON}`,
     );
   }
   let text: string;

@@ -5,7 +5,7 @@
  * @module
  */
 import { handleConnect } from "../connect/mod.ts";
-import { RouterError } from "../errors.ts";
+import { clipForMessage, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
 import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
@@ -215,7 +215,12 @@ export function createHandler(
 
 function notFound(request: Request): Promise<Response> {
   const { pathname } = new URL(request.url);
-  return Promise.reject(new RouterError("NOT_FOUND", `No route for ${request.method} ${pathname}`));
+  return Promise.reject(
+    new RouterError(
+      "NOT_FOUND",
+      `No route for ${clipForMessage(request.method)} ${clipForMessage(pathname)}`,
+    ),
+  );
 }
 
 /**

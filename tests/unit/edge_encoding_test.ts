@@ -179,3 +179,23 @@ Deno.test("a GET whose query string percent-decodes to invalid UTF-8 is a 400, n
   assert.equal(valid.status, 200);
   assert.equal(seen.length, 1);
 });
+
+Deno.test("header and path values a request is refused for are quoted up to 100 characters, never whole", async () => {
+  const handle = await handler();
+  const long = "x".repeat(20_000);
+  const refusals = [
+    await handle(graphqlPost({ query: "{ __typename }" }, { accept: `text/${long}` })),
+    await handle(graphqlPost({ query: "{ __typename }" }, { "content-type": `text/${long}` })),
+    await handle(graphqlPost({ query: "{ __typename }" }, { "content-encoding": long })),
+    await handle(new Request(`${BASE}/${long}`)),
+    await handle(connectPost("{}", { "connect-protocol-version": long })),
+    await handle(connectPost("{}", { "content-type": `application/${long}` })),
+    await handle(new Request(`${CONNECT}?connect=${long}`)),
+    await handle(new Request(`${BASE}/service.v1.GraphService/${long}`, { method: "POST" })),
+  ];
+  for (const [i, response] of refusals.entries()) {
+    const text = await response.text();
+    assert.ok(response.status >= 400, `${i}: ${response.status}`);
+    assert.ok(text.length < 1_000, `${i}: ${text.length} bytes: ${text.slice(0, 200)}`);
+  }
+});
