@@ -11,7 +11,7 @@ import {
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
 } from "../engine/limits.ts";
-import { findDuplicateKey } from "./_duplicate_keys.ts";
+import { findDuplicateKey } from "../duplicate_keys.ts";
 import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 import { type ConnectFailure, connectFailure } from "./errors.ts";
 import { clipForMessage } from "../errors.ts";

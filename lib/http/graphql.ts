@@ -35,6 +35,7 @@ import {
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
 import { isUtf8QueryString } from "./query_string.ts";
+import { findDuplicateKey } from "../duplicate_keys.ts";
 import { withRequestId } from "../telemetry/request_id.ts";
 import { bodyOf, requestIdOf } from "./request_context.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
@@ -323,6 +324,7 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
   } catch (error) {
     throw badRequest(`Malformed JSON in the request body: ${(error as Error).message}`);
   }
+  refuseDuplicateKey(text, "the request body");
   if (Array.isArray(body)) throw badRequest("Batched requests are not supported");
   if (typeof body !== "object" || body === null) {
     throw badRequest('Expected the request body to be a JSON object with a "query"');
@@ -345,17 +347,35 @@ function readSearchParams(url: URL): GraphQLRequest {
   const json = (name: string): unknown => {
     const text = search.get(name);
     if (text === null || text === "") return undefined;
+    let value: unknown;
     try {
-      return JSON.parse(text);
+      value = JSON.parse(text);
     } catch (error) {
       throw badRequest(`Malformed JSON in the "${name}" parameter: ${(error as Error).message}`);
     }
+    refuseDuplicateKey(text, `the "${name}" parameter`);
+    return value;
   };
   return checkParams(
     search.get("query") ?? undefined,
     search.get("operationName") ?? undefined,
     json("variables"),
     json("extensions"),
+  );
+}
+
+/**
+ * Refuses JSON with a member name twice in one object: `JSON.parse` keeps the
+ * last, other parsers (a proxy, a WAF, an allow-list) the first, so the two
+ * would read different requests (Apollo and Hive Router refuse it too).
+ */
+function refuseDuplicateKey(text: string, where: string): void {
+  const duplicate = findDuplicateKey(text);
+  if (duplicate === null) return;
+  throw badRequest(
+    `Duplicate key "${clipForMessage(duplicate.key)}" in ${where} (at ${
+      clipForMessage(duplicate.at)
+    }): a JSON object must name each member once`,
   );
 }
 

@@ -3,7 +3,7 @@
  * `BAD_USER_INPUT`, whatever the size of the value it is about.
  */
 import assert from "node:assert/strict";
-import { edgeState, graphqlPost, handlerOf } from "./_edge_fixture.ts";
+import { BASE, edgeState, graphqlPost, handlerOf } from "./_edge_fixture.ts";
 
 const FILTER_QUERY = "query($f: ProductFilter) { products(filter: $f) { upc } }";
 
@@ -77,4 +77,44 @@ Deno.test("small invalid variables keep graphql-js's messages; defaults apply; a
   }));
   assert.deepEqual(await response.json(), { data: { topProducts: [] } });
   assert.equal(JSON.stringify(seen), '[{"__proto__":2}]');
+});
+
+Deno.test("a member named twice in the JSON body or the GET variables is a 400 naming it, not the last one silently", async () => {
+  const seen: string[] = [];
+  const handle = handlerOf(await edgeState({}, { seen }));
+  const cases: [Request, string][] = [
+    [
+      graphqlPost('{"query":"{ __typename }","query":"{ users { id } }"}'),
+      'Duplicate key "query" in the request body (at $): a JSON object must name each member once',
+    ],
+    [
+      graphqlPost(
+        '{"query":"query($u: ID!) { user(id: $u) { id } }","variables":{"u":"1","u":"2"}}',
+      ),
+      'Duplicate key "u" in the request body (at $.variables): a JSON object must name each member once',
+    ],
+    [
+      new Request(
+        `${BASE}/graphql?query=${
+          encodeURIComponent("query($u: ID!) { user(id: $u) { id } }")
+        }&variables=${encodeURIComponent('{"u":"1","u":"2"}')}`,
+        { headers: { "apollo-require-preflight": "1" } },
+      ),
+      'Duplicate key "u" in the "variables" parameter (at $): a JSON object must name each member once',
+    ],
+  ];
+  for (const [request, message] of cases) {
+    const response = await handle(request);
+    assert.equal(response.status, 400);
+    const body = await response.json();
+    assert.equal(body.errors[0].extensions.code, "BAD_REQUEST");
+    assert.equal(body.errors[0].message, message);
+  }
+  assert.deepEqual(seen, [], "nothing was run");
+  const fine = await handle(
+    graphqlPost(
+      '{"query":"{ a: __typename b: __typename }","variables":{"x":{"a":1},"y":{"a":1}}}',
+    ),
+  );
+  assert.deepEqual(await fine.json(), { data: { a: "Query", b: "Query" } });
 });
