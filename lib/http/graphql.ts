@@ -36,6 +36,7 @@ import {
 import { csrfRefusal } from "./csrf.ts";
 import { isUtf8QueryString } from "./query_string.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
+import { findInexactInteger } from "./exact_numbers.ts";
 import { withRequestId } from "../telemetry/request_id.ts";
 import { bodyOf, requestIdOf } from "./request_context.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
@@ -324,7 +325,7 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
   } catch (error) {
     throw badRequest(`Malformed JSON in the request body: ${(error as Error).message}`);
   }
-  refuseDuplicateKey(text, "the request body");
+  refuseAmbiguousJson(text, "the request body");
   if (Array.isArray(body)) throw badRequest("Batched requests are not supported");
   if (typeof body !== "object" || body === null) {
     throw badRequest('Expected the request body to be a JSON object with a "query"');
@@ -353,7 +354,7 @@ function readSearchParams(url: URL): GraphQLRequest {
     } catch (error) {
       throw badRequest(`Malformed JSON in the "${name}" parameter: ${(error as Error).message}`);
     }
-    refuseDuplicateKey(text, `the "${name}" parameter`);
+    refuseAmbiguousJson(text, `the "${name}" parameter`);
     return value;
   };
   return checkParams(
@@ -365,18 +366,28 @@ function readSearchParams(url: URL): GraphQLRequest {
 }
 
 /**
- * Refuses JSON with a member name twice in one object: `JSON.parse` keeps the
- * last, other parsers (a proxy, a WAF, an allow-list) the first, so the two
- * would read different requests (Apollo and Hive Router refuse it too).
+ * Refuses JSON that `JSON.parse` reads otherwise than written: a member name
+ * twice in one object (it keeps the last, other parsers such as a proxy, a
+ * WAF or an allow-list the first; Apollo and Hive Router refuse it too), or
+ * an integer beyond 2^53 (it loses digits: an `ID` would name another record).
  */
-function refuseDuplicateKey(text: string, where: string): void {
+function refuseAmbiguousJson(text: string, where: string): void {
   const duplicate = findDuplicateKey(text);
-  if (duplicate === null) return;
-  throw badRequest(
-    `Duplicate key "${clipForMessage(duplicate.key)}" in ${where} (at ${
-      clipForMessage(duplicate.at)
-    }): a JSON object must name each member once`,
-  );
+  if (duplicate !== null) {
+    throw badRequest(
+      `Duplicate key "${clipForMessage(duplicate.key)}" in ${where} (at ${
+        clipForMessage(duplicate.at)
+      }): a JSON object must name each member once`,
+    );
+  }
+  const inexact = findInexactInteger(text);
+  if (inexact !== null) {
+    throw badRequest(
+      `The integer ${
+        clipForMessage(inexact)
+      } in ${where} cannot be read exactly (integers beyond 2^53 lose digits); send it as a string`,
+    );
+  }
 }
 
 function isMap(value: unknown): value is Record<string, unknown> {

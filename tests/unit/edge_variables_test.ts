@@ -118,3 +118,41 @@ Deno.test("a member named twice in the JSON body or the GET variables is a 400 n
   );
   assert.deepEqual(await fine.json(), { data: { a: "Query", b: "Query" } });
 });
+
+Deno.test("an integer beyond 2^53 in the variables is a 400, never run as the neighbouring number JSON.parse makes of it", async () => {
+  const seen: unknown[] = [];
+  const handle = handlerOf(
+    await edgeState({}, {
+      answer: (_subgraph, request) => {
+        seen.push(request.variables);
+        return { data: { user: null } };
+      },
+    }),
+  );
+  const query = "query($u: ID!) { user(id: $u) { id } }";
+  const refused = await handle(
+    graphqlPost(`{"query":"${query}","variables":{"u":9007199254740993}}`),
+  );
+  assert.equal(refused.status, 400);
+  const body = await refused.json();
+  assert.equal(body.errors[0].extensions.code, "BAD_REQUEST");
+  assert.equal(
+    body.errors[0].message,
+    "The integer 9007199254740993 in the request body cannot be read exactly (integers beyond 2^53 lose digits); send it as a string",
+  );
+  const get = await handle(
+    new Request(
+      `${BASE}/graphql?query=${encodeURIComponent(query)}&variables=${
+        encodeURIComponent('{"u":12345678901234567890}')
+      }`,
+      { headers: { "apollo-require-preflight": "1" } },
+    ),
+  );
+  assert.equal(get.status, 400);
+  assert.deepEqual(seen, [], "nothing was run");
+  for (const exact of ["9007199254740991", '"9007199254740993"']) {
+    const response = await handle(graphqlPost(`{"query":"${query}","variables":{"u":${exact}}}`));
+    assert.equal(response.status, 200);
+  }
+  assert.deepEqual(seen, [{ u: "9007199254740991" }, { u: "9007199254740993" }]);
+});
