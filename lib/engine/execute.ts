@@ -230,7 +230,9 @@ class Executor {
       if (representations.length === 0) return;
       sent = representations.length;
       const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
-      body = `{"query":${step.queryJson},"variables":{"representations":[${
+      // A GraphQL name: JSON as it stands.
+      const name = step.representationsVariable ?? "representations";
+      body = `{"query":${step.queryJson},"variables":{"${name}":[${
         representations.join(",")
       }]${rest}}}`;
     } else {

@@ -113,6 +113,11 @@ export interface FetchStep {
   readonly rewrites: readonly Rewrite[];
   /** `@fromContext` variables, read per object from an ancestor; absent when none. */
   readonly contextVariables?: readonly ContextVariable[];
+  /**
+   * Entity fetches whose client operation has a `$representations` of its own:
+   * the name the representations are sent under instead; absent: `representations`.
+   */
+  readonly representationsVariable?: string;
 }
 
 /** Executable plan tree. */
