@@ -334,6 +334,9 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
   return checkParams(record.query, record.operationName, record.variables, record.extensions);
 }
 
+/** The parameters of a GraphQL GET request. */
+const GET_PARAMETERS = ["query", "operationName", "variables", "extensions"] as const;
+
 /**
  * Reads the GET parameters (`variables` and `extensions` as JSON text); a
  * query string that is not UTF-8 once percent-decoded is refused, as a body is.
@@ -345,6 +348,12 @@ function readSearchParams(url: URL): GraphQLRequest {
     throw badRequest("The query string is not valid UTF-8 once percent-decoded");
   }
   const search = url.searchParams;
+  // A repeated parameter is as ambiguous as a repeated JSON key (`get` reads the first).
+  for (const name of GET_PARAMETERS) {
+    if (search.getAll(name).length > 1) {
+      throw badRequest(`The "${name}" parameter is given more than once; give it once`);
+    }
+  }
   const json = (name: string): unknown => {
     const text = search.get(name);
     if (text === null || text === "") return undefined;

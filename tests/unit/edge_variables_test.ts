@@ -110,6 +110,16 @@ Deno.test("a member named twice in the JSON body or the GET variables is a 400 n
     assert.equal(body.errors[0].extensions.code, "BAD_REQUEST");
     assert.equal(body.errors[0].message, message);
   }
+  const repeated = await handle(
+    new Request(`${BASE}/graphql?query=%7B__typename%7D&query=%7Busers%7Bid%7D%7D`, {
+      headers: { "apollo-require-preflight": "1" },
+    }),
+  );
+  assert.equal(repeated.status, 400);
+  assert.equal(
+    (await repeated.json()).errors[0].message,
+    'The "query" parameter is given more than once; give it once',
+  );
   assert.deepEqual(seen, [], "nothing was run");
   const fine = await handle(
     graphqlPost(
