@@ -284,3 +284,22 @@ Deno.test("a subgraph answer with neither data nor errors is a SUBGRAPH_ERROR, n
     assert.equal(body.errors[0].extensions.code, "SUBGRAPH_ERROR");
   }
 });
+
+Deno.test("an entity answer naming another __typename cannot change the type of the object it merges into", async () => {
+  const handle = handlerOf(
+    await edgeState({}, {
+      answer: (_subgraph, body) =>
+        body.query.includes("_entities")
+          // The reviews subgraph answers a Product representation as a Brand.
+          ? { data: { _entities: [{ __typename: "Brand", reviews: [], id: "b1" }] } }
+          : { data: { search: [{ __typename: "Product", upc: "1", name: "Chair" }] } },
+    }),
+  );
+  const response = await handle(graphqlPost({
+    query:
+      '{ search(text: "a") { __typename ... on Product { upc name reviews { rating } } ... on Brand { id } } }',
+  }));
+  assert.deepEqual(await response.json(), {
+    data: { search: [{ __typename: "Product", upc: "1", name: "Chair", reviews: [] }] },
+  });
+});
