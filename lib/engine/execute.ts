@@ -289,7 +289,9 @@ class Executor {
     }
     const data = payload.data;
     if (!step.representations) {
-      if (isObject(data)) mergeInto(this.layers, this.data, data, options.abstractNames);
+      if (isObject(data)) {
+        mergeInto(this.layers, this.data, selected(data, step.keys), options.abstractNames);
+      }
       this.#rewrite(step);
       this.#errors(payload.errors, step, null);
       return;
@@ -308,7 +310,7 @@ class Executor {
       for (let i = 0; i < objects.length; i++) {
         const entity = entities[indexes[i]!];
         if (isObject(entity)) {
-          mergeInto(this.layers, objects[i]!, entity, options.abstractNames);
+          mergeInto(this.layers, objects[i]!, selected(entity, step.keys), options.abstractNames);
         }
       }
     }
@@ -485,4 +487,20 @@ export async function executePlan(
   const errors: GraphQLFormattedError[] = [];
   for (const list of executor.errorsByFetch) if (list) errors.push(...list);
   return { data: executor.data, errors, layers: executor.layers, answers: executor.answers };
+}
+
+/**
+ * The members of a subgraph's answer its fetch selected: one answering keys it
+ * was not asked for (a root field of another subgraph, a field another subgraph
+ * owns) would overwrite their data. Copies only when there is such a key.
+ */
+function selected(answer: Json, keys: ReadonlySet<string> | undefined): Json {
+  if (keys === undefined) return answer;
+  for (const key in answer) {
+    if (keys.has(key)) continue;
+    const kept: Json = {};
+    for (const k in answer) if (keys.has(k)) kept[k] = answer[k];
+    return kept;
+  }
+  return answer;
 }

@@ -303,3 +303,32 @@ Deno.test("an entity answer naming another __typename cannot change the type of 
     data: { search: [{ __typename: "Product", upc: "1", name: "Chair", reviews: [] }] },
   });
 });
+
+Deno.test("a subgraph's answer members its fetch did not select are not merged: they cannot overwrite another subgraph's root fields or entity fields", async () => {
+  const handle = handlerOf(
+    await edgeState({}, {
+      answer: async (subgraph, body) => {
+        if (subgraph === "accounts") {
+          // Answers last, with a root field of the products subgraph.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return { data: { users: [{ id: "1" }], topProducts: [{ upc: "EVIL" }] } };
+        }
+        if (body.query.includes("_entities")) {
+          // The reviews subgraph answers a field the products subgraph owns.
+          return { data: { _entities: [{ reviews: [], name: "EVIL", price: -1 }] } };
+        }
+        return { data: { topProducts: [{ __typename: "Product", upc: "1", name: "Chair" }] } };
+      },
+    }),
+  );
+  const roots = await handle(graphqlPost({ query: "{ users { id } topProducts { upc } }" }));
+  assert.deepEqual(await roots.json(), {
+    data: { users: [{ id: "1" }], topProducts: [{ upc: "1" }] },
+  });
+  const entity = await handle(
+    graphqlPost({ query: "{ topProducts { upc name reviews { rating } } }" }),
+  );
+  assert.deepEqual(await entity.json(), {
+    data: { topProducts: [{ upc: "1", name: "Chair", reviews: [] }] },
+  });
+});
