@@ -358,6 +358,12 @@ class Executor {
       if (!isObject(raw)) continue;
       const error = filterSubgraphError(raw, step.subgraph, policy) as unknown as Json;
       const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
+      // A path must name what the fetch selected (a root field; an entity's field),
+      // else it points nowhere in the client's response: the error keeps no path.
+      if (path !== null && !selects(step, entity ? path.slice(2, 3) : path.slice(0, 1))) {
+        sink.push(withoutPath(error));
+        continue;
+      }
       if (!entity || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
         sink.push(
           entity && path?.[0] === "_entities"
@@ -503,4 +509,11 @@ function selected(answer: Json, keys: ReadonlySet<string> | undefined): Json {
     return kept;
   }
   return answer;
+}
+
+/** Whether a path's first key (none: true) is a response key the fetch selected. */
+function selects(step: FetchStep, first: readonly (string | number)[]): boolean {
+  const key = first[0];
+  if (key === undefined || step.keys === undefined) return true;
+  return typeof key === "string" && step.keys.has(key);
 }

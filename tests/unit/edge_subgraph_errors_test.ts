@@ -332,3 +332,43 @@ Deno.test("a subgraph's answer members its fetch did not select are not merged: 
     data: { topProducts: [{ upc: "1", name: "Chair", reviews: [] }] },
   });
 });
+
+Deno.test("a subgraph error whose path names nothing its fetch selected keeps no path (it would point nowhere in the response)", async () => {
+  const handle = handlerOf(
+    await edgeState({ subgraph_error_propagation: { mode: "pass-through" } }, {
+      answer: (subgraph, body) => {
+        if (subgraph === "accounts") {
+          return {
+            data: { users: [{ id: "1", name: null }] },
+            errors: [
+              { message: "nowhere", path: ["nope", 5, "deep"] },
+              { message: "number first", path: [0, "users"] },
+              { message: "here", path: ["users", 0, "name"] },
+            ],
+          };
+        }
+        return body.query.includes("_entities")
+          ? {
+            data: { _entities: [null] },
+            errors: [
+              { message: "not asked", path: ["_entities", 0, "name"] },
+              { message: "asked", path: ["_entities", 0, "reviews"] },
+            ],
+          }
+          : { data: { topProducts: [{ __typename: "Product", upc: "1", name: "Chair" }] } };
+      },
+    }),
+  );
+  const roots = await (await handle(graphqlPost({ query: "{ users { id name } }" }))).json();
+  assert.deepEqual(
+    roots.errors.map((e: { message: string; path?: unknown }) => [e.message, e.path]),
+    [["nowhere", undefined], ["number first", undefined], ["here", ["users", 0, "name"]]],
+  );
+  const entities = await (await handle(
+    graphqlPost({ query: "{ topProducts { upc name reviews { rating } } }" }),
+  )).json();
+  assert.deepEqual(
+    entities.errors.map((e: { message: string; path?: unknown }) => [e.message, e.path]),
+    [["not asked", undefined], ["asked", ["topProducts", 0, "reviews"]]],
+  );
+});
