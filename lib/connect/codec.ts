@@ -11,10 +11,11 @@ import {
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
 } from "../engine/limits.ts";
-import { findDuplicateKey } from "./_duplicate_keys.ts";
+import { findDuplicateKey } from "../duplicate_keys.ts";
 import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 import { type ConnectFailure, connectFailure } from "./errors.ts";
 import { clipForMessage } from "../errors.ts";
+import { isUtf8QueryString } from "../http/query_string.ts";
 import { decodeRequestMessage, MessageDecodeError } from "./json.ts";
 import type { ContractModel, MethodModel } from "./model.ts";
 
@@ -220,6 +221,12 @@ export function resolveCall(
         timeoutMs: timeout.value,
       },
     };
+  }
+  if (!isUtf8QueryString(request.url.search)) {
+    return fail(connectFailure(
+      "invalid_argument",
+      "The query string is not valid UTF-8 once percent-decoded",
+    ));
   }
   const connect = searchParams.get("connect");
   if (connect !== "v1") {

@@ -26,7 +26,8 @@ export function isObject(value: unknown): value is Json {
 /**
  * Deep-merges `source` into `target` (entity results into the objects they belong to),
  * through the request's layers: shared objects and arrays are never changed.
- * An existing `__typename` is kept: an `@interfaceObject` answers with the interface name.
+ * A concrete `__typename` is kept: only an interface name (an `@interfaceObject`'s answer)
+ * is replaced, by a concrete type.
  * `depth` is the nesting of `target` below the merge's start (see {@linkcode MAX_DATA_DEPTH}).
  */
 export function mergeInto(
@@ -48,8 +49,13 @@ export function mergeInto(
     if (existing === undefined) {
       next = value;
     } else if (key === "__typename") {
-      // An @interfaceObject answers with the interface name: keep a concrete type.
-      if (!abstractNames?.has(value as string)) next = value;
+      // An object's concrete type, once known, is kept: an @interfaceObject answers
+      // with the interface name (replaced by the concrete type when one comes), and
+      // an entity answer naming another type (a faulty subgraph) cannot turn a
+      // Product into a Brand.
+      if (abstractNames?.has(existing as string) && !abstractNames.has(value as string)) {
+        next = value;
+      }
     } else if (
       deeper && isObject(existing) && isObject(value) && !isRawNumber(existing) &&
       !isRawNumber(value)

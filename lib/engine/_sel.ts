@@ -71,6 +71,21 @@ export class Sel {
     return parts.join(" ");
   }
 
+  /**
+   * The response keys an answer to this selection has at its top level: its
+   * fields' and its type conditions' (which add no level), and `__typename`.
+   */
+  topKeys(): Set<string> {
+    const keys = new Set<string>(["__typename"]);
+    const stack: Sel[] = [this];
+    while (stack.length > 0) {
+      const sel = stack.pop()!;
+      for (const key of sel.fields.keys()) keys.add(key);
+      for (const fragment of sel.fragments.values()) stack.push(fragment);
+    }
+    return keys;
+  }
+
   printOrTypename(): string {
     const text = this.print();
     return text === "" ? "__typename" : text;

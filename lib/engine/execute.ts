@@ -231,7 +231,9 @@ class Executor {
       if (representations.length === 0) return;
       sent = representations.length;
       const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
-      body = `{"query":${step.queryJson},"variables":{"representations":[${
+      // A GraphQL name: JSON as it stands.
+      const name = step.representationsVariable ?? "representations";
+      body = `{"query":${step.queryJson},"variables":{"${name}":[${
         representations.join(",")
       }]${rest}}}`;
     } else {
@@ -288,7 +290,9 @@ class Executor {
     }
     const data = payload.data;
     if (!step.representations) {
-      if (isObject(data)) mergeInto(this.layers, this.data, data, options.abstractNames);
+      if (isObject(data)) {
+        mergeInto(this.layers, this.data, selected(data, step.keys), options.abstractNames);
+      }
       this.#rewrite(step);
       this.#errors(payload.errors, step, null);
       return;
@@ -307,7 +311,7 @@ class Executor {
       for (let i = 0; i < objects.length; i++) {
         const entity = entities[indexes[i]!];
         if (isObject(entity)) {
-          mergeInto(this.layers, objects[i]!, entity, options.abstractNames);
+          mergeInto(this.layers, objects[i]!, selected(entity, step.keys), options.abstractNames);
         }
       }
     }
@@ -355,6 +359,12 @@ class Executor {
       if (!isObject(raw)) continue;
       const error = filterSubgraphError(raw, step.subgraph, policy) as unknown as Json;
       const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
+      // A path must name what the fetch selected (a root field; an entity's field),
+      // else it points nowhere in the client's response: the error keeps no path.
+      if (path !== null && !selects(step, entity ? path.slice(2, 3) : path.slice(0, 1))) {
+        sink.push(withoutPath(error));
+        continue;
+      }
       if (!entity || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
         sink.push(
           entity && path?.[0] === "_entities"
@@ -484,4 +494,27 @@ export async function executePlan(
   const errors: GraphQLFormattedError[] = [];
   for (const list of executor.errorsByFetch) if (list) errors.push(...list);
   return { data: executor.data, errors, layers: executor.layers, answers: executor.answers };
+}
+
+/**
+ * The members of a subgraph's answer its fetch selected: one answering keys it
+ * was not asked for (a root field of another subgraph, a field another subgraph
+ * owns) would overwrite their data. Copies only when there is such a key.
+ */
+function selected(answer: Json, keys: ReadonlySet<string> | undefined): Json {
+  if (keys === undefined) return answer;
+  for (const key in answer) {
+    if (keys.has(key)) continue;
+    const kept: Json = {};
+    for (const k in answer) if (keys.has(k)) kept[k] = answer[k];
+    return kept;
+  }
+  return answer;
+}
+
+/** Whether a path's first key (none: true) is a response key the fetch selected. */
+function selects(step: FetchStep, first: readonly (string | number)[]): boolean {
+  const key = first[0];
+  if (key === undefined || step.keys === undefined) return true;
+  return typeof key === "string" && step.keys.has(key);
 }

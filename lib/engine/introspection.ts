@@ -4,8 +4,9 @@
  * validation rule, and the document graphql-js answers introspection from
  * (root introspection fields found through fragments too).
  *
- * Every walk here expands fragments at most once per path and runs after
- * the operation limits (`limits.ts`), so its work is bounded by them.
+ * The `ofType` rule reads each fragment's summary once (`_fragments.ts`), so
+ * it runs before validation refuses fragment cycles at a cost linear in the
+ * text; the other walks run after the operation limits (`limits.ts`).
  *
  * @module
  */
@@ -21,6 +22,7 @@ import {
   type SelectionSetNode,
   type ValidationContext,
 } from "graphql";
+import { summarizeFragments } from "./_fragments.ts";
 
 /** Longest chain of nested `ofType` fields accepted (graphql-js's introspection query uses 9). */
 export const MAX_OF_TYPE_DEPTH = 10;
@@ -88,39 +90,69 @@ export function introspectionDisabled(): GraphQLFormattedError {
 }
 
 /**
- * The longest chain of directly nested `ofType` fields, fragments expanded
- * (a fragment already on the current path is not entered again). Iterative.
+ * The `ofType` chains of a selection set: `open` is the longest run of nested
+ * `ofType` fields from its top (it continues the chain of the field the set
+ * belongs to), `closed` the longest chain that starts inside it.
  */
-function longestOfTypeChain(document: DocumentNode): number {
-  const fragments = fragmentsOf(document);
-  interface Frame {
-    readonly set: SelectionSetNode;
-    readonly chain: number;
-    readonly path: ReadonlySet<string>;
-  }
-  const stack: Frame[] = [];
-  for (const d of document.definitions) {
-    if (d.kind === Kind.OPERATION_DEFINITION) {
-      stack.push({ set: d.selectionSet, chain: 0, path: new Set() });
-    }
-  }
-  let longest = 0;
+interface OfTypeChains {
+  readonly open: number;
+  readonly closed: number;
+}
+
+const NO_CHAINS: OfTypeChains = Object.freeze({ open: 0, closed: 0 });
+
+/**
+ * The chains of one selection set, reading each spread fragment's summary
+ * (a spread closing a cycle counts as empty: validation refuses the cycle).
+ * Iterative; each frame knows whether its chain is still open (continuing the
+ * set's caller) and how many `ofType` fields it counts so far.
+ */
+function ofTypeChains(
+  set: SelectionSetNode,
+  fragments: ReadonlyMap<string, OfTypeChains>,
+): OfTypeChains {
+  let open = 0;
+  let closed = 0;
+  const stack: { set: SelectionSetNode; anchored: boolean; chain: number }[] = [
+    { set, anchored: false, chain: 0 },
+  ];
   while (stack.length > 0) {
     const frame = stack.pop()!;
     for (const s of frame.set.selections) {
+      let chain = frame.chain;
+      let anchored = frame.anchored;
       if (s.kind === Kind.FIELD) {
-        const chain = s.name.value === "ofType" ? frame.chain + 1 : 0;
-        if (chain > longest) longest = chain;
-        if (s.selectionSet) stack.push({ set: s.selectionSet, chain, path: frame.path });
+        if (s.name.value === "ofType") chain++;
+        else [chain, anchored] = [0, true];
+        if (s.selectionSet) stack.push({ set: s.selectionSet, anchored, chain });
       } else if (s.kind === Kind.INLINE_FRAGMENT) {
-        stack.push({ set: s.selectionSet, chain: frame.chain, path: frame.path });
+        stack.push({ set: s.selectionSet, anchored, chain });
+        continue;
       } else {
-        const fragment = fragments.get(s.name.value);
-        if (fragment === undefined || frame.path.has(s.name.value)) continue;
-        const path = new Set(frame.path).add(s.name.value);
-        stack.push({ set: fragment.selectionSet, chain: frame.chain, path });
+        const fragment = fragments.get(s.name.value) ?? NO_CHAINS;
+        if (fragment.closed > closed) closed = fragment.closed;
+        chain += fragment.open;
       }
+      if (anchored) closed = Math.max(closed, chain);
+      else open = Math.max(open, chain);
     }
+  }
+  return { open, closed };
+}
+
+/**
+ * The longest chain of directly nested `ofType` fields, fragments expanded:
+ * each fragment is summarized once ({@linkcode summarizeFragments}), so a
+ * document spreading fragments in a web or a cycle costs its text's size,
+ * not one walk per path.
+ */
+function longestOfTypeChain(document: DocumentNode): number {
+  const fragments = summarizeFragments(fragmentsOf(document), ofTypeChains);
+  let longest = 0;
+  for (const d of document.definitions) {
+    if (d.kind !== Kind.OPERATION_DEFINITION) continue;
+    const chains = ofTypeChains(d.selectionSet, fragments);
+    longest = Math.max(longest, chains.open, chains.closed);
   }
   return longest;
 }

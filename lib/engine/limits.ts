@@ -22,6 +22,7 @@ import {
   type SelectionSetNode,
 } from "graphql";
 import type { SecurityConfig } from "../config/types.ts";
+import { summarizeFragments } from "./_fragments.ts";
 
 /** One optional limit (`security.complexity_limits.*`). */
 export interface ComplexityLimit {
@@ -184,20 +185,6 @@ export function approximateDepth(text: string, limit: number): number {
   return max;
 }
 
-/** Spreads named directly in a selection set (not through other fragments). */
-function directSpreads(set: SelectionSetNode): string[] {
-  const names: string[] = [];
-  const stack: SelectionSetNode[] = [set];
-  while (stack.length > 0) {
-    const current = stack.pop()!;
-    for (const s of current.selections) {
-      if (s.kind === Kind.FRAGMENT_SPREAD) names.push(s.name.value);
-      else if (s.selectionSet) stack.push(s.selectionSet);
-    }
-  }
-  return names;
-}
-
 /** Measures one selection set, given the summaries of the fragments it spreads. */
 function summarize(set: SelectionSetNode, fragments: ReadonlyMap<string, Summary>): Summary {
   const out: Summary = { depth: 0, fields: 0, rootFields: 0, rootAliases: 0, rootOther: 0 };
@@ -238,41 +225,6 @@ function summarize(set: SelectionSetNode, fragments: ReadonlyMap<string, Summary
 }
 
 /**
- * Summaries of every fragment, each computed once after the fragments it
- * spreads (an explicit-stack depth-first walk; a spread that closes a cycle,
- * or names an unknown fragment, counts as empty: validation reports it).
- */
-function summarizeFragments(
-  definitions: ReadonlyMap<string, FragmentDefinitionNode>,
-): Map<string, Summary> {
-  const done = new Map<string, Summary>();
-  const open = new Set<string>();
-  for (const start of definitions.keys()) {
-    if (done.has(start)) continue;
-    const stack: { name: string; deps: string[] | null }[] = [{ name: start, deps: null }];
-    while (stack.length > 0) {
-      const frame = stack[stack.length - 1]!;
-      const definition = definitions.get(frame.name)!;
-      if (frame.deps === null) {
-        open.add(frame.name);
-        frame.deps = directSpreads(definition.selectionSet);
-      }
-      const next = frame.deps.pop();
-      if (next !== undefined) {
-        if (definitions.has(next) && !done.has(next) && !open.has(next)) {
-          stack.push({ name: next, deps: null });
-        }
-        continue;
-      }
-      stack.pop();
-      open.delete(frame.name);
-      done.set(frame.name, summarize(definition.selectionSet, done));
-    }
-  }
-  return done;
-}
-
-/**
  * Measures every operation of a document. Fragments are measured once each
  * (a fragment spread twice counts its fields twice, without walking it
  * again), so a "fragment bomb" is measured in time linear in its text.
@@ -298,7 +250,7 @@ export function measureDocument(document: DocumentNode): OperationMeasure[] {
       definitions.set(d.name.value, d);
     }
   }
-  const fragments = summarizeFragments(definitions);
+  const fragments = summarizeFragments(definitions, summarize);
   const measures: OperationMeasure[] = [];
   for (const d of document.definitions) {
     if (d.kind !== Kind.OPERATION_DEFINITION) continue;

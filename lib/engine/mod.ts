@@ -25,7 +25,6 @@
 import {
   type DocumentNode,
   execute as graphqlExecute,
-  getVariableValues,
   type GraphQLFormattedError,
   type GraphQLSchema,
   isInputType,
@@ -51,6 +50,7 @@ import type { Resilience } from "./resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
 import { entryCost } from "./cache_cost.ts";
 import { introspectionDocument } from "./introspection.ts";
+import { coerceVariables } from "./coerce_variables.ts";
 import { checkVariablesDepth, DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
 import { Lru } from "./_lru.ts";
 import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./subgraph_errors.ts";
@@ -501,7 +501,7 @@ export async function execute(
   const tooDeep = checkVariablesDepth(given, engine.limits);
   if (tooDeep !== null) return { errors: [tooDeep] };
   const definitions = operation.operation.variableDefinitions ?? [];
-  const coerced = getVariableValues(
+  const coerced = coerceVariables(
     schema,
     definitions,
     exactVariables(schema, definitions, given),

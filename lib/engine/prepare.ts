@@ -19,6 +19,7 @@ import {
 import type { PrepareResult } from "./types.ts";
 import { clipForMessage } from "../errors.ts";
 import { conditionVariables } from "./normalize.ts";
+import { ReservedTypenameAliasRule } from "./reserved_alias.ts";
 import { findIntrospectionField, introspectionDisabled, OfTypeDepthRule } from "./introspection.ts";
 import {
   checkOperationLimits,
@@ -27,7 +28,11 @@ import {
   type OperationLimits,
 } from "./limits.ts";
 
-const RULES: readonly ValidationRule[] = [...specifiedRules, OfTypeDepthRule];
+const RULES: readonly ValidationRule[] = [
+  ...specifiedRules,
+  OfTypeDepthRule,
+  ReservedTypenameAliasRule,
+];
 
 /**
  * graphql-js's message when its overlapping-fields rule runs out of its work

@@ -21,6 +21,12 @@ export interface ReadSubgraphBodyOptions {
   /** The error thrown for a body that is not valid UTF-8. */
   readonly notUtf8: () => Error;
   /**
+   * The error thrown when reading the body itself fails (a reset, a chunked
+   * body cut short, a malformed content coding), given the stream's error;
+   * absent: that error. Errors of `charge` and `reserve` are never passed here.
+   */
+  readonly broken?: (cause: unknown) => unknown;
+  /**
    * Charges bytes read; a returned promise delays the next read (it may
    * reject: the read stops with that error).
    */
@@ -83,7 +89,7 @@ function plainLength(headers: Headers): boolean {
  * @param response The subgraph's response.
  * @param options Limit, the errors, budget charge.
  * @returns The body text.
- * @throws The `tooLarge` error over the limit, the `notUtf8` error, or the charge's rejection.
+ * @throws The `tooLarge` error over the limit, the `notUtf8` error, the `broken` error, or the charge's rejection.
  */
 export async function readSubgraphBody(
   response: Response,
@@ -109,14 +115,26 @@ export async function readSubgraphBody(
       await body.cancel().catch(() => {});
       throw error;
     }
-    return decode(await response.bytes(), options.notUtf8);
+    let bytes: Uint8Array;
+    try {
+      bytes = await response.bytes();
+    } catch (error) {
+      throw options.broken?.(error) ?? error;
+    }
+    return decode(bytes, options.notUtf8);
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = body.getReader();
   try {
     while (true) {
-      const { done, value } = await reader.read();
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        throw options.broken?.(error) ?? error;
+      }
+      const { done, value } = read;
       if (done) break;
       size += value.length;
       if (size > limit) throw options.tooLarge();

@@ -148,6 +148,18 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       `The subgraph "${subgraph}" answered a body that is not valid UTF-8`,
       { details: { serviceName: subgraph } },
     );
+  // The subgraph was reached: a body that fails on its own (a reset, a chunked
+  // body cut short, a malformed content coding) says so; the deadline and the
+  // client going away (the signal) keep their own errors.
+  const brokenBody = (
+    cause: unknown,
+    at: { readonly signal: AbortSignal; readonly subgraph: string; readonly status: number | null },
+  ): unknown =>
+    at.signal.aborted ? cause : new RouterError(
+      "SUBGRAPH_ERROR",
+      `The subgraph "${at.subgraph}" answered HTTP ${at.status}, but its body broke off or could not be decoded`,
+      { cause, details: { serviceName: at.subgraph } },
+    );
   const events = options.events;
   async function once(
     out: Outgoing,
@@ -192,6 +204,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         limit,
         tooLarge: tooLargeFor(out.subgraph),
         notUtf8: notUtf8For(out.subgraph),
+        broken: (cause) => brokenBody(cause, { signal, subgraph: out.subgraph, status }),
         ...(budget && tickets
           ? {
             charge: (n: number) => budget.charge(n, { tickets, signal }),

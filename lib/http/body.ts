@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { RouterError } from "../errors.ts";
+import { clipForMessage, RouterError } from "../errors.ts";
 import { readGzipLimited, readLimited } from "../limited_body.ts";
 
 /**
@@ -117,7 +117,9 @@ export async function readBodyDecoded(
     await request.body.cancel().catch(() => {});
     throw new RouterError(
       "UNSUPPORTED_MEDIA_TYPE",
-      `Unsupported Content-Encoding "${header}"; send the body as gzip or identity`,
+      `Unsupported Content-Encoding "${
+        clipForMessage(header ?? "")
+      }"; send the body as gzip or identity`,
       { details: { accept_encoding: "gzip, identity" } },
     );
   }

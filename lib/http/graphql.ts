@@ -34,6 +34,8 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
+import { isUtf8QueryString } from "./query_string.ts";
+import { findDuplicateKey } from "../duplicate_keys.ts";
 import { withRequestId } from "../telemetry/request_id.ts";
 import { bodyOf, requestIdOf } from "./request_context.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
@@ -104,7 +106,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       new RouterError(
         "NOT_ACCEPTABLE",
         `Cannot answer with any type in Accept "${
-          request.headers.get("accept")
+          clipForMessage(request.headers.get("accept") ?? "")
         }"; accept ${GRAPHQL_RESPONSE_JSON} or ${APPLICATION_JSON}`,
       ),
       { requestId },
@@ -126,7 +128,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   let params: GraphQLRequest;
   try {
     params = method === "GET"
-      ? readSearchParams(new URL(request.url).searchParams)
+      ? readSearchParams(new URL(request.url))
       : await readJsonBody(request);
   } catch (error) {
     if (error instanceof PersistedQueryNotFound) {
@@ -304,7 +306,7 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
       contentType === null
         ? `Missing Content-Type; send the request body as ${APPLICATION_JSON}`
         : `Unsupported Content-Type "${
-          clipForMessage(contentType ?? "")
+          clipForMessage(contentType)
         }"; send the request body as ${APPLICATION_JSON}`,
     );
   }
@@ -323,6 +325,7 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
   } catch (error) {
     throw badRequest(`Malformed JSON in the request body: ${(error as Error).message}`);
   }
+  refuseAmbiguousJson(text, "the request body");
   if (Array.isArray(body)) throw badRequest("Batched requests are not supported");
   if (typeof body !== "object" || body === null) {
     throw badRequest('Expected the request body to be a JSON object with a "query"');
@@ -331,20 +334,37 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
   return checkParams(record.query, record.operationName, record.variables, record.extensions);
 }
 
+/** The parameters of a GraphQL GET request. */
+const GET_PARAMETERS = ["query", "operationName", "variables", "extensions"] as const;
+
 /**
- * Reads the GET parameters (`variables` and `extensions` as JSON text).
- * @param search The query parameters.
+ * Reads the GET parameters (`variables` and `extensions` as JSON text); a
+ * query string that is not UTF-8 once percent-decoded is refused, as a body is.
+ * @param url The request URL.
  * @returns The GraphQL request.
  */
-function readSearchParams(search: URLSearchParams): GraphQLRequest {
+function readSearchParams(url: URL): GraphQLRequest {
+  if (!isUtf8QueryString(url.search)) {
+    throw badRequest("The query string is not valid UTF-8 once percent-decoded");
+  }
+  const search = url.searchParams;
+  // A repeated parameter is as ambiguous as a repeated JSON key (`get` reads the first).
+  for (const name of GET_PARAMETERS) {
+    if (search.getAll(name).length > 1) {
+      throw badRequest(`The "${name}" parameter is given more than once; give it once`);
+    }
+  }
   const json = (name: string): unknown => {
     const text = search.get(name);
     if (text === null || text === "") return undefined;
+    let value: unknown;
     try {
-      return parseJsonExact(text);
+      value = parseJsonExact(text);
     } catch (error) {
       throw badRequest(`Malformed JSON in the "${name}" parameter: ${(error as Error).message}`);
     }
+    refuseAmbiguousJson(text, `the "${name}" parameter`);
+    return value;
   };
   return checkParams(
     search.get("query") ?? undefined,
@@ -352,6 +372,23 @@ function readSearchParams(search: URLSearchParams): GraphQLRequest {
     json("variables"),
     json("extensions"),
   );
+}
+
+/**
+ * Refuses JSON that `JSON.parse` reads otherwise than written: a member name
+ * twice in one object (it keeps the last, other parsers such as a proxy, a
+ * WAF or an allow-list the first; Apollo and Hive Router refuse it too).
+ * Integers beyond 2^53 are read exactly instead (`parseJsonExact`).
+ */
+function refuseAmbiguousJson(text: string, where: string): void {
+  const duplicate = findDuplicateKey(text);
+  if (duplicate !== null) {
+    throw badRequest(
+      `Duplicate key "${clipForMessage(duplicate.key)}" in ${where} (at ${
+        clipForMessage(duplicate.at)
+      }): a JSON object must name each member once`,
+    );
+  }
 }
 
 function isMap(value: unknown): value is Record<string, unknown> {

@@ -226,7 +226,10 @@ function edgeAnswerOf(facet: FacetHandler, facets: Facets): EdgeErrorAnswer {
 function notFound(request: Request): Promise<Response> {
   const { pathname } = new URL(request.url);
   return Promise.reject(
-    new RouterError("NOT_FOUND", `No route for ${request.method} ${clipForMessage(pathname)}`),
+    new RouterError(
+      "NOT_FOUND",
+      `No route for ${clipForMessage(request.method)} ${clipForMessage(pathname)}`,
+    ),
   );
 }
 

@@ -165,3 +165,62 @@ for (const facet of ["graphql", "mcp", "connect"]) {
     assert.ok(result.rssGrowth < 200 << 20, `RSS grew by ${result.rssGrowth >> 20} MiB`);
   });
 }
+
+Deno.test("a GET whose query string percent-decodes to invalid UTF-8 is a 400, never run with U+FFFD in its variables", async () => {
+  const seen: string[] = [];
+  const handle = handlerOf(
+    await edgeState({}, {
+      seen,
+      operations: [{ path: "GetTypename.graphql", text: "query GetTypename { __typename }" }],
+    }),
+  );
+  const query = encodeURIComponent("query($u: ID!) { product(upc: $u) { upc } }");
+  const get = (variables: string) =>
+    handle(
+      new Request(`${BASE}/graphql?query=${query}&variables=${variables}`, {
+        headers: { "apollo-require-preflight": "1" },
+      }),
+    );
+  for (const invalid of ["%7B%22u%22%3A%22%FF%22%7D", "%7B%22u%22%3A%22%C3%22%7D"]) {
+    const response = await get(invalid);
+    assert.equal(response.status, 400);
+    const body = await response.json();
+    assert.equal(body.errors[0].extensions.code, "BAD_REQUEST");
+    assert.equal(
+      body.errors[0].message,
+      "The query string is not valid UTF-8 once percent-decoded",
+    );
+  }
+  const connect = await handle(
+    new Request(`${CONNECT}?connect=v1&encoding=json&message=%7B%22x%22%3A%22%FF%22%7D`),
+  );
+  assert.equal(connect.status, 400);
+  assert.deepEqual(await connect.json(), {
+    code: "invalid_argument",
+    message: "The query string is not valid UTF-8 once percent-decoded",
+  });
+  assert.deepEqual(seen, [], "no subgraph was called");
+  const valid = await get("%7B%22u%22%3A%22%C3%A9%22%7D");
+  assert.equal(valid.status, 200);
+  assert.equal(seen.length, 1);
+});
+
+Deno.test("header and path values a request is refused for are quoted up to 100 characters, never whole", async () => {
+  const handle = await handler();
+  const long = "x".repeat(20_000);
+  const refusals = [
+    await handle(graphqlPost({ query: "{ __typename }" }, { accept: `text/${long}` })),
+    await handle(graphqlPost({ query: "{ __typename }" }, { "content-type": `text/${long}` })),
+    await handle(graphqlPost({ query: "{ __typename }" }, { "content-encoding": long })),
+    await handle(new Request(`${BASE}/${long}`)),
+    await handle(connectPost("{}", { "connect-protocol-version": long })),
+    await handle(connectPost("{}", { "content-type": `application/${long}` })),
+    await handle(new Request(`${CONNECT}?connect=${long}`)),
+    await handle(new Request(`${BASE}/service.v1.GraphService/${long}`, { method: "POST" })),
+  ];
+  for (const [i, response] of refusals.entries()) {
+    const text = await response.text();
+    assert.ok(response.status >= 400, `${i}: ${response.status}`);
+    assert.ok(text.length < 1_000, `${i}: ${text.length} bytes: ${text.slice(0, 200)}`);
+  }
+});

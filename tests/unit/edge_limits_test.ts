@@ -133,6 +133,47 @@ Deno.test("issue 14: fragment cycles do not hang: the document is refused by val
   assert.equal(result.ok ? "" : result.stage, "validate");
 });
 
+Deno.test("a 1.4 KB web of fragment cycles, or a fragment DAG ending in an unknown fragment, is refused by validation in milliseconds (the ofType walk expanded every path: 12 s, then exponential)", () => {
+  const spreads = (i: number, n: number) =>
+    [0, 1, 2].map((j) => `...F${(i * 7 + j) % n}`).join(" ");
+  let web = "{ ...F0 }";
+  for (let i = 0; i < 30; i++) web += ` fragment F${i} on Query { ${spreads(i, 30)} }`;
+  let dag = "{ ...F0 }";
+  for (let i = 0; i < 40; i++) dag += ` fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`;
+  dag += " fragment F40 on Query { ...Unknown }";
+  for (const query of [web, dag]) {
+    const started = performance.now();
+    const result = prepare(engineWith(), { query });
+    const elapsed = performance.now() - started;
+    assert.equal(result.ok ? "" : result.stage, "validate");
+    assert.ok(elapsed < 3000, `${elapsed} ms`);
+  }
+});
+
+Deno.test("nested ofType is counted through fragment spreads and inline fragments", () => {
+  const engine = createEngine(MODEL, {
+    introspection: true,
+    fetch: () => Promise.reject(new Error("no subgraph call expected")),
+  });
+  const query = (levels: number) => {
+    let text = '{ __type(name: "User") { ...T0 } }';
+    for (let i = 0; i < levels; i++) {
+      const next = i + 1 < levels ? `...T${i + 1}` : "name";
+      text += i % 2 === 0
+        ? ` fragment T${i} on __Type { name ofType { ${next} } }`
+        : ` fragment T${i} on __Type { ... on __Type { ofType { kind ${next} } } }`;
+    }
+    return text;
+  };
+  assert.equal(codeOf(prepare(engine, { query: query(10) })), "ok");
+  const refused = prepare(engine, { query: query(11) });
+  assert.equal(codeOf(refused), "GRAPHQL_VALIDATION_FAILED");
+  assert.match(
+    refused.ok ? "" : refused.errors[0]!.message,
+    /"ofType" is nested 11 levels deep; at most 10/,
+  );
+});
+
 Deno.test("issue 14: an operation over the limits in operations_dir is refused at load, file named", () => {
   const registry = buildOperationRegistry([
     { path: "Bomb.graphql", text: fragmentBomb(20) },

@@ -284,3 +284,91 @@ Deno.test("a subgraph answer with neither data nor errors is a SUBGRAPH_ERROR, n
     assert.equal(body.errors[0].extensions.code, "SUBGRAPH_ERROR");
   }
 });
+
+Deno.test("an entity answer naming another __typename cannot change the type of the object it merges into", async () => {
+  const handle = handlerOf(
+    await edgeState({}, {
+      answer: (_subgraph, body) =>
+        body.query.includes("_entities")
+          // The reviews subgraph answers a Product representation as a Brand.
+          ? { data: { _entities: [{ __typename: "Brand", reviews: [], id: "b1" }] } }
+          : { data: { search: [{ __typename: "Product", upc: "1", name: "Chair" }] } },
+    }),
+  );
+  const response = await handle(graphqlPost({
+    query:
+      '{ search(text: "a") { __typename ... on Product { upc name reviews { rating } } ... on Brand { id } } }',
+  }));
+  assert.deepEqual(await response.json(), {
+    data: { search: [{ __typename: "Product", upc: "1", name: "Chair", reviews: [] }] },
+  });
+});
+
+Deno.test("a subgraph's answer members its fetch did not select are not merged: they cannot overwrite another subgraph's root fields or entity fields", async () => {
+  const handle = handlerOf(
+    await edgeState({}, {
+      answer: async (subgraph, body) => {
+        if (subgraph === "accounts") {
+          // Answers last, with a root field of the products subgraph.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return { data: { users: [{ id: "1" }], topProducts: [{ upc: "EVIL" }] } };
+        }
+        if (body.query.includes("_entities")) {
+          // The reviews subgraph answers a field the products subgraph owns.
+          return { data: { _entities: [{ reviews: [], name: "EVIL", price: -1 }] } };
+        }
+        return { data: { topProducts: [{ __typename: "Product", upc: "1", name: "Chair" }] } };
+      },
+    }),
+  );
+  const roots = await handle(graphqlPost({ query: "{ users { id } topProducts { upc } }" }));
+  assert.deepEqual(await roots.json(), {
+    data: { users: [{ id: "1" }], topProducts: [{ upc: "1" }] },
+  });
+  const entity = await handle(
+    graphqlPost({ query: "{ topProducts { upc name reviews { rating } } }" }),
+  );
+  assert.deepEqual(await entity.json(), {
+    data: { topProducts: [{ upc: "1", name: "Chair", reviews: [] }] },
+  });
+});
+
+Deno.test("a subgraph error whose path names nothing its fetch selected keeps no path (it would point nowhere in the response)", async () => {
+  const handle = handlerOf(
+    await edgeState({ subgraph_error_propagation: { mode: "pass-through" } }, {
+      answer: (subgraph, body) => {
+        if (subgraph === "accounts") {
+          return {
+            data: { users: [{ id: "1", name: null }] },
+            errors: [
+              { message: "nowhere", path: ["nope", 5, "deep"] },
+              { message: "number first", path: [0, "users"] },
+              { message: "here", path: ["users", 0, "name"] },
+            ],
+          };
+        }
+        return body.query.includes("_entities")
+          ? {
+            data: { _entities: [null] },
+            errors: [
+              { message: "not asked", path: ["_entities", 0, "name"] },
+              { message: "asked", path: ["_entities", 0, "reviews"] },
+            ],
+          }
+          : { data: { topProducts: [{ __typename: "Product", upc: "1", name: "Chair" }] } };
+      },
+    }),
+  );
+  const roots = await (await handle(graphqlPost({ query: "{ users { id name } }" }))).json();
+  assert.deepEqual(
+    roots.errors.map((e: { message: string; path?: unknown }) => [e.message, e.path]),
+    [["nowhere", undefined], ["number first", undefined], ["here", ["users", 0, "name"]]],
+  );
+  const entities = await (await handle(
+    graphqlPost({ query: "{ topProducts { upc name reviews { rating } } }" }),
+  )).json();
+  assert.deepEqual(
+    entities.errors.map((e: { message: string; path?: unknown }) => [e.message, e.path]),
+    [["not asked", undefined], ["asked", ["topProducts", 0, "reviews"]]],
+  );
+});

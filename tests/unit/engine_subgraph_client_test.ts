@@ -156,3 +156,34 @@ Deno.test('a repeated Content-Length ("5000, 5000") is not trusted: the body is 
   ticket.close();
   assert.equal(budget.used, 0);
 });
+
+Deno.test("a body that breaks off after the status is a SUBGRAPH_ERROR saying so, not 'Cannot reach' (SUBGRAPH_UNREACHABLE)", async () => {
+  const head = new TextEncoder().encode('{"data":{"na');
+  const broken = () =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(head);
+        queueMicrotask(() => controller.error(new TypeError("connection reset by peer")));
+      },
+    });
+  const answers = [
+    () => new Response(broken()),
+    () => new Response(broken(), { headers: { "content-length": "100" } }),
+  ];
+  for (const answer of answers) {
+    const client = createSubgraphClient({
+      subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+      propagators: new Map(),
+      fetch: () => Promise.resolve(answer()),
+      singleFlight: true,
+      timeoutMs: 60_000,
+    });
+    await assert.rejects(
+      client.send("a", "{}", {}),
+      (error: Error & { code?: string }) =>
+        error.code === "SUBGRAPH_ERROR" &&
+        error.message ===
+          'The subgraph "a" answered HTTP 200, but its body broke off or could not be decoded',
+    );
+  }
+});

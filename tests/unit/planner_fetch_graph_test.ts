@@ -90,3 +90,70 @@ Deno.test("issue 13 fetch graph: @requires fields may come from the subgraph bei
     "pricing",
   ]);
 });
+
+/** The variable names an operation declares, in order. */
+function declaredVariables(operation: string): string[] {
+  const head = operation.slice(0, operation.indexOf("{"));
+  return [...head.matchAll(/\$(\w+):/g)].map((m) => m[1]!);
+}
+
+Deno.test("a client variable named $representations keeps its name: the entity fetch sends the representations as $representations__gw1", async () => {
+  const sdl = composeSdl({
+    products: link(["@key"]) + `
+      type Query { products: [Product!]! }
+      type Product @key(fields: "upc") { upc: ID! }`,
+    reviews: link(["@key"]) + `
+      type Product @key(fields: "upc") { upc: ID! reviews(first: Int): [String!]! }`,
+  });
+  const model = buildSupergraph(sdl);
+  const query =
+    "query($representations: Int) { products { upc reviews(first: $representations) } }";
+  const fetches = fetchesOf(planQuery(model, query).plan.node);
+  const entity = fetches[1]!.slice("reviews ".length);
+  assert.deepEqual(declaredVariables(entity), ["representations__gw1", "representations"]);
+  assert.match(entity, /_entities\(representations:\$representations__gw1\)/);
+  assert.match(entity, /reviews\(first:\$representations\)/);
+  // What the subgraph receives: both variables, each once.
+  const { createEngine, execute, prepare } = await import("../../lib/engine/mod.ts");
+  const bodies: string[] = [];
+  const engine = createEngine(model, {
+    fetch: async (request) => {
+      const body = await request.text();
+      bodies.push(body);
+      const { variables } = JSON.parse(body);
+      return Response.json(
+        variables?.representations__gw1
+          ? { data: { _entities: [{ reviews: [`first ${variables.representations}`] }] } }
+          : { data: { products: [{ __typename: "Product", upc: "1" }] } },
+      );
+    },
+  });
+  const prepared = prepare(engine, { query });
+  assert.ok(prepared.ok);
+  const result = await execute(engine, prepared.operation, { variables: { representations: 2 } });
+  assert.deepEqual(result, { data: { products: [{ upc: "1", reviews: ["first 2"] }] } });
+  assert.deepEqual(JSON.parse(bodies[1]!).variables, {
+    representations__gw1: [{ __typename: "Product", upc: "1" }],
+    representations: 2,
+  });
+});
+
+Deno.test("issue 13 context: a client variable named like a context variable keeps its name; the context one takes the next", () => {
+  const model = compose({
+    ...CONTEXT_SUBGRAPHS,
+    orders: CONTEXT_SUBGRAPHS.orders.replace(
+      'total(currency: String @fromContext(field: "$customer { currency }"))',
+      'total(currency: String @fromContext(field: "$customer { currency }"), round: Int)',
+    ),
+  });
+  const query =
+    "query($contextualArgument_0: Int) { customers { orders { total(round: $contextualArgument_0) } } }";
+  const fetches = fetchesOf(planQuery(model, query).plan.node);
+  const last = fetches[fetches.length - 1]!;
+  assert.deepEqual(declaredVariables(last.slice("orders ".length)), [
+    "representations",
+    "contextualArgument_0",
+    "contextualArgument_1",
+  ]);
+  assert.match(last, /total\(round:\$contextualArgument_0,currency:\$contextualArgument_1\)/);
+});

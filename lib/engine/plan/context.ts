@@ -69,7 +69,9 @@ export function contextField(b: Builder, at: ContextField, walk: Walk): void {
   for (const t of touched) if (t !== group) group.deps.add(t);
   const printed: string[] = [];
   variables.forEach((v, i) => {
-    const name = `contextualArgument_${b.contextVariables++}`;
+    // The client's variables keep their names: a generated one never takes one of them.
+    let name = `contextualArgument_${b.contextVariables++}`;
+    while (b.op.variableTypes.has(name)) name = `contextualArgument_${b.contextVariables++}`;
     group.contexts.push({ name, ...v });
     printed.push(`${argNames[i]}:$${name}`);
   });

@@ -142,7 +142,9 @@ function emitFetch(
   }
   const variableUsages = [...variables].sort();
   const defs: string[] = [];
-  if (g.entity) defs.push("$representations:[_Any!]!");
+  // `$representations` unless the client's operation has a variable of that name.
+  const representationsVariable = g.entity ? freeVariable(op, "representations") : null;
+  if (representationsVariable !== null) defs.push(`$${representationsVariable}:[_Any!]!`);
   for (const v of variableUsages) {
     const byDefault = op.variableDefaults.get(v);
     const declared = `$${v}:${op.variableTypes.get(v) ?? "String"}`;
@@ -153,7 +155,7 @@ function emitFetch(
     defs.length > 0 ? `(${defs.join(",")})` : ""
   }`;
   const body = g.entity
-    ? `_entities(representations:$representations){${sel.printOrTypename()}}`
+    ? `_entities(representations:$${representationsVariable}){${sel.printOrTypename()}}`
     : sel.printOrTypename();
   const operation = `${head}{${body}}`;
   const requires = g.entity ? printReps(reqs) : undefined;
@@ -186,8 +188,12 @@ function emitFetch(
     ...(targets.length > 0 ? { targets } : {}),
     sendTypename,
     variableUsages,
+    keys: sel.topKeys(),
     rewrites: rewrites.sort((a, b) => a.path.length - b.path.length),
     ...(g.contexts.length > 0 ? { contextVariables: [...g.contexts] } : {}),
+    ...(representationsVariable !== null && representationsVariable !== "representations"
+      ? { representationsVariable }
+      : {}),
   };
   const node: PlanNode = !g.entity
     ? fetch
@@ -195,6 +201,16 @@ function emitFetch(
     ? { kind: "Flatten", path: [...g.path], paths: targets.map((t) => [...t.path]), node: fetch }
     : { kind: "Flatten", path: [...g.path], node: fetch };
   return { node, step };
+}
+
+/**
+ * A variable name for the router's own use in a subgraph operation: `name`,
+ * or `name__gw1`, `name__gw2`… when the client's operation declares it (the
+ * subgraph operation carries the client's variables beside the router's).
+ */
+function freeVariable(op: NormalizedOperation, name: string): string {
+  if (!op.variableTypes.has(name)) return name;
+  for (let i = 1;; i++) if (!op.variableTypes.has(`${name}__gw${i}`)) return `${name}__gw${i}`;
 }
 
 /** Representation selections per data `__typename` (fills `sendTypename` for interfaces). */

@@ -113,6 +113,17 @@ export interface FetchStep {
   readonly rewrites: readonly Rewrite[];
   /** `@fromContext` variables, read per object from an ancestor; absent when none. */
   readonly contextVariables?: readonly ContextVariable[];
+  /**
+   * The response keys the fetch selects at its top level (root fields; each
+   * entity's fields): other members of an answer are not merged, since they
+   * could overwrite what another subgraph answered. Absent: every member.
+   */
+  readonly keys?: ReadonlySet<string>;
+  /**
+   * Entity fetches whose client operation has a `$representations` of its own:
+   * the name the representations are sent under instead; absent: `representations`.
+   */
+  readonly representationsVariable?: string;
 }
 
 /** Executable plan tree. */

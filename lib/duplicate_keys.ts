@@ -1,6 +1,7 @@
 /**
  * Duplicate member names in JSON text (JSON.parse keeps the last one
- * silently; a Connect message must not be ambiguous). One iterative pass.
+ * silently, other parsers the first: a GraphQL request or a Connect message
+ * must not be ambiguous to the proxies in front). One iterative pass.
  *
  * @module
  */
@@ -17,7 +18,7 @@ interface Frame {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { findDuplicateKey } from "./_duplicate_keys.ts";
+ * import { findDuplicateKey } from "./duplicate_keys.ts";
  * assert.deepEqual(findDuplicateKey('{"a": 1, "b": {"c": 1, "c": 2}}'), { key: "c", at: "$.b" });
  * assert.equal(findDuplicateKey('{"a": ["a", "a"], "b": {"a": 1}}'), null);
  * assert.deepEqual(findDuplicateKey('{"\\u0061": 1, "a": 2}'), { key: "a", at: "$" });
