@@ -2,6 +2,17 @@ import assert from "node:assert/strict";
 import { createSubgraphClient } from "../../lib/engine/subgraph_client.ts";
 
 /** A fetch that never answers until aborted, recording the signals it saw. */
+/** A client of one subgraph "a" whose every fetch gets `answer()`. */
+function clientAnswering(answer: () => Response) {
+  return createSubgraphClient({
+    subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+    propagators: new Map(),
+    fetch: () => Promise.resolve(answer()),
+    singleFlight: true,
+    timeoutMs: 60_000,
+  });
+}
+
 function hangingClient() {
   const signals: AbortSignal[] = [];
   const client = createSubgraphClient({
@@ -111,13 +122,7 @@ Deno.test("a subgraph answer that is not valid UTF-8 is a SUBGRAPH_ERROR, never 
     });
   const declared = () => new Response(bad, { headers: { "content-length": String(bad.length) } });
   for (const answer of [declared, () => new Response(streamed())]) {
-    const client = createSubgraphClient({
-      subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
-      propagators: new Map(),
-      fetch: () => Promise.resolve(answer()),
-      singleFlight: true,
-      timeoutMs: 60_000,
-    });
+    const client = clientAnswering(answer);
     await assert.rejects(
       client.send("a", "{}", {}),
       (error: Error & { code?: string }) =>
@@ -171,13 +176,7 @@ Deno.test("a body that breaks off after the status is a SUBGRAPH_ERROR saying so
     () => new Response(broken(), { headers: { "content-length": "100" } }),
   ];
   for (const answer of answers) {
-    const client = createSubgraphClient({
-      subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
-      propagators: new Map(),
-      fetch: () => Promise.resolve(answer()),
-      singleFlight: true,
-      timeoutMs: 60_000,
-    });
+    const client = clientAnswering(answer);
     await assert.rejects(
       client.send("a", "{}", {}),
       (error: Error & { code?: string }) =>
