@@ -22,15 +22,7 @@
  *
  * @module
  */
-import {
-  type DocumentNode,
-  execute as graphqlExecute,
-  type GraphQLFormattedError,
-  type GraphQLSchema,
-  isInputType,
-  typeFromAST,
-  type VariableDefinitionNode,
-} from "graphql";
+import { type DocumentNode, execute as graphqlExecute, type GraphQLFormattedError } from "graphql";
 import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
@@ -59,7 +51,7 @@ import { drawOverrideLabels, type OverrideLabel, overrideLabelsOf } from "./over
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
-import { exactInput } from "./json_numbers.ts";
+import { exactVariables } from "./json_numbers.ts";
 import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
 import type {
   EngineEvents,
@@ -596,23 +588,4 @@ export async function execute(
   const result = errors.length > 0 ? { data, errors } : { data };
   if (answers !== null) engine.sharedResults.keep(planned, answers, result);
   return result;
-}
-
-/** The client's variables with exact integers fitted to their declared types (see `exactInput`). */
-function exactVariables(
-  schema: GraphQLSchema,
-  definitions: readonly VariableDefinitionNode[],
-  given: Record<string, unknown>,
-): Record<string, unknown> {
-  let copy: Record<string, unknown> | null = null;
-  for (const definition of definitions) {
-    const name = definition.variable.name.value;
-    const value = given[name];
-    if (typeof value !== "object" || value === null) continue;
-    const type = typeFromAST(schema, definition.type);
-    if (type === undefined || !isInputType(type)) continue;
-    const fitted = exactInput(value, type);
-    if (fitted !== value) (copy ??= { ...given })[name] = fitted;
-  }
-  return copy ?? given;
 }
