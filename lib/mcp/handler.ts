@@ -433,6 +433,17 @@ async function handlePost(
     }
     case "subscriptions/listen": {
       if (!modern) return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
+      // Its answer is an event stream: a client that cannot take one would wait on bytes it drops.
+      const accept = request.headers.get("accept");
+      if (accept !== null && !/text\/event-stream|\*\/\*|text\/\*/i.test(accept)) {
+        return rpcError(
+          request,
+          id,
+          406,
+          -32600,
+          "subscriptions/listen answers with an event stream: Accept must include text/event-stream",
+        );
+      }
       const filter = isRecord(params) ? params.notifications : undefined;
       if (!isRecord(filter)) {
         return rpcError(request, id, 200, -32602, "Invalid params: notifications is required");

@@ -2,13 +2,16 @@ import assert from "node:assert/strict";
 import { SignJWT } from "jose";
 import { edgeState, handlerOf, mcpExecute, mcpPost, mcpToolText } from "./_edge_fixture.ts";
 
-function listen(id: string): Request {
-  return mcpPost(JSON.stringify({
-    jsonrpc: "2.0",
-    id,
-    method: "subscriptions/listen",
-    params: { notifications: { toolsListChanged: true } },
-  }));
+function listen(id: string, headers: Record<string, string> = {}): Request {
+  return mcpPost(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "subscriptions/listen",
+      params: { notifications: { toolsListChanged: true } },
+    }),
+    headers,
+  );
 }
 
 Deno.test("an MCP request id longer than 1024 characters is a 400 before any stream keeps it", async () => {
@@ -174,4 +177,22 @@ Deno.test("MCP without mcp.oauth authenticates as /graphql does: require_authent
   const valid = await handle(mcpExecute("{ __typename }", { authorization: `Bearer ${jwt}` }));
   assert.equal(valid.status, 200);
   assert.equal(await mcpToolText(valid), '{"data":{"__typename":"Query"}}');
+});
+
+Deno.test("subscriptions/listen refuses a client that does not accept an event stream (406) and opens none", async () => {
+  const state = await edgeState();
+  const handle = handlerOf(state);
+  const refused = await handle(listen("1", { accept: "application/json" }));
+  assert.equal(refused.status, 406);
+  const body = await refused.json();
+  assert.equal(body.id, "1");
+  assert.equal(body.error.code, -32600);
+  assert.match(body.error.message, /Accept must include text\/event-stream/);
+  assert.equal(state.mcp!.streams.openStreams, 0);
+  for (const accept of ["text/event-stream", "*/*"]) {
+    const fine = await handle(listen("2", { accept }));
+    assert.equal(fine.status, 200, accept);
+    assert.equal(fine.headers.get("content-type"), "text/event-stream");
+    await fine.body!.cancel();
+  }
 });
