@@ -266,6 +266,8 @@ async function run(
       ),
     };
   }
+  // A zero budget has passed already: nothing runs (a timer would let a fast answer win).
+  if (call.timeoutMs === 0) return { ok: false, failure: deadlineFailure(0) };
   // The deadline (or the client going away) aborts the engine's subgraph fetches and
   // answers at once, without waiting for the engine to notice.
   const controller = new AbortController();

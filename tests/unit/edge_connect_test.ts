@@ -62,3 +62,24 @@ Deno.test("a Connect error quotes an unknown or duplicate key up to 100 characte
     assert.ok(text.length < 1000, `${text.length} characters answered`);
   }
 });
+
+Deno.test("Connect-Timeout-Ms: 0 is a deadline already passed: deadline_exceeded, and no subgraph is asked", async () => {
+  let asked = 0;
+  const handle = handlerOf(
+    await edgeState({}, {
+      operations: [OPERATION],
+      answer: () => {
+        asked++;
+        return { data: { user: { id: "1" } } };
+      },
+    }),
+  );
+  const response = await handle(call('{"id": "1"}', { "connect-timeout-ms": "0" }));
+  assert.equal(response.status, 504);
+  assert.equal((await response.json()).code, "deadline_exceeded");
+  assert.equal(asked, 0);
+  const fine = await handle(call('{"id": "1"}', { "connect-timeout-ms": "1000" }));
+  assert.equal(fine.status, 200);
+  await fine.body?.cancel();
+  assert.equal(asked, 1);
+});
