@@ -392,10 +392,23 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   if (!executed.ok) return connectErrorResponse(executed.failure);
   const result = executed.value;
   if (result.errors !== undefined && result.errors.length > 0) {
+    const code = codeOfGraphQLErrors(result.errors, { requestError: !("data" in result) });
+    // RFC 6750 §3: a caller who sent no token is told to authenticate (401 and a challenge),
+    // not that it may not, when tokens are verified at all.
+    const anonymous = access.token === null && state.auth !== null;
+    const challenge = code === "permission_denied" && anonymous
+      ? checkRequirement(null, {
+        requirement: AUTHENTICATED,
+        subject: `Method ${call.method.name}`,
+      })
+      : null;
     return connectErrorResponse(connectFailure(
-      codeOfGraphQLErrors(result.errors, { requestError: !("data" in result) }),
+      challenge === null ? code : "unauthenticated",
       primaryError(result.errors)!.message,
-      { graphqlErrors: result.errors },
+      {
+        graphqlErrors: result.errors,
+        ...(challenge?.challenge ? { headers: { "www-authenticate": challenge.challenge } } : {}),
+      },
     ));
   }
   if (result.data === null || result.data === undefined) {

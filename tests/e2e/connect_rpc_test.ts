@@ -277,14 +277,28 @@ Deno.test("issue 18: Connect in the default mode: protected fields are removed a
       headers: { "content-type": "application/json", "connect-protocol-version": "1" },
       body: JSON.stringify({ id: "1" }),
     });
-    assert.equal(response.status, 403);
+    // Anonymous: told to authenticate (RFC 6750 §3), not that it may not.
+    assert.equal(response.status, 401);
+    assert.match(response.headers.get("www-authenticate") ?? "", /^Bearer/);
     const body = await response.json();
-    assert.equal(body.code, "permission_denied");
+    assert.equal(body.code, "unauthenticated");
     const codes = new Set(
       body.graphql_errors.map((e: { extensions: { code: string } }) => e.extensions.code),
     );
     assert.deepEqual([...codes], ["UNAUTHORIZED_FIELD_OR_TYPE"]);
     assert.doesNotMatch(JSON.stringify(body), /ada@example\.com|VISA/);
+    const weak = await fetch(`${router.url}/${SERVICE}/GetUserAccount`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "connect-protocol-version": "1",
+        authorization: `Bearer ${await token("read:email")}`,
+      },
+      body: JSON.stringify({ id: "1" }),
+    });
+    assert.equal(weak.status, 403);
+    assert.equal(weak.headers.get("www-authenticate"), null);
+    assert.equal((await weak.json()).code, "permission_denied");
     const strong = await fetch(`${router.url}/${SERVICE}/GetUserAccount`, {
       method: "POST",
       headers: {
