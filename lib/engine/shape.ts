@@ -165,9 +165,11 @@ class Shaper {
     // (`subgraph_error_propagation.mode: wrapped`).
     this.#explained ??= new ErrorPaths(this.#errors, this.#initialErrors);
     if (this.#explained.explains(arr)) return;
+    // Nothing explains it: the subgraph sent null (or nothing) where its schema says non-null.
     this.#error({
       message: `Cannot return null for non-nullable field ${parentType}.${field.name}.`,
       path: arr,
+      extensions: { code: "SUBGRAPH_INVALID_RESPONSE" },
     });
   }
 

@@ -138,8 +138,12 @@ Deno.test("spec 6.4.4: a null non-null field nulls the nearest nullable parent, 
     data: { user: { id: "1", name: null } },
   }));
   assert.deepEqual(result.data, { user: null });
-  assert.deepEqual(result.errors?.map((e) => [e.message, e.path]), [
-    ["Cannot return null for non-nullable field User.name.", ["user", "name"]],
+  assert.deepEqual(result.errors?.map((e) => [e.message, e.path, e.extensions?.code]), [
+    [
+      "Cannot return null for non-nullable field User.name.",
+      ["user", "name"],
+      "SUBGRAPH_INVALID_RESPONSE",
+    ],
   ]);
 });
 
