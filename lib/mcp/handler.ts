@@ -35,6 +35,7 @@ import { issueSessionId, verifySessionId } from "./session.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { readBodyOf } from "../http/request_context.ts";
+import { findDuplicateKey } from "../duplicate_keys.ts";
 import {
   checkSession,
   expiryOf,
@@ -279,6 +280,19 @@ async function handlePost(
     message = JSON.parse(text);
   } catch {
     return rpcError(request, null, 400, -32700, "Parse error: the body is not JSON");
+  }
+  // JSON.parse keeps the last of two members with one name; a proxy or a log may read the first.
+  const duplicate = findDuplicateKey(text);
+  if (duplicate !== null) {
+    return rpcError(
+      request,
+      null,
+      400,
+      -32600,
+      `Invalid request: duplicate key "${clipForMessage(duplicate.key)}" (at ${
+        clipForMessage(duplicate.at)
+      })`,
+    );
   }
   if (Array.isArray(message)) {
     return rpcError(request, null, 400, -32600, "Batch requests are not supported");

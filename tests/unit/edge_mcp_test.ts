@@ -196,3 +196,20 @@ Deno.test("subscriptions/listen refuses a client that does not accept an event s
     await fine.body!.cancel();
   }
 });
+
+Deno.test("an MCP message naming a member twice is a 400: JSON.parse would keep the last, a proxy may read the first", async () => {
+  const handle = handlerOf(await edgeState());
+  const refused = await handle(
+    mcpPost('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1,"a":2}}'),
+  );
+  assert.equal(refused.status, 400);
+  const body = await refused.json();
+  assert.equal(body.error.code, -32600);
+  assert.match(body.error.message, /duplicate key "a" \(at \$\.params\)/);
+  const twice = await handle(mcpPost('{"jsonrpc":"2.0","id":1,"method":"ping","method":"x"}'));
+  assert.equal(twice.status, 400);
+  await twice.body?.cancel();
+  const fine = await handle(mcpPost('{"jsonrpc":"2.0","id":1,"method":"ping"}'));
+  assert.equal(fine.status, 200);
+  await fine.body?.cancel();
+});
