@@ -101,10 +101,16 @@ Deno.test("issue 15 merge leaves: never a fetch something depends on, never into
     const leaf = productFetch(2, "inventory", "inStock");
     leaf.deps.add(b);
     assert.equal(mergeLeaves(graph, [a, x, b, leaf]), 0);
-    // …and once it is as deep, it merges.
+    // Once it is as deep, it would join the branches c → a and b: a plan that runs as a tree
+    // stays one (a slow branch would hold up the other)…
     const c = productFetch(3, "reviews");
     a.deps.add(c);
-    assert.equal(mergeLeaves(graph, [c, a, x, b, leaf]), 1);
+    assert.equal(mergeLeaves(graph, [c, a, x, b, leaf]), 0);
+    // …and in a plan that already runs level by level (j joins x and b), it merges.
+    const j = productFetch(5, "accounts");
+    j.deps.add(x);
+    j.deps.add(b);
+    assert.equal(mergeLeaves(graph, [c, a, x, b, leaf, j]), 1);
     assert.deepEqual(a.merged, [leaf]);
   }
   // A leaf that depends (transitively) on the deeper fetch needs its answer first.

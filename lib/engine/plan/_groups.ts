@@ -94,6 +94,32 @@ export function dependsOn(group: Group, target: Group): boolean {
 }
 
 /**
+ * The one dependency all the others come before (the fetch can start right after it), or
+ * undefined when two of them are independent (the fetch joins two branches).
+ *
+ * @param deps A fetch group's dependencies.
+ * @returns The last of them, if there is one.
+ */
+export function lastDependency(deps: readonly Group[]): Group | undefined {
+  return deps.find((d) => deps.every((o) => o === d || dependsOn(d, o)));
+}
+
+/**
+ * True when every fetch joins no two independent branches, so the plan runs as a tree (each
+ * fetch right after its last dependency) rather than level by level.
+ *
+ * @param groups The fetch groups.
+ * @returns Whether the emitter can plan them as a tree.
+ */
+export function runsAsTree(groups: readonly Group[]): boolean {
+  return groups.every((g) => {
+    if (g.deps.size === 0) return true;
+    const last = lastDependency([...g.deps]);
+    return last !== undefined && last.root === g.root;
+  });
+}
+
+/**
  * The level of each fetch group in the dependency graph: the length of its
  * longest chain of dependencies (memoized; a cycle counts as level 0).
  */

@@ -9,7 +9,7 @@ import type { NormalizedOperation } from "../normalize.ts";
 import { printReps, type RepSelection } from "../_rep.ts";
 import { Sel } from "../_sel.ts";
 import type { QueryGraph } from "./graph.ts";
-import { dependencyLevels, dependsOn, type Group } from "./_groups.ts";
+import { dependencyLevels, type Group, lastDependency } from "./_groups.ts";
 import type {
   FetchNode,
   FetchStep,
@@ -75,7 +75,7 @@ function asTree(groups: readonly Group[], built: ReadonlyMap<Group, Built>): Bui
       roots.push(g);
       continue;
     }
-    const last = deps.find((d) => deps.every((o) => o === d || dependsOn(d, o)));
+    const last = lastDependency(deps);
     if (!last || last.root !== g.root) return null;
     const list = children.get(last);
     if (list) list.push(g);

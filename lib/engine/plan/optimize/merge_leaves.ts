@@ -3,13 +3,15 @@
  * fetch to the same subgraph at the same or a deeper level, when neither depends on the other.
  * The plan's depth cannot grow: the leaf has no dependents, and the fetch it joins keeps its
  * level (the leaf's dependencies are all shallower). One subgraph request fewer, the same data,
- * the same number of rounds. Hive's planner merges leaves at one response path only; this pass
+ * the same number of rounds. A plan that runs as a tree (each fetch right after its last
+ * dependency) stays one: a merge that would make a fetch join two independent branches would make
+ * the plan run level by level, and a slow branch would hold up the other. Hive's planner merges leaves at one response path only; this pass
  * merges across paths, as `merge_siblings.ts` does within a level.
  *
  * @module
  */
 import type { QueryGraph } from "../graph.ts";
-import { dependencyLevels, type Group } from "../_groups.ts";
+import { dependencyLevels, type Group, lastDependency, runsAsTree } from "../_groups.ts";
 import { mergeable, mergeCandidate } from "./merge_siblings.ts";
 
 /**
@@ -26,6 +28,7 @@ export function mergeLeaves(graph: QueryGraph, groups: Group[]): number {
   const hasDependents = new Set<Group>();
   for (const g of groups) for (const d of g.deps) hasDependents.add(d);
   const gone = new Set<Group>();
+  const tree = runsAsTree(groups);
   // Neither can depend on the other: nothing depends on a leaf, and whatever a leaf depends on
   // is shallower than the leaf, so shallower than its target.
   for (const leaf of groups) {
@@ -35,7 +38,8 @@ export function mergeLeaves(graph: QueryGraph, groups: Group[]): number {
       if (
         g === leaf || gone.has(g) || !mergeCandidate(g) || g.subgraph !== leaf.subgraph ||
         g.root !== leaf.root || levelOf(g) < levelOf(leaf) ||
-        (target !== null && levelOf(g) >= levelOf(target)) || !compatible(graph, g, leaf)
+        (target !== null && levelOf(g) >= levelOf(target)) || !compatible(graph, g, leaf) ||
+        (tree && lastDependency([...g.deps, ...leaf.deps]) === undefined)
       ) {
         continue;
       }
