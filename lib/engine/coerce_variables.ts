@@ -21,6 +21,7 @@ import {
   type VariableDefinitionNode,
 } from "graphql";
 import { clipForMessage } from "../errors.ts";
+import { exactInput } from "./json_numbers.ts";
 
 /** Options of {@linkcode coerceVariables}. */
 export interface CoerceVariablesOptions {
@@ -151,7 +152,8 @@ function coerceOne(
     return;
   }
   into.coerced[name] = coerceInputValue(
-    value,
+    // Integers beyond 2^53 read exactly (`parseJsonExact`) fitted to their type first.
+    exactInput(value, type as GraphQLInputType),
     type as GraphQLInputType,
     (path, invalid, error) => {
       const at = path.length > 0 ? ` at "${clipForMessage(name + printPath(path))}"` : "";

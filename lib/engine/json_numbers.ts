@@ -14,14 +14,10 @@
  */
 import {
   type GraphQLInputType,
-  type GraphQLSchema,
   isInputObjectType,
-  isInputType,
   isListType,
   isNonNullType,
   isScalarType,
-  typeFromAST,
-  type VariableDefinitionNode,
 } from "graphql";
 
 /** `JSON.rawJSON` / `JSON.isRawJSON` (ES2026, in V8): not in TypeScript's lib yet. */
@@ -151,30 +147,3 @@ export function exactInput(value: unknown, type: GraphQLInputType): unknown {
 }
 
 const BUILT_IN_SCALARS = new Set(["ID", "Int", "Float", "String", "Boolean"]);
-
-/**
- * The client's variables with exact integers fitted to their declared types
- * (see {@linkcode exactInput}); `given` itself when nothing changes.
- *
- * @param schema The API schema.
- * @param definitions The operation's variable definitions.
- * @param given The client's variables.
- * @returns The variables to coerce.
- */
-export function exactVariables(
-  schema: GraphQLSchema,
-  definitions: readonly VariableDefinitionNode[],
-  given: Record<string, unknown>,
-): Record<string, unknown> {
-  let copy: Record<string, unknown> | null = null;
-  for (const definition of definitions) {
-    const name = definition.variable.name.value;
-    const value = given[name];
-    if (typeof value !== "object" || value === null) continue;
-    const type = typeFromAST(schema, definition.type);
-    if (type === undefined || !isInputType(type)) continue;
-    const fitted = exactInput(value, type);
-    if (fitted !== value) (copy ??= { ...given })[name] = fitted;
-  }
-  return copy ?? given;
-}

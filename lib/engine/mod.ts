@@ -51,7 +51,6 @@ import { drawOverrideLabels, type OverrideLabel, overrideLabelsOf } from "./over
 import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
 import { formatted, prepareOperation } from "./prepare.ts";
 import { shapeResponse } from "./shape.ts";
-import { exactVariables } from "./json_numbers.ts";
 import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
 import type {
   EngineEvents,
@@ -492,11 +491,10 @@ export async function execute(
   // Coercion recurses per level of a value: its nesting is bounded first.
   const tooDeep = checkVariablesDepth(given, engine.limits);
   if (tooDeep !== null) return { errors: [tooDeep] };
-  const definitions = operation.operation.variableDefinitions ?? [];
   const coerced = coerceVariables(
     schema,
-    definitions,
-    exactVariables(schema, definitions, given),
+    operation.operation.variableDefinitions ?? [],
+    given,
     { maxErrors: 50, hideSuggestions: !engine.introspection },
   );
   if (coerced.errors) {
