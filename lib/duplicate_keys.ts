@@ -34,18 +34,11 @@ export function findDuplicateKey(text: string): { key: string; at: string } | nu
     const c = text.charCodeAt(i);
     if (c === 0x22) { // "
       const start = i;
-      let escaped = false;
-      for (i++; i < text.length; i++) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c) {
-          escaped = true;
-          i++;
-        } else if (s === 0x22) break;
-      }
+      i = closingQuote(text, start);
       const top = stack[stack.length - 1];
       if (top?.keys && top.expectKey) {
         const raw = text.slice(start + 1, i);
-        const key = escaped ? JSON.parse(text.slice(start, i + 1)) as string : raw;
+        const key = raw.includes("\\") ? JSON.parse(text.slice(start, i + 1)) as string : raw;
         if (top.keys.has(key)) return { key, at: ["$", ...names].join(".") };
         top.keys.add(key);
         top.expectKey = false;
@@ -68,4 +61,21 @@ export function findDuplicateKey(text: string): { key: string; at: string } | nu
     }
   }
   return null;
+}
+
+/**
+ * The index of the quote closing the string opened at `start` (the text's length when
+ * none): found with `indexOf` (a long query string is the usual body), skipping quotes
+ * escaped by an odd run of backslashes.
+ */
+function closingQuote(text: string, start: number): number {
+  let from = start + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return text.length;
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    from = quote + 1;
+  }
 }
