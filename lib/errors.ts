@@ -35,6 +35,7 @@ export type RouterErrorCode =
   | "RESPONSE_TOO_LARGE"
   | "SUBGRAPH_CIRCUIT_OPEN"
   | "SHUTTING_DOWN"
+  | "ISOLATE_ENDED"
   | "INTERNAL";
 
 /** Options for {@linkcode RouterError}. */

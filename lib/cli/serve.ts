@@ -75,6 +75,12 @@ export interface StartRouterOptions {
    * @default {false}
    */
   readonly reusePort?: boolean;
+  /**
+   * Listen on this unix socket instead of `listen_addr` (a serving isolate of
+   * `workers.ts`: its supervisor owns `listen_addr` and forwards to it).
+   * `listen_addr` still names the public address (URLs, logs).
+   */
+  readonly listenPath?: string;
 }
 
 /** A running router. */
@@ -205,13 +211,15 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     draining: () => draining,
     stop: stop.signal,
   });
-  const server = Deno.serve({
-    hostname: address.hostname,
-    port: address.port,
-    ...(options.reusePort ? { reusePort: true } : {}),
-    onListen: () => {},
-  }, handler);
-  const port = server.addr.port;
+  const server = options.listenPath === undefined
+    ? Deno.serve({
+      hostname: address.hostname,
+      port: address.port,
+      ...(options.reusePort ? { reusePort: true } : {}),
+      onListen: () => {},
+    }, handler)
+    : Deno.serve({ path: options.listenPath, onListen: () => {} }, handler);
+  const port = server.addr.transport === "tcp" ? server.addr.port : address.port;
   config = withBoundPort(config, port);
   const url = listenUrl({ ...address, port });
 

@@ -1,26 +1,25 @@
 /**
  * Serving isolates as worker threads (`workers: N`, `heap` limits): the main
- * isolate supervises N threads (`node:worker_threads`, created with the V8
- * heap limits of `heap`), each with its own router state and its own
- * `Deno.serve` listener on the same address with `SO_REUSEPORT`, so the
- * kernel spreads connections over them. The threads run this very module. The
- * supervisor forwards reload and shutdown, pings the threads and restarts one
- * that exits or goes silent. Nothing is shared between isolates: each plans
- * and caches on its own, which is what the router does across replicas anyway
- * (MCP sessions are signed, config is files). With one worker and no heap
- * limits the main isolate serves by itself.
- *
- * `SO_REUSEPORT` is a Linux/BSD feature; elsewhere `workers > 1` falls back to
- * one serving isolate (logged).
+ * isolate owns the listener and supervises N threads (`node:worker_threads`,
+ * created with the V8 heap limits of `heap`), each with its own router state,
+ * serving on its own unix socket. The supervisor forwards every request to the
+ * least busy thread (`forward.ts`) and answers for a thread that ends, forwards
+ * reload and shutdown, pings the threads and restarts one that exits or goes
+ * silent. The threads run this very module. Nothing is shared between
+ * isolates: each plans and caches on its own, which is what the router does
+ * across replicas anyway (MCP sessions are signed, config is files). With one
+ * worker and no heap limits the main isolate serves by itself.
  *
  * @module
  */
 import { parentPort, Worker as ThreadWorker } from "node:worker_threads";
 import type { Config } from "../config/mod.ts";
-import { loadConfig } from "../config/mod.ts";
+import { listenUrl, loadConfig, parseListenAddr } from "../config/mod.ts";
+import { Cancellation } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
+import { createForwarder, type FacetPaths, type Upstream } from "./forward.ts";
 import type { RunningRouter, StartRouterOptions } from "./serve.ts";
 
 /** `serve.ts` on demand: a supervising isolate never loads the router itself. */
@@ -69,8 +68,10 @@ type ToWorker =
     readonly env: Readonly<Record<string, string | undefined>>;
     readonly index: number;
     readonly watch: boolean;
-    /** Bind with SO_REUSEPORT (several isolates on one address). */
+    /** Bind the Prometheus listener with SO_REUSEPORT (a restarted thread's). */
     readonly reusePort: boolean;
+    /** The unix socket to serve on (the supervisor forwards to it). */
+    readonly listenPath: string;
   }
   | { readonly tag: typeof TAG; readonly kind: "reload" }
   | { readonly tag: typeof TAG; readonly kind: "ping" }
@@ -81,13 +82,7 @@ type FromWorker =
   | { readonly tag: typeof TAG; readonly kind: "ready"; readonly url: string }
   | { readonly tag: typeof TAG; readonly kind: "failed"; readonly error: string }
   | { readonly tag: typeof TAG; readonly kind: "reloaded"; readonly ok: boolean }
-  | {
-    readonly tag: typeof TAG;
-    readonly kind: "pong";
-    /** Operations running and waiting in the thread's admission gate. */
-    readonly active: number;
-    readonly waiting: number;
-  }
+  | { readonly tag: typeof TAG; readonly kind: "pong" }
   | { readonly tag: typeof TAG; readonly kind: "stopped" };
 
 function isMessage<T extends { tag: string }>(value: unknown): value is T {
@@ -96,8 +91,8 @@ function isMessage<T extends { tag: string }>(value: unknown): value is T {
 
 /**
  * Starts the router: from the main isolate when there is one worker and no
- * heap limit, else from supervised worker threads (`superviseWorkers`) that
- * share one listener (`SO_REUSEPORT`). Reload (SIGHUP or `reload()`) reaches
+ * heap limit, else from supervised worker threads (`superviseWorkers`)
+ * behind a listener the main isolate owns. Reload (SIGHUP or `reload()`) reaches
  * every isolate; each also watches the files itself when `watch` is on.
  * `shutdown()` (or SIGTERM/SIGINT) drains and stops them all.
  *
@@ -118,14 +113,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   if (configPath === undefined || requested === 1) return await startRouter(routerOptions);
   const env = options.env ?? {};
   const config = await loadConfig(configPath, { env });
-  let count = requested ?? config.workers;
-  if (count > 1 && !canReusePort()) {
-    (options.log ?? createLogger({ level: config.log_level })).warn(
-      "workers > 1 needs SO_REUSEPORT, an unstable Deno API: serving from one isolate",
-      { workers: count, hint: 'add "unstable": ["net"] to deno.json or run with --unstable-net' },
-    );
-    count = 1;
-  }
+  const count = requested ?? config.workers;
   const limited = config.heap.max_young_generation_mb > 0 || config.heap.max_old_generation_mb > 0;
   // One isolate with V8's defaults: the main isolate serves, from the config just
   // loaded (reloads still read `configPath`).
@@ -196,14 +184,16 @@ function spawnThread(
 }
 
 /**
- * Supervised mode (`heap` limits set): every serving isolate is a worker
- * thread created with the V8 heap limits of `heap`, and this isolate only
- * supervises: it forwards SIGHUP (reload) and SIGTERM/SIGINT (shutdown), and
- * restarts a thread that exits on its own or stops answering its pings (one
- * that ran out of heap; both are logged). When a restart fails and no thread
- * serves any more, the router stops, so that its orchestrator restarts it.
- * Port 0 works: the first thread binds, the others and any restarted one
- * reuse its address.
+ * Supervised mode (`heap` limits set, or more than one worker): every serving
+ * isolate is a worker thread created with the V8 heap limits of `heap`,
+ * listening on its own unix socket in a private folder; this isolate owns
+ * `listen_addr` and forwards each request to the least busy thread
+ * (`forward.ts`), so it answers for a thread that ends (503 `ISOLATE_ENDED`).
+ * It forwards SIGHUP (reload) and SIGTERM/SIGINT (shutdown), and restarts a
+ * thread that exits on its own or stops answering its pings (one that ran out
+ * of heap or blocked its event loop; both logged at `error` with the requests
+ * it held). When a restart fails and no thread serves any more, the router
+ * stops, so that its orchestrator restarts it.
  */
 async function superviseWorkers(
   config: Config,
@@ -215,8 +205,14 @@ async function superviseWorkers(
 ): Promise<RunningRouter> {
   const log: Logger = options.log ?? createLogger({ level: config.log_level });
   const count = options.workers;
-  // One thread needs it too when it can: a restarted thread binds while the old one drains.
-  const reusePort = canReusePort();
+  const address = parseListenAddr(config.listen_addr);
+  if (address === undefined) {
+    throw new RouterError("CONFIG_INVALID", `Cannot read "listen_addr": "${config.listen_addr}"`, {
+      details: { path: "listen_addr" },
+    });
+  }
+  // The threads' sockets: a folder only this user can enter.
+  const socketDir = await Deno.makeTempDir({ prefix: "gw-router-" });
   let env = options.env;
   if (config.mcp.session_secret === "") {
     // One secret for every isolate (and for a restarted one): MCP sessions survive both.
@@ -231,137 +227,73 @@ async function superviseWorkers(
     log.warn("The Prometheus listener is off with workers > 1 (one registry per worker)");
     env = { ...env, TELEMETRY_METRICS_PROMETHEUS_ENABLED: "false" };
   }
+  // The supervisor waits for `shutdown_delay`; a thread drains at once when told.
+  env = { ...env, SHUTDOWN_DELAY_MS: "0" };
   const timeoutMs = options.workerStartTimeoutMs ?? 60_000;
-  const threads: (Supervised | null)[] = Array.from({ length: count }, () => null);
+  const threads: (Thread | null)[] = Array.from({ length: count }, () => null);
+  /** The threads that serve (what the forwarder picks from). */
+  let serving: Upstream[] = [];
   const reloads: ((ok: boolean) => void)[][] = Array.from({ length: count }, () => []);
   /** When each thread last answered a ping (or became ready). */
   const answered: number[] = Array.from({ length: count }, () => performance.now());
-  /** What each thread last reported holding (its requests die with it: logged). */
-  const load: { active: number; waiting: number }[] = Array.from(
-    { length: count },
-    () => ({ active: 0, waiting: 0 }),
-  );
+  /** Restarts per thread: each generation listens on a socket of its own. */
+  const generations: number[] = Array.from({ length: count }, () => 0);
   let stopping = false;
-  let listenAddr: string | null = null;
+  let draining = false;
+  const stop = new Cancellation();
+  let paths = facetPaths(config);
 
-  const startMessage = (index: number): Extract<ToWorker, { kind: "start" }> => ({
-    tag: TAG,
-    kind: "start",
-    configPath: options.configPath,
-    env: listenAddr === null ? env : { ...env, LISTEN_ADDR: listenAddr },
-    index,
-    watch: options.watch ?? false,
-    reusePort,
-  });
-  async function start(index: number): Promise<string> {
-    const { supervised, url } = await spawnThread(startMessage(index), {
-      heap: config.heap,
-      timeoutMs,
-      onMessage: (message) => {
-        if (message.kind === "reloaded") reloads[index]!.shift()?.(message.ok);
-        else if (message.kind === "pong") {
-          answered[index] = performance.now();
-          load[index] = { active: message.active, waiting: message.waiting };
-        }
-      },
-    });
-    threads[index] = supervised;
-    answered[index] = performance.now();
-    supervised.exited.then(() => {
-      if (threads[index] === supervised) threads[index] = null;
-      for (const resolve of reloads[index]!.splice(0)) resolve(false);
-      if (stopping) return;
-      log.error("A serving isolate exited; restarting it", {
-        worker: index,
-        heap: config.heap,
-        // Last reported: these requests got no answer (their sockets belonged to the thread).
-        requests_active: load[index]!.active,
-        requests_waiting: load[index]!.waiting,
-      });
-      load[index] = { active: 0, waiting: 0 };
-      start(index).catch((error) => {
-        log.error("A serving isolate failed to restart", { worker: index, error: String(error) });
-        if (!stopping && threads.every((t) => t === null)) {
-          log.error("No serving isolate is left: stopping");
-          void shutdown();
-        }
-      });
-    });
-    return url;
-  }
-
-  const url = await start(0);
-  listenAddr = new URL(url).host;
-  const others = await Promise.allSettled(
-    Array.from({ length: count - 1 }, (_, i) => start(i + 1)),
+  const server = Deno.serve(
+    {
+      hostname: address.hostname,
+      port: address.port,
+      onListen: () => {},
+    },
+    createForwarder({
+      upstreams: () => serving,
+      complete: () => serving.length === count,
+      draining: () => draining,
+      stop: stop.signal,
+      // The thread's own deadline (504) answers first; this bounds a lost request.
+      timeoutMs: config.traffic_shaping.router.request_timeout_ms + 5_000,
+      paths: () => paths,
+      log,
+    }),
   );
-  for (const result of others) {
-    if (result.status === "rejected") {
-      log.error("A worker failed to start", { error: String(result.reason) });
-    }
-  }
-  log.info("Workers serving", {
-    supervised: true,
-    workers: threads.filter((t) => t !== null).length,
-    listen_addr: listenAddr,
-    heap: config.heap,
-  });
-
-  // The watchdog: ping every thread; end one that stopped answering (the exit
-  // handler above restarts it).
+  const url = listenUrl({ ...address, port: server.addr.port });
+  const listenAddr = new URL(url).host;
+  // The watchdog: ping every thread; end one that stopped answering. Its
+  // requests are answered 503 at once (a blocked thread may never end), and a
+  // new thread takes its place.
   const watchdogTimeoutMs = options.watchdogTimeoutMs ?? 10_000;
   const watchdog = setInterval(() => {
     const now = performance.now();
-    threads.forEach((supervised, index) => {
-      if (supervised === null || stopping) return;
+    threads.forEach((thread, index) => {
+      if (thread === null || stopping) return;
       if (now - answered[index]! > watchdogTimeoutMs) {
-        log.error("A serving isolate stopped answering (out of heap?); ending it", {
+        log.error("A serving isolate stopped answering (out of heap or blocked); ending it", {
           worker: index,
           silent_ms: Math.round(now - answered[index]!),
-          requests_active: load[index]!.active,
-          requests_waiting: load[index]!.waiting,
+          requests_answered_503: thread.upstream.waiting,
         });
         answered[index] = now;
-        void supervised.thread.terminate();
+        threads[index] = null;
+        remove(thread);
+        void thread.thread.terminate();
+        start(index).catch((error) => {
+          log.error("A serving isolate failed to restart", {
+            worker: index,
+            error: String(error),
+          });
+        });
         return;
       }
-      supervised.thread.postMessage({ tag: TAG, kind: "ping" } satisfies ToWorker);
+      thread.thread.postMessage({ tag: TAG, kind: "ping" } satisfies ToWorker);
     });
   }, Math.max(100, Math.min(1_000, watchdogTimeoutMs / 4)));
   // The threads keep the process alive; the watchdog alone must not.
   unrefTimer(watchdog);
-
-  function reload(): Promise<boolean> {
-    const waits = threads.map((supervised, index) => {
-      if (supervised === null) return Promise.resolve(false);
-      const reply = new Promise<boolean>((resolve) => reloads[index]!.push(resolve));
-      supervised.thread.postMessage({ tag: TAG, kind: "reload" } satisfies ToWorker);
-      return reply;
-    });
-    return Promise.all(waits).then((oks) => oks.every(Boolean));
-  }
-  const finished = Promise.withResolvers<void>();
-  let shuttingDown: Promise<void> | null = null;
-  function shutdown(): Promise<void> {
-    shuttingDown ??= (async () => {
-      stopping = true;
-      clearInterval(watchdog);
-      for (const [signal, listener] of signalListeners) Deno.removeSignalListener(signal, listener);
-      const running = threads.filter((t): t is Supervised => t !== null);
-      for (const { thread } of running) {
-        thread.postMessage({ tag: TAG, kind: "shutdown" } satisfies ToWorker);
-      }
-      const grace = (options.shutdownGraceMs ?? config.grace_period_ms + config.shutdown_delay_ms) +
-        2_000;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const expired = new Promise<void>((resolve) => timer = setTimeout(resolve, grace));
-      await Promise.race([Promise.all(running.map((t) => t.exited)), expired]);
-      clearTimeout(timer);
-      await Promise.all(running.map(({ thread }) => thread.terminate()));
-      finished.resolve();
-    })();
-    return shuttingDown;
-  }
+  // From the first moment the port is open: SIGTERM while threads start drains too.
   const signalListeners: [Deno.Signal, () => void][] = [];
   if (options.signals) {
     const pairs: [Deno.Signal, () => void][] = [
@@ -378,6 +310,158 @@ async function superviseWorkers(
       }
     }
   }
+
+  const startMessage = (index: number, path: string): Extract<ToWorker, { kind: "start" }> => ({
+    tag: TAG,
+    kind: "start",
+    configPath: options.configPath,
+    env: { ...env, LISTEN_ADDR: listenAddr },
+    index,
+    watch: options.watch ?? false,
+    reusePort: canReusePort(),
+    listenPath: path,
+  });
+  /** Takes a thread out of service: its waiting requests get 503 (once). */
+  function remove(thread: Thread): void {
+    if (thread.ended.signal.aborted) return;
+    serving = serving.filter((upstream) => upstream !== thread.upstream);
+    thread.ended.abort();
+    thread.client.close();
+  }
+  async function start(index: number): Promise<void> {
+    const path = `${socketDir}/${index}-${generations[index]!++}.sock`;
+    const { supervised } = await spawnThread(startMessage(index, path), {
+      heap: config.heap,
+      timeoutMs,
+      onMessage: (message) => {
+        if (message.kind === "reloaded") reloads[index]!.shift()?.(message.ok);
+        else if (message.kind === "pong") answered[index] = performance.now();
+      },
+    });
+    if (stopping) {
+      // Shutdown began while it started: it never serves.
+      await supervised.thread.terminate();
+      return;
+    }
+    const client = Deno.createHttpClient({ proxy: { transport: "unix", path } });
+    const ended = new Cancellation();
+    const upstream: Upstream = {
+      index,
+      fetch: (url, init) => fetch(url, { ...init, client }),
+      ended: ended.signal,
+      waiting: 0,
+    };
+    const thread: Thread = { ...supervised, upstream, ended, client };
+    threads[index] = thread;
+    answered[index] = performance.now();
+    serving = [...serving, upstream];
+    supervised.exited.then(() => {
+      const lost = upstream.waiting;
+      if (threads[index] === thread) threads[index] = null;
+      remove(thread);
+      void Deno.remove(path).catch(() => {});
+      for (const resolve of reloads[index]!.splice(0)) resolve(false);
+      if (stopping) return;
+      log.error("A serving isolate exited; restarting it", {
+        worker: index,
+        heap: config.heap,
+        // Answered 503 ISOLATE_ENDED by the supervisor.
+        requests_answered_503: lost,
+      });
+      start(index).catch((error) => {
+        log.error("A serving isolate failed to restart", { worker: index, error: String(error) });
+        if (!stopping && threads.every((t) => t === null)) {
+          log.error("No serving isolate is left: stopping");
+          void shutdown();
+        }
+      });
+    });
+  }
+
+  try {
+    await start(0);
+  } catch (error) {
+    for (const [signal, listener] of signalListeners) Deno.removeSignalListener(signal, listener);
+    await server.shutdown();
+    await Deno.remove(socketDir, { recursive: true }).catch(() => {});
+    throw error;
+  }
+  const others = await Promise.allSettled(
+    Array.from({ length: count - 1 }, (_, i) => start(i + 1)),
+  );
+  for (const result of others) {
+    if (result.status === "rejected") {
+      log.error("A worker failed to start", { error: String(result.reason) });
+    }
+  }
+  log.info("Workers serving", {
+    supervised: true,
+    workers: threads.filter((t) => t !== null).length,
+    listen_addr: listenAddr,
+    heap: config.heap,
+  });
+
+
+  async function reload(): Promise<boolean> {
+    const waits = threads.map((thread, index) => {
+      if (thread === null) return Promise.resolve(false);
+      const reply = new Promise<boolean>((resolve) => reloads[index]!.push(resolve));
+      thread.thread.postMessage({ tag: TAG, kind: "reload" } satisfies ToWorker);
+      return reply;
+    });
+    const ok = (await Promise.all(waits)).every(Boolean);
+    // Refusals keep the shape of the facets the threads now serve.
+    const next = await loadConfig(options.configPath, { env }).catch(() => null);
+    if (next !== null) paths = facetPaths(next);
+    return ok;
+  }
+  const finished = Promise.withResolvers<void>();
+  let shuttingDown: Promise<void> | null = null;
+  // Shutdown (Apollo's model, as `startRouter`): readiness 503 at once while
+  // this listener still accepts for `shutdown_delay`; then the threads drain
+  // and close their streams while this listener waits for its requests up to
+  // `grace_period`; those still waiting then are answered 503, never reset.
+  function shutdown(): Promise<void> {
+    shuttingDown ??= (async () => {
+      stopping = true;
+      draining = true;
+      clearInterval(watchdog);
+      for (const [signal, listener] of signalListeners) Deno.removeSignalListener(signal, listener);
+      const graceMs = options.shutdownGraceMs ?? config.grace_period_ms;
+      log.info("Shutting down", {
+        shutdown_delay_ms: config.shutdown_delay_ms,
+        grace_period_ms: graceMs,
+      });
+      if (config.shutdown_delay_ms > 0) {
+        await new Promise((resolve) => setTimeout(resolve, config.shutdown_delay_ms));
+      }
+      const running = threads.filter((t): t is Thread => t !== null);
+      for (const { thread } of running) {
+        thread.postMessage({ tag: TAG, kind: "shutdown" } satisfies ToWorker);
+      }
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      let last: ReturnType<typeof setTimeout> | undefined;
+      const expired = new Promise<void>((resolve) => {
+        grace = setTimeout(() => {
+          log.warn("Shutdown grace period over; answering 503 to requests still running");
+          stop.abort();
+          last = setTimeout(resolve, 1_000);
+        }, graceMs);
+      });
+      await Promise.race([server.shutdown(), expired]);
+      clearTimeout(grace);
+      clearTimeout(last);
+      const exited = Promise.all(running.map((t) => t.exited));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([exited, new Promise((resolve) => timer = setTimeout(resolve, 2_000))]);
+      clearTimeout(timer);
+      await Promise.all(running.map(({ thread }) => thread.terminate()));
+      for (const thread of running) remove(thread);
+      await Deno.remove(socketDir, { recursive: true }).catch(() => {});
+      finished.resolve();
+    })();
+    return shuttingDown;
+  }
   return {
     url,
     state() {
@@ -392,7 +476,27 @@ async function superviseWorkers(
   };
 }
 
-/** Thread side: runs one router isolate on the shared listener. */
+/** A serving thread as the supervisor holds it. */
+interface Thread extends Supervised {
+  /** What the forwarder sends its requests to. */
+  readonly upstream: Upstream;
+  /** Aborted when the thread ended: its waiting requests get 503. */
+  readonly ended: Cancellation;
+  /** Its connections (closed with it). */
+  readonly client: Deno.HttpClient;
+}
+
+/** Where the facets of `config` live (the shape of a refusal there). */
+function facetPaths(config: Config): FacetPaths {
+  return {
+    mcp: config.mcp.enabled ? config.mcp.path : null,
+    connectPrefix: config.connect_rpc.enabled
+      ? `/${config.connect_rpc.package}.${config.connect_rpc.service}/`
+      : null,
+  };
+}
+
+/** Thread side: runs one router isolate on its unix socket. */
 function serveInThread(port: NonNullable<typeof parentPort>): void {
   const post = (message: FromWorker) => port.postMessage(message);
   let router: RunningRouter | null = null;
@@ -407,6 +511,7 @@ function serveInThread(port: NonNullable<typeof parentPort>): void {
             watch: message.watch,
             signals: false,
             reusePort: message.reusePort,
+            listenPath: message.listenPath,
           });
           post({ tag: TAG, kind: "ready", url: router.url });
         } catch (error) {
@@ -422,12 +527,7 @@ function serveInThread(port: NonNullable<typeof parentPort>): void {
         post({ tag: TAG, kind: "reloaded", ok: (await router?.reload()) ?? false });
         return;
       case "ping":
-        if (router === null) {
-          post({ tag: TAG, kind: "pong", active: 0, waiting: 0 });
-        } else {
-          const { admission } = router.state().engine;
-          post({ tag: TAG, kind: "pong", active: admission.active, waiting: admission.waiting });
-        }
+        post({ tag: TAG, kind: "pong" });
         return;
       case "shutdown":
         // The supervisor ends the thread once it reads "stopped".

@@ -206,6 +206,7 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   RESPONSE_TOO_LARGE: "resource_exhausted",
   PAYLOAD_TOO_LARGE: "resource_exhausted",
   SHUTTING_DOWN: "unavailable",
+  ISOLATE_ENDED: "unavailable",
   KEYS_UNAVAILABLE: "unavailable",
   INTERNAL: "internal",
 };

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { connectErrorResponse, connectFailure, failureOfRouterError } from "../connect/mod.ts";
+import { connectErrorResponse, connectFailure, failureOfRouterError } from "../connect/errors.ts";
 import { errorHeaders, type ErrorResponseOptions, knownError, STATUS } from "./errors.ts";
 
 /**

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startRouter } from "../../lib/cli/serve.ts";
+import { startWorkers } from "../../lib/cli/workers.ts";
 import { oneSubgraphWorkspace } from "./_workspace.ts";
 
 async function workspace(subgraphUrl: string, extra: string): Promise<string> {
@@ -62,81 +63,91 @@ async function readLine(
 /** GETs run only with a preflight header (`csrf_prevention`, issue 14). */
 const PREFLIGHT = { headers: { "graphql-preflight": "1" } };
 
-Deno.test("issue 15: SIGTERM drains: readiness 503 at once, the slow request answered, keep-alive told to close, exit in the grace", async () => {
-  const subgraph = slowSubgraph(1_500);
-  const dir = await workspace(
-    `http://127.0.0.1:${subgraph.addr.port}/graphql`,
-    "shutdown_delay: 500ms\ngrace_period: 10s\n",
-  );
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "serve", "--config", join(dir, "config.yaml")],
-    cwd: new URL("../..", import.meta.url),
-    env: { NO_COLOR: "1", LOG_LEVEL: "info" },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const lines: string[] = [];
-  try {
-    const { url } = JSON.parse(
-      await readLine(reader, lines, (l) => l.includes("GW Router listening")),
-    );
-    const port = Number(new URL(url).port);
-    const keepAlive = await Deno.connect({ hostname: "127.0.0.1", port });
-    assert.match(await exchange(keepAlive, "/health/live"), /^http\/1\.1 200/);
-    const slow = fetch(`${url}/graphql?query=%7Bhello%7D`, PREFLIGHT);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const sentAt = performance.now();
-    child.kill("SIGTERM");
-    await readLine(reader, lines, (l) => l.includes('"Shutting down"'));
-    const ready = await fetch(`${url}/health/ready`);
-    assert.equal(ready.status, 503, "readiness turns 503 at once, while still accepting");
-    assert.equal((await ready.json()).status, "draining");
-    const last = await exchange(keepAlive, "/health/live");
-    assert.match(last, /^http\/1\.1 200/);
-    assert.match(last, /\r\nconnection: close\r\n/, "keep-alive told to close");
-    keepAlive.close();
-    const answer = await slow;
-    assert.equal(answer.status, 200);
-    assert.deepEqual(await answer.json(), { data: { hello: "finished" } });
-    const status = await child.status;
-    assert.equal(status.code, 0);
-    assert.ok(performance.now() - sentAt < 10_000, "exited within the grace");
-  } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Exited.
-    }
-    await reader.cancel().catch(() => {});
-    await subgraph.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+/** One isolate, or two threads behind the supervisor (`lib/cli/workers.ts`). */
+const LAYOUTS = [["main isolate", ""], ["supervised threads", "workers: 2\n"]] as const;
+/** The log line once every isolate serves. */
+const SERVING = { "main isolate": "GW Router listening", "supervised threads": "Workers serving" };
 
-Deno.test("issue 15: a request still running when grace_period ends gets 503 SHUTTING_DOWN, not a reset", async () => {
-  const subgraph = slowSubgraph(5_000);
-  const dir = await workspace(
-    `http://127.0.0.1:${subgraph.addr.port}/graphql`,
-    "grace_period: 300ms\nlog_level: error\n",
-  );
-  const router = await startRouter({ configPath: join(dir, "config.yaml") });
-  try {
-    const slow = fetch(`${router.url}/graphql?query=%7Bhello%7D`, PREFLIGHT);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const stopping = router.shutdown();
-    const answer = await slow;
-    assert.equal(answer.status, 503);
-    const body = await answer.json();
-    assert.equal(body.errors[0].extensions.code, "SHUTTING_DOWN");
-    assert.equal(answer.headers.get("retry-after"), "1");
-    await stopping;
-  } finally {
-    await router.shutdown();
-    await subgraph.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+for (const [layout, extra] of LAYOUTS) {
+  Deno.test(`issue 15: SIGTERM drains (${layout}): readiness 503 at once, the slow request answered, keep-alive told to close, exit in the grace`, async () => {
+    const subgraph = slowSubgraph(1_500);
+    const dir = await workspace(
+      `http://127.0.0.1:${subgraph.addr.port}/graphql`,
+      "shutdown_delay: 500ms\ngrace_period: 10s\n" + extra,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "main.ts", "serve", "--config", join(dir, "config.yaml")],
+      cwd: new URL("../..", import.meta.url),
+      env: { NO_COLOR: "1", LOG_LEVEL: "info" },
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    const lines: string[] = [];
+    try {
+      const { url } = JSON.parse(
+        await readLine(reader, lines, (l) => l.includes("GW Router listening")),
+      );
+      await readLine(reader, lines, (l) => l.includes(SERVING[layout]));
+      const port = Number(new URL(url).port);
+      const keepAlive = await Deno.connect({ hostname: "127.0.0.1", port });
+      assert.match(await exchange(keepAlive, "/health/live"), /^http\/1\.1 200/);
+      const slow = fetch(`${url}/graphql?query=%7Bhello%7D`, PREFLIGHT);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const sentAt = performance.now();
+      child.kill("SIGTERM");
+      await readLine(reader, lines, (l) => l.includes('"Shutting down"'));
+      const ready = await fetch(`${url}/health/ready`);
+      assert.equal(ready.status, 503, "readiness turns 503 at once, while still accepting");
+      assert.equal((await ready.json()).status, "draining");
+      const last = await exchange(keepAlive, "/health/live");
+      assert.match(last, /^http\/1\.1 200/);
+      assert.match(last, /\r\nconnection: close\r\n/, "keep-alive told to close");
+      keepAlive.close();
+      const answer = await slow;
+      assert.equal(answer.status, 200);
+      assert.deepEqual(await answer.json(), { data: { hello: "finished" } });
+      const status = await child.status;
+      assert.equal(status.code, 0);
+      assert.ok(performance.now() - sentAt < 10_000, "exited within the grace");
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Exited.
+      }
+      await reader.cancel().catch(() => {});
+      await subgraph.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+for (const [layout, extra] of LAYOUTS) {
+  Deno.test(`issue 15: a request still running when grace_period ends gets 503 SHUTTING_DOWN, not a reset (${layout})`, async () => {
+    const subgraph = slowSubgraph(5_000);
+    const dir = await workspace(
+      `http://127.0.0.1:${subgraph.addr.port}/graphql`,
+      "grace_period: 300ms\nlog_level: error\n" + extra,
+    );
+    const router = await startWorkers({ configPath: join(dir, "config.yaml") });
+    try {
+      const slow = fetch(`${router.url}/graphql?query=%7Bhello%7D`, PREFLIGHT);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const stopping = router.shutdown();
+      const answer = await slow;
+      assert.equal(answer.status, 503);
+      const body = await answer.json();
+      assert.equal(body.errors[0].extensions.code, "SHUTTING_DOWN");
+      assert.equal(answer.headers.get("retry-after"), "1");
+      await stopping;
+    } finally {
+      await router.shutdown();
+      await subgraph.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
 
 Deno.test("issue 15: a body still arriving when shutdown begins gets 503 SHUTTING_DOWN + Retry-After, not 400", async () => {
   const subgraph = slowSubgraph(0);
