@@ -239,7 +239,9 @@ function closing(response: Response, draining: boolean): Response {
 function forwardedHeaders(headers: Headers): Headers {
   const out = new Headers();
   for (const [name, value] of headers) {
-    // The host is the URL's; the isolate does not compress (this listener does).
+    // The host is the URL's. No content coding: Deno's fetch would decode an
+    // encoded answer but keep its Content-Encoding (so the playground, the one
+    // facet that compresses, is sent uncompressed here).
     if (HOP_BY_HOP.has(name) || name === "host" || name === "accept-encoding") continue;
     out.append(name, value);
   }
