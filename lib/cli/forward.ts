@@ -178,8 +178,14 @@ export function createForwarder(
         headers: answeredHeaders(answer.headers, options.draining()),
       });
     } catch (error) {
-      // The isolate's socket closed before the ended signal reached us: it ended.
-      const reason = why ?? (request.signal.aborted ? null : isolateEnded(upstream));
+      // The isolate's socket closed before the ended signal reached us: it
+      // ended, or (draining) it stopped before this request reached it.
+      const reason = why ??
+        (request.signal.aborted
+          ? null
+          : options.draining()
+          ? shuttingDown()
+          : isolateEnded(upstream));
       if (reason === null) return new Response(null, { status: 499 });
       if (why === null) {
         options.log?.warn("A serving isolate's answer failed", {

@@ -321,10 +321,10 @@ async function superviseWorkers(
     reusePort: canReusePort(),
     listenPath: path,
   });
-  /** Takes a thread out of service: its waiting requests get 503 (once). */
+  /** Takes a thread out of service: its waiting requests get 503 at once (once). */
   function remove(thread: Thread): void {
-    if (thread.ended.signal.aborted) return;
     serving = serving.filter((upstream) => upstream !== thread.upstream);
+    if (thread.ended.signal.aborted) return;
     thread.ended.abort();
     thread.client.close();
   }
@@ -358,10 +358,15 @@ async function superviseWorkers(
     supervised.exited.then(() => {
       const lost = upstream.waiting;
       if (threads[index] === thread) threads[index] = null;
+      for (const resolve of reloads[index]!.splice(0)) resolve(false);
+      if (stopping) {
+        // A clean stop: what it answered is still in its socket, read before
+        // the socket's end (which fails anything it did not answer).
+        serving = serving.filter((u) => u !== upstream);
+        return;
+      }
       remove(thread);
       void Deno.remove(path).catch(() => {});
-      for (const resolve of reloads[index]!.splice(0)) resolve(false);
-      if (stopping) return;
       log.error("A serving isolate exited; restarting it", {
         worker: index,
         heap: config.heap,
@@ -401,7 +406,6 @@ async function superviseWorkers(
     heap: config.heap,
   });
 
-
   async function reload(): Promise<boolean> {
     const waits = threads.map((thread, index) => {
       if (thread === null) return Promise.resolve(false);
@@ -435,6 +439,8 @@ async function superviseWorkers(
       if (config.shutdown_delay_ms > 0) {
         await new Promise((resolve) => setTimeout(resolve, config.shutdown_delay_ms));
       }
+      // This listener stops accepting first; then the threads finish what they hold.
+      const drained = server.shutdown();
       const running = threads.filter((t): t is Thread => t !== null);
       for (const { thread } of running) {
         thread.postMessage({ tag: TAG, kind: "shutdown" } satisfies ToWorker);
@@ -448,7 +454,7 @@ async function superviseWorkers(
           last = setTimeout(resolve, 1_000);
         }, graceMs);
       });
-      await Promise.race([server.shutdown(), expired]);
+      await Promise.race([drained, expired]);
       clearTimeout(grace);
       clearTimeout(last);
       const exited = Promise.all(running.map((t) => t.exited));

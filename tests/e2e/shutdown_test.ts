@@ -105,8 +105,11 @@ for (const [layout, extra] of LAYOUTS) {
       assert.match(last, /\r\nconnection: close\r\n/, "keep-alive told to close");
       keepAlive.close();
       const answer = await slow;
-      assert.equal(answer.status, 200);
-      assert.deepEqual(await answer.json(), { data: { hello: "finished" } });
+      assert.deepEqual(
+        { status: answer.status, body: await answer.json() },
+        { status: 200, body: { data: { hello: "finished" } } },
+        lines.join("\n"),
+      );
       const status = await child.status;
       assert.equal(status.code, 0);
       assert.ok(performance.now() - sentAt < 10_000, "exited within the grace");
