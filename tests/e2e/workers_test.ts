@@ -223,9 +223,9 @@ Deno.test("issue 8: an oversized subgraph answer is refused; one that exhausts a
 });
 
 Deno.test("issue 15: a serving thread that blocks is ended; the supervisor answers its request 503 ISOLATE_ENDED, logs it, readiness 503 until the restart", async () => {
-  // The first answer is 6 million objects: processing it blocks the thread's
+  // The first answer is 15 million objects: processing it blocks the thread's
   // event loop far longer than the watchdog waits for a ping.
-  const huge = `{"data":{"hello":"x"},"extensions":{"junk":[${'{"a":1},'.repeat(6_000_000)}{}]}}`;
+  const huge = `{"data":{"hello":"x"},"extensions":{"junk":[${'{"a":1},'.repeat(15_000_000)}{}]}}`;
   let calls = 0;
   const subgraph = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen() {} },
@@ -240,11 +240,11 @@ Deno.test("issue 15: a serving thread that blocks is ended; the supervisor answe
     configPath: join(dir, "config.yaml"),
     env: {
       LOG_LEVEL: "error",
-      ENGINE_MAX_SUBGRAPH_RESPONSE_BYTES: "200MB",
-      ENGINE_MAX_RESPONSE_BYTES: "200MB",
+      ENGINE_MAX_SUBGRAPH_RESPONSE_BYTES: "400MB",
+      ENGINE_MAX_RESPONSE_BYTES: "400MB",
     },
     log: createLogger({ level: "info", write: (line) => lines.push(line) }),
-    watchdogTimeoutMs: 400,
+    watchdogTimeoutMs: 1_000,
   });
   try {
     const sentAt = performance.now();
