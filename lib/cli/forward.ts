@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { onAbort } from "../cancellation.ts";
+import { Cancellation, onAbort } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
 import { errorResponse } from "../http/errors.ts";
 import { connectEdgeError, mcpEdgeError } from "../http/facet_errors.ts";
@@ -262,4 +262,56 @@ function answeredHeaders(headers: Headers, draining: boolean): Headers {
   }
   if (draining) out.set("connection", "close");
   return out;
+}
+
+/** A serving isolate's listener as the supervisor holds it. */
+export interface UnixUpstream {
+  /** What the forwarder sends requests to. */
+  readonly upstream: Upstream;
+  /**
+   * Takes it out of service for good: requests still waiting get 503
+   * `ISOLATE_ENDED` at once and its connections close (idempotent).
+   */
+  end(): void;
+  /** True once {@linkcode UnixUpstream.end} ran. */
+  readonly ended: boolean;
+}
+
+/**
+ * An {@linkcode Upstream} for an isolate listening on a unix socket: its own
+ * HTTP client, bound to `path`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { unixUpstream } from "./forward.ts";
+ * const isolate = unixUpstream("/tmp/gw-router-doc.sock", { index: 0 });
+ * assert.equal(isolate.upstream.waiting, 0);
+ * isolate.end();
+ * assert.ok(isolate.upstream.ended.aborted);
+ * ```
+ * @param path The isolate's unix socket.
+ * @param options Which isolate (for logs).
+ * @returns The upstream and its end.
+ */
+export function unixUpstream(path: string, options: { readonly index: number }): UnixUpstream {
+  const client = Deno.createHttpClient({ proxy: { transport: "unix", path } });
+  const ended = new Cancellation();
+  const upstream: Upstream = {
+    index: options.index,
+    fetch: (url, init) => fetch(url, { ...init, client }),
+    ended: ended.signal,
+    waiting: 0,
+  };
+  return {
+    upstream,
+    get ended() {
+      return ended.signal.aborted;
+    },
+    end() {
+      if (ended.signal.aborted) return;
+      ended.abort();
+      client.close();
+    },
+  };
 }

@@ -25,6 +25,7 @@ import type { OperationFile } from "../operations/mod.ts";
 import { buildState, type RouterState } from "../state/mod.ts";
 import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
+import { drainWithin } from "./_grace.ts";
 
 /**
  * Options for {@linkcode startRouter}: `configPath` and/or `config` (both: start
@@ -390,19 +391,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       }
       // Open MCP streams never end by themselves: close them before waiting.
       closeMcpStreams(state?.mcp ?? null);
-      let grace: ReturnType<typeof setTimeout> | undefined;
-      let last: ReturnType<typeof setTimeout> | undefined;
-      const expired = new Promise<void>((resolve) => {
-        grace = setTimeout(() => {
-          log.warn("Shutdown grace period over; answering 503 to requests still running");
-          stop.abort();
-          // Their 503s go out at once; a stream that never ends is cut a second later.
-          last = setTimeout(resolve, 1_000);
-        }, graceMs);
-      });
-      await Promise.race([server.shutdown(), expired]);
-      clearTimeout(grace);
-      clearTimeout(last);
+      await drainWithin(server.shutdown(), { graceMs, expire: () => stop.abort(), log });
       state?.keySources.close();
       await telemetry.shutdown();
       stopped.resolve();

@@ -19,7 +19,14 @@ import { Cancellation } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
-import { createForwarder, type FacetPaths, type Upstream } from "./forward.ts";
+import { drainWithin } from "./_grace.ts";
+import {
+  createForwarder,
+  type FacetPaths,
+  type UnixUpstream,
+  unixUpstream,
+  type Upstream,
+} from "./forward.ts";
 import type { RunningRouter, StartRouterOptions } from "./serve.ts";
 
 /** `serve.ts` on demand: a supervising isolate never loads the router itself. */
@@ -274,11 +281,12 @@ async function superviseWorkers(
         log.error("A serving isolate stopped answering (out of heap or blocked); ending it", {
           worker: index,
           silent_ms: Math.round(now - answered[index]!),
-          requests_answered_503: thread.upstream.waiting,
+          requests_answered_503: thread.listener.upstream.waiting,
         });
         answered[index] = now;
         threads[index] = null;
         remove(thread);
+        for (const resolve of reloads[index]!.splice(0)) resolve(false);
         void thread.thread.terminate();
         start(index).catch((error) => {
           log.error("A serving isolate failed to restart", {
@@ -323,10 +331,8 @@ async function superviseWorkers(
   });
   /** Takes a thread out of service: its waiting requests get 503 at once (once). */
   function remove(thread: Thread): void {
-    serving = serving.filter((upstream) => upstream !== thread.upstream);
-    if (thread.ended.signal.aborted) return;
-    thread.ended.abort();
-    thread.client.close();
+    serving = serving.filter((upstream) => upstream !== thread.listener.upstream);
+    thread.listener.end();
   }
   async function start(index: number): Promise<void> {
     const path = `${socketDir}/${index}-${generations[index]!++}.sock`;
@@ -343,21 +349,20 @@ async function superviseWorkers(
       await supervised.thread.terminate();
       return;
     }
-    const client = Deno.createHttpClient({ proxy: { transport: "unix", path } });
-    const ended = new Cancellation();
-    const upstream: Upstream = {
-      index,
-      fetch: (url, init) => fetch(url, { ...init, client }),
-      ended: ended.signal,
-      waiting: 0,
-    };
-    const thread: Thread = { ...supervised, upstream, ended, client };
+    const listener = unixUpstream(path, { index });
+    const upstream = listener.upstream;
+    const thread: Thread = { ...supervised, listener };
     threads[index] = thread;
     answered[index] = performance.now();
     serving = [...serving, upstream];
     supervised.exited.then(() => {
-      const lost = upstream.waiting;
-      if (threads[index] === thread) threads[index] = null;
+      void Deno.remove(path).catch(() => {});
+      if (threads[index] !== thread) {
+        // Ended by the watchdog and replaced already (its requests were answered then).
+        log.warn("An ended serving isolate exited at last", { worker: index });
+        return remove(thread);
+      }
+      threads[index] = null;
       for (const resolve of reloads[index]!.splice(0)) resolve(false);
       if (stopping) {
         // A clean stop: what it answered is still in its socket, read before
@@ -365,8 +370,8 @@ async function superviseWorkers(
         serving = serving.filter((u) => u !== upstream);
         return;
       }
+      const lost = upstream.waiting;
       remove(thread);
-      void Deno.remove(path).catch(() => {});
       log.error("A serving isolate exited; restarting it", {
         worker: index,
         heap: config.heap,
@@ -445,18 +450,7 @@ async function superviseWorkers(
       for (const { thread } of running) {
         thread.postMessage({ tag: TAG, kind: "shutdown" } satisfies ToWorker);
       }
-      let grace: ReturnType<typeof setTimeout> | undefined;
-      let last: ReturnType<typeof setTimeout> | undefined;
-      const expired = new Promise<void>((resolve) => {
-        grace = setTimeout(() => {
-          log.warn("Shutdown grace period over; answering 503 to requests still running");
-          stop.abort();
-          last = setTimeout(resolve, 1_000);
-        }, graceMs);
-      });
-      await Promise.race([drained, expired]);
-      clearTimeout(grace);
-      clearTimeout(last);
+      await drainWithin(drained, { graceMs, expire: () => stop.abort(), log });
       const exited = Promise.all(running.map((t) => t.exited));
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([exited, new Promise((resolve) => timer = setTimeout(resolve, 2_000))]);
@@ -484,12 +478,8 @@ async function superviseWorkers(
 
 /** A serving thread as the supervisor holds it. */
 interface Thread extends Supervised {
-  /** What the forwarder sends its requests to. */
-  readonly upstream: Upstream;
-  /** Aborted when the thread ended: its waiting requests get 503. */
-  readonly ended: Cancellation;
-  /** Its connections (closed with it). */
-  readonly client: Deno.HttpClient;
+  /** Its listener, what the forwarder sends its requests to. */
+  readonly listener: UnixUpstream;
 }
 
 /** Where the facets of `config` live (the shape of a refusal there). */

@@ -279,6 +279,14 @@ Deno.test("issue 15: a serving thread that blocks is ended; the supervisor answe
       const again = await fetch(`${router.url}/graphql?query=%7Bhello%7D`, { headers: PREFLIGHT });
       assert.deepEqual(await again.json(), { data: { hello: "again" } });
     }
+    // The blocked thread ends once it yields; that starts no second replacement.
+    while (!lines.some((line) => line.includes("exited at last")) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.ok(lines.some((line) => line.includes("exited at last")), lines.join("\n"));
+    const probe = await fetch(`${router.url}/health/ready`);
+    assert.equal(probe.status, 200, await probe.text());
+    assert.ok(!lines.some((line) => line.includes("restarting it")), lines.join("\n"));
   } finally {
     await router.shutdown();
     await subgraph.shutdown();

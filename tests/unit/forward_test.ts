@@ -5,8 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type FacetPaths, type ForwarderOptions, type Upstream } from "../../lib/cli/forward.ts";
-import { createForwarder } from "../../lib/cli/forward.ts";
-import { Cancellation } from "../../lib/cancellation.ts";
+import { createForwarder, unixUpstream } from "../../lib/cli/forward.ts";
 
 interface Seen {
   readonly method: string;
@@ -16,7 +15,8 @@ interface Seen {
 
 interface Isolate {
   readonly upstream: Upstream;
-  readonly ended: Cancellation;
+  /** Ends it as the supervisor does (its waiting requests get 503). */
+  end(): void;
   /** What the isolate received (read while the request was open). */
   readonly seen: Seen[];
   /** Requests whose signal aborted while the isolate held them. */
@@ -38,23 +38,16 @@ async function isolate(
     request.signal.addEventListener("abort", () => state.aborted++);
     return handle(request);
   });
-  const client = Deno.createHttpClient({ proxy: { transport: "unix", path } });
-  const ended = new Cancellation();
-  const upstream: Upstream = {
-    index,
-    fetch: (url, init) => fetch(url, { ...init, client }),
-    ended: ended.signal,
-    waiting: 0,
-  };
+  const listener = unixUpstream(path, { index });
   return {
-    upstream,
-    ended,
+    upstream: listener.upstream,
+    end: () => listener.end(),
     seen,
     get aborted() {
       return state.aborted;
     },
     async close() {
-      client.close();
+      listener.end();
       await server.shutdown();
       await Deno.remove(dir, { recursive: true });
     },
@@ -139,7 +132,7 @@ Deno.test("forward: a request held by an isolate that ends is answered 503 ISOLA
     ];
     while (one.seen.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
     assert.equal(one.upstream.waiting, 3);
-    one.ended.abort();
+    one.end();
     const [graphql, connect, mcp] = await Promise.all(requests);
     for (const response of [graphql!, connect!, mcp!]) {
       assert.equal(response.status, 503);
