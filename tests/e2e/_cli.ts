@@ -60,3 +60,57 @@ export async function runDeno(args: string[], options: RunDenoOptions = {}): Pro
 export function runCli(args: string[], cwd?: string): Promise<CliOutput> {
   return runDeno([MAIN, ...args], cwd === undefined ? {} : { cwd });
 }
+
+/** A `main.ts serve` child process whose log lines are read as they come. */
+export interface ServeProcess {
+  readonly child: Deno.ChildProcess;
+  /** Every log line read so far. */
+  readonly lines: string[];
+  /** The first line (read so far or next) that matches; throws when the output ends first. */
+  waitFor(match: (line: string) => boolean): Promise<string>;
+  /** Kills the process if it still runs and stops reading its output. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `main.ts serve --config <configPath>` with `LOG_LEVEL=info` (stderr dropped).
+ * @param configPath The config file.
+ * @returns The process and its log lines.
+ */
+export function spawnServe(configPath: string): ServeProcess {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", "serve", "--config", configPath],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", LOG_LEVEL: "info" },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const lines: string[] = [];
+  let buffer = "";
+  return {
+    child,
+    lines,
+    async waitFor(match) {
+      while (true) {
+        const found = lines.find(match);
+        if (found !== undefined) return found;
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`output ended; got:\n${lines.join("\n")}`);
+        buffer += value;
+        const parts = buffer.split("\n");
+        buffer = parts.pop() ?? "";
+        lines.push(...parts);
+      }
+    },
+    async close() {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already exited.
+      }
+      await reader.cancel().catch(() => {});
+      await child.status;
+    },
+  };
+}

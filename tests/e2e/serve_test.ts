@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { startRouter } from "../../lib/cli/serve.ts";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
-import { runCli } from "./_cli.ts";
+import { runCli, spawnServe } from "./_cli.ts";
 
 const LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
@@ -152,46 +152,17 @@ Deno.test("DESIGN §4: a change of the supergraph or an operation file reloads (
   }
 });
 
-async function readLinesUntil(
-  reader: ReadableStreamDefaultReader<string>,
-  lines: string[],
-  predicate: (line: string) => boolean,
-): Promise<string> {
-  let buffer = "";
-  while (true) {
-    const found = lines.find(predicate);
-    if (found !== undefined) return found;
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`stream ended; got:\n${lines.join("\n")}`);
-    buffer += value;
-    const parts = buffer.split("\n");
-    buffer = parts.pop() ?? "";
-    lines.push(...parts);
-  }
-}
-
 Deno.test("issue 2: `main.ts serve` logs its URLs and the ART warning, reloads on SIGHUP, stops on SIGTERM", async () => {
   const dir = await workspace(BASE_CONFIG + "engine: { enable_request_tracing: true }\n");
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "serve", "--config", join(dir, "config.yaml")],
-    cwd: new URL("../..", import.meta.url),
-    env: { NO_COLOR: "1", LOG_LEVEL: "info" },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const lines: string[] = [];
+  const serve = spawnServe(join(dir, "config.yaml"));
+  const child = serve.child;
   try {
     const listening = JSON.parse(
-      await readLinesUntil(reader, lines, (l) => l.includes("GW Router listening")),
+      await serve.waitFor((l) => l.includes("GW Router listening")),
     );
     assert.match(listening.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const warning = JSON.parse(
-      await readLinesUntil(
-        reader,
-        lines,
-        (l) => l.includes("Advanced Request Tracing (ART) is enabled"),
-      ),
+      await serve.waitFor((l) => l.includes("Advanced Request Tracing (ART) is enabled")),
     );
     assert.equal(warning.level, "warn");
     assert.ok(warning.msg.startsWith("Advanced Request Tracing (ART) is enabled"));
@@ -204,7 +175,7 @@ Deno.test("issue 2: `main.ts serve` logs its URLs and the ART warning, reloads o
     );
     child.kill("SIGHUP");
     const reloaded = JSON.parse(
-      await readLinesUntil(reader, lines, (l) => l.includes("Configuration reloaded")),
+      await serve.waitFor((l) => l.includes("Configuration reloaded")),
     );
     assert.equal(reloaded.level, "info");
     assert.equal(await status(`${listening.url}/graphql?query={hello}`), 404);
@@ -214,13 +185,7 @@ Deno.test("issue 2: `main.ts serve` logs its URLs and the ART warning, reloads o
     const { code } = await child.status;
     assert.equal(code, 0);
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already exited.
-    }
-    await reader.cancel().catch(() => {});
-    await child.status;
+    await serve.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

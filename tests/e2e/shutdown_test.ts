@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startRouter } from "../../lib/cli/serve.ts";
 import { startWorkers } from "../../lib/cli/workers.ts";
+import { spawnServe } from "./_cli.ts";
 import { oneSubgraphWorkspace } from "./_workspace.ts";
 
 async function workspace(subgraphUrl: string, extra: string): Promise<string> {
@@ -42,24 +43,6 @@ async function exchange(conn: Deno.Conn, path: string): Promise<string> {
   return text.toLowerCase();
 }
 
-async function readLine(
-  reader: ReadableStreamDefaultReader<string>,
-  lines: string[],
-  match: (line: string) => boolean,
-): Promise<string> {
-  let buffer = "";
-  while (true) {
-    const found = lines.find(match);
-    if (found !== undefined) return found;
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`stream ended; got:\n${lines.join("\n")}`);
-    buffer += value;
-    const parts = buffer.split("\n");
-    buffer = parts.pop() ?? "";
-    lines.push(...parts);
-  }
-}
-
 /** GETs run only with a preflight header (`csrf_prevention`, issue 14). */
 const PREFLIGHT = { headers: { "graphql-preflight": "1" } };
 
@@ -75,20 +58,13 @@ for (const [layout, extra] of LAYOUTS) {
       `http://127.0.0.1:${subgraph.addr.port}/graphql`,
       "shutdown_delay: 500ms\ngrace_period: 10s\n" + extra,
     );
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "main.ts", "serve", "--config", join(dir, "config.yaml")],
-      cwd: new URL("../..", import.meta.url),
-      env: { NO_COLOR: "1", LOG_LEVEL: "info" },
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    const lines: string[] = [];
+    const serve = spawnServe(join(dir, "config.yaml"));
+    const { child, lines } = serve;
     try {
       const { url } = JSON.parse(
-        await readLine(reader, lines, (l) => l.includes("GW Router listening")),
+        await serve.waitFor((l) => l.includes("GW Router listening")),
       );
-      await readLine(reader, lines, (l) => l.includes(SERVING[layout]));
+      await serve.waitFor((l) => l.includes(SERVING[layout]));
       const port = Number(new URL(url).port);
       const keepAlive = await Deno.connect({ hostname: "127.0.0.1", port });
       assert.match(await exchange(keepAlive, "/health/live"), /^http\/1\.1 200/);
@@ -96,7 +72,7 @@ for (const [layout, extra] of LAYOUTS) {
       await new Promise((resolve) => setTimeout(resolve, 200));
       const sentAt = performance.now();
       child.kill("SIGTERM");
-      await readLine(reader, lines, (l) => l.includes('"Shutting down"'));
+      await serve.waitFor((l) => l.includes('"Shutting down"'));
       const ready = await fetch(`${url}/health/ready`);
       assert.equal(ready.status, 503, "readiness turns 503 at once, while still accepting");
       assert.equal((await ready.json()).status, "draining");
@@ -114,12 +90,7 @@ for (const [layout, extra] of LAYOUTS) {
       assert.equal(status.code, 0);
       assert.ok(performance.now() - sentAt < 10_000, "exited within the grace");
     } finally {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // Exited.
-      }
-      await reader.cancel().catch(() => {});
+      await serve.close();
       await subgraph.shutdown();
       await Deno.remove(dir, { recursive: true });
     }
