@@ -19,15 +19,7 @@ import {
 } from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
 import { parseJsonExact } from "./json_numbers.ts";
-import {
-  collect,
-  collectPaths,
-  collectWithAncestors,
-  isObject,
-  memoizable,
-  mergeInto,
-  repMemoOf,
-} from "./_data.ts";
+import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
 import { RepresentationIndex } from "./_rep_index.ts";
 import type { FetchStep, PlanStep } from "./plan.ts";
 
@@ -196,7 +188,11 @@ class Executor {
     if (step.representations && batch) {
       const { candidates, types } = batch;
       // Each distinct representation once; its JSON is both the dedup key and the body part.
-      const index = new RepresentationIndex(this.layers);
+      const index = new RepresentationIndex(this.layers, {
+        selections: step.representations,
+        sendTypename: step.sendTypename,
+        shared: this.#shared,
+      });
       for (let c = 0; c < candidates.length; c++) {
         const object = candidates[c]!;
         const layer = this.layers.layerOf(object);
@@ -205,17 +201,7 @@ class Executor {
           : object.__typename;
         if (typeof typename !== "string") continue;
         if (step.targets && !types[c]?.has(typename)) continue;
-        const selection = step.representations.get(typename);
-        if (!selection) continue;
-        // Shared objects never change: their representation is printed once for all
-        // requests sharing them, unless this request's layer changed a field it reads.
-        const memo = this.#shared && memoizable(layer, selection) ? repMemoOf(object) : null;
-        const at = index.indexOf(object, {
-          typename,
-          selection,
-          sendTypename: step.sendTypename.get(typename) ?? typename,
-          memo,
-        });
+        const at = index.indexOf(object, typename, layer);
         if (at === null) continue;
         objects.push(object);
         indexes.push(at);

@@ -14,10 +14,17 @@ const INVENTORY: RepSelection = {
   byType: new Map(),
 };
 
+function indexOver(layers: Layers, selections: [string, RepSelection][]) {
+  return new RepresentationIndex(layers, {
+    selections: new Map(selections),
+    sendTypename: new Map(),
+    shared: false,
+  });
+}
+
 function indexAll(objects: Record<string, unknown>[], selection = INVENTORY) {
-  const index = new RepresentationIndex(new Layers({}, { inPlace: true }));
-  const of = { typename: "Product", selection, sendTypename: "Product" };
-  const numbers = objects.map((o) => index.indexOf(o, of));
+  const index = indexOver(new Layers({}, { inPlace: true }), [["Product", selection]]);
+  const numbers = objects.map((o) => index.indexOf(o, "Product", undefined));
   return { numbers, json: index.json };
 }
 
@@ -81,23 +88,24 @@ Deno.test("representations: an object without a key field is not sent, whatever 
 });
 
 Deno.test("representations: types are looked up apart (same values, another __typename)", () => {
-  const index = new RepresentationIndex(new Layers({}, { inPlace: true }));
   const selection = { fields: [leaf("id", true)], byType: new Map() };
-  const user = { typename: "User", selection, sendTypename: "User" };
-  const admin = { typename: "Admin", selection, sendTypename: "Admin" };
-  assert.equal(index.indexOf({ id: "1" }, user), 0);
-  assert.equal(index.indexOf({ id: "1" }, admin), 1);
-  assert.equal(index.indexOf({ id: "1" }, user), 0);
+  const index = indexOver(new Layers({}, { inPlace: true }), [
+    ["User", selection],
+    ["Admin", selection],
+  ]);
+  assert.equal(index.indexOf({ id: "1" }, "User", undefined), 0);
+  assert.equal(index.indexOf({ id: "1" }, "Admin", undefined), 1);
+  assert.equal(index.indexOf({ id: "1" }, "User", undefined), 0);
+  assert.equal(index.json[1], '{"id":"1","__typename":"Admin"}');
 });
 
 Deno.test("representations: fields are read through the request's layer", () => {
   const shared = { upc: "1", price: 1, weight: 1 };
   const layers = new Layers({});
-  const index = new RepresentationIndex(layers);
-  const of = { typename: "Product", selection: INVENTORY, sendTypename: "Product" };
-  assert.equal(index.indexOf(shared, of), 0);
+  const index = indexOver(layers, [["Product", INVENTORY]]);
+  assert.equal(index.indexOf(shared, "Product", layers.layerOf(shared)), 0);
   layers.set(shared, "price", 2);
-  assert.equal(index.indexOf(shared, of), 1);
+  assert.equal(index.indexOf(shared, "Product", layers.layerOf(shared)), 1);
   assert.equal(index.json[1], '{"upc":"1","price":2,"weight":1,"__typename":"Product"}');
 });
 
