@@ -19,16 +19,8 @@ import {
 } from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
 import { parseJsonExact } from "./json_numbers.ts";
-import {
-  collect,
-  collectPaths,
-  collectWithAncestors,
-  isObject,
-  memoizable,
-  mergeInto,
-  renderFields,
-  repMemoOf,
-} from "./_data.ts";
+import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
+import { RepresentationIndex } from "./_rep_index.ts";
 import type { FetchStep, PlanStep } from "./plan.ts";
 
 /** A subgraph response as the executor needs it. */
@@ -196,8 +188,11 @@ class Executor {
     if (step.representations && batch) {
       const { candidates, types } = batch;
       // Each distinct representation once; its JSON is both the dedup key and the body part.
-      const representations: string[] = [];
-      const seen = new Map<string, number>();
+      const index = new RepresentationIndex(this.layers, {
+        selections: step.representations,
+        sendTypename: step.sendTypename,
+        shared: this.#shared,
+      });
       for (let c = 0; c < candidates.length; c++) {
         const object = candidates[c]!;
         const layer = this.layers.layerOf(object);
@@ -206,28 +201,12 @@ class Executor {
           : object.__typename;
         if (typeof typename !== "string") continue;
         if (step.targets && !types[c]?.has(typename)) continue;
-        const selection = step.representations.get(typename);
-        if (!selection) continue;
-        // Shared objects never change: their representation is printed once for all
-        // requests sharing them, unless this request's layer changed a field it reads.
-        const memo = this.#shared && memoizable(layer, selection) ? repMemoOf(object) : null;
-        let json = memo?.get(selection);
-        if (json === undefined) {
-          const rep: Json = {};
-          if (!renderFields(this.layers, object, selection.fields, rep)) continue;
-          rep.__typename = step.sendTypename.get(typename) ?? typename;
-          json = JSON.stringify(rep);
-          memo?.set(selection, json);
-        }
-        let index = seen.get(json);
-        if (index === undefined) {
-          index = representations.length;
-          seen.set(json, index);
-          representations.push(json);
-        }
+        const at = index.indexOf(object, typename, layer);
+        if (at === null) continue;
         objects.push(object);
-        indexes.push(index);
+        indexes.push(at);
       }
+      const representations = index.json;
       if (representations.length === 0) return;
       sent = representations.length;
       const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;

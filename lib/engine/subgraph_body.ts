@@ -35,12 +35,26 @@ export interface ReadSubgraphBodyOptions {
   readonly reserve?: (bytes: number) => Promise<void> | undefined;
 }
 
+/**
+ * The replacing decoder: Deno decodes UTF-8 with it in one native step, about
+ * five times faster than with a fatal one (which copies through a Rust
+ * string), and `JSON.parse` then reads a flat one-byte string for ASCII text.
+ */
+const LOOSE = new TextDecoder("utf-8");
 /** Strict: invalid UTF-8 is refused, never replaced with U+FFFD and merged as data. */
-const DECODER = new TextDecoder("utf-8", { fatal: true });
+const STRICT = new TextDecoder("utf-8", { fatal: true });
 
+/**
+ * Strict UTF-8 decoding at the cost of the replacing one: every malformed
+ * sequence decodes to U+FFFD, so a text without one came from valid UTF-8 and
+ * equals the strict decoding. Only a text holding U+FFFD (sent as such, or
+ * replaced) is decoded again, strictly, to tell which.
+ */
 function decode(bytes: Uint8Array, notUtf8: () => Error): string {
+  const text = LOOSE.decode(bytes);
+  if (!text.includes("\uFFFD")) return text;
   try {
-    return DECODER.decode(bytes);
+    return STRICT.decode(bytes);
   } catch {
     throw notUtf8();
   }
