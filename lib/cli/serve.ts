@@ -16,7 +16,7 @@ import {
   withBoundPort,
 } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
-import type { SubgraphFetch } from "../engine/mod.ts";
+import { createHttp1Pool, http1Eligible, type SubgraphFetch } from "../engine/mod.ts";
 import { describeError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
@@ -186,6 +186,11 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let log = makeLog(config);
 
   let state: RouterState | null = null;
+  // One HTTP/1.1 pool for the process, kept across reloads. Deno's fetch honours
+  // proxy variables; with one set, every subgraph request stays with fetch.
+  const http1 = options.fetch === undefined && http1Eligible("http://x/", Deno.env.toObject())
+    ? createHttp1Pool()
+    : null;
   const telemetry = await startTelemetry({
     config,
     log: () => log,
@@ -241,6 +246,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       traceKeyPem,
       previous: state,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(http1 ? { http1 } : {}),
       telemetry: telemetry.telemetry,
     });
     await telemetry.serving(next, supergraphSdl);
@@ -251,6 +257,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     state = await build(config, log);
     telemetry.listen(log);
   } catch (error) {
+    http1?.close();
     await Promise.all([server.shutdown(), telemetry.shutdown()]);
     throw error;
   }
@@ -393,6 +400,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       closeMcpStreams(state?.mcp ?? null);
       await drainWithin(server.shutdown(), { graceMs, expire: () => stop.abort(), log });
       state?.keySources.close();
+      http1?.close();
       await telemetry.shutdown();
       stopped.resolve();
     })();

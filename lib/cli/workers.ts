@@ -278,7 +278,7 @@ async function superviseWorkers(
     threads.forEach((thread, index) => {
       if (thread === null || stopping) return;
       if (now - answered[index]! > watchdogTimeoutMs) {
-        log.error("A serving isolate stopped answering (out of heap or blocked); ending it", {
+        log.error("A serving isolate stopped answering (out of heap or blocked); restarting it", {
           worker: index,
           silent_ms: Math.round(now - answered[index]!),
           requests_answered_503: thread.listener.upstream.waiting,

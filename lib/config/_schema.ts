@@ -316,6 +316,8 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     request_tracing_unmasked_headers: list(DEFAULT_UNMASKED_TRACE_HEADERS),
     request_tracing_max_token_age_ms: { kind: "duration", default: 3_600_000 },
     enable_single_flight: bool(true),
+    // Session 9: our HTTP/1.1 pool for plain-http subgraphs (Deno's fetch is the fallback).
+    subgraph_transport: { kind: "enum", values: ["http1", "fetch"], default: "http1" },
     subgraph_request_timeout_ms: { kind: "duration", default: 30_000, min: 1 },
     plan_cache_size: { kind: "int", default: 1000 },
     max_concurrent_operations: { kind: "int", default: 16 },

@@ -199,6 +199,12 @@ export interface EngineConfig {
   readonly request_tracing_max_token_age_ms: number;
   /** Share one response among identical in-flight subgraph requests. */
   readonly enable_single_flight: boolean;
+  /**
+   * How subgraph requests go out: `http1`, the router's keep-alive HTTP/1.1
+   * pool (plain `http:` URLs without a proxy in the environment; the others
+   * use `fetch`), or `fetch` for every subgraph.
+   */
+  readonly subgraph_transport: "http1" | "fetch";
   /** Per-subgraph-request timeout, milliseconds. */
   readonly subgraph_request_timeout_ms: number;
   /** Plans kept in the plan cache. */

@@ -22,6 +22,7 @@
  *
  * @module
  */
+import type { Http1Pool } from "./http1.ts";
 import { type DocumentNode, execute as graphqlExecute, type GraphQLFormattedError } from "graphql";
 import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
@@ -95,6 +96,7 @@ export {
 } from "./subgraph_errors.ts";
 export { resilienceOf } from "./resilient_fetch.ts";
 export { resultJson } from "./shared_results.ts";
+export { createHttp1Pool, http1Eligible, type Http1Pool } from "./http1.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -103,6 +105,8 @@ export type SubgraphFetch = (request: Request) => Promise<Response>;
 export interface EngineOptions {
   /** Defaults to the global `fetch` (keep-alive connection pool). */
   readonly fetch?: SubgraphFetch;
+  /** The HTTP/1.1 pool for plain `http:` subgraphs (`engine.subgraph_transport`). */
+  readonly http1?: Http1Pool | null;
   /** Header propagation rules (`headers`); default: nothing forwarded. */
   readonly headers?: HeadersConfig;
   /** Credential headers a `matching` rule never forwards, beyond `Authorization`, `Cookie`, `X-GW-Token`. */
@@ -248,6 +252,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     subgraphs: model.subgraphs,
     propagators,
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.http1 ? { http1: options.http1 } : {}),
     singleFlight: options.enableSingleFlight ?? true,
     ...(options.events ? { events: options.events } : {}),
     timeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,

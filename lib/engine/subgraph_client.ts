@@ -12,6 +12,7 @@ import { RouterError } from "../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "./memory_budget.ts";
 import { type Resilience, resilientFetch } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
+import { type Http1Pool, Http1ProtocolError } from "./http1.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 import { onAbort } from "../cancellation.ts";
 
@@ -35,6 +36,12 @@ export interface SubgraphClientOptions {
    * and the body goes out as bytes, not as a stream of another request.
    */
   readonly fetch?: (request: Request) => Promise<Response>;
+  /**
+   * The keep-alive HTTP/1.1 pool for plain `http:` subgraph URLs
+   * (`engine.subgraph_transport: http1`); others, or without one, use `fetch`.
+   * An injected `fetch` takes precedence.
+   */
+  readonly http1?: Http1Pool | null;
   readonly singleFlight: boolean;
   readonly timeoutMs: number;
   /** Largest subgraph response body read, bytes (`engine.max_subgraph_response_bytes`). */
@@ -176,8 +183,29 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     // A subgraph's redirect is not followed: it would re-send the query, its
     // variables and every forwarded header but Authorization to another host.
     const init: RequestInit = { method: "POST", headers, body, signal, redirect: "manual" };
-    const send = () =>
-      options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init));
+    const pool = options.fetch === undefined && options.http1 && url.startsWith("http://")
+      ? options.http1
+      : null;
+    const send = pool !== null
+      ? () =>
+        pool.post(url, {
+          // A Headers object or the base list: both iterate name/value pairs.
+          headers: headers as Iterable<[string, string]>,
+          body,
+          signal,
+          idempotent: out.idempotent,
+        }).catch((error) => {
+          // A server that broke HTTP was reached: say so, naming it.
+          throw error instanceof Http1ProtocolError
+            ? new RouterError(
+              "SUBGRAPH_ERROR",
+              `The subgraph "${out.subgraph}" answered malformed HTTP: ${error.message}`,
+              { cause: error, details: { serviceName: out.subgraph } },
+            )
+            : error;
+        })
+      : () =>
+        options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init));
     const resilience = options.resilience?.get(out.subgraph);
     const start = events ? performance.now() : 0;
     let status: number | null = null;

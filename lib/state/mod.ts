@@ -16,6 +16,7 @@ import { buildConnectState, type ConnectState } from "../connect/mod.ts";
 import {
   createEngine,
   type Engine,
+  type Http1Pool,
   operationLimitsOf,
   resilienceOf,
   subgraphErrorPolicyOf,
@@ -76,6 +77,11 @@ export interface StateInputs {
   readonly traceKeyPem: string | null;
   /** Subgraph fetch (tests inject one). */
   readonly fetch?: SubgraphFetch;
+  /**
+   * The HTTP/1.1 pool of the process (kept across reloads); used when
+   * `engine.subgraph_transport` is `http1`.
+   */
+  readonly http1?: Http1Pool | null;
   /** JWKS fetch (tests inject one). */
   readonly jwksFetch?: typeof fetch;
   /** The state being replaced (a reload): its JWKS sources and loaded keys carry over. */
@@ -116,6 +122,9 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       defaults: parseConfig({}).traffic_shaping.all,
     }),
     ...(inputs.fetch ? { fetch: inputs.fetch } : {}),
+    ...(inputs.http1 && config.engine.subgraph_transport === "http1"
+      ? { http1: inputs.http1 }
+      : {}),
     ...(inputs.telemetry?.engineEvents ? { events: inputs.telemetry.engineEvents } : {}),
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {

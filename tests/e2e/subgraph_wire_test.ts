@@ -7,9 +7,9 @@
  * answer: the status, `errors[0].extensions.code`, the data (never wrong
  * data) and a time bound (never a hang).
  *
- * The expectations do not depend on the client implementation. A case
- * today's client (Deno's `fetch`) fails is `ignore: true` with a
- * `// today:` comment saying what happens instead.
+ * The expectations do not depend on the client implementation; three cases
+ * (10, 13, 19e) fail with Deno's `fetch` and pass with the router's HTTP/1.1
+ * pool (`lib/engine/http1.ts`, the default `engine.subgraph_transport`).
  *
  * @module
  */
@@ -577,9 +577,8 @@ Deno.test("9. Content-Length and Transfer-Encoding: chunked: the chunked framing
 
 Deno.test({
   name: "10. two different Content-Length headers: SUBGRAPH_ERROR (never a guess)",
-  // today: SUBGRAPH_UNREACHABLE (fetch rejects the head with a TypeError, which
-  // the router reports as unreachable); no data, fast (see 10b).
-  ignore: true,
+  // With Deno's fetch (engine.subgraph_transport: fetch): SUBGRAPH_UNREACHABLE;
+  // no data, fast (see 10b).
   fn: async () => {
     await twoLengths((answer) => assertError(answer, { codes: BROKEN }));
   },
@@ -643,9 +642,7 @@ Deno.test("12. headers that never end (16 MB of header lines): a bounded error w
 
 Deno.test({
   name: "13. a header line without a colon, an obs-fold continuation line: SUBGRAPH_ERROR",
-  // today: SUBGRAPH_UNREACHABLE (fetch rejects the head with a TypeError);
-  // no data, fast (see 13b).
-  ignore: true,
+  // With Deno's fetch: SUBGRAPH_UNREACHABLE; no data, fast (see 13b).
   fn: async (t) => {
     await badHeaderLines(t, (answer) => assertError(answer, { codes: BROKEN }));
   },
@@ -822,9 +819,7 @@ Deno.test("19d. Content-Encoding: br with bytes that are no brotli: SUBGRAPH_ERR
 Deno.test({
   name:
     "19e. an unknown content coding (x-foo): SUBGRAPH_ERROR, never the coded bytes merged as data",
-  // today: the data is served ({"hello":"undecoded x-foo"}): fetch passes an
-  // unknown coding through and the router reads the coded bytes as JSON.
-  ignore: true,
+  // With Deno's fetch the coded bytes were read as JSON ({"hello":"undecoded x-foo"}).
   fn: async () => {
     const sub = rawSubgraph(async (conn) => {
       await conn.write(ok(graphql("undecoded x-foo"), ["Content-Encoding: x-foo"]));

@@ -286,7 +286,7 @@ Deno.test("issue 15: a serving thread that blocks is ended; the supervisor answe
     assert.ok(lines.some((line) => line.includes("exited at last")), lines.join("\n"));
     const probe = await fetch(`${router.url}/health/ready`);
     assert.equal(probe.status, 200, await probe.text());
-    assert.ok(!lines.some((line) => line.includes("restarting it")), lines.join("\n"));
+    assert.ok(!lines.some((line) => line.includes("exited; restarting it")), lines.join("\n"));
   } finally {
     await router.shutdown();
     await subgraph.shutdown();

@@ -158,6 +158,7 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     "mcp.oauth.authorization_server_urls": ["https://as.example", ["https://as.example"]],
     log_level: ["warn", "warn"],
     "subgraph_error_propagation.mode": ["pass-through", "pass-through"],
+    "engine.subgraph_transport": ["fetch", "fetch"],
   };
   const byKind: Record<string, [string, unknown]> = {
     string: ["from-env", "from-env"],
