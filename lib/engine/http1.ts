@@ -131,9 +131,8 @@ interface Target {
   readonly path: string;
 }
 
-const targets = new Map<string, Target>();
-
-function targetOf(url: string): Target {
+/** The parsed target of `url`, from the pool's cache (subgraph URLs are few: config). */
+function targetOf(url: string, targets: Map<string, Target>): Target {
   let target = targets.get(url);
   if (target === undefined) {
     const parsed = new URL(url);
@@ -147,7 +146,6 @@ function targetOf(url: string): Target {
       host: parsed.host,
       path: `${parsed.pathname}${parsed.search}`,
     };
-    // Subgraph URLs are few (config); bound it anyway.
     if (targets.size > 1_000) targets.clear();
     targets.set(url, target);
   }
@@ -234,6 +232,7 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
   const maxHeaderBytes = options.maxHeaderBytes ?? 65_536;
   const now = options.now ?? (() => performance.now());
   const idle = new Map<string, Connection[]>();
+  const targets = new Map<string, Target>();
   let closed = false;
 
   function release(conn: Connection): void {
@@ -286,8 +285,9 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
         throw error;
       }
       let head: Head;
-      for (;;) {
-        head = await readHead(conn, { maxHeaderBytes, reused });
+      for (let first = true;; first = false) {
+        // After an interim answer the server has answered: no longer a stale connection.
+        head = await readHead(conn, { maxHeaderBytes, reused: reused && first });
         // Interim answers (100 Continue, 103 Early Hints) precede the real one.
         if (head.status >= 200 || head.status === 101) break;
       }
@@ -312,7 +312,7 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
   return {
     async post(url, request) {
       if (closed) throw new TypeError("The subgraph connection pool is closed");
-      const target = targetOf(url);
+      const target = targetOf(url, targets);
       const bytes = requestBytes(target, request);
       request.signal?.throwIfAborted();
       const pooled = take(target.origin, request.idempotent ? idleMs : FRESH_MS);
