@@ -15,6 +15,10 @@
  * Plain `http:` only: `https:` URLs and proxies stay with `fetch`
  * ({@linkcode http1Eligible}).
  *
+ * Over 600 lines on purpose: the pool, a connection's read buffer and the
+ * framing of an answer share one piece of state (where the unread bytes of a
+ * connection start), which is safest read in one place.
+ *
  * @module
  */
 import { onAbort } from "../cancellation.ts";
@@ -22,6 +26,7 @@ import { onAbort } from "../cancellation.ts";
 /** The server broke HTTP/1.1 (or sent what this client does not speak). */
 export class Http1ProtocolError extends Error {
   /**
+   * A protocol error (the message names the rule broken).
    * @param message What was wrong, without the server's bytes.
    */
   constructor(message: string) {
