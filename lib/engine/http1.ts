@@ -367,10 +367,15 @@ function requestBytes(target: Target, request: Http1Post): Uint8Array {
     head += `${name}: ${value}\r\n`;
   }
   head += "\r\n";
-  const headBytes = encoder.encode(head);
-  const bytes = new Uint8Array(headBytes.length + body.length);
-  bytes.set(headBytes);
-  bytes.set(body, headBytes.length);
+  // Header values are byte strings (as `Headers` keeps them): one byte per
+  // character, as fetch sends them; a character above U+00FF is no byte.
+  const bytes = new Uint8Array(head.length + body.length);
+  for (let i = 0; i < head.length; i++) {
+    const code = head.charCodeAt(i);
+    if (code > 0xff) throw new TypeError("Invalid request header: a character above U+00FF");
+    bytes[i] = code;
+  }
+  bytes.set(body, head.length);
   return bytes;
 }
 

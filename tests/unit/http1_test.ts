@@ -155,6 +155,43 @@ Deno.test("http1: a header name or value that could split the request is refused
   }
 });
 
+Deno.test("http1: header values go out byte for byte, as fetch sends them (Latin-1 byte strings)", async () => {
+  let head = new Uint8Array();
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const served = (async () => {
+    const conn = await listener.accept();
+    const buffer = new Uint8Array(4096);
+    const n = (await conn.read(buffer)) ?? 0;
+    head = buffer.slice(0, n);
+    await write(conn, OK);
+    conn.close();
+  })();
+  const pool = createHttp1Pool();
+  try {
+    // "é" as Deno's Headers hold it when a client sent the byte 0xE9.
+    const response = await pool.post(`http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`, {
+      headers: [["x-name", "Jos\u00e9"]],
+      body: "{}",
+      idempotent: true,
+    });
+    await response.text();
+    await served;
+    const at = new TextDecoder("latin1").decode(head).indexOf("x-name: ");
+    assert.deepEqual([...head.subarray(at + 8, at + 12)], [0x4a, 0x6f, 0x73, 0xe9]);
+    await assert.rejects(
+      pool.post("http://127.0.0.1:9/", {
+        headers: [["x-name", "\u20ac"]],
+        body: "",
+        idempotent: true,
+      }),
+      /above U\+00FF/,
+    );
+  } finally {
+    pool.close();
+    listener.close();
+  }
+});
+
 Deno.test("http1: a closed pool refuses posts and closes the connections it held", async () => {
   const server = rawServer(async (conn) => void await write(conn, OK));
   const pool = createHttp1Pool();
