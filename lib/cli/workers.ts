@@ -288,12 +288,7 @@ async function superviseWorkers(
         remove(thread);
         for (const resolve of reloads[index]!.splice(0)) resolve(false);
         void thread.thread.terminate();
-        start(index).catch((error) => {
-          log.error("A serving isolate failed to restart", {
-            worker: index,
-            error: String(error),
-          });
-        });
+        restart(index);
         return;
       }
       thread.thread.postMessage({ tag: TAG, kind: "ping" } satisfies ToWorker);
@@ -378,13 +373,17 @@ async function superviseWorkers(
         // Answered 503 ISOLATE_ENDED by the supervisor.
         requests_answered_503: lost,
       });
-      start(index).catch((error) => {
-        log.error("A serving isolate failed to restart", { worker: index, error: String(error) });
-        if (!stopping && threads.every((t) => t === null)) {
-          log.error("No serving isolate is left: stopping");
-          void shutdown();
-        }
-      });
+      restart(index);
+    });
+  }
+  /** Starts a replacement; when none can start and no thread serves, the router stops. */
+  function restart(index: number): void {
+    start(index).catch((error) => {
+      log.error("A serving isolate failed to restart", { worker: index, error: String(error) });
+      if (!stopping && threads.every((t) => t === null)) {
+        log.error("No serving isolate is left: stopping");
+        void shutdown();
+      }
     });
   }
 
