@@ -188,7 +188,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let state: RouterState | null = null;
   // One HTTP/1.1 pool for the process, kept across reloads. Deno's fetch honours
   // proxy variables; with one set, every subgraph request stays with fetch.
-  const http1 = options.fetch === undefined && http1Eligible("http://x/", Deno.env.toObject())
+  const http1 = options.fetch === undefined && http1Eligible("http://x/", proxyVariables())
     ? createHttp1Pool()
     : null;
   const telemetry = await startTelemetry({
@@ -415,6 +415,22 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     shutdown,
     finished: stopped.promise,
   };
+}
+
+/**
+ * The proxy variables Deno's fetch reads, as far as this process may read them
+ * (one it may not read counts as set: fetch, not the pool, decides then).
+ */
+function proxyVariables(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const name of ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]) {
+    try {
+      env[name] = Deno.env.get(name);
+    } catch {
+      env[name] = "unreadable";
+    }
+  }
+  return env;
 }
 
 function logStartup(log: Logger, config: Config, url: string, state: RouterState): void {
