@@ -324,23 +324,32 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
     const off = signal ? onAbort(signal, () => conn.close()) : null;
     let streaming = false;
     try {
+      /** A failed write, the server having stopped reading: its answer may say why. */
+      let unsent: { readonly error: unknown } | null = null;
       try {
         await writeAll(conn.tcp, bytes);
       } catch (error) {
-        if (reused && !conn.closed) throw new StaleConnection(String(error));
-        throw error;
+        if (conn.closed) throw error;
+        unsent = { error };
       }
       let head: Head;
-      for (let first = true;; first = false) {
-        // After an interim answer the server has answered: no longer a stale connection.
-        head = await readHead(conn, { maxHeaderBytes, reused: reused && first });
-        // Interim answers (100 Continue, 103 Early Hints) precede the real one.
-        if (head.status >= 200 || head.status === 101) break;
+      try {
+        for (let first = true;; first = false) {
+          // After an interim answer the server has answered: no longer a stale connection.
+          head = await readHead(conn, { maxHeaderBytes, reused: reused && first });
+          // Interim answers (100 Continue, 103 Early Hints) precede the real one.
+          if (head.status >= 200 || head.status === 101) break;
+        }
+      } catch (error) {
+        // No answer: a pooled connection is stale (readHead says so), a new one failed to write.
+        if (unsent === null || conn.closed || reused) throw error;
+        throw unsent.error;
       }
       if (head.status === 101) throw new Http1ProtocolError("101 Switching Protocols");
       conn.uses++;
       const answer = answerOf(conn, head, {
-        release,
+        // The request was cut short: the server's next read would be its rest.
+        release: unsent === null ? release : (c) => c.close(),
         onStreamEnd: () => off?.(),
         signal,
       });

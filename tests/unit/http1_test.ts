@@ -322,3 +322,30 @@ Deno.test("http1: after a subgraph restart (every connection closed) a mutation 
     await server.close();
   }
 });
+
+Deno.test("http1: a server that answers before reading the whole body (413, close): its answer, not the write's error", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const served = (async () => {
+    const conn = await listener.accept();
+    await conn.read(new Uint8Array(65_536));
+    await write(conn, "HTTP/1.1 413 Payload Too Large\r\ncontent-length: 2\r\n\r\n{}");
+    await tick(50);
+    conn.close(); // with the body unread: a reset
+  })();
+  const pool = createHttp1Pool();
+  try {
+    const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`;
+    // Far more than the socket buffers take: the write fails once the server is gone.
+    const response = await pool.post(url, {
+      headers: [],
+      body: "x".repeat(64_000_000),
+      idempotent: true,
+    });
+    assert.equal(response.status, 413);
+    assert.equal(await response.text(), "{}");
+    await served;
+  } finally {
+    pool.close();
+    listener.close();
+  }
+});
