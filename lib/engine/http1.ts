@@ -240,31 +240,72 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
   const targets = new Map<string, Target>();
   let closed = false;
 
+  // An origin's idle list is in release order: the oldest first, the freshest last.
   function release(conn: Connection): void {
     if (conn.closed) return;
     if (closed) return conn.close();
     let list = idle.get(conn.origin);
     if (list === undefined) idle.set(conn.origin, list = []);
+    const at = now();
+    expire(list, at);
     if (list.length >= maxIdle) return conn.close();
-    conn.idleSince = now();
+    conn.idleSince = at;
     list.push(conn);
   }
 
-  /** The most recently used idle connection fresh enough, or null. */
+  /**
+   * Closes the connections idle past `idleMs` at the bottom of `list`. Taking
+   * from the top alone would leave them open for good after a burst: a
+   * steady load reuses only the freshest few, and the rest hold their file
+   * descriptors (closed by the server, in CLOSE_WAIT) until the pool closes.
+   */
+  function expire(list: Connection[], at: number): void {
+    let n = 0;
+    while (n < list.length && at - list[n]!.idleSince > idleMs) list[n++]!.close();
+    if (n > 0) list.splice(0, n);
+  }
+
+  /**
+   * The most recently used idle connection fresh enough, or null. One too
+   * old for a mutation (`freshMs` below `idleMs`) stays for the queries.
+   */
   function take(origin: string, freshMs: number): Connection | null {
     const list = idle.get(origin);
     if (list === undefined) return null;
     const at = now();
-    while (list.length > 0) {
-      const conn = list.pop()!;
-      if (at - conn.idleSince <= freshMs) return conn;
-      conn.close();
-    }
-    return null;
+    expire(list, at);
+    const conn = list.at(-1);
+    if (conn === undefined || at - conn.idleSince > freshMs) return null;
+    list.pop();
+    return conn;
   }
 
-  async function open(target: Target): Promise<Connection> {
-    const tcp = await Deno.connect({ hostname: target.hostname, port: target.port });
+  /**
+   * Closes the idle connections of `origin`: one of them turned out closed by
+   * the server, and the others are older (a restarted subgraph closed them all;
+   * an idle timeout closes the oldest first). Otherwise each would fail a mutation.
+   */
+  function dropIdle(origin: string): void {
+    const list = idle.get(origin);
+    if (list === undefined) return;
+    for (const conn of list) conn.close();
+    idle.delete(origin);
+  }
+
+  async function open(target: Target, signal: AbortSignal | undefined): Promise<Connection> {
+    let tcp: Deno.TcpConn;
+    try {
+      // A connect can hang (a full accept queue, a host that drops SYNs): the
+      // signal (the subgraph timeout, the client gone) ends it too.
+      tcp = await Deno.connect({
+        hostname: target.hostname,
+        port: target.port,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      throw error;
+    }
     try {
       tcp.setNoDelay(true);
     } catch {
@@ -283,23 +324,32 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
     const off = signal ? onAbort(signal, () => conn.close()) : null;
     let streaming = false;
     try {
+      /** A failed write, the server having stopped reading: its answer may say why. */
+      let unsent: { readonly error: unknown } | null = null;
       try {
         await writeAll(conn.tcp, bytes);
       } catch (error) {
-        if (reused && !conn.closed) throw new StaleConnection(String(error));
-        throw error;
+        if (conn.closed) throw error;
+        unsent = { error };
       }
       let head: Head;
-      for (let first = true;; first = false) {
-        // After an interim answer the server has answered: no longer a stale connection.
-        head = await readHead(conn, { maxHeaderBytes, reused: reused && first });
-        // Interim answers (100 Continue, 103 Early Hints) precede the real one.
-        if (head.status >= 200 || head.status === 101) break;
+      try {
+        for (let first = true;; first = false) {
+          // After an interim answer the server has answered: no longer a stale connection.
+          head = await readHead(conn, { maxHeaderBytes, reused: reused && first });
+          // Interim answers (100 Continue, 103 Early Hints) precede the real one.
+          if (head.status >= 200 || head.status === 101) break;
+        }
+      } catch (error) {
+        // No answer: a pooled connection is stale (readHead says so), a new one failed to write.
+        if (unsent === null || conn.closed || reused) throw error;
+        throw unsent.error;
       }
       if (head.status === 101) throw new Http1ProtocolError("101 Switching Protocols");
       conn.uses++;
       const answer = answerOf(conn, head, {
-        release,
+        // The request was cut short: the server's next read would be its rest.
+        release: unsent === null ? release : (c) => c.close(),
         onStreamEnd: () => off?.(),
         signal,
       });
@@ -325,6 +375,7 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
         try {
           return await exchange(pooled, bytes, request.signal);
         } catch (error) {
+          if (error instanceof StaleConnection) dropIdle(target.origin);
           // A server may close an idle connection as we send: the answer never
           // started, so a query goes again on a new connection.
           if (!(error instanceof StaleConnection) || !request.idempotent) {
@@ -334,7 +385,7 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
           }
         }
       }
-      const conn = await open(target);
+      const conn = await open(target, request.signal);
       try {
         return await exchange(conn, bytes, request.signal);
       } catch (error) {

@@ -16,11 +16,13 @@ function rawServer(
 ) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const conns = new Set<Deno.Conn>();
-  const state = { connections: 0, requests: 0 };
+  /** Connections accepted, requests read, connections still open on the server. */
+  const state = { connections: 0, requests: 0, open: 0 };
   const loops: Promise<void>[] = [];
   const serve = async (conn: Deno.Conn, connection: number) => {
     const buffer = new Uint8Array(65_536);
     let text = "";
+    state.open++;
     try {
       for (;;) {
         const n = await conn.read(buffer);
@@ -38,6 +40,7 @@ function rawServer(
     } catch {
       // Closed by the test.
     } finally {
+      state.open--;
       conns.delete(conn);
       try {
         conn.close();
@@ -55,6 +58,11 @@ function rawServer(
   return {
     url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/graphql`,
     state,
+    /** Closes every connection it accepted (a restart), listening on. */
+    drop() {
+      for (const conn of conns) conn.close();
+      conns.clear();
+    },
     async close() {
       listener.close();
       for (const conn of conns) conn.close();
@@ -201,5 +209,143 @@ Deno.test("http1: a closed pool refuses posts and closes the connections it held
     await assert.rejects(pool.post(server.url, post(true)), /pool is closed/);
   } finally {
     await server.close();
+  }
+});
+
+const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Idle connections to `server`: `n` concurrent posts, each answered once all arrived. */
+async function burst(pool: ReturnType<typeof createHttp1Pool>, url: string, n: number) {
+  const answers = await Promise.all(Array.from({ length: n }, () => pool.post(url, post(true))));
+  await Promise.all(answers.map((answer) => answer.text()));
+}
+
+/** A server that answers a connection's requests only once `n` connections are open. */
+function gatedServer(n: number) {
+  const opened = Promise.withResolvers<void>();
+  const server = rawServer(async (conn) => {
+    if (server.state.connections >= n) opened.resolve();
+    await opened.promise;
+    await write(conn, OK);
+  });
+  return server;
+}
+
+Deno.test("http1: a connect that hangs (the subgraph's accept queue full) ends with the signal", async () => {
+  // A listener that never accepts: once its queue is full, connects wait for good.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const queued: Deno.Conn[] = [];
+  const pool = createHttp1Pool();
+  try {
+    for (;;) {
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), 100);
+      try {
+        queued.push(await Deno.connect({ hostname: "127.0.0.1", port, signal: controller.signal }));
+      } catch {
+        break;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    const controller = new AbortController();
+    const start = performance.now();
+    const pending = pool.post(`http://127.0.0.1:${port}/`, post(true, controller.signal));
+    setTimeout(() => controller.abort(new DOMException("late", "TimeoutError")), 100);
+    const settled = await Promise.race([
+      pending.then(() => "answered", (error) => error.name),
+      tick(2_000).then(() => "hung"),
+    ]);
+    assert.equal(settled, "TimeoutError");
+    assert.ok(performance.now() - start < 1_000);
+  } finally {
+    pool.close();
+    for (const conn of queued) conn.close();
+    listener.close();
+  }
+});
+
+Deno.test("http1: a mutation leaves the idle connections too old for it to the queries", async () => {
+  let clock = 0;
+  const server = gatedServer(3);
+  const pool = createHttp1Pool({ now: () => clock });
+  try {
+    await burst(pool, server.url, 3);
+    assert.equal(server.state.connections, 3);
+    clock += 1_500; // past the mutation's 1 s, within the queries' 4 s
+    await (await pool.post(server.url, post(false))).text();
+    assert.equal(server.state.connections, 4, "the mutation went on a new connection");
+    // The four idle connections carry four concurrent queries: none opened.
+    await burst(pool, server.url, 4);
+    assert.equal(server.state.connections, 4, "the older idle connections were kept");
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
+Deno.test("http1: connections idle past idleMs are closed, not only those at the top of the pool", async () => {
+  let clock = 0;
+  const server = gatedServer(3);
+  const pool = createHttp1Pool({ now: () => clock });
+  try {
+    await burst(pool, server.url, 3);
+    // A steady trickle reuses the freshest connection; the other two expire.
+    for (let i = 0; i < 3; i++) {
+      clock += 3_000;
+      await (await pool.post(server.url, post(true))).text();
+    }
+    await tick(50);
+    assert.equal(server.state.connections, 3);
+    assert.equal(server.state.open, 1, "the expired connections were closed");
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
+Deno.test("http1: after a subgraph restart (every connection closed) a mutation fails at most once", async () => {
+  const server = gatedServer(3);
+  const pool = createHttp1Pool();
+  try {
+    await burst(pool, server.url, 3);
+    server.drop();
+    await tick(50);
+    // The first mutation meets a closed connection: it is not sent again.
+    await assert.rejects(pool.post(server.url, post(false)), /closed before an answer/);
+    // The other idle connections are as closed: the next goes on a new one.
+    assert.equal(await (await pool.post(server.url, post(false))).text(), "{}");
+    assert.equal(await (await pool.post(server.url, post(true))).text(), "{}");
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
+Deno.test("http1: a server that answers before reading the whole body (413, close): its answer, not the write's error", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const served = (async () => {
+    const conn = await listener.accept();
+    await conn.read(new Uint8Array(65_536));
+    await write(conn, "HTTP/1.1 413 Payload Too Large\r\ncontent-length: 2\r\n\r\n{}");
+    await tick(50);
+    conn.close(); // with the body unread: a reset
+  })();
+  const pool = createHttp1Pool();
+  try {
+    const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`;
+    // Far more than the socket buffers take: the write fails once the server is gone.
+    const response = await pool.post(url, {
+      headers: [],
+      body: "x".repeat(64_000_000),
+      idempotent: true,
+    });
+    assert.equal(response.status, 413);
+    assert.equal(await response.text(), "{}");
+    await served;
+  } finally {
+    pool.close();
+    listener.close();
   }
 });
