@@ -86,6 +86,8 @@ export interface Http1Pool {
   post(url: string, request: Http1Post): Promise<Response>;
   /** Closes the idle connections (the pool stays usable). */
   closeIdle(): void;
+  /** Idle connections and the bytes of their read buffers (what the pool holds while idle). */
+  idle(): { readonly connections: number; readonly bufferBytes: number };
   /** Closes the idle connections and every busy one once it is released. */
   close(): void;
 }
@@ -123,6 +125,8 @@ const latin1 = new TextDecoder("latin1");
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 const UNSAFE = /[\r\n\0]/;
+/** A connection's read buffer while idle (it grows for a large head, up to maxHeaderBytes × 2). */
+const BUFFER_BYTES = 16_384;
 /** A mutation rides a pooled connection only this fresh, ms. */
 const FRESH_MS = 1_000;
 
@@ -159,7 +163,7 @@ function targetOf(url: string, targets: Map<string, Target>): Target {
 
 /** A connection and the bytes read from it but not yet consumed. */
 class Connection {
-  buffer = new Uint8Array(16_384);
+  buffer = new Uint8Array(BUFFER_BYTES);
   start = 0;
   end = 0;
   /** When it was last released to the pool. */
@@ -249,6 +253,10 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
     const at = now();
     expire(list, at);
     if (list.length >= maxIdle) return conn.close();
+    // An idle connection keeps no large buffer: maxIdle of them at 128 KiB each was 32 MiB.
+    if (conn.buffer.length > BUFFER_BYTES) conn.buffer = new Uint8Array(BUFFER_BYTES);
+    conn.start = 0;
+    conn.end = 0;
     conn.idleSince = at;
     list.push(conn);
   }
@@ -397,6 +405,17 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
     closeIdle() {
       for (const list of idle.values()) for (const conn of list) conn.close();
       idle.clear();
+    },
+    idle() {
+      let connections = 0;
+      let bufferBytes = 0;
+      for (const list of idle.values()) {
+        for (const conn of list) {
+          connections++;
+          bufferBytes += conn.buffer.length;
+        }
+      }
+      return { connections, bufferBytes };
     },
     close() {
       closed = true;

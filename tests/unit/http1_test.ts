@@ -200,6 +200,20 @@ Deno.test("http1: header values go out byte for byte, as fetch sends them (Latin
   }
 });
 
+Deno.test("http1: an idle connection keeps no large read buffer (a 60 KB head grew it)", async () => {
+  const big = "HTTP/1.1 200 OK\r\n" + "x-pad: " + "a".repeat(60_000) +
+    "\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+  const server = rawServer(async (conn) => void await write(conn, big));
+  const pool = createHttp1Pool();
+  try {
+    assert.equal(await (await pool.post(server.url, post(true))).text(), "{}");
+    assert.deepEqual(pool.idle(), { connections: 1, bufferBytes: 16_384 });
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
 Deno.test("http1: a closed pool refuses posts and closes the connections it held", async () => {
   const server = rawServer(async (conn) => void await write(conn, OK));
   const pool = createHttp1Pool();
