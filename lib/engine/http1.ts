@@ -127,6 +127,8 @@ const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 const UNSAFE = /[\r\n\0]/;
 /** A connection's read buffer while idle (it grows for a large head, up to maxHeaderBytes × 2). */
 const BUFFER_BYTES = 16_384;
+/** Interim (1xx) answers accepted before the real one. */
+const MAX_INTERIM = 8;
 /** A mutation rides a pooled connection only this fresh, ms. */
 const FRESH_MS = 1_000;
 
@@ -342,11 +344,14 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
       }
       let head: Head;
       try {
-        for (let first = true;; first = false) {
+        for (let interim = 0;; interim++) {
           // After an interim answer the server has answered: no longer a stale connection.
-          head = await readHead(conn, { maxHeaderBytes, reused: reused && first });
-          // Interim answers (100 Continue, 103 Early Hints) precede the real one.
+          head = await readHead(conn, { maxHeaderBytes, reused: reused && interim === 0 });
+          // Interim answers (100 Continue, 103 Early Hints) precede the real one; a few.
           if (head.status >= 200 || head.status === 101) break;
+          if (interim === MAX_INTERIM) {
+            throw new Http1ProtocolError(`more than ${MAX_INTERIM} interim answers`);
+          }
         }
       } catch (error) {
         // No answer: a pooled connection is stale (readHead says so), a new one failed to write.

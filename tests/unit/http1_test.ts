@@ -214,6 +214,21 @@ Deno.test("http1: an idle connection keeps no large read buffer (a 60 KB head gr
   }
 });
 
+Deno.test("http1: a few interim answers are skipped; an endless run of them is refused", async () => {
+  const interim = (n: number) => "HTTP/1.1 100 Continue\r\n\r\n".repeat(n) + OK;
+  let n = 3;
+  const server = rawServer(async (conn) => void await write(conn, interim(n)));
+  const pool = createHttp1Pool();
+  try {
+    assert.equal(await (await pool.post(server.url, post(true))).text(), "{}");
+    n = 50;
+    await assert.rejects(pool.post(server.url, post(true)), /more than 8 interim answers/);
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
 Deno.test("http1: a closed pool refuses posts and closes the connections it held", async () => {
   const server = rawServer(async (conn) => void await write(conn, OK));
   const pool = createHttp1Pool();
