@@ -15,28 +15,24 @@
  * Plain `http:` only: `https:` URLs and proxies stay with `fetch`
  * ({@linkcode http1Eligible}).
  *
- * Over 600 lines on purpose: the pool, a connection's read buffer and the
- * framing of an answer share one piece of state (where the unread bytes of a
- * connection start), which is safest read in one place.
+ * The answer side (a connection's buffer, heads, framing, bodies) is
+ * `_http1_wire.ts`.
  *
  * @module
  */
 import { onAbort } from "../cancellation.ts";
+import {
+  answerOf,
+  BUFFER_BYTES,
+  Connection,
+  type Head,
+  Http1ProtocolError,
+  readHead,
+  StaleConnection,
+  TOKEN,
+} from "./_http1_wire.ts";
 
-/** The server broke HTTP/1.1 (or sent what this client does not speak). */
-export class Http1ProtocolError extends Error {
-  /**
-   * A protocol error (the message names the rule broken).
-   * @param message What was wrong, without the server's bytes.
-   */
-  constructor(message: string) {
-    super(message);
-    this.name = "Http1ProtocolError";
-  }
-}
-
-/** A pooled connection closed before any byte of an answer (retried when safe). */
-class StaleConnection extends Error {}
+export { Http1ProtocolError };
 
 /** Options for {@linkcode createHttp1Pool}. */
 export interface Http1PoolOptions {
@@ -121,12 +117,7 @@ export function http1Eligible(
 }
 
 const encoder = new TextEncoder();
-const latin1 = new TextDecoder("latin1");
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 const UNSAFE = /[\r\n\0]/;
-/** A connection's read buffer while idle (it grows for a large head, up to maxHeaderBytes × 2). */
-const BUFFER_BYTES = 16_384;
 /** Interim (1xx) answers accepted before the real one. */
 const MAX_INTERIM = 8;
 /** A mutation rides a pooled connection only this fresh, ms. */
@@ -161,59 +152,6 @@ function targetOf(url: string, targets: Map<string, Target>): Target {
     targets.set(url, target);
   }
   return target;
-}
-
-/** A connection and the bytes read from it but not yet consumed. */
-class Connection {
-  buffer = new Uint8Array(BUFFER_BYTES);
-  start = 0;
-  end = 0;
-  /** When it was last released to the pool. */
-  idleSince = 0;
-  /** Answers it carried. */
-  uses = 0;
-  closed = false;
-  constructor(readonly tcp: Deno.TcpConn, readonly origin: string) {}
-
-  /** Reads more bytes; false at the connection's end. */
-  async fill(): Promise<boolean> {
-    if (this.start === this.end) {
-      this.start = 0;
-      this.end = 0;
-    } else if (this.end === this.buffer.length) {
-      // Bounded by the callers: a head up to maxHeaderBytes, a chunk line up to 4 KiB.
-      if (this.start > 0) {
-        this.buffer.copyWithin(0, this.start, this.end);
-        this.end -= this.start;
-        this.start = 0;
-      } else {
-        const next = new Uint8Array(this.buffer.length * 2);
-        next.set(this.buffer);
-        this.buffer = next;
-      }
-    }
-    const n = await this.tcp.read(this.buffer.subarray(this.end));
-    if (n === null) return false;
-    this.end += n;
-    return true;
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      this.tcp.close();
-    } catch {
-      // Closed already.
-    }
-  }
-}
-
-/** The parsed head of an answer. */
-interface Head {
-  readonly status: number;
-  readonly minor: number;
-  readonly headers: [string, string][];
 }
 
 /**
@@ -457,279 +395,4 @@ function requestBytes(target: Target, request: Http1Post): Uint8Array {
 async function writeAll(tcp: Deno.TcpConn, bytes: Uint8Array): Promise<void> {
   let written = 0;
   while (written < bytes.length) written += await tcp.write(bytes.subarray(written));
-}
-
-/** Reads one answer head; the connection's buffer then starts at the body. */
-async function readHead(
-  conn: Connection,
-  options: { readonly maxHeaderBytes: number; readonly reused: boolean },
-): Promise<Head> {
-  /** Unread bytes already searched (offsets move when `fill` compacts the buffer). */
-  let searched = 0;
-  let sawByte = conn.end > conn.start;
-  for (;;) {
-    const at = indexOfHeadEnd(conn.buffer, conn.start + searched, conn.end);
-    if (at >= 0) {
-      const text = latin1.decode(conn.buffer.subarray(conn.start, at));
-      conn.start = at + 4;
-      return parseHead(text);
-    }
-    if (conn.end - conn.start > options.maxHeaderBytes) {
-      throw new Http1ProtocolError(`a header section over ${options.maxHeaderBytes} bytes`);
-    }
-    searched = Math.max(0, conn.end - conn.start - 3);
-    let more: boolean;
-    try {
-      more = await conn.fill();
-    } catch (error) {
-      if (options.reused && !sawByte && !conn.closed) throw new StaleConnection(String(error));
-      throw error;
-    }
-    if (!more) {
-      if (options.reused && !sawByte) throw new StaleConnection("closed");
-      throw new Http1ProtocolError(
-        sawByte ? "the connection closed inside the answer's head" : "the connection closed",
-      );
-    }
-    sawByte = true;
-  }
-}
-
-function indexOfHeadEnd(buffer: Uint8Array, from: number, to: number): number {
-  for (let i = buffer.indexOf(13, from); i >= 0 && i + 3 < to; i = buffer.indexOf(13, i + 1)) {
-    if (buffer[i + 1] === 10 && buffer[i + 2] === 13 && buffer[i + 3] === 10) return i;
-  }
-  return -1;
-}
-
-function parseHead(text: string): Head {
-  const lines = text.split("\r\n");
-  const match = STATUS_LINE.exec(lines[0]!);
-  if (match === null) throw new Http1ProtocolError("a malformed status line");
-  const headers: [string, string][] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!;
-    const colon = line.indexOf(":");
-    // No obs-fold (RFC 9112 §5.2), no name without a colon, no bare CR or LF.
-    if (colon <= 0 || line.includes("\r") || line.includes("\n")) {
-      throw new Http1ProtocolError("a malformed header line");
-    }
-    const name = line.slice(0, colon);
-    if (!TOKEN.test(name)) throw new Http1ProtocolError("a malformed header name");
-    headers.push([name.toLowerCase(), line.slice(colon + 1).trim()]);
-  }
-  return { status: Number(match[2]), minor: Number(match[1]), headers };
-}
-
-type Framing =
-  | { readonly kind: "none" }
-  | { readonly kind: "length"; readonly length: number }
-  | { readonly kind: "chunked" }
-  | { readonly kind: "close" };
-
-/** How the body is delimited (RFC 9112 §6.3), and whether the connection may be reused. */
-function framingOf(head: Head): { framing: Framing; reusable: boolean; coding: string | null } {
-  let lengths: string[] = [];
-  let transfer: string[] = [];
-  const codings: string[] = [];
-  let connection = "";
-  for (const [name, value] of head.headers) {
-    if (name === "content-length") lengths = lengths.concat(value.split(","));
-    else if (name === "transfer-encoding") transfer = transfer.concat(value.split(","));
-    else if (name === "content-encoding") codings.push(...value.split(","));
-    else if (name === "connection") connection += `,${value.toLowerCase()}`;
-  }
-  const tokens = connection.split(",").map((t) => t.trim());
-  let reusable = head.minor === 1 ? !tokens.includes("close") : tokens.includes("keep-alive");
-  const coding = contentCoding(codings);
-  let framing: Framing;
-  if (head.status === 204 || head.status === 304) {
-    framing = { kind: "none" };
-  } else if (transfer.length > 0) {
-    const list = transfer.map((t) => t.trim().toLowerCase()).filter((t) => t !== "");
-    if (list.length !== 1 || list[0] !== "chunked") {
-      throw new Http1ProtocolError("a transfer coding other than chunked");
-    }
-    framing = { kind: "chunked" };
-    // Both framings (a smuggling shape): chunked wins, the connection is not reused.
-    if (lengths.length > 0) reusable = false;
-  } else if (lengths.length > 0) {
-    const values = new Set(lengths.map((l) => l.trim()));
-    const [only] = values;
-    if (values.size !== 1 || !/^\d{1,15}$/.test(only!)) {
-      throw new Http1ProtocolError("an invalid or conflicting Content-Length");
-    }
-    framing = { kind: "length", length: Number(only) };
-  } else {
-    framing = { kind: "close" };
-    reusable = false;
-  }
-  return { framing, reusable, coding };
-}
-
-/** The single content coding to undo ("gzip", "deflate") or null; others are refused. */
-function contentCoding(codings: readonly string[]): string | null {
-  const list = codings.map((c) => c.trim().toLowerCase()).filter((c) =>
-    c !== "" && c !== "identity"
-  );
-  if (list.length === 0) return null;
-  if (list.length === 1 && (list[0] === "gzip" || list[0] === "x-gzip")) return "gzip";
-  if (list.length === 1 && list[0] === "deflate") return "deflate";
-  throw new Http1ProtocolError("a content coding other than gzip or deflate");
-}
-
-/** The answer as a `Response`: the body from the buffer when it is all there, else streamed. */
-function answerOf(
-  conn: Connection,
-  head: Head,
-  hooks: {
-    readonly release: (conn: Connection) => void;
-    readonly onStreamEnd: () => void;
-    readonly signal: AbortSignal | undefined;
-  },
-): { response: Response; streaming: boolean } {
-  const { framing, reusable, coding } = framingOf(head);
-  const headers = new Headers();
-  for (const [name, value] of head.headers) {
-    // The decoded body has neither the coding nor the coded length.
-    if (coding !== null && (name === "content-encoding" || name === "content-length")) continue;
-    headers.append(name, value);
-  }
-  const init = { status: head.status, headers };
-  const finish = () => {
-    // Bytes after the answer were never asked for: the connection is not trusted again.
-    if (reusable && conn.start === conn.end) hooks.release(conn);
-    else conn.close();
-  };
-  if (framing.kind === "none") {
-    finish();
-    return { response: new Response(null, init), streaming: false };
-  }
-  if (framing.kind === "length" && coding === null && conn.end - conn.start >= framing.length) {
-    const body = conn.buffer.slice(conn.start, conn.start + framing.length);
-    conn.start += framing.length;
-    finish();
-    return { response: new Response(body, init), streaming: false };
-  }
-  let stream = bodyStream(conn, framing, {
-    signal: hooks.signal,
-    done: () => {
-      hooks.onStreamEnd();
-      finish();
-    },
-    failed: () => {
-      hooks.onStreamEnd();
-      conn.close();
-    },
-  });
-  if (coding !== null) {
-    stream = stream.pipeThrough(
-      new DecompressionStream(coding as CompressionFormat) as unknown as TransformStream<
-        Uint8Array,
-        Uint8Array
-      >,
-    );
-  }
-  return { response: new Response(stream, init), streaming: true };
-}
-
-/** The body as it arrives: counted to its length, de-chunked, or to the end. */
-function bodyStream(
-  conn: Connection,
-  framing: Exclude<Framing, { kind: "none" }>,
-  hooks: {
-    readonly done: () => void;
-    readonly failed: () => void;
-    /** Its abort closed the connection: the body fails with its reason. */
-    readonly signal: AbortSignal | undefined;
-  },
-): ReadableStream<Uint8Array> {
-  let left = framing.kind === "length" ? framing.length : 0;
-  /** Chunked: bytes left in the current chunk; -1 between chunks. */
-  let chunkLeft = -1;
-  let settled = false;
-  const settle = (ok: boolean) => {
-    if (settled) return;
-    settled = true;
-    if (ok) hooks.done();
-    else hooks.failed();
-  };
-  /** Takes up to `max` buffered bytes, reading when none are buffered; null at the end. */
-  async function take(max: number): Promise<Uint8Array | null> {
-    if (conn.start === conn.end && !(await conn.fill())) return null;
-    const n = Math.min(max, conn.end - conn.start);
-    const bytes = conn.buffer.slice(conn.start, conn.start + n);
-    conn.start += n;
-    return bytes;
-  }
-  /** Reads one CRLF-terminated line (chunk sizes, trailers), bounded. */
-  async function line(): Promise<string> {
-    for (;;) {
-      const at = conn.buffer.subarray(conn.start, conn.end).indexOf(10);
-      if (at >= 0) {
-        const end = conn.start + at;
-        if (at === 0 || conn.buffer[end - 1] !== 13) {
-          throw new Http1ProtocolError("a malformed chunk line");
-        }
-        const text = latin1.decode(conn.buffer.subarray(conn.start, end - 1));
-        conn.start = end + 1;
-        return text;
-      }
-      if (conn.end - conn.start > 4_096) throw new Http1ProtocolError("a chunk line over 4 KiB");
-      if (!(await conn.fill())) {
-        throw new Http1ProtocolError("the connection closed inside a chunk");
-      }
-    }
-  }
-  async function next(): Promise<Uint8Array | null> {
-    if (framing.kind === "length") {
-      if (left === 0) return null;
-      const bytes = await take(left);
-      if (bytes === null) throw new Http1ProtocolError("the connection closed inside the body");
-      left -= bytes.length;
-      return bytes;
-    }
-    if (framing.kind === "close") return await take(Infinity);
-    for (;;) {
-      if (chunkLeft > 0) {
-        const bytes = await take(chunkLeft);
-        if (bytes === null) throw new Http1ProtocolError("the connection closed inside a chunk");
-        chunkLeft -= bytes.length;
-        if (chunkLeft === 0) {
-          if ((await line()) !== "") throw new Http1ProtocolError("a chunk longer than its size");
-          chunkLeft = -1;
-        }
-        return bytes;
-      }
-      const size = (await line()).split(";")[0]!.trim();
-      if (!/^[0-9A-Fa-f]{1,12}$/.test(size)) throw new Http1ProtocolError("a malformed chunk size");
-      chunkLeft = parseInt(size, 16);
-      if (chunkLeft === 0) {
-        // Trailers, up to the empty line.
-        for (let n = 0; (await line()) !== ""; n++) {
-          if (n > 64) throw new Http1ProtocolError("more than 64 trailer lines");
-        }
-        return null;
-      }
-    }
-  }
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const bytes = await next();
-        if (bytes === null) {
-          controller.close();
-          settle(true);
-        } else {
-          controller.enqueue(bytes);
-        }
-      } catch (error) {
-        settle(false);
-        controller.error(hooks.signal?.aborted ? hooks.signal.reason : error);
-      }
-    },
-    cancel() {
-      settle(false);
-    },
-  }, { highWaterMark: 0 });
 }
