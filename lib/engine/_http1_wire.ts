@@ -214,6 +214,51 @@ function contentCoding(codings: readonly string[]): string | null {
   throw new Http1ProtocolError("a content coding other than gzip or deflate");
 }
 
+/**
+ * Largest body read whole before its answer is handed over: a small
+ * length-framed body then needs no stream (and no chunk copies). Larger ones
+ * stream, so that the in-flight memory budget can hold their reading back.
+ */
+export const WHOLE_BODY_BYTES = 262_144;
+
+/** The body bytes of answers handed over whole (see {@linkcode wholeBody}). */
+const WHOLE = new WeakMap<Response, Uint8Array>();
+
+/**
+ * The body of an answer of this client that arrived whole, without reading
+ * its stream (the `Response` carries the same bytes for any other reader).
+ * @param response An answer of the pool.
+ * @returns The body bytes, or undefined when the body streams.
+ */
+export function wholeBody(response: Response): Uint8Array | undefined {
+  return WHOLE.get(response);
+}
+
+/**
+ * Reads a small, length-framed, unencoded body (at most
+ * {@linkcode WHOLE_BODY_BYTES}) into the connection's buffer, so that
+ * {@linkcode answerOf} hands it over whole. Stops quietly at the connection's
+ * end: the answer then streams what arrived and fails as a body cut short.
+ */
+export async function bufferWholeBody(conn: Connection, head: Head): Promise<void> {
+  const { framing, coding } = framingOf(head);
+  if (framing.kind !== "length" || coding !== null || framing.length > WHOLE_BODY_BYTES) return;
+  const length = framing.length;
+  if (conn.end - conn.start >= length) return;
+  if (conn.buffer.length - conn.start < length) {
+    const next = new Uint8Array(Math.max(length, conn.buffer.length));
+    next.set(conn.buffer.subarray(conn.start, conn.end));
+    conn.end -= conn.start;
+    conn.start = 0;
+    conn.buffer = next;
+  }
+  while (conn.end - conn.start < length) {
+    const n = await conn.tcp.read(conn.buffer.subarray(conn.end));
+    if (n === null) return;
+    conn.end += n;
+  }
+}
+
 /** The answer as a `Response`: the body from the buffer when it is all there, else streamed. */
 export function answerOf(
   conn: Connection,
@@ -245,7 +290,9 @@ export function answerOf(
     const body = conn.buffer.slice(conn.start, conn.start + framing.length);
     conn.start += framing.length;
     finish();
-    return { response: new Response(body, init), streaming: false };
+    const response = new Response(body, init);
+    WHOLE.set(response, body);
+    return { response, streaming: false };
   }
   let stream = bodyStream(conn, framing, {
     signal: hooks.signal,

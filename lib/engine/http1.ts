@@ -24,15 +24,17 @@ import { onAbort } from "../cancellation.ts";
 import {
   answerOf,
   BUFFER_BYTES,
+  bufferWholeBody,
   Connection,
   type Head,
   Http1ProtocolError,
   readHead,
   StaleConnection,
   TOKEN,
+  wholeBody,
 } from "./_http1_wire.ts";
 
-export { Http1ProtocolError };
+export { Http1ProtocolError, wholeBody };
 
 /** Options for {@linkcode createHttp1Pool}. */
 export interface Http1PoolOptions {
@@ -297,6 +299,7 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
         throw unsent.error;
       }
       if (head.status === 101) throw new Http1ProtocolError("101 Switching Protocols");
+      await bufferWholeBody(conn, head);
       conn.uses++;
       const answer = answerOf(conn, head, {
         // The request was cut short: the server's next read would be its rest.

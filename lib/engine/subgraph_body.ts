@@ -33,6 +33,11 @@ export interface ReadSubgraphBodyOptions {
   readonly charge?: (bytes: number) => Promise<void> | undefined;
   /** Charges a declared length before it is read; a returned promise delays the read. */
   readonly reserve?: (bytes: number) => Promise<void> | undefined;
+  /**
+   * The body when it arrived whole with the answer (the HTTP/1.1 pool's
+   * `wholeBody`): read from here, not through the response's stream.
+   */
+  readonly whole?: Uint8Array;
 }
 
 /**
@@ -109,9 +114,15 @@ export async function readSubgraphBody(
   response: Response,
   options: ReadSubgraphBodyOptions,
 ): Promise<string> {
+  const { limit, charge, reserve, whole } = options;
+  if (whole !== undefined) {
+    if (whole.length > limit) throw options.tooLarge();
+    const wait = reserve?.(whole.length);
+    if (wait !== undefined) await wait;
+    return decode(whole, options.notUtf8);
+  }
   const body = response.body;
   if (body === null) return "";
-  const { limit, charge, reserve } = options;
   const declared = response.headers.get("content-length");
   // Only one decimal length is trusted: a repeated header reads "5, 5" (NaN), which
   // passes every comparison with the limit and the budget.

@@ -12,7 +12,7 @@ import { RouterError } from "../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "./memory_budget.ts";
 import { type Resilience, resilientFetch } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
-import { type Http1Pool, Http1ProtocolError } from "./http1.ts";
+import { type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 import { onAbort } from "../cancellation.ts";
 
@@ -228,8 +228,10 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       status = response.status;
       responseHeaders = response.headers;
       firstByteNs = now?.();
+      const whole = pool !== null ? wholeBody(response) : undefined;
       text = await readSubgraphBody(response, {
         limit,
+        ...(whole === undefined ? {} : { whole }),
         tooLarge: tooLargeFor(out.subgraph),
         notUtf8: notUtf8For(out.subgraph),
         broken: (cause) => brokenBody(cause, { signal, subgraph: out.subgraph, status }),

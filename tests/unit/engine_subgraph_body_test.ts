@@ -8,7 +8,20 @@ const OPTIONS = {
   notUtf8: () => new TypeError("not UTF-8"),
 };
 
-/** The two ways a body is read: with a trusted Content-Length, and streamed in two chunks. */
+/** Bodies handed over whole beside their response, as the HTTP/1.1 pool does (`wholeBody`). */
+const WHOLE = new WeakMap<Response, Uint8Array>();
+
+/** Reads a response of `answers`, passing its whole body when it has one. */
+function readBody(response: Response, options: typeof OPTIONS = OPTIONS): Promise<string> {
+  const whole = WHOLE.get(response);
+  return readSubgraphBody(response, whole === undefined ? options : { ...options, whole });
+}
+
+/**
+ * The three ways a body is read: with a trusted Content-Length, streamed in two
+ * chunks, and whole (its response has no body of its own: the bytes must come
+ * from the option).
+ */
 function answers(bytes: Uint8Array): Response[] {
   const declared = new Response(bytes.slice(), {
     headers: { "content-length": String(bytes.length) },
@@ -23,7 +36,9 @@ function answers(bytes: Uint8Array): Response[] {
       },
     }),
   );
-  return [declared, streamed];
+  const whole = new Response(null);
+  WHOLE.set(whole, bytes.slice());
+  return [declared, streamed, whole];
 }
 
 /** The strict decoding, or null when the bytes are not UTF-8. */
@@ -37,7 +52,7 @@ function strict(bytes: Uint8Array): string | null {
 
 async function read(response: Response): Promise<string | null> {
   try {
-    return await readSubgraphBody(response, OPTIONS);
+    return await readBody(response);
   } catch (error) {
     if (error instanceof TypeError && error.message === "not UTF-8") return null;
     throw error;
@@ -47,7 +62,7 @@ async function read(response: Response): Promise<string | null> {
 Deno.test("subgraph body: a U+FFFD the subgraph sent is valid UTF-8 and kept", async () => {
   const bytes = new TextEncoder().encode('{"data":{"name":"a\uFFFDb"}}');
   for (const response of answers(bytes)) {
-    assert.equal(await readSubgraphBody(response, OPTIONS), '{"data":{"name":"a\uFFFDb"}}');
+    assert.equal(await readBody(response), '{"data":{"name":"a\uFFFDb"}}');
   }
 });
 
@@ -97,4 +112,18 @@ Deno.test("subgraph body: any bytes read as the strict decoder reads them (or ar
     }),
     { numRuns: 500 },
   );
+});
+
+Deno.test("subgraph body: a whole body is held to the limit and charged to the budget before decoding", async () => {
+  const bytes = new TextEncoder().encode('{"data":{}}');
+  const [, , whole] = answers(bytes);
+  await assert.rejects(readBody(whole!, { ...OPTIONS, limit: bytes.length - 1 }), /too large/);
+  const reserved: number[] = [];
+  const text = await readSubgraphBody(new Response(null), {
+    ...OPTIONS,
+    whole: bytes,
+    reserve: (n) => void reserved.push(n),
+  });
+  assert.equal(text, '{"data":{}}');
+  assert.deepEqual(reserved, [bytes.length]);
 });

@@ -6,7 +6,7 @@
  * `tests/e2e/subgraph_wire_test.ts`.
  */
 import assert from "node:assert/strict";
-import { createHttp1Pool } from "../../lib/engine/http1.ts";
+import { createHttp1Pool, wholeBody } from "../../lib/engine/http1.ts";
 
 const OK = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
 
@@ -208,6 +208,40 @@ Deno.test("http1: an idle connection keeps no large read buffer (a 60 KB head gr
   try {
     assert.equal(await (await pool.post(server.url, post(true))).text(), "{}");
     assert.deepEqual(pool.idle(), { connections: 1, bufferBytes: 16_384 });
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
+Deno.test("http1: a body up to 256 KiB arriving in pieces is handed over whole; a larger one streams", async () => {
+  let size = 100_000;
+  const server = rawServer(async (conn) => {
+    const body = "b".repeat(size);
+    await write(conn, `HTTP/1.1 200 OK\r\ncontent-length: ${size}\r\n\r\n${body.slice(0, 1000)}`);
+    // The rest later, in two writes: more than the 16 KiB read buffer holds.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await write(conn, body.slice(1000, 50_000));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await write(conn, body.slice(50_000));
+  });
+  const pool = createHttp1Pool();
+  try {
+    const small = await pool.post(server.url, post(true));
+    const whole = wholeBody(small);
+    assert.ok(whole instanceof Uint8Array, "the 100 KB body arrived whole");
+    assert.equal(new TextDecoder().decode(whole), "b".repeat(size));
+    assert.equal(await small.text(), "b".repeat(size), "the response carries it too");
+    // The connection went back to the pool with a small buffer again.
+    assert.deepEqual(pool.idle(), { connections: 1, bufferBytes: 16_384 });
+    size = 300_000;
+    const large = await pool.post(server.url, post(true));
+    assert.equal(
+      wholeBody(large),
+      undefined,
+      "over 256 KiB: streamed (the budget can hold it back)",
+    );
+    assert.equal((await large.text()).length, size);
   } finally {
     pool.close();
     await server.close();
