@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { spokenUrl } from "../http/connection_phase.ts";
 import { Cancellation, onAbort } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
 import { errorResponse } from "../http/errors.ts";
@@ -165,7 +166,8 @@ export function createForwarder(
     try {
       const hasBody = request.body !== null && request.method !== "GET" &&
         request.method !== "HEAD";
-      const answer = await upstream.fetch(request.url, {
+      // The connection guard's relay reaches this server over a unix socket too.
+      const answer = await upstream.fetch(spokenUrl(request.url), {
         method: request.method,
         headers: forwardedHeaders(request.headers),
         ...(hasBody ? { body: request.body } : {}),

@@ -26,6 +26,7 @@ import { buildState, type RouterState } from "../state/mod.ts";
 import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 import { drainWithin } from "./_grace.ts";
+import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
 
 /**
  * Options for {@linkcode startRouter}: `configPath` and/or `config` (both: start
@@ -217,12 +218,14 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     draining: () => draining,
     stop: stop.signal,
   });
+  // A serving thread's socket is reached by its supervisor only, which keeps the limits.
   const server = options.listenPath === undefined
-    ? Deno.serve({
+    ? await serveGuarded({
       hostname: address.hostname,
       port: address.port,
       ...(options.reusePort ? { reusePort: true } : {}),
-      onListen: () => {},
+      limits: connectionLimits(config),
+      log,
     }, handler)
     : Deno.serve({ path: options.listenPath, onListen: () => {} }, handler);
   const port = server.addr.transport === "tcp" ? server.addr.port : address.port;

@@ -20,6 +20,7 @@ import { RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
 import { drainWithin } from "./_grace.ts";
+import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
 import {
   createForwarder,
   type FacetPaths,
@@ -250,12 +251,8 @@ async function superviseWorkers(
   const stop = new Cancellation();
   let paths = facetPaths(config);
 
-  const server = Deno.serve(
-    {
-      hostname: address.hostname,
-      port: address.port,
-      onListen: () => {},
-    },
+  const server = await serveGuarded(
+    { hostname: address.hostname, port: address.port, limits: connectionLimits(config), log },
     createForwarder({
       upstreams: () => serving,
       complete: () => serving.length === count,

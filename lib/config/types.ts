@@ -339,6 +339,15 @@ export interface RouterTrafficConfig {
    * `SERVICE_OVERLOADED`. 0 = no budget.
    */
   readonly max_buffered_body_bytes: number;
+  /**
+   * Longest wait for a complete request head, from a connection's start or the
+   * first byte of its next request, ms; past it the connection closes. 0 = none.
+   */
+  readonly header_read_timeout_ms: number;
+  /** Longest wait for the next request on a kept-alive connection, ms. 0 = none. */
+  readonly keep_alive_timeout_ms: number;
+  /** Most client connections open at once; more are closed as they come. 0 = no limit. */
+  readonly max_connections: number;
 }
 
 /** `traffic_shaping.{all,subgraphs.<name>}.retry`: queries only. */

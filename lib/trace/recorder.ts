@@ -10,6 +10,7 @@ import type { ExecutionObserver, FetchRecord, StageName } from "../engine/types.
 import { approximateDepth, MAX_DATA_DEPTH } from "../engine/limits.ts";
 import { traceHeaders } from "./headers.ts";
 import { maskUrl } from "./url.ts";
+import { spokenUrl } from "../http/connection_phase.ts";
 import { formatDuration } from "./duration.ts";
 import type { TraceOptions } from "./options.ts";
 import { buildFetchTree, type PlannedFetch } from "./_tree.ts";
@@ -436,7 +437,8 @@ function rfc3339(date: Date): string {
 
 /** A URL as the trace shows it: query values and credentials masked (`url.ts`). */
 function shownUrl(url: string, predictable: boolean): string {
-  return maskUrl(predictable ? withoutPort(url) : url);
+  const spoken = spokenUrl(url);
+  return maskUrl(predictable ? withoutPort(spoken) : spoken);
 }
 
 function withoutPort(url: string): string {

@@ -1,0 +1,374 @@
+/**
+ * The public listener with the connection limits `Deno.serve` lacks
+ * (denoland/deno#3515): a request head owed within
+ * `traffic_shaping.router.header_read_timeout`, the next request within
+ * `traffic_shaping.router.keep_alive_timeout`, and at most
+ * `traffic_shaping.router.max_connections` client connections. Without them a
+ * client holds a connection for ever by sending a head byte by byte, or
+ * nothing, and enough such clients take every file the process may open.
+ *
+ * How: the guard accepts TCP connections itself and relays each one's bytes to
+ * `Deno.serve` listening on a unix socket in a private folder; the phase of
+ * every connection (`lib/http/connection_phase.ts`) says when it must end. A
+ * client that goes away closes its relay, so the request's signal aborts as
+ * with `Deno.serve` on TCP. The relay costs about 30 µs of CPU per request;
+ * with all three limits at 0 the router serves from `Deno.serve` directly.
+ *
+ * @module
+ */
+import {
+  ConnectionPhase,
+  type DeadlineReason,
+  type PhaseLimits,
+} from "../http/connection_phase.ts";
+import type { Config } from "../config/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import { unrefTimer } from "../timers.ts";
+
+/** The connection limits (0 turns one off). */
+export interface ConnectionLimits extends PhaseLimits {
+  /** Most client connections open at once; more are closed as they come. */
+  readonly maxConnections: number;
+}
+
+/**
+ * The limits `traffic_shaping.router` sets.
+ * @param config The router's configuration.
+ * @returns Its connection limits.
+ */
+export function connectionLimits(config: Config): ConnectionLimits {
+  const router = config.traffic_shaping.router;
+  return {
+    headerReadTimeoutMs: router.header_read_timeout_ms,
+    keepAliveTimeoutMs: router.keep_alive_timeout_ms,
+    maxConnections: router.max_connections,
+  };
+}
+
+/** Options of {@linkcode serveGuarded}. */
+export interface GuardedServeOptions {
+  /** Host to listen on. */
+  readonly hostname: string;
+  /** Port (0: any free one). */
+  readonly port: number;
+  /** Bind with `SO_REUSEPORT`. @default {false} */
+  readonly reusePort?: boolean;
+  /** The limits. */
+  readonly limits: ConnectionLimits;
+  /** Where connections closed by a limit are reported. */
+  readonly log: Logger;
+}
+
+/** What the guard did, for whoever reports it. */
+export interface GuardCounts {
+  /** Client connections open now. */
+  readonly open: number;
+  /** Closed without a complete request head in time. */
+  readonly headerReadTimeouts: number;
+  /** Closed after waiting past the keep-alive timeout for a next request. */
+  readonly keepAliveTimeouts: number;
+  /** Closed at once, `max_connections` being open. */
+  readonly refused: number;
+}
+
+/** The listener (the part of `Deno.HttpServer` the router uses). */
+export interface GuardedServer {
+  /** The bound TCP address. */
+  readonly addr: Deno.NetAddr;
+  /** Stops accepting, lets in-flight requests finish, closes idle connections. */
+  shutdown(): Promise<void>;
+  /** Resolves once the server has stopped. */
+  readonly finished: Promise<void>;
+  /** The guard's counts (all 0 without a guard). */
+  counts(): GuardCounts;
+}
+
+/** A relay's read buffer, per direction: a request head, or the start of an answer. */
+const RELAY_BUFFER_BYTES = 8_192;
+/**
+ * Larger reads while an answer flows, taken from a shared free list (not held
+ * while idle): most answers pass in two reads.
+ */
+const BULK_BUFFER_BYTES = 262_144;
+/** Bulk buffers kept for reuse (4 MiB at most). */
+const BULK_FREE_MAX = 16;
+/** How long a shutdown lets the relays pass on the last answers, ms. */
+const RELAY_FLUSH_MS = 1_000;
+/** Accept errors (out of files) are retried after this pause, ms. */
+const ACCEPT_RETRY_MS = 100;
+
+/** True when no limit is set: `Deno.serve` serves by itself. */
+function unguarded(limits: ConnectionLimits): boolean {
+  return limits.headerReadTimeoutMs <= 0 && limits.keepAliveTimeoutMs <= 0 &&
+    limits.maxConnections <= 0;
+}
+
+/**
+ * Serves `handler` on `hostname:port` behind the connection limits.
+ *
+ * @example Limits off: `Deno.serve` itself
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { serveGuarded } from "./guarded_serve.ts";
+ * const log = { debug() {}, info() {}, warn() {}, error() {} };
+ * const limits = { headerReadTimeoutMs: 0, keepAliveTimeoutMs: 0, maxConnections: 0 };
+ * const server = await serveGuarded({ hostname: "127.0.0.1", port: 0, limits, log }, () => new Response("ok"));
+ * const response = await fetch(`http://127.0.0.1:${server.addr.port}/`);
+ * assert.equal(await response.text(), "ok");
+ * await server.shutdown();
+ * ```
+ * @param options Address, limits, log.
+ * @param handler The request handler.
+ * @returns The running server.
+ */
+export async function serveGuarded(
+  options: GuardedServeOptions,
+  handler: (request: Request) => Response | Promise<Response>,
+): Promise<GuardedServer> {
+  const { limits, log } = options;
+  if (unguarded(limits)) {
+    const server = Deno.serve({
+      hostname: options.hostname,
+      port: options.port,
+      ...(options.reusePort ? { reusePort: true } : {}),
+      onListen: () => {},
+    }, handler);
+    const none = { open: 0, headerReadTimeouts: 0, keepAliveTimeouts: 0, refused: 0 };
+    return {
+      addr: server.addr,
+      shutdown: () => server.shutdown(),
+      finished: server.finished,
+      counts: () => none,
+    };
+  }
+  // Only this user can enter the folder, so only the relay reaches the socket.
+  const dir = await Deno.makeTempDir({ prefix: "gw-router-edge-" });
+  const path = `${dir}/edge.sock`;
+  const inner = Deno.serve({ path, onListen: () => {} }, handler);
+  let listener: Deno.TcpListener;
+  try {
+    listener = Deno.listen({
+      hostname: options.hostname,
+      port: options.port,
+      ...(options.reusePort ? { reusePort: true } : {}),
+    });
+  } catch (error) {
+    await inner.shutdown();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw error;
+  }
+  const guard = createGuard({ limits, log, path });
+  const accepting = guard.accept(listener);
+  let stopping: Promise<void> | null = null;
+  const finished = Promise.withResolvers<void>();
+  function shutdown(): Promise<void> {
+    stopping ??= (async () => {
+      try {
+        listener.close();
+      } catch {
+        // Closed already.
+      }
+      await accepting;
+      // In-flight requests finish; the idle inner connections close, and so their relays.
+      await inner.shutdown();
+      // The relays pass on the last answers, then see the inner ends; what is left
+      // after that holds no request (a switched protocol).
+      await guard.closeAll(RELAY_FLUSH_MS);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      finished.resolve();
+    })();
+    return stopping;
+  }
+  return {
+    addr: listener.addr,
+    shutdown,
+    finished: finished.promise,
+    counts: () => guard.counts(),
+  };
+}
+
+interface Relay {
+  readonly client: Deno.TcpConn;
+  upstream: Deno.UnixConn | null;
+  readonly phase: ConnectionPhase;
+  closed: boolean;
+}
+
+function closeRelay(relay: Relay): void {
+  if (relay.closed) return;
+  relay.closed = true;
+  for (const conn of [relay.client, relay.upstream]) {
+    try {
+      conn?.close();
+    } catch {
+      // Closed already.
+    }
+  }
+}
+
+/** The accept loop, the relays and the deadline sweep. */
+function createGuard(
+  options: { readonly limits: ConnectionLimits; readonly log: Logger; readonly path: string },
+) {
+  const { limits, log, path } = options;
+  const relays = new Set<Relay>();
+  const running = new Set<Promise<void>>();
+  const bulkFree: Uint8Array[] = [];
+  const count = { headerReadTimeouts: 0, keepAliveTimeouts: 0, refused: 0 };
+  /** Closed or refused since the last report (one log line per sweep at most). */
+  const pending = { header_read_timeout: 0, keep_alive_timeout: 0, refused: 0 };
+  const timeouts = [limits.headerReadTimeoutMs, limits.keepAliveTimeoutMs].filter((ms) => ms > 0);
+  // A quarter of the shortest timeout, within [25 ms, 1 s]: deadlines hold to that.
+  const sweepMs = Math.min(1_000, Math.max(25, Math.floor(Math.min(...timeouts, 4_000) / 4)));
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const relay of relays) {
+      if (relay.phase.deadline > now) continue;
+      const reason = relay.phase.reason as DeadlineReason;
+      if (reason === "header_read_timeout") count.headerReadTimeouts++;
+      else count.keepAliveTimeouts++;
+      pending[reason]++;
+      closeRelay(relay);
+    }
+    report();
+  }, sweepMs);
+  unrefTimer(sweep);
+
+  function report(): void {
+    if (pending.header_read_timeout > 0) {
+      log.info("Closed connections that sent no complete request head in time", {
+        connections: pending.header_read_timeout,
+        header_read_timeout_ms: limits.headerReadTimeoutMs,
+      });
+    }
+    if (pending.keep_alive_timeout > 0) {
+      log.debug("Closed idle keep-alive connections", {
+        connections: pending.keep_alive_timeout,
+        keep_alive_timeout_ms: limits.keepAliveTimeoutMs,
+      });
+    }
+    if (pending.refused > 0) {
+      log.warn("Refused connections: traffic_shaping.router.max_connections are open", {
+        connections: pending.refused,
+        max_connections: limits.maxConnections,
+      });
+    }
+    pending.header_read_timeout = 0;
+    pending.keep_alive_timeout = 0;
+    pending.refused = 0;
+  }
+
+  async function pump(
+    from: Deno.Conn,
+    to: Deno.Conn,
+    seen: (bytes: Uint8Array) => void,
+  ): Promise<void> {
+    const own: Uint8Array = new Uint8Array(RELAY_BUFFER_BYTES);
+    let buffer: Uint8Array = own;
+    try {
+      for (;;) {
+        const n = await from.read(buffer);
+        if (n === null) return;
+        const bytes = buffer.subarray(0, n);
+        seen(bytes);
+        for (let written = 0; written < n;) written += await to.write(bytes.subarray(written));
+        if (n === buffer.length && buffer === own) {
+          // A full read: more is coming (a large answer); read it in bulk.
+          buffer = bulkFree.pop() ?? new Uint8Array(BULK_BUFFER_BYTES);
+        } else if (n < buffer.length && buffer !== own) {
+          if (bulkFree.length < BULK_FREE_MAX) bulkFree.push(buffer);
+          buffer = own;
+        }
+      }
+    } catch {
+      // Reset or closed (by the other side, or by a deadline).
+    } finally {
+      if (buffer !== own && bulkFree.length < BULK_FREE_MAX) bulkFree.push(buffer);
+    }
+  }
+
+  async function relay(client: Deno.TcpConn): Promise<void> {
+    const entry: Relay = {
+      client,
+      upstream: null,
+      phase: new ConnectionPhase(limits, performance.now()),
+      closed: false,
+    };
+    relays.add(entry);
+    try {
+      try {
+        client.setNoDelay(true);
+      } catch {
+        // Not a TCP socket option here: fine.
+      }
+      const upstream = await Deno.connect({ transport: "unix", path });
+      entry.upstream = upstream;
+      if (entry.closed) return void upstream.close();
+      const up = pump(
+        client,
+        upstream,
+        (bytes) => entry.phase.fromClient(bytes, performance.now()),
+      );
+      const down = pump(
+        upstream,
+        client,
+        (bytes) => entry.phase.fromServer(bytes, performance.now()),
+      );
+      // Either side's end ends both: an HTTP/1.1 server reads a client's end as its going away.
+      await Promise.race([up, down]);
+      closeRelay(entry);
+      await Promise.all([up, down]);
+    } catch {
+      // The inner server is gone (shutting down): the client's connection closes.
+    } finally {
+      closeRelay(entry);
+      relays.delete(entry);
+    }
+  }
+
+  return {
+    async accept(listener: Deno.TcpListener): Promise<void> {
+      for (;;) {
+        let client: Deno.TcpConn;
+        try {
+          client = await listener.accept();
+        } catch (error) {
+          if (
+            error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted
+          ) {
+            return;
+          }
+          // Out of files, most likely: wait a little rather than spin.
+          log.warn("Accepting a connection failed", { error: String(error) });
+          await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
+          continue;
+        }
+        if (limits.maxConnections > 0 && relays.size >= limits.maxConnections) {
+          count.refused++;
+          pending.refused++;
+          client.close();
+          continue;
+        }
+        const task = relay(client);
+        running.add(task);
+        void task.finally(() => running.delete(task));
+      }
+    },
+    counts(): GuardCounts {
+      return { open: relays.size, ...count };
+    },
+    /** Waits up to `flushMs` for the relays to end by themselves, then closes the rest. */
+    async closeAll(flushMs: number): Promise<void> {
+      clearInterval(sweep);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.all(running),
+        new Promise((resolve) => timer = setTimeout(resolve, flushMs)),
+      ]);
+      clearTimeout(timer);
+      for (const entry of relays) closeRelay(entry);
+      await Promise.all(running);
+      report();
+    },
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * The connection guard (`lib/cli/guarded_serve.ts`): what `Deno.serve` lacks
+ * (denoland/deno#3515). Raw TCP clients hold connections the way an attacker
+ * would: a head sent byte by byte, nothing at all, an idle keep-alive, more
+ * connections than allowed. Answers that take long or stream stay open.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type ConnectionLimits, serveGuarded } from "../../lib/cli/guarded_serve.ts";
+import { startRouter } from "../../lib/cli/serve.ts";
+import { oneSubgraphWorkspace } from "./_workspace.ts";
+
+const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
+const encode = (text: string) => new TextEncoder().encode(text);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function withGuard(
+  limits: Partial<ConnectionLimits>,
+  handler: (request: Request) => Response | Promise<Response>,
+  run: (port: number, counts: () => Record<string, number>) => Promise<void>,
+): Promise<void> {
+  const server = await serveGuarded({
+    hostname: "127.0.0.1",
+    port: 0,
+    limits: { headerReadTimeoutMs: 0, keepAliveTimeoutMs: 0, maxConnections: 0, ...limits },
+    log: QUIET,
+  }, handler);
+  try {
+    await run(server.addr.port, () => ({ ...server.counts() }));
+  } finally {
+    await server.shutdown();
+  }
+}
+
+/** Reads until the connection ends (or `ms` pass): the text, and when it ended. */
+async function readToEnd(
+  conn: Deno.Conn,
+  ms = 5_000,
+): Promise<{ text: string; ended: boolean; at: number }> {
+  const start = performance.now();
+  const buffer = new Uint8Array(65_536);
+  let text = "";
+  const timer = setTimeout(() => conn.close(), ms);
+  try {
+    for (;;) {
+      const n = await conn.read(buffer);
+      if (n === null) return { text, ended: true, at: performance.now() - start };
+      text += new TextDecoder().decode(buffer.subarray(0, n));
+    }
+  } catch {
+    return { text, ended: false, at: performance.now() - start };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Reads one answer (head and a Content-Length body) from a kept-alive connection. */
+async function readAnswer(conn: Deno.Conn): Promise<string> {
+  const buffer = new Uint8Array(65_536);
+  let text = "";
+  for (;;) {
+    const end = text.indexOf("\r\n\r\n");
+    if (end >= 0) {
+      const length = Number(/content-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+      if (text.length >= end + 4 + length) return text;
+    }
+    const n = await conn.read(buffer);
+    if (n === null) throw new Error(`closed after ${JSON.stringify(text)}`);
+    text += new TextDecoder().decode(buffer.subarray(0, n));
+  }
+}
+
+const ok = () => new Response("ok");
+
+Deno.test("guard: a head sent byte by byte is cut at header_read_timeout; others are served meanwhile", async () => {
+  await withGuard({ headerReadTimeoutMs: 300 }, ok, async (port, counts) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    await conn.write(encode("GET / HTTP/1.1\r\nHost: a\r\n"));
+    // One more header byte every 50 ms: the deadline does not move.
+    let sending = true;
+    const trickle = (async () => {
+      while (sending) {
+        await sleep(50);
+        await conn.write(encode("x")).catch(() => sending = false);
+      }
+    })();
+    const response = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(await response.text(), "ok", "another client is served");
+    const { ended, at, text } = await readToEnd(conn);
+    sending = false;
+    await trickle;
+    assert.ok(ended, "the connection was closed");
+    assert.equal(text, "", "without an answer");
+    assert.ok(at < 1_500, `closed after ${at} ms`);
+    assert.equal(counts().headerReadTimeouts, 1);
+    conn.close();
+  });
+});
+
+Deno.test("guard: a connection that sends nothing is closed at header_read_timeout", async () => {
+  await withGuard({ headerReadTimeoutMs: 200 }, ok, async (port) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    const { ended, at } = await readToEnd(conn);
+    assert.ok(ended && at < 1_500, `closed after ${at} ms`);
+    conn.close();
+  });
+});
+
+Deno.test("guard: a kept-alive connection serves its next request in time and is closed at keep_alive_timeout", async () => {
+  await withGuard({ keepAliveTimeoutMs: 400 }, ok, async (port, counts) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    for (let i = 0; i < 2; i++) {
+      await conn.write(encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+      assert.match(await readAnswer(conn), /^HTTP\/1\.1 200[^]*ok$/);
+      await sleep(150);
+    }
+    const { ended, at } = await readToEnd(conn);
+    assert.ok(ended && at < 1_500, `closed after ${at} ms`);
+    assert.equal(counts().keepAliveTimeouts, 1);
+    conn.close();
+  });
+});
+
+Deno.test("guard: an answer slower than both timeouts is delivered (the request's own deadline bounds it)", async () => {
+  const slow = async () => {
+    await sleep(700);
+    return new Response("late");
+  };
+  await withGuard({ headerReadTimeoutMs: 200, keepAliveTimeoutMs: 200 }, slow, async (port) => {
+    const response = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(await response.text(), "late");
+  });
+});
+
+Deno.test("guard: an event stream quieter than keep_alive_timeout stays open until it ends", async () => {
+  const stream = () =>
+    new Response(
+      new ReadableStream({
+        async start(controller) {
+          controller.enqueue(encode("data: one\n\n"));
+          await sleep(700);
+          controller.enqueue(encode("data: two\n\n"));
+          controller.close();
+        },
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  await withGuard({ keepAliveTimeoutMs: 200 }, stream, async (port) => {
+    const response = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(await response.text(), "data: one\n\ndata: two\n\n");
+  });
+});
+
+Deno.test("guard: past max_connections a new connection is closed at once; one closing makes room", async () => {
+  await withGuard({ maxConnections: 2 }, ok, async (port, counts) => {
+    const held = [
+      await Deno.connect({ hostname: "127.0.0.1", port }),
+      await Deno.connect({ hostname: "127.0.0.1", port }),
+    ];
+    await sleep(50);
+    const third = await Deno.connect({ hostname: "127.0.0.1", port });
+    await third.write(encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n")).catch(() => {});
+    const { ended, text } = await readToEnd(third);
+    assert.ok(ended);
+    assert.equal(text, "", "refused without an answer");
+    assert.equal(counts().refused, 1);
+    third.close();
+    held.pop()!.close();
+    await sleep(50);
+    const fourth = await Deno.connect({ hostname: "127.0.0.1", port });
+    await fourth.write(encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+    assert.match(await readAnswer(fourth), /^HTTP\/1\.1 200/);
+    fourth.close();
+    held.pop()!.close();
+  });
+});
+
+Deno.test("guard: a client that goes away aborts its request's signal, as with Deno.serve", async () => {
+  const aborted = Promise.withResolvers<void>();
+  const waits = (request: Request) =>
+    new Promise<Response>((resolve) => {
+      request.signal.addEventListener("abort", () => {
+        aborted.resolve();
+        resolve(new Response("gone"));
+      });
+    });
+  await withGuard({ headerReadTimeoutMs: 5_000 }, waits, async (port) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    await conn.write(encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+    await sleep(100);
+    conn.close();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      aborted.promise,
+      new Promise((_, reject) => timer = setTimeout(() => reject(new Error("no abort")), 3_000)),
+    ]);
+    clearTimeout(timer);
+  });
+});
+
+Deno.test("guard: the router keeps traffic_shaping.router.header_read_timeout on listen_addr", async () => {
+  const subgraph = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => Response.json({ data: { hello: "hi" } }),
+  );
+  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
+    sdl: "type Query { hello: String }",
+    extra: "log_level: error\ntraffic_shaping:\n  router:\n    header_read_timeout: 300ms\n",
+  });
+  const router = await startRouter({ configPath: join(dir, "config.yaml") });
+  try {
+    const port = Number(new URL(router.url).port);
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    await conn.write(encode("POST /graphql HTTP/1.1\r\nHost: a\r\n"));
+    const response = await fetch(`${router.url}/graphql?query=%7Bhello%7D`, {
+      headers: { "apollo-require-preflight": "true" },
+    });
+    assert.deepEqual(await response.json(), { data: { hello: "hi" } });
+    const { ended, at } = await readToEnd(conn);
+    assert.ok(ended && at < 1_500, `closed after ${at} ms`);
+    conn.close();
+  } finally {
+    await router.shutdown();
+    await subgraph.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
