@@ -63,6 +63,8 @@ export interface GuardedServeOptions {
 export interface GuardCounts {
   /** Client connections open now. */
   readonly open: number;
+  /** Of those, the ones relayed to the inner server (a complete request head came). */
+  readonly relayed: number;
   /** Closed without a complete request head in time. */
   readonly headerReadTimeouts: number;
   /** Closed after waiting past the keep-alive timeout for a next request. */
@@ -92,6 +94,11 @@ const RELAY_BUFFER_BYTES = 8_192;
 const BULK_BUFFER_BYTES = 262_144;
 /** Bulk buffers kept for reuse (4 MiB at most). */
 const BULK_FREE_MAX = 16;
+/**
+ * Head bytes held before the inner connection opens; a head still unfinished
+ * past them is passed on (`Deno.serve` then judges its size).
+ */
+const HELD_HEAD_BYTES = 32_768;
 /** How long a shutdown lets the relays pass on the last answers, ms. */
 const RELAY_FLUSH_MS = 1_000;
 /** Accept errors (out of files) are retried after this pause, ms. */
@@ -133,7 +140,7 @@ export async function serveGuarded(
       ...(options.reusePort ? { reusePort: true } : {}),
       onListen: () => {},
     }, handler);
-    const none = { open: 0, headerReadTimeouts: 0, keepAliveTimeouts: 0, refused: 0 };
+    const none = { open: 0, relayed: 0, headerReadTimeouts: 0, keepAliveTimeouts: 0, refused: 0 };
     return {
       addr: server.addr,
       shutdown: () => server.shutdown(),
@@ -216,7 +223,13 @@ function createGuard(
   const bulkFree: Uint8Array[] = [];
   const count = { headerReadTimeouts: 0, keepAliveTimeouts: 0, refused: 0 };
   /** Closed or refused since the last report (one log line per sweep at most). */
-  const pending = { header_read_timeout: 0, keep_alive_timeout: 0, refused: 0 };
+  const pending = {
+    header_read_timeout: 0,
+    keep_alive_timeout: 0,
+    refused: 0,
+    acceptFailed: 0,
+    acceptError: "",
+  };
   const timeouts = [limits.headerReadTimeoutMs, limits.keepAliveTimeoutMs].filter((ms) => ms > 0);
   // A quarter of the shortest timeout, within [25 ms, 1 s]: deadlines hold to that.
   const sweepMs = Math.min(1_000, Math.max(25, Math.floor(Math.min(...timeouts, 4_000) / 4)));
@@ -253,9 +266,22 @@ function createGuard(
         max_connections: limits.maxConnections,
       });
     }
+    if (pending.acceptFailed > 0) {
+      log.warn("Accepting connections failed (out of files?)", {
+        failures: pending.acceptFailed,
+        error: pending.acceptError,
+      });
+    }
+    pending.acceptFailed = 0;
     pending.header_read_timeout = 0;
     pending.keep_alive_timeout = 0;
     pending.refused = 0;
+  }
+
+  async function writeAll(to: Deno.Conn, bytes: Uint8Array): Promise<void> {
+    for (let written = 0; written < bytes.length;) {
+      written += await to.write(bytes.subarray(written));
+    }
   }
 
   async function pump(
@@ -271,7 +297,7 @@ function createGuard(
         if (n === null) return;
         const bytes = buffer.subarray(0, n);
         seen(bytes);
-        for (let written = 0; written < n;) written += await to.write(bytes.subarray(written));
+        await writeAll(to, bytes);
         if (n === buffer.length && buffer === own) {
           // A full read: more is coming (a large answer); read it in bulk.
           buffer = bulkFree.pop() ?? new Uint8Array(BULK_BUFFER_BYTES);
@@ -287,6 +313,11 @@ function createGuard(
     }
   }
 
+  /**
+   * One client connection. The inner connection is opened only once a request
+   * head is complete (or past {@linkcode HELD_HEAD_BYTES}): until then a client
+   * holds one file and its head's bytes, not three files and two buffers.
+   */
   async function relay(client: Deno.TcpConn): Promise<void> {
     const entry: Relay = {
       client,
@@ -295,33 +326,43 @@ function createGuard(
       closed: false,
     };
     relays.add(entry);
+    let down: Promise<void> | null = null;
     try {
       try {
         client.setNoDelay(true);
       } catch {
         // Not a TCP socket option here: fine.
       }
-      const upstream = await Deno.connect({ transport: "unix", path });
-      entry.upstream = upstream;
-      if (entry.closed) return void upstream.close();
-      const up = pump(
-        client,
-        upstream,
-        (bytes) => entry.phase.fromClient(bytes, performance.now()),
-      );
-      const down = pump(
-        upstream,
-        client,
-        (bytes) => entry.phase.fromServer(bytes, performance.now()),
-      );
-      // Either side's end ends both: an HTTP/1.1 server reads a client's end as its going away.
-      await Promise.race([up, down]);
-      closeRelay(entry);
-      await Promise.all([up, down]);
+      const buffer = new Uint8Array(RELAY_BUFFER_BYTES);
+      let held: Uint8Array[] = [];
+      let heldBytes = 0;
+      for (;;) {
+        const n = await client.read(buffer);
+        if (n === null) return;
+        const bytes = buffer.subarray(0, n);
+        entry.phase.fromClient(bytes, performance.now());
+        if (entry.upstream !== null) {
+          await writeAll(entry.upstream, bytes);
+          continue;
+        }
+        held.push(bytes.slice());
+        heldBytes += n;
+        if (entry.phase.phase === "head" && heldBytes < HELD_HEAD_BYTES) continue;
+        const upstream = await Deno.connect({ transport: "unix", path });
+        entry.upstream = upstream;
+        if (entry.closed) return void upstream.close();
+        // The inner server's end (an answer with `Connection: close`, a shutdown) ends the client's.
+        down = pump(upstream, client, (chunk) => entry.phase.fromServer(chunk, performance.now()))
+          .finally(() => closeRelay(entry));
+        for (const chunk of held) await writeAll(upstream, chunk);
+        held = [];
+      }
     } catch {
-      // The inner server is gone (shutting down): the client's connection closes.
+      // Reset or closed (by a deadline, the inner end), or the inner server is gone.
     } finally {
+      // A client's end ends the inner connection: the server reads it as the client going away.
       closeRelay(entry);
+      await down;
       relays.delete(entry);
     }
   }
@@ -338,8 +379,9 @@ function createGuard(
           ) {
             return;
           }
-          // Out of files, most likely: wait a little rather than spin.
-          log.warn("Accepting a connection failed", { error: String(error) });
+          // Out of files, most likely: wait a little rather than spin (reported once per sweep).
+          pending.acceptFailed++;
+          pending.acceptError = String(error);
           await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
           continue;
         }
@@ -355,7 +397,9 @@ function createGuard(
       }
     },
     counts(): GuardCounts {
-      return { open: relays.size, ...count };
+      let relayed = 0;
+      for (const entry of relays) if (entry.upstream !== null) relayed++;
+      return { open: relays.size, relayed, ...count };
     },
     /** Waits up to `flushMs` for the relays to end by themselves, then closes the rest. */
     async closeAll(flushMs: number): Promise<void> {

@@ -97,6 +97,21 @@ Deno.test("guard: a head sent byte by byte is cut at header_read_timeout; others
   });
 });
 
+Deno.test("guard: a connection holds no inner connection until its request head is complete", async () => {
+  await withGuard({ headerReadTimeoutMs: 5_000 }, ok, async (port, counts) => {
+    const conns = await Promise.all(
+      Array.from({ length: 5 }, () => Deno.connect({ hostname: "127.0.0.1", port })),
+    );
+    for (const conn of conns) await conn.write(encode("GET / HTTP/1.1\r\nHost: a\r\n"));
+    await sleep(100);
+    assert.deepEqual([counts().open, counts().relayed], [5, 0]);
+    await conns[0]!.write(encode("\r\n"));
+    assert.match(await readAnswer(conns[0]!), /^HTTP\/1\.1 200[^]*ok$/);
+    assert.deepEqual([counts().open, counts().relayed], [5, 1]);
+    for (const conn of conns) conn.close();
+  });
+});
+
 Deno.test("guard: a connection that sends nothing is closed at header_read_timeout", async () => {
   await withGuard({ headerReadTimeoutMs: 200 }, ok, async (port) => {
     const conn = await Deno.connect({ hostname: "127.0.0.1", port });
