@@ -248,29 +248,34 @@ function createGuard(
   unrefTimer(sweep);
 
   function report(): void {
-    if (pending.header_read_timeout > 0) {
-      log.info("Closed connections that sent no complete request head in time", {
-        connections: pending.header_read_timeout,
-        header_read_timeout_ms: limits.headerReadTimeoutMs,
-      });
-    }
-    if (pending.keep_alive_timeout > 0) {
-      log.debug("Closed idle keep-alive connections", {
-        connections: pending.keep_alive_timeout,
-        keep_alive_timeout_ms: limits.keepAliveTimeoutMs,
-      });
-    }
-    if (pending.refused > 0) {
-      log.warn("Refused connections: traffic_shaping.router.max_connections are open", {
-        connections: pending.refused,
-        max_connections: limits.maxConnections,
-      });
-    }
-    if (pending.acceptFailed > 0) {
-      log.warn("Accepting connections failed (out of files?)", {
-        failures: pending.acceptFailed,
-        error: pending.acceptError,
-      });
+    const lines: [number, "debug" | "info" | "warn", string, Record<string, unknown>][] = [
+      [
+        pending.header_read_timeout,
+        "info",
+        "Closed connections that sent no complete request head in time",
+        { header_read_timeout_ms: limits.headerReadTimeoutMs },
+      ],
+      [
+        pending.keep_alive_timeout,
+        "debug",
+        "Closed idle keep-alive connections",
+        { keep_alive_timeout_ms: limits.keepAliveTimeoutMs },
+      ],
+      [
+        pending.refused,
+        "warn",
+        "Refused connections: traffic_shaping.router.max_connections are open",
+        { max_connections: limits.maxConnections },
+      ],
+      [
+        pending.acceptFailed,
+        "warn",
+        "Accepting connections failed (out of files?)",
+        { error: pending.acceptError },
+      ],
+    ];
+    for (const [connections, level, msg, fields] of lines) {
+      if (connections > 0) log[level](msg, { connections, ...fields });
     }
     pending.acceptFailed = 0;
     pending.header_read_timeout = 0;
