@@ -45,6 +45,60 @@ export function connectionLimits(config: Config): ConnectionLimits {
   };
 }
 
+/** Files one relayed connection holds: the client's, the relay's end and `Deno.serve`'s end. */
+const FILES_PER_CONNECTION = 3;
+/** Files kept for everything else: subgraph connections, listeners, logs, configuration. */
+const FILES_RESERVED = 256;
+
+/**
+ * The open-file soft limit in `/proc/self/limits` text, or null.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openFileLimit } from "./guarded_serve.ts";
+ * assert.equal(openFileLimit("Max open files            1024                 524288               files"), 1024);
+ * assert.equal(openFileLimit("Max open files            unlimited            unlimited            files"), null);
+ * ```
+ * @param text The limits file.
+ * @returns The soft limit, or null when there is none or it cannot be read.
+ */
+export function openFileLimit(text: string): number | null {
+  const match = /^Max open files\s+(\d+)\s/m.exec(text);
+  return match ? Number(match[1]) : null;
+}
+
+/**
+ * `max_connections` as the open-file limit allows: relayed connections take
+ * three files each, and a router out of files cannot reach its subgraphs.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { connectionsWithin } from "./guarded_serve.ts";
+ * assert.equal(connectionsWithin(4096, 1024), 256);
+ * assert.equal(connectionsWithin(4096, 20_000), 4096);
+ * assert.equal(connectionsWithin(4096, null), 4096);
+ * ```
+ * @param configured `traffic_shaping.router.max_connections` (0: no limit, kept).
+ * @param fileLimit The open-file soft limit, or null when unknown.
+ * @returns The limit to hold connections to.
+ */
+export function connectionsWithin(configured: number, fileLimit: number | null): number {
+  if (configured <= 0 || fileLimit === null) return configured;
+  const fit = Math.max(16, Math.floor((fileLimit - FILES_RESERVED) / FILES_PER_CONNECTION));
+  return Math.min(configured, fit);
+}
+
+/** The process's open-file soft limit (Linux), or null. */
+function processFileLimit(): number | null {
+  try {
+    return openFileLimit(Deno.readTextFileSync("/proc/self/limits"));
+  } catch {
+    return null;
+  }
+}
+
 /** Options of {@linkcode serveGuarded}. */
 export interface GuardedServeOptions {
   /** Host to listen on. */
@@ -57,6 +111,8 @@ export interface GuardedServeOptions {
   readonly limits: ConnectionLimits;
   /** Where connections closed by a limit are reported. */
   readonly log: Logger;
+  /** The open-file soft limit (tests); absent: read from `/proc/self/limits`, null: unknown. */
+  readonly fileLimit?: number | null;
 }
 
 /** What the guard did, for whoever reports it. */
@@ -132,7 +188,8 @@ export async function serveGuarded(
   options: GuardedServeOptions,
   handler: (request: Request) => Response | Promise<Response>,
 ): Promise<GuardedServer> {
-  const { limits, log } = options;
+  const { log } = options;
+  let limits = options.limits;
   if (unguarded(limits)) {
     const server = Deno.serve({
       hostname: options.hostname,
@@ -147,6 +204,17 @@ export async function serveGuarded(
       finished: server.finished,
       counts: () => none,
     };
+  }
+  const fileLimit = options.fileLimit === undefined ? processFileLimit() : options.fileLimit;
+  const maxConnections = connectionsWithin(limits.maxConnections, fileLimit);
+  if (maxConnections !== limits.maxConnections) {
+    log.warn("traffic_shaping.router.max_connections lowered to fit the open-file limit", {
+      max_connections: limits.maxConnections,
+      held_to: maxConnections,
+      open_file_limit: fileLimit,
+      hint: "raise the limit (ulimit -n, LimitNOFILE=) to allow more",
+    });
+    limits = { ...limits, maxConnections };
   }
   // Only this user can enter the folder, so only the relay reaches the socket.
   const dir = await Deno.makeTempDir({ prefix: "gw-router-edge-" });

@@ -190,6 +190,43 @@ Deno.test("guard: past max_connections a new connection is closed at once; one c
   });
 });
 
+Deno.test("guard: max_connections is lowered to what the open-file limit allows, and says so", async () => {
+  const warnings: [string, Record<string, unknown> | undefined][] = [];
+  const log = {
+    ...QUIET,
+    warn: (msg: string, fields?: Record<string, unknown>) => warnings.push([msg, fields]),
+  };
+  const server = await serveGuarded({
+    hostname: "127.0.0.1",
+    port: 0,
+    // Room for 20 relayed connections (3 files each) beside the 256 kept for the rest.
+    fileLimit: 256 + 3 * 20,
+    limits: { headerReadTimeoutMs: 5_000, keepAliveTimeoutMs: 0, maxConnections: 4_096 },
+    log,
+  }, ok);
+  try {
+    assert.deepEqual(warnings[0]?.[1], {
+      max_connections: 4_096,
+      held_to: 20,
+      open_file_limit: 316,
+      hint: "raise the limit (ulimit -n, LimitNOFILE=) to allow more",
+    });
+    const port = server.addr.port;
+    const held = await Promise.all(
+      Array.from({ length: 20 }, () => Deno.connect({ hostname: "127.0.0.1", port })),
+    );
+    await sleep(50);
+    const over = await Deno.connect({ hostname: "127.0.0.1", port });
+    const { ended, text } = await readToEnd(over);
+    assert.ok(ended && text === "", "the 21st is closed at once");
+    assert.equal(server.counts().refused, 1);
+    over.close();
+    for (const conn of held) conn.close();
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("guard: a client that goes away aborts its request's signal, as with Deno.serve", async () => {
   const aborted = Promise.withResolvers<void>();
   const waits = (request: Request) =>
