@@ -190,7 +190,16 @@ export async function serveGuarded(
 ): Promise<GuardedServer> {
   const { log } = options;
   let limits = options.limits;
-  if (unguarded(limits)) {
+  // The relay needs unix sockets: on Windows `Deno.serve` listens by itself.
+  const relayable = Deno.build.os !== "windows";
+  if (!relayable && !unguarded(limits)) {
+    log.warn("Connection limits need unix sockets: serving without them on Windows", {
+      header_read_timeout_ms: limits.headerReadTimeoutMs,
+      keep_alive_timeout_ms: limits.keepAliveTimeoutMs,
+      max_connections: limits.maxConnections,
+    });
+  }
+  if (!relayable || unguarded(limits)) {
     const server = Deno.serve({
       hostname: options.hostname,
       port: options.port,
