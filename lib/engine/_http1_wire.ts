@@ -235,16 +235,11 @@ export function wholeBody(response: Response): Uint8Array | undefined {
 }
 
 /**
- * Reads a small, length-framed, unencoded body (at most
- * {@linkcode WHOLE_BODY_BYTES}) into the connection's buffer, so that
- * {@linkcode answerOf} hands it over whole. Stops quietly at the connection's
- * end: the answer then streams what arrived and fails as a body cut short.
+ * Reads until `length` body bytes are buffered (the buffer grows to hold
+ * them). Stops quietly at the connection's end: the answer then streams what
+ * arrived and fails as a body cut short.
  */
-export async function bufferWholeBody(conn: Connection, head: Head): Promise<void> {
-  const { framing, coding } = framingOf(head);
-  if (framing.kind !== "length" || coding !== null || framing.length > WHOLE_BODY_BYTES) return;
-  const length = framing.length;
-  if (conn.end - conn.start >= length) return;
+async function fillWhole(conn: Connection, length: number): Promise<void> {
   if (conn.buffer.length - conn.start < length) {
     const next = new Uint8Array(Math.max(length, conn.buffer.length));
     next.set(conn.buffer.subarray(conn.start, conn.end));
@@ -259,8 +254,12 @@ export async function bufferWholeBody(conn: Connection, head: Head): Promise<voi
   }
 }
 
-/** The answer as a `Response`: the body from the buffer when it is all there, else streamed. */
-export function answerOf(
+/**
+ * The answer as a `Response`. A small length-framed, unencoded body (at most
+ * {@linkcode WHOLE_BODY_BYTES}) is read whole first and handed over from the
+ * buffer; others stream.
+ */
+export async function answerOf(
   conn: Connection,
   head: Head,
   hooks: {
@@ -268,8 +267,14 @@ export function answerOf(
     readonly onStreamEnd: () => void;
     readonly signal: AbortSignal | undefined;
   },
-): { response: Response; streaming: boolean } {
+): Promise<{ response: Response; streaming: boolean }> {
   const { framing, reusable, coding } = framingOf(head);
+  if (
+    framing.kind === "length" && coding === null && framing.length <= WHOLE_BODY_BYTES &&
+    conn.end - conn.start < framing.length
+  ) {
+    await fillWhole(conn, framing.length);
+  }
   const headers = new Headers();
   for (const [name, value] of head.headers) {
     // The decoded body has neither the coding nor the coded length.

@@ -24,7 +24,6 @@ import { onAbort } from "../cancellation.ts";
 import {
   answerOf,
   BUFFER_BYTES,
-  bufferWholeBody,
   Connection,
   type Head,
   Http1ProtocolError,
@@ -299,9 +298,8 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
         throw unsent.error;
       }
       if (head.status === 101) throw new Http1ProtocolError("101 Switching Protocols");
-      await bufferWholeBody(conn, head);
       conn.uses++;
-      const answer = answerOf(conn, head, {
+      const answer = await answerOf(conn, head, {
         // The request was cut short: the server's next read would be its rest.
         release: unsent === null ? release : (c) => c.close(),
         onStreamEnd: () => off?.(),
