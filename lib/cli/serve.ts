@@ -200,6 +200,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       caches: () =>
         state === null ? null : { parse: state.engine.prepared, plan: state.engine.plans },
       memory: () => state?.engine.memory ?? null,
+      connections: () => guard?.counts() ?? null,
     },
     // Access lines are at info: below that threshold they cost nothing.
     accessLogs: () =>
@@ -219,7 +220,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     stop: stop.signal,
   });
   // A serving thread's socket is reached by its supervisor only, which keeps the limits.
-  const server = options.listenPath === undefined
+  const guard = options.listenPath === undefined
     ? await serveGuarded({
       hostname: address.hostname,
       port: address.port,
@@ -227,7 +228,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       limits: connectionLimits(config),
       log,
     }, handler)
-    : Deno.serve({ path: options.listenPath, onListen: () => {} }, handler);
+    : null;
+  const server = guard ?? Deno.serve({ path: options.listenPath!, onListen: () => {} }, handler);
   const port = server.addr.transport === "tcp" ? server.addr.port : address.port;
   config = withBoundPort(config, port);
   const url = listenUrl({ ...address, port });

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { Gauge, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import {
   counterSeries,
   gaugeSeries,
@@ -81,6 +81,19 @@ export interface MetricSources {
    */
   memory?():
     | { readonly used: number; readonly waiting: number; readonly maxBytes: number }
+    | null;
+  /**
+   * The connection guard of the listener (`lib/cli/guarded_serve.ts`): client
+   * connections open, and closed or refused by a limit since start. Absent:
+   * not exported.
+   */
+  connections?():
+    | {
+      readonly open: number;
+      readonly headerReadTimeouts: number;
+      readonly keepAliveTimeouts: number;
+      readonly refused: number;
+    }
     | null;
 }
 
@@ -301,6 +314,31 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     collect() {
       const budget = sources?.memory?.();
       if (budget) this.set(budget.waiting);
+    },
+  });
+  new Gauge({
+    name: "gw_router_client_connections",
+    help: "Client connections open on the listener (the connection guard's count).",
+    registers,
+    collect() {
+      const guard = sources?.connections?.();
+      if (guard) this.set(guard.open);
+    },
+  });
+  new Counter({
+    name: "gw_router_client_connections_closed_total",
+    help:
+      "Client connections the guard closed or refused, by limit (header_read_timeout, keep_alive_timeout, max_connections).",
+    labelNames: ["limit"],
+    registers,
+    collect() {
+      const guard = sources?.connections?.();
+      if (!guard) return;
+      // The guard keeps the totals: the counter mirrors them at each scrape.
+      this.reset();
+      this.inc({ limit: "header_read_timeout" }, guard.headerReadTimeouts);
+      this.inc({ limit: "keep_alive_timeout" }, guard.keepAliveTimeouts);
+      this.inc({ limit: "max_connections" }, guard.refused);
     },
   });
   new Gauge({

@@ -250,14 +250,15 @@ Deno.test("guard: a client that goes away aborts its request's signal, as with D
   });
 });
 
-Deno.test("guard: the router keeps traffic_shaping.router.header_read_timeout on listen_addr", async () => {
+Deno.test("guard: the router keeps traffic_shaping.router.header_read_timeout on listen_addr, and counts it in its metrics", async () => {
   const subgraph = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     () => Response.json({ data: { hello: "hi" } }),
   );
   const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
     sdl: "type Query { hello: String }",
-    extra: "log_level: error\ntraffic_shaping:\n  router:\n    header_read_timeout: 300ms\n",
+    extra: "log_level: error\ntraffic_shaping:\n  router:\n    header_read_timeout: 300ms\n" +
+      "telemetry:\n  metrics:\n    prometheus:\n      enabled: true\n      listen_addr: 127.0.0.1:0\n",
   });
   const router = await startRouter({ configPath: join(dir, "config.yaml") });
   try {
@@ -271,6 +272,16 @@ Deno.test("guard: the router keeps traffic_shaping.router.header_read_timeout on
     const { ended, at } = await readToEnd(conn);
     assert.ok(ended && at < 1_500, `closed after ${at} ms`);
     conn.close();
+    const metrics = await (await fetch(router.metricsUrl!)).text();
+    assert.match(
+      metrics,
+      /\ngw_router_client_connections_closed_total\{limit="header_read_timeout"\} 1\n/,
+    );
+    assert.match(
+      metrics,
+      /\ngw_router_client_connections_closed_total\{limit="max_connections"\} 0\n/,
+    );
+    assert.match(metrics, /\ngw_router_client_connections \d+\n/);
   } finally {
     await router.shutdown();
     await subgraph.shutdown();
