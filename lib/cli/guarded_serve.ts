@@ -137,8 +137,8 @@ export interface GuardedServer {
   shutdown(): Promise<void>;
   /** Resolves once the server has stopped. */
   readonly finished: Promise<void>;
-  /** The guard's counts (all 0 without a guard). */
-  counts(): GuardCounts;
+  /** The guard's counts; null without a guard (`Deno.serve` counts nothing). */
+  counts(): GuardCounts | null;
 }
 
 /** A relay's read buffer, per direction: a request head, or the start of an answer. */
@@ -206,12 +206,11 @@ export async function serveGuarded(
       ...(options.reusePort ? { reusePort: true } : {}),
       onListen: () => {},
     }, handler);
-    const none = { open: 0, relayed: 0, headerReadTimeouts: 0, keepAliveTimeouts: 0, refused: 0 };
     return {
       addr: server.addr,
       shutdown: () => server.shutdown(),
       finished: server.finished,
-      counts: () => none,
+      counts: () => null,
     };
   }
   const fileLimit = options.fileLimit === undefined ? processFileLimit() : options.fileLimit;
