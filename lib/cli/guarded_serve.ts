@@ -157,8 +157,13 @@ const BULK_FREE_MAX = 16;
 const HELD_HEAD_BYTES = 32_768;
 /** How long a shutdown lets the relays pass on the last answers, ms. */
 const RELAY_FLUSH_MS = 1_000;
-/** Accept errors (out of files) are retried after this pause, ms. */
+/** Accepting again after running out of files waits this long, ms. */
 const ACCEPT_RETRY_MS = 100;
+
+/** EMFILE / ENFILE: the process or the system is out of files. */
+function outOfFiles(error: unknown): boolean {
+  return /\(os error 2[34]\)|too many open files/i.test(String(error));
+}
 
 /** True when no limit is set: `Deno.serve` serves by itself. */
 function unguarded(limits: ConnectionLimits): boolean {
@@ -346,7 +351,7 @@ function createGuard(
       [
         pending.acceptFailed,
         "warn",
-        "Accepting connections failed (out of files?)",
+        "Accepting connections failed",
         { error: pending.acceptError },
       ],
     ];
@@ -460,10 +465,15 @@ function createGuard(
           ) {
             return;
           }
-          // Out of files, most likely: wait a little rather than spin (reported once per sweep).
+          // Reported once per sweep. A connection reset before it was accepted
+          // fails only itself: the next one is taken at once (a pause there would
+          // let a client slow every accept down by resetting its own connections).
           pending.acceptFailed++;
           pending.acceptError = String(error);
-          await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
+          if (outOfFiles(error)) {
+            // No file for it: wait a little rather than spin.
+            await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
+          }
           continue;
         }
         if (limits.maxConnections > 0 && relays.size >= limits.maxConnections) {

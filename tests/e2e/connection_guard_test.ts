@@ -227,6 +227,30 @@ Deno.test("guard: max_connections is lowered to what the open-file limit allows,
   }
 });
 
+Deno.test("guard: connections reset before they are accepted do not slow the next ones down", async () => {
+  await withGuard({ headerReadTimeoutMs: 5_000 }, ok, async (port) => {
+    // Another process (so that the resets race the accept loop, as a remote
+    // client's would): 300 connections, each reset (RST) as soon as it is up.
+    // Those reset while still waiting to be accepted fail their accept.
+    const script = `
+      import net from "node:net";
+      for (let i = 0; i < 300; i++) {
+        await new Promise((resolve) => {
+          const socket = net.connect(${port}, "127.0.0.1", () => { socket.resetAndDestroy(); resolve(); });
+          socket.on("error", resolve);
+        });
+      }`;
+    const flood = await new Deno.Command(Deno.execPath(), { args: ["eval", script] }).output();
+    assert.ok(flood.success, new TextDecoder().decode(flood.stderr));
+    const start = performance.now();
+    const response = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(await response.text(), "ok");
+    // A pause after each failed accept would keep this one waiting behind them.
+    const took = performance.now() - start;
+    assert.ok(took < 1_000, `took ${Math.round(took)} ms`);
+  });
+});
+
 Deno.test("guard: a client that goes away aborts its request's signal, as with Deno.serve", async () => {
   const aborted = Promise.withResolvers<void>();
   const waits = (request: Request) =>
