@@ -17,7 +17,9 @@
  * - `streaming`: an answer that stays open (`text/event-stream`,
  *   `multipart/mixed`) until its last chunk; then `idle`.
  * - `exempt`: a protocol switch (101) or HTTP/2 (its preface): no HTTP/1
- *   heads to watch; the connection count still bounds such connections.
+ *   heads to watch, so only silence counts: `keep_alive_timeout` after the
+ *   last byte either way (a request is answered within `request_timeout`,
+ *   which is shorter by default).
  *
  * Pure: bytes and the clock in, a deadline out.
  *
@@ -155,7 +157,7 @@ export class ConnectionPhase {
     this.phase = phase;
     const ms = phase === "head"
       ? this.limits.headerReadTimeoutMs
-      : phase === "idle"
+      : phase === "idle" || phase === "exempt"
       ? this.limits.keepAliveTimeoutMs
       : 0;
     this.deadline = ms > 0 ? now + ms : Infinity;
@@ -172,7 +174,8 @@ export class ConnectionPhase {
       this.#fresh = false;
       if (startsWith(bytes, H2_PREFACE)) return this.#expect("exempt", now);
     }
-    if (this.phase === "exempt" || this.phase === "busy") return;
+    if (this.phase === "exempt") return this.#expect("exempt", now);
+    if (this.phase === "busy") return;
     if (this.phase !== "head") {
       // The first byte of the next request: its head is owed from now.
       this.#expect("head", now);
@@ -193,7 +196,7 @@ export class ConnectionPhase {
    * @param now The clock, ms.
    */
   fromServer(bytes: Uint8Array, now: number): void {
-    if (this.phase === "exempt") return;
+    if (this.phase === "exempt") return this.#expect("exempt", now);
     if (startsWith(bytes, HTTP1) && bytes.length > 9) {
       // An answer's head: its status and its content type say what follows.
       const status = bytes[9];

@@ -136,6 +136,30 @@ Deno.test("guard: a kept-alive connection serves its next request in time and is
   });
 });
 
+Deno.test("guard: HTTP/2 (prior knowledge) is served, and a silent HTTP/2 connection is closed at keep_alive_timeout", async () => {
+  await withGuard(
+    { headerReadTimeoutMs: 200, keepAliveTimeoutMs: 400 },
+    ok,
+    async (port, counts) => {
+      const client = Deno.createHttpClient({ http1: false, http2: true });
+      try {
+        const response = await fetch(`http://127.0.0.1:${port}/`, { client });
+        assert.equal(await response.text(), "ok");
+      } finally {
+        client.close();
+      }
+      // The preface, then nothing: no HTTP/1 head to wait for, only silence.
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await conn.write(encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"));
+      const { ended, at } = await readToEnd(conn);
+      assert.ok(ended, "closed");
+      assert.ok(at >= 300 && at < 1_500, `closed after ${Math.round(at)} ms`);
+      assert.equal(counts().keepAliveTimeouts, 1);
+      conn.close();
+    },
+  );
+});
+
 Deno.test("guard: an answer slower than both timeouts is delivered (the request's own deadline bounds it)", async () => {
   const slow = async () => {
     await sleep(700);

@@ -50,18 +50,21 @@ Deno.test("connection phase: the next request's first byte owes a head again, it
   ]);
 });
 
-Deno.test("connection phase: interim answers keep the request busy; 101 and HTTP/2 leave the clock", () => {
+Deno.test("connection phase: interim answers keep the request busy; after 101 or HTTP/2 only silence counts", () => {
   const phase = new ConnectionPhase(LIMITS, 0);
   phase.fromClient(encode("POST / HTTP/1.1\r\nexpect: 100-continue\r\n\r\n"), 1);
   phase.fromServer(encode("HTTP/1.1 100 Continue\r\n\r\n"), 2);
   assert.equal(phase.phase, "busy");
   phase.fromServer(encode("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n\r\n"), 3);
-  assert.deepEqual([phase.phase, phase.deadline], ["exempt", Infinity]);
+  assert.deepEqual([phase.phase, phase.deadline], ["exempt", 5_003]);
+  // No heads to watch: any byte either way puts the silence deadline off.
   phase.fromClient(encode("\x81\x05hello"), 4);
-  assert.equal(phase.phase, "exempt");
+  assert.deepEqual([phase.phase, phase.deadline], ["exempt", 5_004]);
   const h2 = new ConnectionPhase(LIMITS, 0);
   h2.fromClient(encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 1);
-  assert.deepEqual([h2.phase, h2.deadline], ["exempt", Infinity]);
+  assert.deepEqual([h2.phase, h2.deadline, h2.reason], ["exempt", 5_001, "keep_alive_timeout"]);
+  h2.fromServer(encode("\x00\x00\x00\x04\x00\x00\x00\x00\x00"), 7);
+  assert.equal(h2.deadline, 5_007);
 });
 
 Deno.test("connection phase: a stream has no deadline until its last chunk, then the keep-alive one", () => {
