@@ -160,6 +160,19 @@ Deno.test("guard: HTTP/2 (prior knowledge) is served, and a silent HTTP/2 connec
   );
 });
 
+Deno.test("guard: a client that stops reading a large answer is closed at keep_alive_timeout", async () => {
+  const big = () => new Response("x".repeat(32_000_000));
+  await withGuard({ keepAliveTimeoutMs: 300 }, big, async (port, counts) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    await conn.write(encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+    // Read nothing for a while: the socket buffers fill and the relay's write waits.
+    await sleep(1_200);
+    assert.equal(counts().keepAliveTimeouts, 1, "closed while its answer could not move");
+    assert.equal(counts().open, 0);
+    conn.close();
+  });
+});
+
 Deno.test("guard: an answer slower than both timeouts is delivered (the request's own deadline bounds it)", async () => {
   const slow = async () => {
     await sleep(700);
