@@ -218,6 +218,9 @@ export class ConnectionPhase {
       if (endsWithLastChunk(bytes)) this.#expect("idle", now);
       return;
     }
+    // More of an earlier answer while the client sends its next head (pipelining):
+    // that head keeps its deadline and what it matched.
+    if (this.phase === "head") return;
     // More of an answer: the keep-alive wait counts from its last byte.
     this.#expect("idle", now);
   }

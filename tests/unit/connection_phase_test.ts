@@ -90,3 +90,15 @@ Deno.test("connection phase: a timeout at 0 sets no deadline", () => {
   phase.fromServer(encode("HTTP/1.1 200 OK\r\n\r\n"), 2);
   assert.deepEqual([phase.phase, phase.deadline], ["idle", Infinity]);
 });
+
+Deno.test("connection phase: the rest of an earlier answer leaves a pipelined head's deadline and match alone", () => {
+  const phase = new ConnectionPhase(LIMITS, 0);
+  phase.fromClient(encode("GET /a HTTP/1.1\r\n\r\n"), 1);
+  phase.fromServer(encode("HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\nxxxx"), 2);
+  phase.fromClient(encode("GET /b HTTP/1.1\r\nhost: a\r\n\r"), 3);
+  assert.deepEqual([phase.phase, phase.deadline], ["head", 1_003]);
+  phase.fromServer(encode("x".repeat(1000)), 4);
+  assert.deepEqual([phase.phase, phase.deadline], ["head", 1_003]);
+  phase.fromClient(encode("\n"), 5);
+  assert.equal(phase.phase, "busy");
+});
