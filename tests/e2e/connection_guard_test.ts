@@ -112,6 +112,16 @@ Deno.test("guard: a connection holds no inner connection until its request head 
   });
 });
 
+Deno.test("guard: a head past 32 KiB is not held by the relay but passed on (its bytes are bounded)", async () => {
+  await withGuard({ headerReadTimeoutMs: 5_000 }, ok, async (port, counts) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    await conn.write(encode("GET / HTTP/1.1\r\nx-pad: " + "a".repeat(40_000)));
+    await sleep(150);
+    assert.deepEqual([counts().open, counts().relayed], [1, 1]);
+    conn.close();
+  });
+});
+
 Deno.test("guard: a connection that sends nothing is closed at header_read_timeout", async () => {
   await withGuard({ headerReadTimeoutMs: 200 }, ok, async (port) => {
     const conn = await Deno.connect({ hostname: "127.0.0.1", port });
