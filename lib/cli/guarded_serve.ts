@@ -3,7 +3,8 @@
  * (denoland/deno#3515): a request head owed within
  * `traffic_shaping.router.header_read_timeout`, the next request within
  * `traffic_shaping.router.keep_alive_timeout`, and at most
- * `traffic_shaping.router.max_connections` client connections. Without them a
+ * `traffic_shaping.router.max_connections` client connections (one more is
+ * answered 503 `SERVICE_OVERLOADED` and closed). Without them a
  * client holds a connection for ever by sending a head byte by byte, or
  * nothing, and enough such clients take every file the process may open.
  *
@@ -22,12 +23,14 @@ import {
   type PhaseLimits,
 } from "../http/connection_phase.ts";
 import type { Config } from "../config/mod.ts";
+import { overloaded } from "../engine/admission.ts";
+import { errorResponse } from "../http/errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
 
 /** The connection limits (0 turns one off). */
 export interface ConnectionLimits extends PhaseLimits {
-  /** Most client connections open at once; more are closed as they come. */
+  /** Most client connections open at once; more are answered 503 and closed as they come. */
   readonly maxConnections: number;
 }
 
@@ -125,7 +128,7 @@ export interface GuardCounts {
   readonly headerReadTimeouts: number;
   /** Closed after waiting past the keep-alive timeout for a next request. */
   readonly keepAliveTimeouts: number;
-  /** Closed at once, `max_connections` being open. */
+  /** Refused (answered 503 `SERVICE_OVERLOADED` and closed), `max_connections` being open. */
   readonly refused: number;
 }
 
@@ -159,6 +162,35 @@ const HELD_HEAD_BYTES = 32_768;
 const RELAY_FLUSH_MS = 1_000;
 /** Accepting again after running out of files waits this long, ms. */
 const ACCEPT_RETRY_MS = 100;
+/**
+ * Refused connections being answered at once; past them a refused connection
+ * is closed without its 503. They use files of the 256 kept beside the
+ * relayed connections, so a flood of refusals leaves the subgraphs theirs.
+ */
+const REFUSALS_ANSWERING_MAX = 32;
+/** How long a refused connection may take to read its 503, ms. */
+const REFUSAL_LINGER_MS = 500;
+/** What a refused connection may still send while its 503 is read (then it is closed). */
+const REFUSAL_DRAIN_BYTES = 65_536;
+
+/**
+ * The answer of a refused connection, in HTTP/1.1 bytes: 503
+ * `SERVICE_OVERLOADED` with `Retry-After`, as the admission gate's, and
+ * `Connection: close`. Sent without reading the request: a refused client
+ * costs no parsing.
+ */
+async function refusalBytes(): Promise<Uint8Array> {
+  const response = errorResponse(overloaded("max_connections"));
+  const body = new TextEncoder().encode(await response.text());
+  let head = `HTTP/1.1 ${response.status} Service Unavailable\r\n`;
+  for (const [name, value] of response.headers) head += `${name}: ${value}\r\n`;
+  head += `content-length: ${body.length}\r\nconnection: close\r\n\r\n`;
+  const headBytes = new TextEncoder().encode(head);
+  const bytes = new Uint8Array(headBytes.length + body.length);
+  bytes.set(headBytes);
+  bytes.set(body, headBytes.length);
+  return bytes;
+}
 
 /** EMFILE / ENFILE: the process or the system is out of files. */
 function outOfFiles(error: unknown): boolean {
@@ -245,7 +277,7 @@ export async function serveGuarded(
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw error;
   }
-  const guard = createGuard({ limits, log, path });
+  const guard = createGuard({ limits, log, path, refusal: await refusalBytes() });
   const accepting = guard.accept(listener);
   let stopping: Promise<void> | null = null;
   const finished = Promise.withResolvers<void>();
@@ -296,13 +328,19 @@ function closeRelay(relay: Relay): void {
 
 /** The accept loop, the relays and the deadline sweep. */
 function createGuard(
-  options: { readonly limits: ConnectionLimits; readonly log: Logger; readonly path: string },
+  options: {
+    readonly limits: ConnectionLimits;
+    readonly log: Logger;
+    readonly path: string;
+    readonly refusal: Uint8Array;
+  },
 ) {
-  const { limits, log, path } = options;
+  const { limits, log, path, refusal } = options;
   const relays = new Set<Relay>();
   const running = new Set<Promise<void>>();
   const bulkFree: Uint8Array[] = [];
   const count = { headerReadTimeouts: 0, keepAliveTimeouts: 0, refused: 0 };
+  let answeringRefusals = 0;
   /** Closed or refused since the last report (one log line per sweep at most). */
   const pending = {
     header_read_timeout: 0,
@@ -345,7 +383,7 @@ function createGuard(
       [
         pending.refused,
         "warn",
-        "Refused connections: traffic_shaping.router.max_connections are open",
+        "Refused connections (503): traffic_shaping.router.max_connections are open",
         { max_connections: limits.maxConnections },
       ],
       [
@@ -453,6 +491,41 @@ function createGuard(
     }
   }
 
+  /**
+   * A connection past `max_connections`: its 503, then a close once the client
+   * has read it (a close with unread request bytes would reset the connection,
+   * and a reset may discard the answer before the client reads it). Bounded in
+   * time, bytes and number ({@linkcode REFUSALS_ANSWERING_MAX}).
+   */
+  async function refuse(client: Deno.TcpConn): Promise<void> {
+    const close = () => {
+      try {
+        client.close();
+      } catch {
+        // Closed already (by the timer).
+      }
+    };
+    if (answeringRefusals >= REFUSALS_ANSWERING_MAX) return close();
+    answeringRefusals++;
+    const timer = setTimeout(close, REFUSAL_LINGER_MS);
+    try {
+      await writeAll(client, refusal);
+      await client.closeWrite();
+      const sink = new Uint8Array(RELAY_BUFFER_BYTES);
+      for (let drained = 0; drained < REFUSAL_DRAIN_BYTES;) {
+        const n = await client.read(sink);
+        if (n === null) break;
+        drained += n;
+      }
+    } catch {
+      // Reset, or closed by the timer.
+    } finally {
+      clearTimeout(timer);
+      close();
+      answeringRefusals--;
+    }
+  }
+
   return {
     async accept(listener: Deno.TcpListener): Promise<void> {
       for (;;) {
@@ -479,7 +552,9 @@ function createGuard(
         if (limits.maxConnections > 0 && relays.size >= limits.maxConnections) {
           count.refused++;
           pending.refused++;
-          client.close();
+          const refusing = refuse(client);
+          running.add(refusing);
+          void refusing.finally(() => running.delete(refusing));
           continue;
         }
         const task = relay(client);

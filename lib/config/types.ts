@@ -346,7 +346,7 @@ export interface RouterTrafficConfig {
   readonly header_read_timeout_ms: number;
   /** Longest wait for the next request on a kept-alive connection, ms. 0 = none. */
   readonly keep_alive_timeout_ms: number;
-  /** Most client connections open at once; more are closed as they come. 0 = no limit. */
+  /** Most client connections open at once; more are answered 503 and closed. 0 = no limit. */
   readonly max_connections: number;
 }
 

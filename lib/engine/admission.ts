@@ -102,14 +102,19 @@ export function overloaded(reason: OverloadReason): RouterError {
   );
 }
 
-/** Why a gate refuses: the queue is full, the wait was too long, request bodies fill their budget. */
-export type OverloadReason = "queue_full" | "queue_wait" | "body_bytes";
+/**
+ * Why the router refuses: the queue is full, the wait was too long, request
+ * bodies fill their budget, or (the connection guard) connections fill theirs.
+ */
+export type OverloadReason = "queue_full" | "queue_wait" | "body_bytes" | "max_connections";
 
 const OVERLOAD_MESSAGES: Readonly<Record<OverloadReason, string>> = {
   queue_full: "its queue is full (traffic_shaping.router.max_queue_size)",
   queue_wait: "the request waited too long for a slot (traffic_shaping.router.max_queue_wait)",
   body_bytes:
     "the request bodies it holds would pass traffic_shaping.router.max_buffered_body_bytes",
+  max_connections:
+    "it holds as many client connections as it may (traffic_shaping.router.max_connections)",
 };
 
 interface Waiter {
