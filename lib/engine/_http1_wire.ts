@@ -43,6 +43,10 @@ export class Connection {
   uses = 0;
   /** Closed (by an abort, an error, or the pool). */
   closed = false;
+  /** In the pool, between answers (see {@linkcode Connection.watch}). */
+  idle = false;
+  /** The read begun by {@linkcode Connection.watch}: the next `fill` takes its bytes. */
+  #pending: Promise<number | null> | null = null;
   /**
    * A connection just opened.
    * @param tcp The socket.
@@ -50,8 +54,40 @@ export class Connection {
    */
   constructor(readonly tcp: Deno.TcpConn, readonly origin: string) {}
 
+  /**
+   * Marks the connection idle (its buffer empty) and reads on while it is: a
+   * server has nothing to send between answers, so bytes arriving now (a
+   * stray or late answer, the rest of a body longer than its length) or the
+   * connection's end make it unusable, and `unusable` is called. Unwatched,
+   * a stray answer would be read as the next request's answer, and every
+   * later answer on the connection as the one after it (nginx and Go's
+   * client watch idle connections the same way). The read is the one the
+   * next answer needs anyway: it costs no extra operation.
+   * @param unusable Called once when something arrives while idle.
+   */
+  watch(unusable: (conn: Connection) => void): void {
+    this.idle = true;
+    this.start = 0;
+    this.end = 0;
+    const pending = this.tcp.read(this.buffer);
+    this.#pending = pending;
+    const seen = () => {
+      if (this.idle && this.#pending === pending) unusable(this);
+    };
+    pending.then(seen, seen);
+  }
+
   /** Reads more bytes; false at the connection's end. */
   async fill(): Promise<boolean> {
+    const pending = this.#pending;
+    if (pending !== null) {
+      // Taken from the pool: the watching read (into the empty buffer) brings the answer.
+      this.#pending = null;
+      const n = await pending;
+      if (n === null) return false;
+      this.end += n;
+      return true;
+    }
     if (this.start === this.end) {
       this.start = 0;
       this.end = 0;

@@ -10,7 +10,9 @@
  * or header, conflicting lengths, an unknown transfer or content coding, a
  * header section over 64 KiB, 101) fails that request with
  * {@linkcode Http1ProtocolError} and closes the connection; a connection is
- * reused only after an answer that leaves it in a known state.
+ * reused only after an answer that leaves it in a known state, and leaves the
+ * pool as soon as anything arrives on it while idle (a stray answer would
+ * otherwise be read as the next request's).
  *
  * Plain `http:` only: `https:` URLs and proxies stay with `fetch`
  * ({@linkcode http1Eligible}).
@@ -196,10 +198,17 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
     if (list.length >= maxIdle) return conn.close();
     // An idle connection keeps no large buffer: maxIdle of them at 128 KiB each was 32 MiB.
     if (conn.buffer.length > BUFFER_BYTES) conn.buffer = new Uint8Array(BUFFER_BYTES);
-    conn.start = 0;
-    conn.end = 0;
     conn.idleSince = at;
     list.push(conn);
+    conn.watch(unusable);
+  }
+
+  /** Something arrived on an idle connection (stray bytes, its end): out of the pool. */
+  function unusable(conn: Connection): void {
+    conn.close();
+    const list = idle.get(conn.origin);
+    const at = list?.indexOf(conn) ?? -1;
+    if (at >= 0) list!.splice(at, 1);
   }
 
   /**
@@ -226,6 +235,7 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
     const conn = list.at(-1);
     if (conn === undefined || at - conn.idleSince > freshMs) return null;
     list.pop();
+    conn.idle = false;
     return conn;
   }
 

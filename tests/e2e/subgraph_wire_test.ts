@@ -852,6 +852,26 @@ Deno.test("20. bytes after a Content-Length body (a smuggled second response): n
   });
 });
 
+Deno.test("20b. a second response sent later, while the connection is idle: never served as the next answer", async () => {
+  const sub = rawSubgraph(async (conn, request) => {
+    await conn.write(ok(graphql(`own answer ${request.index}`)));
+    if (request.index === 1) {
+      // A faulty server answers twice; the second comes once the first was read.
+      await conn.sleep(20);
+      await conn.write(ok(graphql("stray")));
+    }
+  });
+  await withRouter(sub, async (router) => {
+    assertData(await query(router), "own answer 1");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Every later query gets its own answer (not the one before it).
+    for (let i = 0; i < 3; i++) {
+      const next = await query(router);
+      assertData(next, `own answer ${sub.requests.length}`);
+    }
+  });
+});
+
 Deno.test("21. 204 and 304 without a body: SUBGRAPH_ERROR (no GraphQL response), fast", async (t) => {
   for (const status of ["204 No Content", "304 Not Modified"]) {
     await t.step(status, async () => {
