@@ -27,6 +27,8 @@ const BUILT_IN: ReadonlyMap<string, GraphQLScalarType<unknown, unknown>> = new M
   ["ID", GraphQLID],
 ]);
 
+const INTEGER = /^-?\d+$/;
+
 /** Marks a value that cannot be coerced. */
 export const NOT_COERCIBLE: unique symbol = Symbol("not coercible");
 
@@ -73,11 +75,17 @@ export function coerceScalar(name: string, raw: unknown): unknown {
       if (typeof raw === "number" && Number.isFinite(raw)) return raw;
       break;
     default:
-      return raw;
+      // A custom scalar as it came; a number past the doubles' range (short
+      // enough to parse as ±Infinity) would print as null: refused instead.
+      return typeof raw === "number" && !Number.isFinite(raw) ? NOT_COERCIBLE : raw;
   }
   if (isRawNumber(raw)) {
-    if (name === "ID" || name === "String") return raw.rawJSON;
-    return name === "Float" ? Number(raw.rawJSON) : NOT_COERCIBLE;
+    // An integer's digits; a number past the doubles' range is no ID, String or Float.
+    if (name === "ID" || name === "String") {
+      return INTEGER.test(raw.rawJSON) ? raw.rawJSON : NOT_COERCIBLE;
+    }
+    const float = Number(raw.rawJSON);
+    return name === "Float" && Number.isFinite(float) ? float : NOT_COERCIBLE;
   }
   const scalar = BUILT_IN.get(name)!;
   try {

@@ -252,8 +252,9 @@ class Executor {
     const payload = parseOnce(response);
     if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
       this.#sink(step).push({
-        message:
-          `The subgraph "${step.subgraph}" answered HTTP ${response.status} without a GraphQL response`,
+        message: payload === TOO_DEEP
+          ? `The subgraph "${step.subgraph}" answered JSON nested too deeply to read with its integers beyond 2^53 exact`
+          : `The subgraph "${step.subgraph}" answered HTTP ${response.status} without a GraphQL response`,
         extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
       });
       return;
@@ -420,6 +421,13 @@ class Executor {
 }
 
 /**
+ * What {@linkcode parseOnce} gives for JSON whose large integers could not be
+ * kept exact: nested deeper than `JSON.parse`'s reviver recurses (~4 000
+ * levels; the plain parse has no such limit, but would round them).
+ */
+const TOO_DEEP: unknown = Object.freeze({ tooDeep: true });
+
+/**
  * The parsed body (null when it is not JSON), parsed once per shared response:
  * requests that shared a subgraph response share its parsed data too.
  */
@@ -429,8 +437,8 @@ function parseOnce(response: SubgraphResponse): unknown {
   let payload: unknown;
   try {
     payload = parseJsonExact(response.body);
-  } catch {
-    payload = null;
+  } catch (error) {
+    payload = error instanceof RangeError ? TOO_DEEP : null;
   }
   if (memo !== undefined) memo.value = payload;
   return payload;

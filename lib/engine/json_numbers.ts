@@ -35,7 +35,8 @@ export interface RawNumber {
 const DIGITS = 16;
 
 /**
- * Parses JSON text; integers beyond `Number.MAX_SAFE_INTEGER` become
+ * Parses JSON text; integers beyond `Number.MAX_SAFE_INTEGER`, and numbers
+ * written with so many digits that they pass the doubles' range, become
  * {@linkcode RawNumber}s holding their exact text.
  *
  * @example
@@ -55,9 +56,11 @@ export function parseJsonExact(text: string): unknown {
 }
 
 function keepExact(this: unknown, _key: string, value: unknown, context?: { source?: string }) {
+  // Unsafe integers, and numbers past the doubles' range (which parse as
+  // ±Infinity and would print as null).
   if (
-    typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value) &&
-    context?.source !== undefined
+    typeof value === "number" && (!Number.isFinite(value) || !Number.isSafeInteger(value)) &&
+    (Number.isInteger(value) || !Number.isFinite(value)) && context?.source !== undefined
   ) {
     return RAW.rawJSON(context.source);
   }

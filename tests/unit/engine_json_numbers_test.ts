@@ -64,6 +64,52 @@ async function bigIntegers(enableSingleFlight: boolean) {
   assert.match(sent[1]!, /"id":12345678901234567891[,}]/, "the representation keeps the key");
 }
 
+Deno.test("issue 15 silent data: numbers past the doubles' range are passed on exact (a custom scalar) or refused, never printed as null", async () => {
+  const huge = `1${"0".repeat(400)}`;
+  const run = async (answer: string) => {
+    const engine = createEngine(model(), {
+      fetch: () =>
+        Promise.resolve(new Response(answer, { headers: { "content-type": "application/json" } })),
+    });
+    const prepared = prepare(engine, { query: "{ things { n f s } }" });
+    assert.ok(prepared.ok);
+    return await execute(engine, prepared.operation);
+  };
+  // With a long run of digits the numbers keep their text: a Long as written,
+  // a String the integer's digits, a Float that no double holds refused.
+  const exact = await run(
+    `{"data":{"things":[{"n":${huge},"f":1.5,"s":"x"},{"n":-1e400,"f":${huge},"s":${huge}}]}}`,
+  );
+  assert.equal(
+    JSON.stringify(exact.data),
+    `{"things":[{"n":${huge},"f":1.5,"s":"x"},{"n":-1e400,"f":null,"s":"${huge}"}]}`,
+  );
+  assert.equal(exact.errors?.length, 1, JSON.stringify(exact.errors));
+  assert.deepEqual(exact.errors![0]!.path, ["things", 1, "f"]);
+  // Without one, JSON.parse gives Infinity: refused, for a custom scalar too.
+  const short = await run(`{"data":{"things":[{"n":1e400,"f":-2e999,"s":"x"}]}}`);
+  assert.deepEqual(short.data, { things: [{ n: null, f: null, s: "x" }] });
+  assert.deepEqual(short.errors?.map((e) => e.path), [["things", 0, "n"], ["things", 0, "f"]]);
+  for (const error of short.errors!) assert.match(error.message, /a number/);
+});
+
+Deno.test("issue 15 silent data: JSON too deep to keep its large integers exact is refused by name, not read rounded", async () => {
+  const deep = `${"[".repeat(10_000)}12345678901234567891${"]".repeat(10_000)}`;
+  const engine = createEngine(model(), {
+    fetch: () =>
+      Promise.resolve(
+        new Response(`{"data":{"things":[{"n":${deep}}]}}`, {
+          headers: { "content-type": "application/json" },
+        }),
+      ),
+  });
+  const prepared = prepare(engine, { query: "{ things { n } }" });
+  assert.ok(prepared.ok);
+  const result = await execute(engine, prepared.operation);
+  assert.equal(result.data?.things, null);
+  assert.match(result.errors?.[0]?.message ?? "", /nested too deeply .* exact/);
+});
+
 Deno.test("issue 15 silent data: the digit scan finds every run of 16 digits wherever it starts, and no shorter run", () => {
   for (let offset = 0; offset < 48; offset++) {
     const pad = "x".repeat(offset);
