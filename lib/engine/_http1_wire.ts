@@ -357,6 +357,21 @@ export async function answerOf(
   return { response: new Response(stream, init), streaming: true };
 }
 
+/** Most bytes of buffered chunks handed over as one piece. */
+const COALESCE_BYTES = 65_536;
+
+/** The pieces as one array (the piece itself when there is one). */
+function joined(parts: readonly Uint8Array[], total: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.length;
+  }
+  return bytes;
+}
+
 /** The body as it arrives: counted to its length, de-chunked, or to the end. */
 function bodyStream(
   conn: Connection,
@@ -371,6 +386,8 @@ function bodyStream(
   let left = framing.kind === "length" ? framing.length : 0;
   /** Chunked: bytes left in the current chunk; -1 between chunks. */
   let chunkLeft = -1;
+  /** Chunked: the last chunk and the trailers are read. */
+  let lastChunkRead = false;
   let settled = false;
   const settle = (ok: boolean) => {
     if (settled) return;
@@ -405,6 +422,40 @@ function bodyStream(
       }
     }
   }
+  /** Skips a buffered CRLF (the end of a chunk's data); false when not both bytes are there. */
+  function skipCrlf(): boolean {
+    if (conn.end - conn.start < 2) return false;
+    if (conn.buffer[conn.start] !== 13 || conn.buffer[conn.start + 1] !== 10) return false;
+    conn.start += 2;
+    return true;
+  }
+  /**
+   * A buffered chunk-size line of hex digits alone (the common shape), read
+   * from the bytes; -1 for anything else (not buffered whole, an extension,
+   * malformed), which `line()` then reads and judges.
+   */
+  function bufferedChunkSize(): number {
+    const { buffer, start, end } = conn;
+    let size = 0;
+    for (let i = start; i < end && i - start <= 12; i++) {
+      const byte = buffer[i]!;
+      const digit = byte >= 48 && byte <= 57
+        ? byte - 48
+        : byte >= 97 && byte <= 102
+        ? byte - 87
+        : byte >= 65 && byte <= 70
+        ? byte - 55
+        : -1;
+      if (digit >= 0) {
+        size = size * 16 + digit;
+        continue;
+      }
+      if (byte !== 13 || i === start || i + 1 >= end || buffer[i + 1] !== 10) return -1;
+      conn.start = i + 2;
+      return size;
+    }
+    return -1;
+  }
   async function next(): Promise<Uint8Array | null> {
     if (framing.kind === "length") {
       if (left === 0) return null;
@@ -414,26 +465,42 @@ function bodyStream(
       return bytes;
     }
     if (framing.kind === "close") return await take(Infinity);
+    if (lastChunkRead) return null;
+    // Chunks already buffered are handed over together (up to COALESCE_BYTES):
+    // a server sending one-byte chunks costs a line each, not a stream read each.
+    const parts: Uint8Array[] = [];
+    let total = 0;
     for (;;) {
       if (chunkLeft > 0) {
         const bytes = await take(chunkLeft);
         if (bytes === null) throw new Http1ProtocolError("the connection closed inside a chunk");
         chunkLeft -= bytes.length;
+        parts.push(bytes);
+        total += bytes.length;
         if (chunkLeft === 0) {
-          if ((await line()) !== "") throw new Http1ProtocolError("a chunk longer than its size");
+          if (!skipCrlf() && (await line()) !== "") {
+            throw new Http1ProtocolError("a chunk longer than its size");
+          }
           chunkLeft = -1;
         }
-        return bytes;
+        if (total >= COALESCE_BYTES || conn.start === conn.end) return joined(parts, total);
+        continue;
       }
-      const size = (await line()).split(";")[0]!.trim();
-      if (!/^[0-9A-Fa-f]{1,12}$/.test(size)) throw new Http1ProtocolError("a malformed chunk size");
-      chunkLeft = parseInt(size, 16);
+      chunkLeft = bufferedChunkSize();
+      if (chunkLeft < 0) {
+        const size = (await line()).split(";")[0]!.trim();
+        if (!/^[0-9A-Fa-f]{1,12}$/.test(size)) {
+          throw new Http1ProtocolError("a malformed chunk size");
+        }
+        chunkLeft = parseInt(size, 16);
+      }
       if (chunkLeft === 0) {
         // Trailers, up to the empty line.
         for (let n = 0; (await line()) !== ""; n++) {
           if (n > 64) throw new Http1ProtocolError("more than 64 trailer lines");
         }
-        return null;
+        lastChunkRead = true;
+        return total > 0 ? joined(parts, total) : null;
       }
     }
   }

@@ -285,6 +285,38 @@ Deno.test("http1: a body up to 256 KiB arriving in pieces is handed over whole; 
   }
 });
 
+Deno.test("http1: buffered chunks are handed over together (10 000 one-byte chunks: a few pieces, not 10 000)", async () => {
+  const text = "0123456789abcdefABCDEF".repeat(455).slice(0, 10_000);
+  let body = "";
+  for (const ch of text) body += `1\r\n${ch}\r\n`;
+  // Sizes in upper and lower case hex, and one chunk with an extension (read by line).
+  body += "A\r\n0123456789\r\nf;ext=1\r\n0123456789abcde\r\n0\r\n\r\n";
+  const server = rawServer(async (conn) => {
+    const bytes = new TextEncoder().encode(
+      `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${body}`,
+    );
+    for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+  });
+  const pool = createHttp1Pool();
+  try {
+    const response = await pool.post(server.url, post(true));
+    const reader = response.body!.getReader();
+    let pieces = 0;
+    let got = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      pieces++;
+      got += new TextDecoder().decode(value);
+    }
+    assert.equal(got, `${text}01234567890123456789abcde`);
+    assert.ok(pieces <= 20, `pieces: ${pieces}`);
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
 Deno.test("http1: a few interim answers are skipped; an endless run of them is refused", async () => {
   const interim = (n: number) => "HTTP/1.1 100 Continue\r\n\r\n".repeat(n) + OK;
   let n = 3;
