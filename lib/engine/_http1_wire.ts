@@ -360,18 +360,6 @@ export async function answerOf(
 /** Most bytes of buffered chunks handed over as one piece. */
 const COALESCE_BYTES = 65_536;
 
-/** The pieces as one array (the piece itself when there is one). */
-function joined(parts: readonly Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    bytes.set(part, at);
-    at += part.length;
-  }
-  return bytes;
-}
-
 /** The body as it arrives: counted to its length, de-chunked, or to the end. */
 function bodyStream(
   conn: Connection,
@@ -388,6 +376,8 @@ function bodyStream(
   let chunkLeft = -1;
   /** Chunked: the last chunk and the trailers are read. */
   let lastChunkRead = false;
+  /** Chunked: where buffered chunks are gathered (made when first needed). */
+  let scratch: Uint8Array | null = null;
   let settled = false;
   const settle = (ok: boolean) => {
     if (settled) return;
@@ -466,24 +456,40 @@ function bodyStream(
     }
     if (framing.kind === "close") return await take(Infinity);
     if (lastChunkRead) return null;
-    // Chunks already buffered are handed over together (up to COALESCE_BYTES):
-    // a server sending one-byte chunks costs a line each, not a stream read each.
-    const parts: Uint8Array[] = [];
+    // Chunks already buffered are handed over together (up to COALESCE_BYTES,
+    // copied into one scratch buffer): a server sending one-byte chunks costs
+    // a few byte comparisons each, not a stream read and an array each.
+    /** The first chunk's bytes while they are all there is. */
+    let piece: Uint8Array | null = null;
     let total = 0;
+    const result = () => piece ?? scratch!.slice(0, total);
     for (;;) {
       if (chunkLeft > 0) {
-        const bytes = await take(chunkLeft);
-        if (bytes === null) throw new Http1ProtocolError("the connection closed inside a chunk");
-        chunkLeft -= bytes.length;
-        parts.push(bytes);
-        total += bytes.length;
+        if (total === 0) {
+          piece = await take(chunkLeft);
+          if (piece === null) throw new Http1ProtocolError("the connection closed inside a chunk");
+          chunkLeft -= piece.length;
+          total = piece.length;
+        } else {
+          // Only buffered bytes come here (see the return below).
+          const n = Math.min(chunkLeft, conn.end - conn.start, COALESCE_BYTES - total);
+          if (piece !== null) {
+            scratch ??= new Uint8Array(COALESCE_BYTES);
+            scratch.set(piece);
+            piece = null;
+          }
+          scratch!.set(conn.buffer.subarray(conn.start, conn.start + n), total);
+          conn.start += n;
+          chunkLeft -= n;
+          total += n;
+        }
         if (chunkLeft === 0) {
           if (!skipCrlf() && (await line()) !== "") {
             throw new Http1ProtocolError("a chunk longer than its size");
           }
           chunkLeft = -1;
         }
-        if (total >= COALESCE_BYTES || conn.start === conn.end) return joined(parts, total);
+        if (total >= COALESCE_BYTES || conn.start === conn.end) return result();
         continue;
       }
       chunkLeft = bufferedChunkSize();
@@ -500,7 +506,7 @@ function bodyStream(
           if (n > 64) throw new Http1ProtocolError("more than 64 trailer lines");
         }
         lastChunkRead = true;
-        return total > 0 ? joined(parts, total) : null;
+        return total > 0 ? result() : null;
       }
     }
   }

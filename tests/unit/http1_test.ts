@@ -6,6 +6,7 @@
  * `tests/e2e/subgraph_wire_test.ts`.
  */
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { createHttp1Pool, wholeBody } from "../../lib/engine/http1.ts";
 
 const OK = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
@@ -311,6 +312,60 @@ Deno.test("http1: buffered chunks are handed over together (10 000 one-byte chun
     }
     assert.equal(got, `${text}01234567890123456789abcde`);
     assert.ok(pieces <= 20, `pieces: ${pieces}`);
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
+Deno.test("http1: any chunking of a body, written in any pieces, reads back as the body (property)", async () => {
+  /** What the server writes next: the answer's bytes, in pieces. */
+  let pieces: Uint8Array[] = [];
+  const server = rawServer(async (conn) => {
+    for (const piece of pieces) {
+      for (let at = 0; at < piece.length;) at += await conn.write(piece.subarray(at));
+      // A turn of the event loop between pieces: the client may read in between.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  });
+  const pool = createHttp1Pool();
+  try {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: "binary", maxLength: 400 }),
+        fc.array(fc.integer({ min: 1, max: 70 }), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 20 }),
+        fc.boolean(),
+        async (text, sizes, cuts, upper) => {
+          const data = new TextEncoder().encode(text);
+          let wire = "";
+          // One character per byte (TextDecoder's "latin1" is windows-1252).
+          const chars = (bytes: Uint8Array) => String.fromCharCode(...bytes);
+          for (let at = 0, i = 0; at < data.length; i++) {
+            const size = Math.min(sizes[i % sizes.length]!, data.length - at);
+            const hex = size.toString(16);
+            const ext = i % 5 === 4 ? ";x=1" : "";
+            wire += `${upper ? hex.toUpperCase() : hex}${ext}\r\n${
+              chars(data.subarray(at, at + size))
+            }\r\n`;
+            at += size;
+          }
+          wire += "0\r\n\r\n";
+          const answer = `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${wire}`;
+          const bytes = Uint8Array.from(answer, (c) => c.charCodeAt(0));
+          pieces = [];
+          for (let at = 0, i = 0; at < bytes.length; i++) {
+            const n = cuts[i % cuts.length]!;
+            pieces.push(bytes.subarray(at, at + n));
+            at += n;
+          }
+          const response = await pool.post(server.url, post(true));
+          const got = new Uint8Array(await response.arrayBuffer());
+          assert.deepEqual(got, data);
+        },
+      ),
+      { numRuns: 80 },
+    );
   } finally {
     pool.close();
     await server.close();
