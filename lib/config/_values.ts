@@ -58,13 +58,15 @@ const SIZE_UNITS: Readonly<Record<string, number>> = {
 /**
  * Reads `5MB` (10^6), `512KiB` (2^10), `100` (bytes).
  * @param text The text.
- * @returns Bytes, or undefined when malformed.
+ * @returns Bytes, or undefined when malformed or past 2^53 − 1 (no exact count).
  */
 export function parseSize(text: string): number | undefined {
   const match = /^(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$/.exec(text.trim());
   if (!match) return undefined;
   const unit = SIZE_UNITS[(match[2] ?? "").toLowerCase() || "b"];
-  return unit === undefined ? undefined : Math.round(Number(match[1]) * unit);
+  if (unit === undefined) return undefined;
+  const bytes = Math.round(Number(match[1]) * unit);
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 
 /**

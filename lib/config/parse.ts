@@ -258,7 +258,9 @@ function expected(node: LeafNode): string {
     case "int":
       return `expected a whole number of at least ${node.min ?? 0}`;
     case "size":
-      return `expected a size in bytes, like 1048576, 512KB or 5MB${atLeast(node, "bytes")}`;
+      return `expected a size in bytes, like 1048576, 512KB or 5MB, of at most ${Number.MAX_SAFE_INTEGER} bytes${
+        atLeast(node, "bytes")
+      }`;
     case "duration":
       return `expected a duration, like 500ms, 30s or 1m, of at most ${MAX_TIMER_DELAY_MS} ms (about 24 days, the longest a timer holds)${
         atLeast(node, "ms")

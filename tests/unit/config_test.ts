@@ -554,6 +554,17 @@ Deno.test("config: a zero deadline or a zero-byte limit, which would fail every 
       "connect_rpc.max_message_bytes",
       /at least 1 byte$/,
     ],
+    // Past 2^53 a size is no exact count (and no limit an operator meant).
+    [
+      { engine: { max_subgraph_response_bytes: "99999999999999999999GB" } },
+      "engine.max_subgraph_response_bytes",
+      /of at most 9007199254740991 bytes/,
+    ],
+    [
+      { engine: { max_response_bytes: 2 ** 60 } },
+      "engine.max_response_bytes",
+      /of at most 9007199254740991 bytes/,
+    ],
   ];
   for (const [raw, key, message] of cases) assertConfigError(() => parseConfig(raw), key, message);
   assertConfigError(
