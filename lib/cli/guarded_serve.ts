@@ -130,6 +130,8 @@ export interface GuardCounts {
   readonly keepAliveTimeouts: number;
   /** Refused (answered 503 `SERVICE_OVERLOADED` and closed), `max_connections` being open. */
   readonly refused: number;
+  /** Refused connections still held while their 503 is read (at most 32). */
+  readonly refusing: number;
 }
 
 /** The listener (the part of `Deno.HttpServer` the router uses). */
@@ -565,7 +567,7 @@ function createGuard(
     counts(): GuardCounts {
       let relayed = 0;
       for (const entry of relays) if (entry.upstream !== null) relayed++;
-      return { open: relays.size, relayed, ...count };
+      return { open: relays.size, relayed, refusing: answeringRefusals, ...count };
     },
     /** Waits up to `flushMs` for the relays to end by themselves, then closes the rest. */
     async closeAll(flushMs: number): Promise<void> {
