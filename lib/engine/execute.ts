@@ -64,6 +64,13 @@ export interface ExecutePlanOptions {
   readonly sharedResponses?: boolean;
   /** What clients see of subgraph errors. @default RAW_SUBGRAPH_ERRORS */
   readonly subgraphErrors?: SubgraphErrorPolicy;
+  /**
+   * The largest response, bytes (`engine.max_response_bytes`): the subgraph
+   * errors forwarded count toward it. @default Infinity
+   */
+  readonly maxBytes?: number;
+  /** The error thrown when the forwarded errors pass `maxBytes`. */
+  readonly tooLarge?: () => Error;
 }
 
 /** What execution produced, before shaping. */
@@ -80,6 +87,8 @@ export interface ExecutedData {
    * sent several requests.
    */
   readonly answers: readonly (object | undefined)[] | null;
+  /** A lower bound of the JSON size of `errors` (the response's share they take). */
+  readonly errorBytes: number;
 }
 
 type Json = Record<string, unknown>;
@@ -104,6 +113,8 @@ class Executor {
    * {@linkcode ExecutedData}); null once a fetch was answered otherwise.
    */
   answers: (object | undefined)[] | null;
+  /** A lower bound of the JSON size of the subgraph errors forwarded so far. */
+  errorBytes = 0;
 
   constructor(options: ExecutePlanOptions) {
     this.#options = options;
@@ -334,19 +345,33 @@ class Executor {
     const policy = this.#options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS;
     const sink: GraphQLFormattedError[] = [];
     let paths: Map<Json, (string | number)[]> | null = null;
+    /** Positions the errors were placed at: an entity error goes to every object of its entity. */
+    let positions = 0;
+    /** The JSON size of the error being placed, without its path. */
+    let size = 0;
+    // One entity error is repeated at each object sharing the representation (a
+    // thousand products of one brand): the copies are capped and counted like the
+    // errors, and their bytes like the response's (a 1 MB answer made gigabytes).
+    const forward = (error: GraphQLFormattedError): void => {
+      positions++;
+      if (sink.length >= MAX_ERRORS_PER_FETCH) return;
+      this.#charge(size + 2 * (error.path?.length ?? 0));
+      sink.push(error);
+    };
     // A subgraph cannot make the client's answer carry unbounded errors.
     for (const raw of errors.slice(0, MAX_ERRORS_PER_FETCH)) {
       if (!isObject(raw)) continue;
       const error = filterSubgraphError(raw, step.subgraph, policy) as unknown as Json;
       const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
+      size = jsonSize(withoutPath(error));
       // A path must name what the fetch selected (a root field; an entity's field),
       // else it points nowhere in the client's response: the error keeps no path.
       if (path !== null && !selects(step, entity ? path.slice(2, 3) : path.slice(0, 1))) {
-        sink.push(withoutPath(error));
+        forward(withoutPath(error));
         continue;
       }
       if (!entity || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
-        sink.push(
+        forward(
           entity && path?.[0] === "_entities"
             ? withoutPath(error)
             : (error as unknown as GraphQLFormattedError),
@@ -365,24 +390,33 @@ class Executor {
         if (entity.indexes[i] !== index) continue;
         const at = paths.get(entity.objects[i]!);
         if (!at) continue;
-        sink.push(
+        forward(
           { ...error, path: [...at, ...path.slice(2)] } as unknown as GraphQLFormattedError,
         );
         placed = true;
       }
-      if (!placed) sink.push(withoutPath(error));
+      if (!placed) forward(withoutPath(error));
     }
-    if (errors.length > MAX_ERRORS_PER_FETCH) {
-      sink.push({
-        message:
-          `The subgraph "${step.subgraph}" sent ${errors.length} errors; the first ${MAX_ERRORS_PER_FETCH} are forwarded`,
-        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
-      });
+    if (errors.length > MAX_ERRORS_PER_FETCH || positions > sink.length) {
+      const message = errors.length > MAX_ERRORS_PER_FETCH
+        ? `The subgraph "${step.subgraph}" sent ${errors.length} errors; the first ${MAX_ERRORS_PER_FETCH} are forwarded`
+        : `The subgraph "${step.subgraph}" sent errors for ${positions} positions in the response; the first ${MAX_ERRORS_PER_FETCH} are forwarded`;
+      this.#charge(message.length + 40);
+      sink.push({ message, extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph } });
     }
     if (sink.length === 0) return;
     if (policy.mode === "wrapped") {
       this.#sink(step).push(wrapSubgraphErrors(sink, step.subgraph, policy));
     } else this.#sink(step).push(...sink);
+  }
+
+  /** Counts forwarded error bytes toward the response's limit (`maxBytes`). */
+  #charge(bytes: number): void {
+    this.errorBytes += bytes;
+    const limit = this.#options.maxBytes ?? Infinity;
+    if (this.errorBytes <= limit) return;
+    throw this.#options.tooLarge?.() ??
+      new RangeError(`The response would exceed ${limit} bytes`);
   }
 
   #record(
@@ -444,6 +478,15 @@ function parseOnce(response: SubgraphResponse): unknown {
   return payload;
 }
 
+/** The length of a value's JSON; a value JSON cannot print counts as unbounded. */
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Infinity;
+  }
+}
+
 function withoutPath(error: Json): GraphQLFormattedError {
   const { path: _path, ...rest } = error;
   return rest as unknown as GraphQLFormattedError;
@@ -480,7 +523,13 @@ export async function executePlan(
   if (step) await executor.run(step);
   const errors: GraphQLFormattedError[] = [];
   for (const list of executor.errorsByFetch) if (list) errors.push(...list);
-  return { data: executor.data, errors, layers: executor.layers, answers: executor.answers };
+  return {
+    data: executor.data,
+    errors,
+    layers: executor.layers,
+    answers: executor.answers,
+    errorBytes: executor.errorBytes,
+  };
 }
 
 /**

@@ -1,0 +1,97 @@
+/**
+ * A faulty or hostile subgraph's answers at the engine: what one answer can
+ * make the router do for every request that merges it (amplification,
+ * another type's data). A fetch stub stands in for the subgraphs.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { composeServices } from "@theguild/federation-composition";
+import { parse } from "graphql";
+import { buildSupergraph } from "../../lib/supergraph/mod.ts";
+import { createEngine, type EngineOptions, execute, prepare } from "../../lib/engine/mod.ts";
+import { RouterError } from "../../lib/errors.ts";
+
+const FED =
+  `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])\n`;
+
+function model() {
+  const result = composeServices([
+    {
+      name: "a",
+      url: "http://a.test/graphql",
+      typeDefs: parse(
+        FED + `type Query { products: [Product] } type Product @key(fields: "id") { id: ID! }`,
+      ),
+    },
+    {
+      name: "b",
+      url: "http://b.test/graphql",
+      typeDefs: parse(FED + `type Product @key(fields: "id") { id: ID! price: Int }`),
+    },
+  ]);
+  if (result.errors !== undefined) throw new Error(result.errors.map((e) => e.message).join());
+  return buildSupergraph(result.supergraphSdl);
+}
+
+/** Runs `{ products { id price } }`: `a` lists `count` products of one id, `b` answers `entities`. */
+async function products(
+  count: number,
+  entities: string,
+  options: Omit<EngineOptions, "fetch"> = {},
+) {
+  const list = Array.from({ length: count }, () => `{"__typename":"Product","id":"1"}`);
+  const engine = createEngine(model(), {
+    ...options,
+    fetch: (request) =>
+      Promise.resolve(
+        new Response(
+          new URL(request.url).hostname === "a.test"
+            ? `{"data":{"products":[${list.join(",")}]}}`
+            : entities,
+          { headers: { "content-type": "application/json" } },
+        ),
+      ),
+  });
+  const prepared = prepare(engine, { query: "{ products { id price } }" });
+  assert.ok(prepared.ok);
+  return await execute(engine, prepared.operation);
+}
+
+Deno.test("an entity error shared by many objects: at most 100 copies forwarded, the rest counted (1 error x 20 000 objects was 20 000 errors)", async () => {
+  const result = await products(
+    20_000,
+    `{"data":{"_entities":[null]},"errors":[{"message":"no price","path":["_entities",0,"price"]}]}`,
+  );
+  const errors = result.errors ?? [];
+  assert.equal(errors.length, 101);
+  assert.deepEqual(errors[0], { message: "no price", path: ["products", 0, "price"] });
+  assert.deepEqual(errors[99]?.path, ["products", 99, "price"]);
+  assert.deepEqual(errors[100], {
+    message:
+      `The subgraph "b" sent errors for 20000 positions in the response; the first 100 are forwarded`,
+    extensions: { code: "SUBGRAPH_ERROR", serviceName: "b" },
+  });
+  assert.equal((result.data?.products as unknown[]).length, 20_000);
+});
+
+Deno.test("entity errors repeated per object count toward max_response_bytes: RESPONSE_TOO_LARGE, never a response of gigabytes", async () => {
+  // An error of 1 MB at the one representation of 100 objects: 100 MB of errors.
+  const answer = `{"data":{"_entities":[null]},"errors":[{"message":"${
+    "x".repeat(1_000_000)
+  }","path":["_entities",0,"price"]}]}`;
+  const started = performance.now();
+  await assert.rejects(
+    () => products(100, answer, { maxResponseBytes: 32_000_000 }),
+    (error: unknown) => error instanceof RouterError && error.code === "RESPONSE_TOO_LARGE",
+  );
+  assert.ok(performance.now() - started < 5_000);
+  // 10 MB of them, under the limit: forwarded.
+  const message = "x".repeat(100_000);
+  const one = await products(
+    100,
+    `{"data":{"_entities":[null]},"errors":[{"message":"${message}","path":["_entities",0]}]}`,
+    { maxResponseBytes: 32_000_000 },
+  );
+  assert.equal(one.errors?.length, 100);
+});
