@@ -190,6 +190,8 @@ class Executor {
     const options = this.#options;
     const objects: Json[] = [];
     const indexes: number[] = [];
+    /** Each object's type (the `__typename` its entity answer must agree with). */
+    const typenames: string[] = [];
     const variables = pick(options.variables, step.variableUsages);
     if (batch?.extra) Object.assign(variables, batch.extra);
     const variablesJson = JSON.stringify(variables);
@@ -216,6 +218,7 @@ class Executor {
         if (at === null) continue;
         objects.push(object);
         indexes.push(at);
+        typenames.push(typename);
       }
       const representations = index.json;
       if (representations.length === 0) return;
@@ -298,16 +301,35 @@ class Executor {
       });
       return;
     }
+    /** Representations answered with an entity of another type (errors of their own). */
+    let foreign: Set<number> | null = null;
     if (Array.isArray(entities)) {
       for (let i = 0; i < objects.length; i++) {
-        const entity = entities[indexes[i]!];
-        if (isObject(entity)) {
-          mergeInto(this.layers, objects[i]!, selected(entity, step.keys), options.abstractNames);
+        const at = indexes[i]!;
+        const entity = entities[at];
+        if (!isObject(entity)) continue;
+        // Another type's fields (a Brand's `name` for a Product) would be this
+        // object's data, silently wrong: the entity is not merged.
+        if (!sameType(entity.__typename, typenames[i]!, options.abstractNames)) {
+          (foreign ??= new Set()).add(at);
+          continue;
         }
+        mergeInto(this.layers, objects[i]!, selected(entity, step.keys), options.abstractNames);
       }
     }
     this.#rewrite(step);
-    this.#errors(payload.errors, step, { objects, indexes });
+    let errors = payload.errors;
+    if (foreign !== null) {
+      // Placed like the subgraph's entity errors (first: never cut by the error cap).
+      const own = [...foreign].map((at) => ({
+        message:
+          `The subgraph "${step.subgraph}" answered an entity of another type than its representation's`,
+        path: ["_entities", at],
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      }));
+      errors = Array.isArray(errors) ? [...own, ...errors] : own;
+    }
+    this.#errors(errors, step, { objects, indexes });
   }
 
   #rewrite(step: FetchStep): void {
@@ -546,6 +568,23 @@ function selected(answer: Json, keys: ReadonlySet<string> | undefined): Json {
     return kept;
   }
   return answer;
+}
+
+/**
+ * Whether an entity answer's `__typename` (none: no claim) agrees with the
+ * object's type: the same, or an interface on either side (an
+ * `@interfaceObject` answers with the interface, and is answered for by the
+ * concrete type).
+ */
+function sameType(
+  answered: unknown,
+  typename: string,
+  abstractNames: ReadonlySet<string> | undefined,
+): boolean {
+  if (answered === undefined || answered === typename) return true;
+  if (typeof answered !== "string") return false;
+  return abstractNames !== undefined &&
+    (abstractNames.has(answered) || abstractNames.has(typename));
 }
 
 /** Whether a path's first key (none: true) is a response key the fetch selected. */

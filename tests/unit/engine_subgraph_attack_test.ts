@@ -95,3 +95,30 @@ Deno.test("entity errors repeated per object count toward max_response_bytes: RE
   );
   assert.equal(one.errors?.length, 100);
 });
+
+Deno.test("an entity answered as another type is not merged: its fields are not the object's (null, with an error at the object)", async () => {
+  const result = await products(
+    2,
+    `{"data":{"_entities":[{"__typename":"Brand","price":5}]}}`,
+  );
+  assert.deepEqual(result, {
+    data: { products: [{ id: "1", price: null }, { id: "1", price: null }] },
+    errors: [0, 1].map((i) => ({
+      message: `The subgraph "b" answered an entity of another type than its representation's`,
+      path: ["products", i],
+      extensions: { code: "SUBGRAPH_ERROR", serviceName: "b" },
+    })),
+  });
+  for (const typename of [5, null, ["Product"]]) {
+    const odd = await products(
+      1,
+      `{"data":{"_entities":[{"__typename":${JSON.stringify(typename)},"price":5}]}}`,
+    );
+    assert.deepEqual(odd.data, { products: [{ id: "1", price: null }] }, String(typename));
+  }
+  // Its own type, or no __typename at all: merged.
+  for (const entity of [`{"__typename":"Product","price":5}`, `{"price":5}`]) {
+    const right = await products(1, `{"data":{"_entities":[${entity}]}}`);
+    assert.deepEqual(right, { data: { products: [{ id: "1", price: 5 }] } });
+  }
+});
