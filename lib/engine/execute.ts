@@ -21,7 +21,7 @@ import { Layers } from "./_layers.ts";
 import { parseJsonExact } from "./json_numbers.ts";
 import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
 import { RepresentationIndex } from "./_rep_index.ts";
-import type { FetchStep, PlanStep } from "./plan.ts";
+import type { FetchStep, PlanStep, Rewrite } from "./plan.ts";
 
 /** A subgraph response as the executor needs it. */
 export interface SubgraphResponse {
@@ -378,7 +378,10 @@ class Executor {
       positions++;
       if (sink.length >= MAX_ERRORS_PER_FETCH) return;
       this.#charge(size + 2 * (error.path?.length ?? 0));
-      sink.push(error);
+      // The planner's aliases (`value__alias_0`) are named back as in the data.
+      const path = error.path;
+      const named = path === undefined ? path : clientPath(path, step.rewrites);
+      sink.push(named === path || named === undefined ? error : { ...error, path: named });
     };
     // A subgraph cannot make the client's answer carry unbounded errors.
     for (const raw of errors.slice(0, MAX_ERRORS_PER_FETCH)) {
@@ -585,6 +588,38 @@ function sameType(
   if (typeof answered !== "string") return false;
   return abstractNames !== undefined &&
     (abstractNames.has(answered) || abstractNames.has(typename));
+}
+
+/**
+ * An error path in the client's response keys: a field the planner aliased
+ * in the subgraph's operation (a rewrite's `from`, renamed to `to` in the
+ * data by `#rewrite`) is named back. A rewrite's path is field keys (`@`
+ * stays on the object); the error path's list indexes lie between them.
+ */
+function clientPath(
+  path: readonly (string | number)[],
+  rewrites: readonly Rewrite[],
+): readonly (string | number)[] {
+  let out: (string | number)[] | null = null;
+  // Shallower rewrites first (the plan sorts them): deeper paths name the keys they gave back.
+  for (const rewrite of rewrites) {
+    const at: readonly (string | number)[] = out ?? path;
+    let i = 0;
+    let matched = true;
+    for (const key of rewrite.path) {
+      if (key === "@") continue;
+      while (typeof at[i] === "number") i++;
+      if (at[i] !== key) {
+        matched = false;
+        break;
+      }
+      i++;
+    }
+    if (!matched) continue;
+    while (typeof at[i] === "number") i++;
+    if (at[i] === rewrite.from) (out ??= [...path])[i] = rewrite.to;
+  }
+  return out ?? path;
 }
 
 /** Whether a path's first key (none: true) is a response key the fetch selected. */

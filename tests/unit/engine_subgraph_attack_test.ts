@@ -13,7 +13,7 @@ import { createEngine, type EngineOptions, execute, prepare } from "../../lib/en
 import { RouterError } from "../../lib/errors.ts";
 
 const FED =
-  `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])\n`;
+  `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key", "@shareable"])\n`;
 
 function model() {
   const result = composeServices([
@@ -121,4 +121,40 @@ Deno.test("an entity answered as another type is not merged: its fields are not 
     const right = await products(1, `{"data":{"_entities":[${entity}]}}`);
     assert.deepEqual(right, { data: { products: [{ id: "1", price: 5 }] } });
   }
+});
+
+Deno.test("a subgraph error at a field the planner aliased (value__alias_0) is placed at the client's key, not the alias", async () => {
+  // `A.value` is `String!` in subgraph `a` only: beside `B.value: String` the
+  // planner aliases one of them in `a`'s operation.
+  const sdl = (a: string, c: string) =>
+    composeServices([
+      { name: "a", url: "http://a.test/graphql", typeDefs: parse(FED + a) },
+      { name: "c", url: "http://c.test/graphql", typeDefs: parse(FED + c) },
+    ]);
+  const composed = sdl(
+    `type Query { items: [U] } union U = A | B type A @shareable { value: String! } type B { value: String }`,
+    `type Query { a: A } type A @shareable { value: String }`,
+  );
+  if (composed.errors !== undefined) throw new Error(composed.errors.map((e) => e.message).join());
+  let sent = "";
+  const engine = createEngine(buildSupergraph(composed.supergraphSdl), {
+    fetch: async (request) => {
+      sent = JSON.parse(await request.text()).query;
+      const alias = /(\w+__alias_\d+):value/.exec(sent)![1]!;
+      return Response.json({
+        data: { items: [{ __typename: "A", value: "s" }, { __typename: "B", [alias]: null }] },
+        errors: [{ message: "no value", path: ["items", 1, alias] }],
+      });
+    },
+  });
+  const prepared = prepare(engine, {
+    query: "{ items { ... on A { value } ... on B { value } } }",
+  });
+  assert.ok(prepared.ok);
+  const result = await execute(engine, prepared.operation);
+  assert.match(sent, /__alias_\d+:value/);
+  assert.deepEqual(result, {
+    data: { items: [{ value: "s" }, { value: null }] },
+    errors: [{ message: "no value", path: ["items", 1, "value"] }],
+  });
 });
