@@ -18,7 +18,9 @@ import {
   wrapSubgraphErrors,
 } from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
-import { parseJsonExact } from "./json_numbers.ts";
+import { isRawNumber, parseJsonExact } from "./json_numbers.ts";
+import { MAX_DATA_DEPTH } from "./limits.ts";
+import type { KeyTree } from "./_sel.ts";
 import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
 import { RepresentationIndex } from "./_rep_index.ts";
 import type { FetchStep, PlanStep, Rewrite } from "./plan.ts";
@@ -263,7 +265,7 @@ class Executor {
     }
     if (observer) this.#record(step, body, rawInput, startNs, response, undefined);
     this.#answered(step, response);
-    const payload = parseOnce(response);
+    const payload = parseOnce(response, step);
     if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
       this.#sink(step).push({
         message: payload === TOO_DEEP
@@ -285,7 +287,7 @@ class Executor {
     const data = payload.data;
     if (!step.representations) {
       if (isObject(data)) {
-        mergeInto(this.layers, this.data, selected(data, step.keys), options.abstractNames);
+        mergeInto(this.layers, this.data, data, options.abstractNames);
       }
       this.#rewrite(step);
       this.#errors(payload.errors, step, null);
@@ -314,7 +316,7 @@ class Executor {
           (foreign ??= new Set()).add(at);
           continue;
         }
-        mergeInto(this.layers, objects[i]!, selected(entity, step.keys), options.abstractNames);
+        mergeInto(this.layers, objects[i]!, entity, options.abstractNames);
       }
     }
     this.#rewrite(step);
@@ -487,10 +489,12 @@ class Executor {
 const TOO_DEEP: unknown = Object.freeze({ tooDeep: true });
 
 /**
- * The parsed body (null when it is not JSON), parsed once per shared response:
- * requests that shared a subgraph response share its parsed data too.
+ * The parsed body (null when it is not JSON) with only the members its fetch
+ * selected (see {@linkcode selected}), made once per shared response: requests
+ * that shared a subgraph response share its parsed data too (one body is one
+ * operation text, so one selection).
  */
-function parseOnce(response: SubgraphResponse): unknown {
+function parseOnce(response: SubgraphResponse, step: FetchStep): unknown {
   const memo = response.parsed;
   if (memo !== undefined && "value" in memo) return memo.value;
   let payload: unknown;
@@ -498,6 +502,16 @@ function parseOnce(response: SubgraphResponse): unknown {
     payload = parseJsonExact(response.body);
   } catch (error) {
     payload = error instanceof RangeError ? TOO_DEEP : null;
+  }
+  if (payload !== TOO_DEEP && isObject(payload) && isObject(payload.data)) {
+    const data = payload.data;
+    let kept: Json = data;
+    if (step.representations === null) kept = selected(data, step.keys, 0);
+    else if (Array.isArray(data._entities)) {
+      const entities = selectedItems(data._entities, step.keys, 1);
+      if (entities !== data._entities) kept = { ...data, _entities: entities };
+    }
+    if (kept !== data) payload = { ...payload, data: kept };
   }
   if (memo !== undefined) memo.value = payload;
   return payload;
@@ -557,20 +571,60 @@ export async function executePlan(
   };
 }
 
+/** What {@linkcode selected} drops. */
+const UNSELECTED = Symbol("unselected");
+
 /**
- * The members of a subgraph's answer its fetch selected: one answering keys it
- * was not asked for (a root field of another subgraph, a field another subgraph
- * owns) would overwrite their data. Copies only when there is such a key.
+ * The members of a subgraph's answer its fetch selected, at every level: one
+ * answering keys it was not asked for (a root field of another subgraph, a
+ * field another subgraph owns, or one of a shared value type's fields below
+ * an entity's) would overwrite their data. Copies only where there is such a
+ * key; a leaf (a custom scalar's object) is kept whole. Below
+ * {@linkcode MAX_DATA_DEPTH} (where merging stops too) values are kept as sent.
  */
-function selected(answer: Json, keys: ReadonlySet<string> | undefined): Json {
-  if (keys === undefined) return answer;
+function selected(answer: Json, keys: KeyTree | undefined, depth: number): Json {
+  if (keys === undefined || depth >= MAX_DATA_DEPTH) return answer;
+  let out: Json | null = null;
   for (const key in answer) {
-    if (keys.has(key)) continue;
-    const kept: Json = {};
-    for (const k in answer) if (keys.has(k)) kept[k] = answer[k];
-    return kept;
+    const value = answer[key];
+    let kept: unknown = UNSELECTED;
+    if (keys.has(key)) {
+      const below = keys.get(key);
+      kept = below ? selectedValue(value, below, depth + 1) : value;
+    }
+    if (out === null && kept !== value) {
+      // The members before this one were kept as they are.
+      out = {};
+      for (const k in answer) {
+        if (k === key) break;
+        out[k] = answer[k];
+      }
+    }
+    if (out !== null && kept !== UNSELECTED) out[key] = kept;
   }
-  return answer;
+  return out ?? answer;
+}
+
+/** {@linkcode selected} of a field's value: an object, a list of them, or a leaf. */
+function selectedValue(value: unknown, keys: KeyTree, depth: number): unknown {
+  if (Array.isArray(value)) return selectedItems(value, keys, depth);
+  return isObject(value) && !isRawNumber(value) ? selected(value, keys, depth) : value;
+}
+
+/** {@linkcode selected} of each item of a list (a copy only when one changed). */
+function selectedItems(
+  list: readonly unknown[],
+  keys: KeyTree | undefined,
+  depth: number,
+): unknown[] {
+  if (keys === undefined || depth >= MAX_DATA_DEPTH) return list as unknown[];
+  let copy: unknown[] | null = null;
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    const kept = selectedValue(item, keys, depth + 1);
+    if (kept !== item) (copy ??= list.slice())[i] = kept;
+  }
+  return copy ?? list as unknown[];
 }
 
 /**

@@ -158,3 +158,57 @@ Deno.test("a subgraph error at a field the planner aliased (value__alias_0) is p
     errors: [{ message: "no value", path: ["items", 1, "value"] }],
   });
 });
+
+Deno.test("a subgraph's answer is merged only for what its fetch selected at every level: a shared value type's field of another subgraph is not overwritten", async () => {
+  // `Info.w` is answered by b, `Info.h` by c: two entity fetches, in parallel.
+  const composed = composeServices([
+    {
+      name: "a",
+      url: "http://a.test/graphql",
+      typeDefs: parse(
+        FED + `type Query { products: [Product] } type Product @key(fields: "id") { id: ID! }`,
+      ),
+    },
+    {
+      name: "b",
+      url: "http://b.test/graphql",
+      typeDefs: parse(
+        FED +
+          `type Product @key(fields: "id") { id: ID! info: Info @shareable } type Info @shareable { w: Int }`,
+      ),
+    },
+    {
+      name: "c",
+      url: "http://c.test/graphql",
+      typeDefs: parse(
+        FED +
+          `scalar JSON type Product @key(fields: "id") { id: ID! info: Info @shareable } type Info @shareable { h: Int meta: JSON }`,
+      ),
+    },
+  ]);
+  if (composed.errors !== undefined) throw new Error(composed.errors.map((e) => e.message).join());
+  // Shared answers (single flight) merge through layers; unshared ones in place.
+  for (const enableSingleFlight of [true, false]) {
+    const engine = createEngine(buildSupergraph(composed.supergraphSdl), {
+      enableSingleFlight,
+      fetch: async (request) => {
+        const host = new URL(request.url).hostname;
+        if (host === "a.test") {
+          return Response.json({ data: { products: [{ __typename: "Product", id: "1" }] } });
+        }
+        if (host === "b.test") return Response.json({ data: { _entities: [{ info: { w: 5 } }] } });
+        // c answers last, with b's field too (and a JSON scalar whose object is its value).
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return Response.json({
+          data: { _entities: [{ info: { h: 1, w: 666, meta: { w: 1 } }, id: "2" }] },
+        });
+      },
+    });
+    const prepared = prepare(engine, { query: "{ products { id info { w h meta } } }" });
+    assert.ok(prepared.ok);
+    const result = await execute(engine, prepared.operation);
+    assert.deepEqual(result, {
+      data: { products: [{ id: "1", info: { w: 5, h: 1, meta: { w: 1 } } }] },
+    }, `single flight ${enableSingleFlight}`);
+  }
+});
