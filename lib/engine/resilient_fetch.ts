@@ -47,6 +47,17 @@ export interface ResilientFetchOptions {
   readonly onCircuitOpen?: () => void;
 }
 
+/**
+ * The abort reason of a subgraph fetch past `engine.subgraph_request_timeout`
+ * (a `TimeoutError`): unlike the client going away or the request's own
+ * deadline, it says the subgraph did not answer in time.
+ */
+export class SubgraphTimeout extends DOMException {
+  constructor() {
+    super("The subgraph request timed out", "TimeoutError");
+  }
+}
+
 function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
@@ -117,7 +128,13 @@ export async function resilientFetch(
     try {
       response = await send();
     } catch (error) {
-      if (options.signal.aborted) throw error;
+      if (options.signal.aborted) {
+        // The deadline ended it: the subgraph did not answer in time, a failure
+        // (else one that never answers never opens the breaker). The client
+        // going away says nothing about the subgraph.
+        if (options.signal.reason instanceof SubgraphTimeout) breaker?.record(false);
+        throw error;
+      }
       breaker?.record(false);
       const delay = retries
         ? retryDelay(retry, {

@@ -10,7 +10,7 @@ import type { HeaderPropagator } from "./headers.ts";
 import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "./types.ts";
 import { RouterError } from "../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "./memory_budget.ts";
-import { type Resilience, resilientFetch } from "./resilient_fetch.ts";
+import { type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
 import { type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
@@ -271,7 +271,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     };
   }
   const track = deadlineGroups(options.timeoutMs, {
-    reason: () => new DOMException("The subgraph request timed out", "TimeoutError"),
+    reason: () => new SubgraphTimeout(),
   });
   // A fetch of its own (no sharing): its timeout, and the client's signal.
   async function unshared(out: Outgoing, sendOptions: SendOptions): Promise<SubgraphResponse> {

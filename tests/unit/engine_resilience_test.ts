@@ -4,7 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { createCircuitBreaker } from "../../lib/engine/circuit_breaker.ts";
-import { type Resilience, resilientFetch } from "../../lib/engine/resilient_fetch.ts";
+import {
+  type Resilience,
+  resilientFetch,
+  SubgraphTimeout,
+} from "../../lib/engine/resilient_fetch.ts";
 import { retryDelay } from "../../lib/engine/retry.ts";
 
 const RETRY = { enabled: true, maxAttempts: 3, intervalMs: 100, maxDurationMs: 1_000 };
@@ -146,4 +150,74 @@ Deno.test("issue 15: the circuit breaker opens on the error rate, fails fast, ha
   probe.record(false);
   assert.equal(probe.state, "open");
   assert.equal(probe.allow(), false);
+});
+
+Deno.test("a half-open probe that never reports (the deadline or the client ended it) does not keep the breaker open for good", async () => {
+  let now = 0;
+  const policy = {
+    enabled: true,
+    errorThresholdPercentage: 50,
+    requestThreshold: 1,
+    sleepWindowMs: 5_000,
+    halfOpenAttempts: 1,
+    rollingDurationMs: 10_000,
+  };
+  const breaker = createCircuitBreaker(policy, { now: () => now });
+  const noRetry = { ...RETRY, enabled: false };
+  breaker.record(false);
+  assert.equal(breaker.state, "open");
+  now = 5_000;
+  // The probe hangs until its request is aborted: it reports nothing.
+  const controller = new AbortController();
+  const hanging = run(
+    () =>
+      new Promise<Response>((_, reject) =>
+        controller.signal.addEventListener("abort", () => reject(controller.signal.reason))
+      ),
+    { retry: noRetry, breaker },
+    { signal: controller.signal },
+  ).result;
+  controller.abort(new DOMException("gone", "AbortError"));
+  await assert.rejects(hanging);
+  assert.equal(breaker.allow(), false, "within the sleep window: still refused");
+  // The subgraph is back: after another sleep window a new probe is let through.
+  now = 10_000;
+  const { send } = scripted([200]);
+  assert.equal((await run(send, { retry: noRetry, breaker }).result).status, 200);
+  assert.equal(breaker.state, "closed");
+});
+
+Deno.test("a subgraph that never answers (each fetch ended by its deadline) opens the breaker; a client going away counts for nothing", async () => {
+  const policy = {
+    enabled: true,
+    errorThresholdPercentage: 50,
+    requestThreshold: 2,
+    sleepWindowMs: 5_000,
+    halfOpenAttempts: 1,
+    rollingDurationMs: 10_000,
+  };
+  const noRetry = { ...RETRY, enabled: false };
+  const hang = async (breaker: ReturnType<typeof createCircuitBreaker>, reason: unknown) => {
+    const controller = new AbortController();
+    const result = run(
+      () =>
+        new Promise<Response>((_, reject) =>
+          controller.signal.addEventListener("abort", () => reject(controller.signal.reason))
+        ),
+      { retry: noRetry, breaker },
+      { signal: controller.signal },
+    ).result;
+    controller.abort(reason);
+    await assert.rejects(result);
+  };
+  const timedOut = createCircuitBreaker(policy, { now: () => 0 });
+  for (let i = 0; i < 2; i++) {
+    await hang(timedOut, new SubgraphTimeout());
+  }
+  assert.equal(timedOut.state, "open");
+  // The client gone, or the request's own deadline (it may have spent it elsewhere).
+  const gone = createCircuitBreaker(policy, { now: () => 0 });
+  await hang(gone, new DOMException("gone", "AbortError"));
+  await hang(gone, new DOMException("The request took longer than 1000 ms", "TimeoutError"));
+  assert.equal(gone.state, "closed");
 });
