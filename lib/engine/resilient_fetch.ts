@@ -45,6 +45,23 @@ export interface ResilientFetchOptions {
   readonly onRetry?: () => void;
   /** Called when the open breaker refuses an attempt (metrics). */
   readonly onCircuitOpen?: () => void;
+  /**
+   * The caller reads the body of the response returned and gives the breaker
+   * its verdict then ({@linkcode answered}): a success status is not recorded
+   * here, since a body that breaks off or never ends is no success.
+   * @default false
+   */
+  readonly verdictAfterBody?: boolean;
+}
+
+/**
+ * Whether a status is a subgraph's success for the breaker (a 5xx or a 429 is
+ * not; a 4xx answers the request).
+ * @param status The HTTP status.
+ * @returns True for a success.
+ */
+export function answered(status: number): boolean {
+  return status < 500 && status !== 429;
 }
 
 /**
@@ -149,8 +166,9 @@ export async function resilientFetch(
       continue;
     }
     const status = response.status;
-    breaker?.record(status < 500 && status !== 429);
-    if (!retries || (status < 500 && status !== 429)) return response;
+    const ok = answered(status);
+    if (!ok || options.verdictAfterBody !== true) breaker?.record(ok);
+    if (!retries || ok) return response;
     const delay = retryDelay(retry, {
       attempts,
       outcome: {

@@ -10,6 +10,7 @@ import {
   SubgraphTimeout,
 } from "../../lib/engine/resilient_fetch.ts";
 import { retryDelay } from "../../lib/engine/retry.ts";
+import { createSubgraphClient } from "../../lib/engine/subgraph_client.ts";
 
 const RETRY = { enabled: true, maxAttempts: 3, intervalMs: 100, maxDurationMs: 1_000 };
 
@@ -220,4 +221,52 @@ Deno.test("a subgraph that never answers (each fetch ended by its deadline) open
   await hang(gone, new DOMException("gone", "AbortError"));
   await hang(gone, new DOMException("The request took longer than 1000 ms", "TimeoutError"));
   assert.equal(gone.state, "closed");
+});
+
+Deno.test("a 200 whose body breaks off is a failure for the breaker (a subgraph resetting every answer mid-body opens it)", async () => {
+  const policy = {
+    enabled: true,
+    errorThresholdPercentage: 50,
+    requestThreshold: 3,
+    sleepWindowMs: 5_000,
+    halfOpenAttempts: 1,
+    rollingDurationMs: 10_000,
+  };
+  const breaker = createCircuitBreaker(policy, { now: () => 0 });
+  let sent = 0;
+  const client = createSubgraphClient({
+    subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+    propagators: new Map(),
+    singleFlight: false,
+    timeoutMs: 1_000,
+    resilience: new Map([["a", { retry: { ...RETRY, enabled: false }, breaker }]]),
+    fetch: () => {
+      sent++;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"data":{"hel'));
+          controller.error(new TypeError("connection reset"));
+        },
+      });
+      return Promise.resolve(new Response(body, { status: 200 }));
+    },
+  });
+  for (let i = 0; i < 3; i++) {
+    await assert.rejects(client.send("a", "{}", {}), { code: "SUBGRAPH_ERROR" });
+  }
+  assert.equal(breaker.state, "open");
+  await assert.rejects(client.send("a", "{}", {}), { code: "SUBGRAPH_CIRCUIT_OPEN" });
+  assert.equal(sent, 3);
+  // A body read whole is the success.
+  const healthy = createCircuitBreaker(policy, { now: () => 0 });
+  const ok = createSubgraphClient({
+    subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+    propagators: new Map(),
+    singleFlight: false,
+    timeoutMs: 1_000,
+    resilience: new Map([["a", { retry: { ...RETRY, enabled: false }, breaker: healthy }]]),
+    fetch: () => Promise.resolve(Response.json({ data: {} })),
+  });
+  for (let i = 0; i < 3; i++) assert.equal((await ok.send("a", "{}", {})).status, 200);
+  assert.equal(healthy.state, "closed");
 });
