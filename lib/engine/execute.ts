@@ -503,7 +503,10 @@ function parseOnce(response: SubgraphResponse, step: FetchStep): unknown {
   } catch (error) {
     payload = error instanceof RangeError ? TOO_DEEP : null;
   }
-  if (payload !== TOO_DEEP && isObject(payload) && isObject(payload.data)) {
+  if (
+    payload !== TOO_DEEP && isObject(payload) && isObject(payload.data) &&
+    !isRawNumber(payload.data)
+  ) {
     const data = payload.data;
     let kept: Json = data;
     if (step.representations === null) kept = selected(data, step.keys, 0);

@@ -212,3 +212,33 @@ Deno.test("a subgraph's answer is merged only for what its fetch selected at eve
     }, `single flight ${enableSingleFlight}`);
   }
 });
+
+Deno.test("a long integer where data or an entity belongs is a malformed answer (SUBGRAPH_ERROR), not a silent null", async () => {
+  const big = "123456789012345678901234567890";
+  // An entity that is a number.
+  const entity = await products(1, `{"data":{"_entities":[${big}]}}`);
+  assert.deepEqual(entity.data, { products: [{ id: "1", price: null }] });
+  assert.equal(
+    entity.errors?.[0]?.message,
+    `The subgraph "b" answered a malformed GraphQL response: an entity in its _entities is neither an object nor null`,
+  );
+  // Data that is a number.
+  const data = await products(1, `{"data":${big},"errors":[]}`);
+  assert.equal(
+    data.errors?.[0]?.message,
+    `The subgraph "b" answered a malformed GraphQL response: its data is not an object`,
+  );
+  const engine = createEngine(model(), {
+    fetch: () => Promise.resolve(new Response(`{"data":${big}}`)),
+  });
+  const prepared = prepare(engine, { query: "{ products { id } }" });
+  assert.ok(prepared.ok);
+  const root = await execute(engine, prepared.operation);
+  assert.deepEqual(root, {
+    data: { products: null },
+    errors: [{
+      message: `The subgraph "a" answered a malformed GraphQL response: its data is not an object`,
+      extensions: { code: "SUBGRAPH_ERROR", serviceName: "a" },
+    }],
+  });
+});
