@@ -57,6 +57,16 @@ export interface ResilientFetchOptions {
 /**
  * Whether a status is a subgraph's success for the breaker (a 5xx or a 429 is
  * not; a 4xx answers the request).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { answered } from "./resilient_fetch.ts";
+ * assert.equal(answered(200), true);
+ * assert.equal(answered(404), true);
+ * assert.equal(answered(429), false);
+ * assert.equal(answered(503), false);
+ * ```
  * @param status The HTTP status.
  * @returns True for a success.
  */
@@ -68,6 +78,14 @@ export function answered(status: number): boolean {
  * The abort reason of a subgraph fetch past `engine.subgraph_request_timeout`
  * (a `TimeoutError`): unlike the client going away or the request's own
  * deadline, it says the subgraph did not answer in time.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SubgraphTimeout } from "./resilient_fetch.ts";
+ * assert.equal(new SubgraphTimeout().name, "TimeoutError");
+ * assert.ok(!(new DOMException("late", "TimeoutError") instanceof SubgraphTimeout));
+ * ```
  */
 export class SubgraphTimeout extends DOMException {
   constructor() {
