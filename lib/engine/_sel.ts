@@ -4,6 +4,22 @@
  * @module
  */
 
+/**
+ * The response keys a subgraph answer may have, at every level: a key with a
+ * sub-selection maps to the keys below it, a leaf to null.
+ */
+export type KeyTree = ReadonlyMap<string, KeyTree | null>;
+
+/** The keys of two trees (the sub-selections one field has under two type conditions). */
+function union(a: KeyTree, b: KeyTree): KeyTree {
+  const out = new Map(a);
+  for (const [key, child] of b) {
+    const known = out.get(key);
+    out.set(key, known && child ? union(known, child) : known ?? child);
+  }
+  return out;
+}
+
 /** One field of a {@linkcode Sel}. */
 export interface SelField {
   readonly key: string;
@@ -72,15 +88,21 @@ export class Sel {
   }
 
   /**
-   * The response keys an answer to this selection has at its top level: its
-   * fields' and its type conditions' (which add no level), and `__typename`.
+   * The response keys an answer to this selection may have, at every level:
+   * its fields' and its type conditions' (which add no level), and
+   * `__typename`; a field with a sub-selection maps to its keys, a leaf to null.
    */
-  topKeys(): Set<string> {
-    const keys = new Set<string>(["__typename"]);
+  keyTree(): KeyTree {
+    const keys = new Map<string, KeyTree | null>([["__typename", null]]);
     const stack: Sel[] = [this];
     while (stack.length > 0) {
       const sel = stack.pop()!;
-      for (const key of sel.fields.keys()) keys.add(key);
+      for (const [key, field] of sel.fields) {
+        const child = field.child?.keyTree() ?? null;
+        const known = keys.get(key);
+        // One key under two type conditions: the same field (else the planner aliases it).
+        keys.set(key, known && child ? union(known, child) : known ?? child);
+      }
       for (const fragment of sel.fragments.values()) stack.push(fragment);
     }
     return keys;

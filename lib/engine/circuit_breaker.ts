@@ -83,6 +83,8 @@ export function createCircuitBreaker(
   let openedAt = 0;
   let probes = 0;
   let probeSuccesses = 0;
+  /** When the current round of half-open probes began. */
+  let probedAt = 0;
   function reset(): void {
     starts.fill(-Infinity);
     totals.fill(0);
@@ -125,8 +127,17 @@ export function createCircuitBreaker(
         state = "half_open";
         probes = 0;
         probeSuccesses = 0;
+        probedAt = now();
       }
-      if (probes >= policy.halfOpenAttempts) return false;
+      if (probes >= policy.halfOpenAttempts) {
+        // A probe that never reports (its request aborted: the client gone) would
+        // keep the breaker refusing everything for good: after a sleep window
+        // without a verdict, a new round of probes goes.
+        if (now() - probedAt < policy.sleepWindowMs) return false;
+        probes = 0;
+        probeSuccesses = 0;
+        probedAt = now();
+      }
       probes++;
       return true;
     },

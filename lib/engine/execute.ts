@@ -18,10 +18,12 @@ import {
   wrapSubgraphErrors,
 } from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
-import { parseJsonExact } from "./json_numbers.ts";
+import { isRawNumber, parseJsonExact } from "./json_numbers.ts";
+import { MAX_DATA_DEPTH } from "./limits.ts";
+import type { KeyTree } from "./_sel.ts";
 import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
 import { RepresentationIndex } from "./_rep_index.ts";
-import type { FetchStep, PlanStep } from "./plan.ts";
+import type { FetchStep, PlanStep, Rewrite } from "./plan.ts";
 
 /** A subgraph response as the executor needs it. */
 export interface SubgraphResponse {
@@ -64,6 +66,13 @@ export interface ExecutePlanOptions {
   readonly sharedResponses?: boolean;
   /** What clients see of subgraph errors. @default RAW_SUBGRAPH_ERRORS */
   readonly subgraphErrors?: SubgraphErrorPolicy;
+  /**
+   * The largest response, bytes (`engine.max_response_bytes`): the subgraph
+   * errors forwarded count toward it. @default Infinity
+   */
+  readonly maxBytes?: number;
+  /** The error thrown when the forwarded errors pass `maxBytes`. */
+  readonly tooLarge?: () => Error;
 }
 
 /** What execution produced, before shaping. */
@@ -80,6 +89,8 @@ export interface ExecutedData {
    * sent several requests.
    */
   readonly answers: readonly (object | undefined)[] | null;
+  /** A lower bound of the JSON size of `errors` (the response's share they take). */
+  readonly errorBytes: number;
 }
 
 type Json = Record<string, unknown>;
@@ -104,6 +115,8 @@ class Executor {
    * {@linkcode ExecutedData}); null once a fetch was answered otherwise.
    */
   answers: (object | undefined)[] | null;
+  /** A lower bound of the JSON size of the subgraph errors forwarded so far. */
+  errorBytes = 0;
 
   constructor(options: ExecutePlanOptions) {
     this.#options = options;
@@ -179,6 +192,8 @@ class Executor {
     const options = this.#options;
     const objects: Json[] = [];
     const indexes: number[] = [];
+    /** Each object's type (the `__typename` its entity answer must agree with). */
+    const typenames: string[] = [];
     const variables = pick(options.variables, step.variableUsages);
     if (batch?.extra) Object.assign(variables, batch.extra);
     const variablesJson = JSON.stringify(variables);
@@ -205,6 +220,7 @@ class Executor {
         if (at === null) continue;
         objects.push(object);
         indexes.push(at);
+        typenames.push(typename);
       }
       const representations = index.json;
       if (representations.length === 0) return;
@@ -249,7 +265,7 @@ class Executor {
     }
     if (observer) this.#record(step, body, rawInput, startNs, response, undefined);
     this.#answered(step, response);
-    const payload = parseOnce(response);
+    const payload = parseOnce(response, step);
     if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
       this.#sink(step).push({
         message: payload === TOO_DEEP
@@ -271,7 +287,7 @@ class Executor {
     const data = payload.data;
     if (!step.representations) {
       if (isObject(data)) {
-        mergeInto(this.layers, this.data, selected(data, step.keys), options.abstractNames);
+        mergeInto(this.layers, this.data, data, options.abstractNames);
       }
       this.#rewrite(step);
       this.#errors(payload.errors, step, null);
@@ -287,16 +303,35 @@ class Executor {
       });
       return;
     }
+    /** Representations answered with an entity of another type (errors of their own). */
+    let foreign: Set<number> | null = null;
     if (Array.isArray(entities)) {
       for (let i = 0; i < objects.length; i++) {
-        const entity = entities[indexes[i]!];
-        if (isObject(entity)) {
-          mergeInto(this.layers, objects[i]!, selected(entity, step.keys), options.abstractNames);
+        const at = indexes[i]!;
+        const entity = entities[at];
+        if (!isObject(entity)) continue;
+        // Another type's fields (a Brand's `name` for a Product) would be this
+        // object's data, silently wrong: the entity is not merged.
+        if (!sameType(entity.__typename, typenames[i]!, options.abstractNames)) {
+          (foreign ??= new Set()).add(at);
+          continue;
         }
+        mergeInto(this.layers, objects[i]!, entity, options.abstractNames);
       }
     }
     this.#rewrite(step);
-    this.#errors(payload.errors, step, { objects, indexes });
+    let errors = payload.errors;
+    if (foreign !== null) {
+      // Placed like the subgraph's entity errors (first: never cut by the error cap).
+      const own = [...foreign].map((at) => ({
+        message:
+          `The subgraph "${step.subgraph}" answered an entity of another type than its representation's`,
+        path: ["_entities", at],
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      }));
+      errors = Array.isArray(errors) ? [...own, ...errors] : own;
+    }
+    this.#errors(errors, step, { objects, indexes });
   }
 
   #rewrite(step: FetchStep): void {
@@ -334,19 +369,36 @@ class Executor {
     const policy = this.#options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS;
     const sink: GraphQLFormattedError[] = [];
     let paths: Map<Json, (string | number)[]> | null = null;
+    /** Positions the errors were placed at: an entity error goes to every object of its entity. */
+    let positions = 0;
+    /** The JSON size of the error being placed, without its path. */
+    let size = 0;
+    // One entity error is repeated at each object sharing the representation (a
+    // thousand products of one brand): the copies are capped and counted like the
+    // errors, and their bytes like the response's (a 1 MB answer made gigabytes).
+    const forward = (error: GraphQLFormattedError): void => {
+      positions++;
+      if (sink.length >= MAX_ERRORS_PER_FETCH) return;
+      this.#charge(size + 2 * (error.path?.length ?? 0));
+      // The planner's aliases (`value__alias_0`) are named back as in the data.
+      const path = error.path;
+      const named = path === undefined ? path : clientPath(path, step.rewrites);
+      sink.push(named === path || named === undefined ? error : { ...error, path: named });
+    };
     // A subgraph cannot make the client's answer carry unbounded errors.
     for (const raw of errors.slice(0, MAX_ERRORS_PER_FETCH)) {
       if (!isObject(raw)) continue;
       const error = filterSubgraphError(raw, step.subgraph, policy) as unknown as Json;
       const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
+      size = jsonSize(withoutPath(error));
       // A path must name what the fetch selected (a root field; an entity's field),
       // else it points nowhere in the client's response: the error keeps no path.
       if (path !== null && !selects(step, entity ? path.slice(2, 3) : path.slice(0, 1))) {
-        sink.push(withoutPath(error));
+        forward(withoutPath(error));
         continue;
       }
       if (!entity || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
-        sink.push(
+        forward(
           entity && path?.[0] === "_entities"
             ? withoutPath(error)
             : (error as unknown as GraphQLFormattedError),
@@ -365,24 +417,33 @@ class Executor {
         if (entity.indexes[i] !== index) continue;
         const at = paths.get(entity.objects[i]!);
         if (!at) continue;
-        sink.push(
+        forward(
           { ...error, path: [...at, ...path.slice(2)] } as unknown as GraphQLFormattedError,
         );
         placed = true;
       }
-      if (!placed) sink.push(withoutPath(error));
+      if (!placed) forward(withoutPath(error));
     }
-    if (errors.length > MAX_ERRORS_PER_FETCH) {
-      sink.push({
-        message:
-          `The subgraph "${step.subgraph}" sent ${errors.length} errors; the first ${MAX_ERRORS_PER_FETCH} are forwarded`,
-        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
-      });
+    if (errors.length > MAX_ERRORS_PER_FETCH || positions > sink.length) {
+      const message = errors.length > MAX_ERRORS_PER_FETCH
+        ? `The subgraph "${step.subgraph}" sent ${errors.length} errors; the first ${MAX_ERRORS_PER_FETCH} are forwarded`
+        : `The subgraph "${step.subgraph}" sent errors for ${positions} positions in the response; the first ${MAX_ERRORS_PER_FETCH} are forwarded`;
+      this.#charge(message.length + 40);
+      sink.push({ message, extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph } });
     }
     if (sink.length === 0) return;
     if (policy.mode === "wrapped") {
       this.#sink(step).push(wrapSubgraphErrors(sink, step.subgraph, policy));
     } else this.#sink(step).push(...sink);
+  }
+
+  /** Counts forwarded error bytes toward the response's limit (`maxBytes`). */
+  #charge(bytes: number): void {
+    this.errorBytes += bytes;
+    const limit = this.#options.maxBytes ?? Infinity;
+    if (this.errorBytes <= limit) return;
+    throw this.#options.tooLarge?.() ??
+      new RangeError(`The response would exceed ${limit} bytes`);
   }
 
   #record(
@@ -428,10 +489,12 @@ class Executor {
 const TOO_DEEP: unknown = Object.freeze({ tooDeep: true });
 
 /**
- * The parsed body (null when it is not JSON), parsed once per shared response:
- * requests that shared a subgraph response share its parsed data too.
+ * The parsed body (null when it is not JSON) with only the members its fetch
+ * selected (see {@linkcode selected}), made once per shared response: requests
+ * that shared a subgraph response share its parsed data too (one body is one
+ * operation text, so one selection).
  */
-function parseOnce(response: SubgraphResponse): unknown {
+function parseOnce(response: SubgraphResponse, step: FetchStep): unknown {
   const memo = response.parsed;
   if (memo !== undefined && "value" in memo) return memo.value;
   let payload: unknown;
@@ -440,8 +503,30 @@ function parseOnce(response: SubgraphResponse): unknown {
   } catch (error) {
     payload = error instanceof RangeError ? TOO_DEEP : null;
   }
+  if (
+    payload !== TOO_DEEP && isObject(payload) && isObject(payload.data) &&
+    !isRawNumber(payload.data)
+  ) {
+    const data = payload.data;
+    let kept: Json = data;
+    if (step.representations === null) kept = selected(data, step.keys, 0);
+    else if (Array.isArray(data._entities)) {
+      const entities = selectedItems(data._entities, step.keys, 1);
+      if (entities !== data._entities) kept = { ...data, _entities: entities };
+    }
+    if (kept !== data) payload = { ...payload, data: kept };
+  }
   if (memo !== undefined) memo.value = payload;
   return payload;
+}
+
+/** The length of a value's JSON; a value JSON cannot print counts as unbounded. */
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Infinity;
+  }
 }
 
 function withoutPath(error: Json): GraphQLFormattedError {
@@ -480,23 +565,118 @@ export async function executePlan(
   if (step) await executor.run(step);
   const errors: GraphQLFormattedError[] = [];
   for (const list of executor.errorsByFetch) if (list) errors.push(...list);
-  return { data: executor.data, errors, layers: executor.layers, answers: executor.answers };
+  return {
+    data: executor.data,
+    errors,
+    layers: executor.layers,
+    answers: executor.answers,
+    errorBytes: executor.errorBytes,
+  };
+}
+
+/** What {@linkcode selected} drops. */
+const UNSELECTED = Symbol("unselected");
+
+/**
+ * The members of a subgraph's answer its fetch selected, at every level: one
+ * answering keys it was not asked for (a root field of another subgraph, a
+ * field another subgraph owns, or one of a shared value type's fields below
+ * an entity's) would overwrite their data. Copies only where there is such a
+ * key; a leaf (a custom scalar's object) is kept whole. Below
+ * {@linkcode MAX_DATA_DEPTH} (where merging stops too) values are kept as sent.
+ */
+function selected(answer: Json, keys: KeyTree | undefined, depth: number): Json {
+  if (keys === undefined || depth >= MAX_DATA_DEPTH) return answer;
+  let out: Json | null = null;
+  for (const key in answer) {
+    const value = answer[key];
+    let kept: unknown = UNSELECTED;
+    if (keys.has(key)) {
+      const below = keys.get(key);
+      kept = below ? selectedValue(value, below, depth + 1) : value;
+    }
+    if (out === null && kept !== value) {
+      // The members before this one were kept as they are.
+      out = {};
+      for (const k in answer) {
+        if (k === key) break;
+        out[k] = answer[k];
+      }
+    }
+    if (out !== null && kept !== UNSELECTED) out[key] = kept;
+  }
+  return out ?? answer;
+}
+
+/** {@linkcode selected} of a field's value: an object, a list of them, or a leaf. */
+function selectedValue(value: unknown, keys: KeyTree, depth: number): unknown {
+  if (Array.isArray(value)) return selectedItems(value, keys, depth);
+  return isObject(value) && !isRawNumber(value) ? selected(value, keys, depth) : value;
+}
+
+/** {@linkcode selected} of each item of a list (a copy only when one changed). */
+function selectedItems(
+  list: readonly unknown[],
+  keys: KeyTree | undefined,
+  depth: number,
+): unknown[] {
+  if (keys === undefined || depth >= MAX_DATA_DEPTH) return list as unknown[];
+  let copy: unknown[] | null = null;
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    const kept = selectedValue(item, keys, depth + 1);
+    if (kept !== item) (copy ??= list.slice())[i] = kept;
+  }
+  return copy ?? list as unknown[];
 }
 
 /**
- * The members of a subgraph's answer its fetch selected: one answering keys it
- * was not asked for (a root field of another subgraph, a field another subgraph
- * owns) would overwrite their data. Copies only when there is such a key.
+ * Whether an entity answer's `__typename` (none: no claim) agrees with the
+ * object's type: the same, or an interface on either side (an
+ * `@interfaceObject` answers with the interface, and is answered for by the
+ * concrete type).
  */
-function selected(answer: Json, keys: ReadonlySet<string> | undefined): Json {
-  if (keys === undefined) return answer;
-  for (const key in answer) {
-    if (keys.has(key)) continue;
-    const kept: Json = {};
-    for (const k in answer) if (keys.has(k)) kept[k] = answer[k];
-    return kept;
+function sameType(
+  answered: unknown,
+  typename: string,
+  abstractNames: ReadonlySet<string> | undefined,
+): boolean {
+  if (answered === undefined || answered === typename) return true;
+  if (typeof answered !== "string") return false;
+  return abstractNames !== undefined &&
+    (abstractNames.has(answered) || abstractNames.has(typename));
+}
+
+/**
+ * An error path in the client's response keys: a field the planner aliased
+ * in the subgraph's operation (a rewrite's `from`, renamed to `to` in the
+ * data by `#rewrite`) is named back. A rewrite's path is field keys (`@`
+ * stays on the object); the error path's list indexes lie between them.
+ */
+function clientPath(
+  path: readonly (string | number)[],
+  rewrites: readonly Rewrite[],
+): readonly (string | number)[] {
+  let out: (string | number)[] | null = null;
+  // Shallower rewrites first (the plan sorts them): deeper paths name the keys they gave back.
+  for (const rewrite of rewrites) {
+    const at: readonly (string | number)[] = out ?? path;
+    let i = 0;
+    let matched = true;
+    for (const key of rewrite.path) {
+      if (key === "@") continue;
+      while (typeof at[i] === "number") i++;
+      if (at[i] !== key) {
+        matched = false;
+        break;
+      }
+      i++;
+    }
+    if (!matched) continue;
+    while (typeof at[i] === "number") i++;
+    if (at[i] === rewrite.from) (out ??= [...path])[i] = rewrite.to;
   }
-  return answer;
+  return out ?? path;
 }
 
 /** Whether a path's first key (none: true) is a response key the fetch selected. */

@@ -546,6 +546,8 @@ export async function execute(
         abstractNames: engine.abstractNames,
         sharedResponses: shared,
         subgraphErrors: engine.subgraphErrors,
+        maxBytes: engine.memory.maxTicketBytes,
+        tooLarge: () => responseTooLarge(engine.memory.maxTicketBytes),
         ...(observer
           ? {
             observer,
@@ -585,6 +587,7 @@ export async function execute(
     errors,
     layers: executed.layers,
     denied: planned.denied,
+    bytes: executed.errorBytes,
     maxBytes: limit,
     tooLarge: () => responseTooLarge(limit),
   });

@@ -45,6 +45,52 @@ export interface ResilientFetchOptions {
   readonly onRetry?: () => void;
   /** Called when the open breaker refuses an attempt (metrics). */
   readonly onCircuitOpen?: () => void;
+  /**
+   * The caller reads the body of the response returned and gives the breaker
+   * its verdict then ({@linkcode answered}): a success status is not recorded
+   * here, since a body that breaks off or never ends is no success.
+   * @default false
+   */
+  readonly verdictAfterBody?: boolean;
+}
+
+/**
+ * Whether a status is a subgraph's success for the breaker (a 5xx or a 429 is
+ * not; a 4xx answers the request).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { answered } from "./resilient_fetch.ts";
+ * assert.equal(answered(200), true);
+ * assert.equal(answered(404), true);
+ * assert.equal(answered(429), false);
+ * assert.equal(answered(503), false);
+ * ```
+ * @param status The HTTP status.
+ * @returns True for a success.
+ */
+export function answered(status: number): boolean {
+  return status < 500 && status !== 429;
+}
+
+/**
+ * The abort reason of a subgraph fetch past `engine.subgraph_request_timeout`
+ * (a `TimeoutError`): unlike the client going away or the request's own
+ * deadline, it says the subgraph did not answer in time.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SubgraphTimeout } from "./resilient_fetch.ts";
+ * assert.equal(new SubgraphTimeout().name, "TimeoutError");
+ * assert.ok(!(new DOMException("late", "TimeoutError") instanceof SubgraphTimeout));
+ * ```
+ */
+export class SubgraphTimeout extends DOMException {
+  constructor() {
+    super("The subgraph request timed out", "TimeoutError");
+  }
 }
 
 function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
@@ -117,7 +163,13 @@ export async function resilientFetch(
     try {
       response = await send();
     } catch (error) {
-      if (options.signal.aborted) throw error;
+      if (options.signal.aborted) {
+        // The deadline ended it: the subgraph did not answer in time, a failure
+        // (else one that never answers never opens the breaker). The client
+        // going away says nothing about the subgraph.
+        if (options.signal.reason instanceof SubgraphTimeout) breaker?.record(false);
+        throw error;
+      }
       breaker?.record(false);
       const delay = retries
         ? retryDelay(retry, {
@@ -132,8 +184,9 @@ export async function resilientFetch(
       continue;
     }
     const status = response.status;
-    breaker?.record(status < 500 && status !== 429);
-    if (!retries || (status < 500 && status !== 429)) return response;
+    const ok = answered(status);
+    if (!ok || options.verdictAfterBody !== true) breaker?.record(ok);
+    if (!retries || ok) return response;
     const delay = retryDelay(retry, {
       attempts,
       outcome: {

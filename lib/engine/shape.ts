@@ -35,6 +35,8 @@ export interface ShapeOptions {
   readonly denied?: ReadonlySet<NField>;
   /** The largest response, bytes (`engine.max_response_bytes`). @default Infinity */
   readonly maxBytes?: number;
+  /** Bytes the response already holds (the subgraph errors, counted as forwarded). @default 0 */
+  readonly bytes?: number;
   /** The error thrown when the output passes `maxBytes`. */
   readonly tooLarge?: () => Error;
 }
@@ -153,6 +155,7 @@ class Shaper {
     this.#denied = options.denied !== undefined && options.denied.size > 0
       ? options.denied
       : undefined;
+    this.#bytes = options.bytes ?? 0;
     this.#maxBytes = options.maxBytes ?? Infinity;
     this.#tooLarge = options.tooLarge ??
       (() => new RangeError(`The response would exceed ${this.#maxBytes} bytes`));

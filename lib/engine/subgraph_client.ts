@@ -10,7 +10,7 @@ import type { HeaderPropagator } from "./headers.ts";
 import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "./types.ts";
 import { RouterError } from "../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "./memory_budget.ts";
-import { type Resilience, resilientFetch } from "./resilient_fetch.ts";
+import { answered, type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
 import { type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
@@ -212,12 +212,18 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     let text: string;
     let firstByteNs: number | undefined;
     let responseHeaders: Headers;
+    const breaker = resilience?.breaker ?? null;
+    /** A success status whose verdict waits for the body (the breaker's). */
+    let pending = false;
+    /** The body broke off or could not be decoded (not the deadline, not the client). */
+    let broke = false;
     try {
       const response = resilience === undefined ? await send() : await resilientFetch(send, {
         subgraph: out.subgraph,
         resilience,
         idempotent: out.idempotent,
         signal,
+        verdictAfterBody: true,
         ...(events
           ? {
             onRetry: () => events.retried?.(out.subgraph),
@@ -226,6 +232,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           : {}),
       });
       status = response.status;
+      pending = breaker !== null && answered(status);
       responseHeaders = response.headers;
       firstByteNs = now?.();
       const whole = pool !== null ? wholeBody(response) : undefined;
@@ -234,7 +241,10 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         ...(whole === undefined ? {} : { whole }),
         tooLarge: tooLargeFor(out.subgraph),
         notUtf8: notUtf8For(out.subgraph),
-        broken: (cause) => brokenBody(cause, { signal, subgraph: out.subgraph, status }),
+        broken: (cause) => {
+          broke = !signal.aborted;
+          return brokenBody(cause, { signal, subgraph: out.subgraph, status });
+        },
         ...(budget && tickets
           ? {
             charge: (n: number) => budget.charge(n, { tickets, signal }),
@@ -243,6 +253,9 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           : {}),
       });
     } catch (error) {
+      // A body that broke off, or never ended before the subgraph's deadline, is
+      // a failure; one the client stopped waiting for (or over a limit) says nothing.
+      if (pending && (broke || signal.reason instanceof SubgraphTimeout)) breaker!.record(false);
       // A breaker refusal was counted by `circuitOpen` (the last attempt sent nothing).
       if (!isCircuitOpen(error)) {
         events?.fetched(out.subgraph, {
@@ -254,6 +267,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       hook?.end(status, error, false);
       throw error;
     }
+    if (pending) breaker!.record(true);
     events?.fetched(out.subgraph, {
       seconds: (performance.now() - start) / 1000,
       status,
@@ -271,7 +285,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     };
   }
   const track = deadlineGroups(options.timeoutMs, {
-    reason: () => new DOMException("The subgraph request timed out", "TimeoutError"),
+    reason: () => new SubgraphTimeout(),
   });
   // A fetch of its own (no sharing): its timeout, and the client's signal.
   async function unshared(out: Outgoing, sendOptions: SendOptions): Promise<SubgraphResponse> {

@@ -9,6 +9,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { SubgraphErrorPropagationConfig } from "../config/types.ts";
+import { isRawNumber } from "./json_numbers.ts";
 
 /** The policy applied to every subgraph error. */
 export interface SubgraphErrorPolicy {
@@ -211,7 +212,10 @@ export function malformedResponse(
     // No data is an answer only beside the errors that explain it (the spec requires them).
     return Array.isArray(errors) && errors.length > 0 ? null : "it has neither data nor errors";
   }
-  if (typeof data !== "object" || Array.isArray(data)) return "its data is not an object";
+  // A number kept exact (a long integer) is an object in memory, not in the JSON.
+  if (typeof data !== "object" || Array.isArray(data) || isRawNumber(data)) {
+    return "its data is not an object";
+  }
   if (!options.entities) return null;
   const entities = (data as Record<string, unknown>)._entities;
   if (!Array.isArray(entities)) {
@@ -220,7 +224,10 @@ export function malformedResponse(
   }
   // An entity is an object, or null when it was not found; anything else is no answer.
   for (const entity of entities) {
-    if (entity !== null && (typeof entity !== "object" || Array.isArray(entity))) {
+    if (
+      entity !== null &&
+      (typeof entity !== "object" || Array.isArray(entity) || isRawNumber(entity))
+    ) {
       return "an entity in its _entities is neither an object nor null";
     }
   }

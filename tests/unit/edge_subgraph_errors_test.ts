@@ -285,22 +285,30 @@ Deno.test("a subgraph answer with neither data nor errors is a SUBGRAPH_ERROR, n
   }
 });
 
-Deno.test("an entity answer naming another __typename cannot change the type of the object it merges into", async () => {
+Deno.test("an entity answer naming another __typename cannot change the type of the object it merges into, nor give it that type's fields", async () => {
   const handle = handlerOf(
     await edgeState({}, {
       answer: (_subgraph, body) =>
         body.query.includes("_entities")
           // The reviews subgraph answers a Product representation as a Brand.
-          ? { data: { _entities: [{ __typename: "Brand", reviews: [], id: "b1" }] } }
+          ? { data: { _entities: [{ __typename: "Brand", averageRating: 5, id: "b1" }] } }
           : { data: { search: [{ __typename: "Product", upc: "1", name: "Chair" }] } },
     }),
   );
   const response = await handle(graphqlPost({
     query:
-      '{ search(text: "a") { __typename ... on Product { upc name reviews { rating } } ... on Brand { id } } }',
+      '{ search(text: "a") { __typename ... on Product { upc name averageRating } ... on Brand { id } } }',
   }));
-  assert.deepEqual(await response.json(), {
-    data: { search: [{ __typename: "Product", upc: "1", name: "Chair", reviews: [] }] },
+  // Nor are the Brand's fields merged into it (its rating is no Product's).
+  const body = await response.json();
+  assert.deepEqual(body.data, {
+    search: [{ __typename: "Product", upc: "1", name: "Chair", averageRating: null }],
+  });
+  assert.equal(body.errors.length, 1);
+  assert.deepEqual(body.errors[0].extensions.errors[0], {
+    message: `The subgraph "reviews" answered an entity of another type than its representation's`,
+    path: ["search", 0],
+    extensions: { code: "SUBGRAPH_ERROR", serviceName: "reviews" },
   });
 });
 

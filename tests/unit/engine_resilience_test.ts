@@ -4,8 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { createCircuitBreaker } from "../../lib/engine/circuit_breaker.ts";
-import { type Resilience, resilientFetch } from "../../lib/engine/resilient_fetch.ts";
+import {
+  type Resilience,
+  resilientFetch,
+  SubgraphTimeout,
+} from "../../lib/engine/resilient_fetch.ts";
 import { retryDelay } from "../../lib/engine/retry.ts";
+import { createSubgraphClient } from "../../lib/engine/subgraph_client.ts";
 
 const RETRY = { enabled: true, maxAttempts: 3, intervalMs: 100, maxDurationMs: 1_000 };
 
@@ -146,4 +151,122 @@ Deno.test("issue 15: the circuit breaker opens on the error rate, fails fast, ha
   probe.record(false);
   assert.equal(probe.state, "open");
   assert.equal(probe.allow(), false);
+});
+
+Deno.test("a half-open probe that never reports (the deadline or the client ended it) does not keep the breaker open for good", async () => {
+  let now = 0;
+  const policy = {
+    enabled: true,
+    errorThresholdPercentage: 50,
+    requestThreshold: 1,
+    sleepWindowMs: 5_000,
+    halfOpenAttempts: 1,
+    rollingDurationMs: 10_000,
+  };
+  const breaker = createCircuitBreaker(policy, { now: () => now });
+  const noRetry = { ...RETRY, enabled: false };
+  breaker.record(false);
+  assert.equal(breaker.state, "open");
+  now = 5_000;
+  // The probe hangs until its request is aborted: it reports nothing.
+  const controller = new AbortController();
+  const hanging = run(
+    () =>
+      new Promise<Response>((_, reject) =>
+        controller.signal.addEventListener("abort", () => reject(controller.signal.reason))
+      ),
+    { retry: noRetry, breaker },
+    { signal: controller.signal },
+  ).result;
+  controller.abort(new DOMException("gone", "AbortError"));
+  await assert.rejects(hanging);
+  assert.equal(breaker.allow(), false, "within the sleep window: still refused");
+  // The subgraph is back: after another sleep window a new probe is let through.
+  now = 10_000;
+  const { send } = scripted([200]);
+  assert.equal((await run(send, { retry: noRetry, breaker }).result).status, 200);
+  assert.equal(breaker.state, "closed");
+});
+
+Deno.test("a subgraph that never answers (each fetch ended by its deadline) opens the breaker; a client going away counts for nothing", async () => {
+  const policy = {
+    enabled: true,
+    errorThresholdPercentage: 50,
+    requestThreshold: 2,
+    sleepWindowMs: 5_000,
+    halfOpenAttempts: 1,
+    rollingDurationMs: 10_000,
+  };
+  const noRetry = { ...RETRY, enabled: false };
+  const hang = async (breaker: ReturnType<typeof createCircuitBreaker>, reason: unknown) => {
+    const controller = new AbortController();
+    const result = run(
+      () =>
+        new Promise<Response>((_, reject) =>
+          controller.signal.addEventListener("abort", () => reject(controller.signal.reason))
+        ),
+      { retry: noRetry, breaker },
+      { signal: controller.signal },
+    ).result;
+    controller.abort(reason);
+    await assert.rejects(result);
+  };
+  const timedOut = createCircuitBreaker(policy, { now: () => 0 });
+  for (let i = 0; i < 2; i++) {
+    await hang(timedOut, new SubgraphTimeout());
+  }
+  assert.equal(timedOut.state, "open");
+  // The client gone, or the request's own deadline (it may have spent it elsewhere).
+  const gone = createCircuitBreaker(policy, { now: () => 0 });
+  await hang(gone, new DOMException("gone", "AbortError"));
+  await hang(gone, new DOMException("The request took longer than 1000 ms", "TimeoutError"));
+  assert.equal(gone.state, "closed");
+});
+
+Deno.test("a 200 whose body breaks off is a failure for the breaker (a subgraph resetting every answer mid-body opens it)", async () => {
+  const policy = {
+    enabled: true,
+    errorThresholdPercentage: 50,
+    requestThreshold: 3,
+    sleepWindowMs: 5_000,
+    halfOpenAttempts: 1,
+    rollingDurationMs: 10_000,
+  };
+  const breaker = createCircuitBreaker(policy, { now: () => 0 });
+  let sent = 0;
+  const client = createSubgraphClient({
+    subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+    propagators: new Map(),
+    singleFlight: false,
+    timeoutMs: 1_000,
+    resilience: new Map([["a", { retry: { ...RETRY, enabled: false }, breaker }]]),
+    fetch: () => {
+      sent++;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"data":{"hel'));
+          controller.error(new TypeError("connection reset"));
+        },
+      });
+      return Promise.resolve(new Response(body, { status: 200 }));
+    },
+  });
+  for (let i = 0; i < 3; i++) {
+    await assert.rejects(client.send("a", "{}", {}), { code: "SUBGRAPH_ERROR" });
+  }
+  assert.equal(breaker.state, "open");
+  await assert.rejects(client.send("a", "{}", {}), { code: "SUBGRAPH_CIRCUIT_OPEN" });
+  assert.equal(sent, 3);
+  // A body read whole is the success.
+  const healthy = createCircuitBreaker(policy, { now: () => 0 });
+  const ok = createSubgraphClient({
+    subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+    propagators: new Map(),
+    singleFlight: false,
+    timeoutMs: 1_000,
+    resilience: new Map([["a", { retry: { ...RETRY, enabled: false }, breaker: healthy }]]),
+    fetch: () => Promise.resolve(Response.json({ data: {} })),
+  });
+  for (let i = 0; i < 3; i++) assert.equal((await ok.send("a", "{}", {})).status, 200);
+  assert.equal(healthy.state, "closed");
 });

@@ -188,7 +188,7 @@ function emitFetch(
     ...(targets.length > 0 ? { targets } : {}),
     sendTypename,
     variableUsages,
-    keys: sel.topKeys(),
+    keys: sel.keyTree(),
     rewrites: rewrites.sort((a, b) => a.path.length - b.path.length),
     ...(g.contexts.length > 0 ? { contextVariables: [...g.contexts] } : {}),
     ...(representationsVariable !== null && representationsVariable !== "representations"

@@ -5,6 +5,7 @@
  * @module
  */
 import type { RepField, RepSelection } from "../_rep.ts";
+import type { KeyTree } from "../_sel.ts";
 
 export type { RepField, RepSelection };
 
@@ -114,11 +115,12 @@ export interface FetchStep {
   /** `@fromContext` variables, read per object from an ancestor; absent when none. */
   readonly contextVariables?: readonly ContextVariable[];
   /**
-   * The response keys the fetch selects at its top level (root fields; each
-   * entity's fields): other members of an answer are not merged, since they
-   * could overwrite what another subgraph answered. Absent: every member.
+   * The response keys the fetch selects, at every level (root fields; each
+   * entity's fields; the fields below them): other members of an answer are
+   * not merged, since they could overwrite what another subgraph answered.
+   * Absent: every member.
    */
-  readonly keys?: ReadonlySet<string>;
+  readonly keys?: KeyTree;
   /**
    * Entity fetches whose client operation has a `$representations` of its own:
    * the name the representations are sent under instead; absent: `representations`.
