@@ -4,6 +4,10 @@
  * fetches, merges results in place at their paths and re-paths subgraph errors
  * to the client's response path. No graphql-js `execute` here.
  *
+ * Over 600 lines: the fetch, merge and error paths share the executor's
+ * per-request state (data, layers, error sinks); the pure pieces live beside
+ * it (`_data.ts`, `_answer_keys.ts`, `subgraph_errors.ts`).
+ *
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
@@ -19,8 +23,7 @@ import {
 } from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
 import { isRawNumber, parseJsonExact } from "./json_numbers.ts";
-import { MAX_DATA_DEPTH } from "./limits.ts";
-import type { KeyTree } from "./_sel.ts";
+import { selected, selectedItems } from "./_answer_keys.ts";
 import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
 import { RepresentationIndex } from "./_rep_index.ts";
 import type { FetchStep, PlanStep, Rewrite } from "./plan.ts";
@@ -572,62 +575,6 @@ export async function executePlan(
     answers: executor.answers,
     errorBytes: executor.errorBytes,
   };
-}
-
-/** What {@linkcode selected} drops. */
-const UNSELECTED = Symbol("unselected");
-
-/**
- * The members of a subgraph's answer its fetch selected, at every level: one
- * answering keys it was not asked for (a root field of another subgraph, a
- * field another subgraph owns, or one of a shared value type's fields below
- * an entity's) would overwrite their data. Copies only where there is such a
- * key; a leaf (a custom scalar's object) is kept whole. Below
- * {@linkcode MAX_DATA_DEPTH} (where merging stops too) values are kept as sent.
- */
-function selected(answer: Json, keys: KeyTree | undefined, depth: number): Json {
-  if (keys === undefined || depth >= MAX_DATA_DEPTH) return answer;
-  let out: Json | null = null;
-  for (const key in answer) {
-    const value = answer[key];
-    let kept: unknown = UNSELECTED;
-    if (keys.has(key)) {
-      const below = keys.get(key);
-      kept = below ? selectedValue(value, below, depth + 1) : value;
-    }
-    if (out === null && kept !== value) {
-      // The members before this one were kept as they are.
-      out = {};
-      for (const k in answer) {
-        if (k === key) break;
-        out[k] = answer[k];
-      }
-    }
-    if (out !== null && kept !== UNSELECTED) out[key] = kept;
-  }
-  return out ?? answer;
-}
-
-/** {@linkcode selected} of a field's value: an object, a list of them, or a leaf. */
-function selectedValue(value: unknown, keys: KeyTree, depth: number): unknown {
-  if (Array.isArray(value)) return selectedItems(value, keys, depth);
-  return isObject(value) && !isRawNumber(value) ? selected(value, keys, depth) : value;
-}
-
-/** {@linkcode selected} of each item of a list (a copy only when one changed). */
-function selectedItems(
-  list: readonly unknown[],
-  keys: KeyTree | undefined,
-  depth: number,
-): unknown[] {
-  if (keys === undefined || depth >= MAX_DATA_DEPTH) return list as unknown[];
-  let copy: unknown[] | null = null;
-  for (let i = 0; i < list.length; i++) {
-    const item = list[i];
-    const kept = selectedValue(item, keys, depth + 1);
-    if (kept !== item) (copy ??= list.slice())[i] = kept;
-  }
-  return copy ?? list as unknown[];
 }
 
 /**
