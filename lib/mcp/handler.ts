@@ -600,6 +600,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
         return rpcError(request, null, 404, -32001, "Session not found");
       }
       mcp.revocations.add(sessionId, { now });
+      mcp.streams.end(sessionId);
       return new Response(null, { status: 204, headers: withCors(request, new Headers()) });
     }
     default:

@@ -413,6 +413,20 @@ export class McpStreamHub {
     return { ok: true, stream };
   }
 
+  /**
+   * Ends a session on this replica (DELETE): its open GET streams close and
+   * what it kept (buffer, log level) is dropped, so an ended session is sent
+   * nothing more.
+   * @param session The session id.
+   */
+  end(session: string): void {
+    if (this.#successor !== null) return this.#successor.end(session);
+    const entry = this.#sessions.get(session);
+    if (entry === undefined) return;
+    this.#sessions.delete(session);
+    for (const sink of [...entry.sinks]) this.#close(sink, true);
+  }
+
   /** Closes every stream (shutdown; listen streams get their empty result first). */
   closeAll(): void {
     if (this.#successor !== null) return this.#successor.closeAll();
