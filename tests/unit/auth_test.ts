@@ -490,6 +490,44 @@ Deno.test("key rotation without kids: a token without kid verifies against which
   if (!forged.ok) assert.equal(forged.error.message, "The access token signature is invalid");
 });
 
+Deno.test("key rotation without kids: a key jose cannot use (a legacy 1024-bit RSA key) is skipped, not fatal: the token signed by its 2048-bit sibling verifies", async () => {
+  // jose refuses RSA keys under 2048 bits with a TypeError, not a signature failure.
+  const legacy = await crypto.subtle.generateKey(
+    {
+      name: "RSASSA-PKCS1-v1_5",
+      modulusLength: 1024,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: "SHA-256",
+    },
+    true,
+    ["sign", "verify"],
+  ) as CryptoKeyPair;
+  const current = await generateKeyPair("RS256", { extractable: true });
+  const keys = [
+    { ...(await exportJWK(legacy.publicKey)), alg: "RS256" },
+    { ...(await exportJWK(current.publicKey)), alg: "RS256" },
+  ];
+  const fakeFetch = (() => Promise.resolve(Response.json({ keys }))) as typeof fetch;
+  const { state, source } = await urlState(fakeFetch, { source: { algorithms: ["RS256"] } });
+  await source.refresh();
+  const jwt = await new SignJWT({ scope: "a" }).setProtectedHeader({ alg: "RS256" })
+    .setSubject("u1").setExpirationTime("5m").sign(current.privateKey);
+  const result = await verifyToken(jwt, state);
+  assert.equal(result.ok && result.token?.subject, "u1");
+  // Claims are still checked on the key that verified: an expired token stays refused as such.
+  const expired = await new SignJWT({ scope: "a" }).setProtectedHeader({ alg: "RS256" })
+    .setSubject("u1").setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+    .sign(current.privateKey);
+  const refused = await verifyToken(expired, state);
+  assert.ok(!refused.ok);
+  assert.equal(refused.error.message, "The access token expired");
+  const forged = await new SignJWT({}).setProtectedHeader({ alg: "RS256" }).setSubject("u1")
+    .setExpirationTime("5m").sign((await generateKeyPair("RS256")).privateKey);
+  const bad = await verifyToken(forged, state);
+  assert.ok(!bad.ok);
+  assert.equal(bad.error.message, "The access token signature is invalid");
+});
+
 Deno.test("RFC 6750 §3.1: two Authorization headers (joined as 'Bearer a, Bearer b') are 400 invalid_request, not a malformed token", async () => {
   const state = await buildAuthState(
     config([{ secret: SECRET, symmetric_algorithm: "HS256", algorithms: ["HS256"] }]),
