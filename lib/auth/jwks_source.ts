@@ -261,6 +261,15 @@ export class JwksSource {
   }
 
   /**
+   * Whether the loaded set holds a key with this `kid`.
+   * @param kid A token's `kid`.
+   * @returns True when a loaded key has it.
+   */
+  hasKid(kid: string): boolean {
+    return this.#kids.has(kid);
+  }
+
+  /**
    * Waits, when worthwhile, for a refetch because of a token's unknown `kid`
    * (called before admission). Nothing to wait for (no token kid, kid known,
    * no keys yet, bucket empty) → null.

@@ -184,6 +184,40 @@ Deno.test("issue 18: unknown-kid refetches draw from the refresh_unknown_kid buc
   assert.equal(keySources.beforeAdmission(knownRequest), null, "known kid: nothing to wait for");
 });
 
+Deno.test("two key sources (GraphQL's IdP and mcp.oauth.jwks'): a token whose kid one source holds refetches neither and waits for nothing", async () => {
+  const { jwk, privateKey } = await rsaSetup();
+  const fetches = new Map<string, number>();
+  const fakeFetch = ((url: string) => {
+    fetches.set(url, (fetches.get(url) ?? 0) + 1);
+    // The second provider serves another key (kid "m1").
+    const keys = url.endsWith("/a") ? [jwk] : [{ ...jwk, kid: "m1" }];
+    return Promise.resolve(Response.json({ keys }));
+  }) as typeof fetch;
+  const keySources = new KeySources({ fetch: fakeFetch, timers: manualTimers().timers });
+  const unknownKid = { enabled: true, interval_ms: 30_000, burst: 2, max_wait_ms: 5_000 };
+  for (const url of ["http://idp/a", "http://idp/b"]) {
+    const source = keySources.source(
+      {
+        url,
+        algorithms: ["ES256"],
+        audiences: [],
+        refresh_interval_ms: 60_000,
+        refresh_unknown_kid: unknownKid,
+      } as unknown as Parameters<typeof keySources.source>[0],
+    );
+    await source.refresh();
+  }
+  const token = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "k1" }).sign(
+    privateKey,
+  );
+  const request = new Request("http://x/", { headers: { authorization: `Bearer ${token}` } });
+  for (let i = 0; i < 10; i++) {
+    assert.equal(keySources.beforeAdmission(request), null, "a kid source a holds: no wait");
+  }
+  assert.deepEqual(Object.fromEntries(fetches), { "http://idp/a": 1, "http://idp/b": 1 });
+  keySources.close();
+});
+
 Deno.test("issue 18: the background loop refreshes on refresh_interval and readiness waits for the first load", async () => {
   const { jwk } = await rsaSetup();
   let fetches = 0;
