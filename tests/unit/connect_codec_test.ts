@@ -226,6 +226,10 @@ Deno.test("spec 2.7: unknown fields and wrongly typed values → invalid_argumen
     ],
     ['{"limit": 1, "filter": {"tags": "a"}}', /"filter\.tags" expects an array/],
     ['{"limit": 3000000000}', /int32 range/],
+    // Numbers as strings as protobuf-es reads them: no surrounding whitespace.
+    ['{"limit": " 12"}', /"limit" expects an integer, got the string " 12"/],
+    ['{"limit": "12\\n"}', /"limit" expects an integer/],
+    ['{"limit": 1, "filter": {"maxPrice": "1.5 "}}', /"filter\.maxPrice" expects a number/],
   ];
   for (const [text, pattern] of cases) {
     const result = decodeCallMessage(LIST, text);
