@@ -3,6 +3,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
   authenticate,
   buildAuthState,
+  JwksSource as JwksUrlSource,
   KeySources,
   operationAccess,
   verifyToken,
@@ -216,6 +217,43 @@ Deno.test("two key sources (GraphQL's IdP and mcp.oauth.jwks'): a token whose ki
   }
   assert.deepEqual(Object.fromEntries(fetches), { "http://idp/a": 1, "http://idp/b": 1 });
   keySources.close();
+});
+
+Deno.test("JWKS status log lines never carry the URL's credentials or query values (a provider key in the URL reached every log sink)", async () => {
+  const { jwk } = await rsaSetup();
+  let ok = false;
+  const fakeFetch = (() =>
+    Promise.resolve(
+      ok ? Response.json({ keys: [jwk] }) : new Response("down", { status: 500 }),
+    )) as typeof fetch;
+  const lines: string[] = [];
+  const record = (msg: string, fields?: Record<string, unknown>) =>
+    lines.push(JSON.stringify({ msg, ...fields }));
+  const log = { debug: record, info: record, warn: record, error: record };
+  const source = new JwksUrlSource(
+    "https://user:SECRET-PASSWORD@idp.test/jwks?api_key=SECRET-KEY",
+    {
+      policy: {
+        refreshIntervalMs: 60_000,
+        unknownKid: { enabled: true, intervalMs: 30_000, burst: 2, maxWaitMs: 0 },
+      },
+      maxResponseBytes: 1_000_000,
+      timeoutMs: 1_000,
+      fetch: fakeFetch,
+      timers: manualTimers().timers,
+      log,
+    },
+  );
+  await source.refresh(); // unavailable
+  ok = true;
+  await source.refresh(); // loaded
+  ok = false;
+  await source.refresh(); // failing
+  assert.equal(lines.length, 3);
+  for (const line of lines) {
+    assert.doesNotMatch(line, /SECRET/, line);
+    assert.match(line, /idp\.test\/jwks\?api_key=\*\*\*\*/, line);
+  }
 });
 
 Deno.test("issue 18: the background loop refreshes on refresh_interval and readiness waits for the first load", async () => {
