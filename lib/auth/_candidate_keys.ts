@@ -3,7 +3,8 @@
  * holding several keys it could match (an identity provider rotating keys
  * without kids). Its `ERR_JWKS_MULTIPLE_MATCHING_KEYS` error iterates the
  * candidates; each is tried here, a bounded number of them, so a kid-less
- * token costs at most {@linkcode MAX_KEY_CANDIDATES} signature checks.
+ * token costs at most {@linkcode MAX_KEY_CANDIDATES} signature checks. A
+ * candidate that fails for any reason but a claim is skipped.
  *
  * @module
  */
@@ -42,7 +43,11 @@ export async function verifyWithKeySet(
       try {
         return await jwtVerify(jwt, candidate, options);
       } catch (inner) {
-        if (codeOf(inner) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED") throw inner;
+        // The signature verified and a claim failed: the token's own verdict. Anything else
+        // (another key's signature, a key jose will not use, such as RSA under 2048 bits)
+        // says only that this candidate is not the token's key; one unusable key in the set
+        // must not refuse tokens signed by its siblings.
+        if (codeOf(inner).startsWith("ERR_JWT_")) throw inner;
       }
     }
     throw new errors.JWSSignatureVerificationFailed();

@@ -16,6 +16,7 @@ import {
   type JWSHeaderParameters,
 } from "jose";
 import { readLimited } from "../limited_body.ts";
+import { maskUrl } from "../trace/url.ts";
 import { unrefTimer } from "../timers.ts";
 import type { Logger } from "../log/mod.ts";
 import {
@@ -245,7 +246,9 @@ export class JwksSource {
     const log = this.#options.log;
     if (!log) return;
     const changed = transition.changed;
-    const context = { url: this.url, ...fields };
+    // A JWKS URL may carry a provider's key (`?api_key=`, user info): logs name the host
+    // and path only, as traces do.
+    const context = { url: maskUrl(this.url), ...fields };
     if (changed?.to === "ok") {
       log.info(changed.from === "loading" ? "JWKS loaded" : "JWKS recovered", context);
     } else if (changed?.to === "failing") {
@@ -258,6 +261,15 @@ export class JwksSource {
   /** Seconds until the next fetch attempt (for `Retry-After`). */
   retryAfter(): number {
     return retryAfterSeconds(this.#state, { now: this.#now() });
+  }
+
+  /**
+   * Whether the loaded set holds a key with this `kid`.
+   * @param kid A token's `kid`.
+   * @returns True when a loaded key has it.
+   */
+  hasKid(kid: string): boolean {
+    return this.#kids.has(kid);
   }
 
   /**

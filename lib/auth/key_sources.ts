@@ -134,7 +134,8 @@ export class KeySources {
    * it carries a token whose `kid` a loaded source lacks, waits for that
    * source's rate-limited refetch (bounded by `max_wait` and the fetch
    * timeout), so verification inside the slot never waits on the network.
-   * Anonymous requests, known `kid`s and a drained bucket: null, no wait.
+   * Anonymous requests, a `kid` any loaded source holds and a drained
+   * bucket: null, no wait.
    * @param request The inbound request.
    * @returns A promise to await, or null.
    */
@@ -150,6 +151,12 @@ export class KeySources {
       kid = typeof decoded.kid === "string" ? decoded.kid : undefined;
     } catch {
       return null; // malformed: verification answers it
+    }
+    // A kid that one source holds is that source's key: refetching the others (another
+    // identity provider, e.g. mcp.oauth.jwks beside authentication.jwt.jwks) cannot help,
+    // and would spend their buckets and hold the request for their fetch.
+    if (kid !== undefined) {
+      for (const source of this.#sources.values()) if (source.hasKid(kid)) return null;
     }
     const waits: Promise<void>[] = [];
     for (const source of this.#sources.values()) {

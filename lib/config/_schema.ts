@@ -168,10 +168,13 @@ const JWKS_SOURCE = object({
   // Issue 15 (secure defaults): a token without `exp` would be valid forever.
   required_claims: { kind: "list", default: ["exp"] },
   max_response_bytes: { kind: "size", default: 1_000_000 },
-  fetch_timeout_ms: { kind: "duration", default: 5_000 },
+  // 0 would abort every fetch at once: keys never load, every token is answered 503.
+  fetch_timeout_ms: { kind: "duration", default: 5_000, min: 1 },
   refresh_unknown_kid: object({
     enabled: bool(true),
-    interval_ms: { kind: "duration", default: 30_000 },
+    // Below a second the bucket refills so fast that any client sending random kids makes
+    // the router refetch the provider's keys at its own request rate.
+    interval_ms: { kind: "duration", default: 30_000, min: 1_000 },
     burst: { kind: "int", default: 2, min: 1 },
     max_wait_ms: { kind: "duration", default: 5_000 },
   }),

@@ -113,6 +113,9 @@ function parseTimeout(value: string | null): CodecResult<number | null> {
   return { ok: true, value: Math.min(Number(value), MAX_TIMER_DELAY_MS) };
 }
 
+/** The GET parameters of the Connect protocol (each read once). */
+const GET_PARAMETERS = ["connect", "encoding", "message", "base64", "compression"] as const;
+
 function decodeBase64Url(text: string): Uint8Array | null {
   const normalized = text.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "");
   if (!/^[A-Za-z0-9+/]*$/.test(normalized) || normalized.length % 4 === 1) return null;
@@ -126,8 +129,8 @@ function decodeBase64Url(text: string): Uint8Array | null {
  * unknown method → 404 `unimplemented`; a mutation over GET → 405 with
  * `Allow: POST`; another HTTP method → 405; a POST whose `Content-Type` is not
  * JSON → 415; a missing or wrong `Connect-Protocol-Version` → 400
- * `invalid_argument`; missing or wrong `connect`, `encoding` or `message` GET
- * parameters → 400 `invalid_argument`; an unknown compression → `unimplemented`.
+ * `invalid_argument`; missing, wrong or repeated `connect`, `encoding`,
+ * `message`, `base64` or `compression` GET parameters → 400 `invalid_argument`; an unknown compression → `unimplemented`.
  *
  * @example
  * ```ts
@@ -227,6 +230,16 @@ export function resolveCall(
       "invalid_argument",
       "The query string is not valid UTF-8 once percent-decoded",
     ));
+  }
+  // A repeated parameter is as ambiguous as a repeated JSON key: `get` reads the first,
+  // while a cache key, a firewall or a log may read the last (/graphql refuses it too).
+  for (const name of GET_PARAMETERS) {
+    if (searchParams.getAll(name).length > 1) {
+      return fail(connectFailure(
+        "invalid_argument",
+        `The "${name}" query parameter is given more than once; give it once`,
+      ));
+    }
   }
   const connect = searchParams.get("connect");
   if (connect !== "v1") {

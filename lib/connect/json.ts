@@ -63,7 +63,12 @@ function decodeNumber(value: unknown, path: string, kind: "int32" | "double" | "
   let number: number;
   if (typeof value === "number") {
     number = value;
-  } else if (typeof value === "string" && value.trim() !== "" && !Number.isNaN(Number(value))) {
+  } else if (
+    // As protobuf-es reads proto3 JSON: no surrounding whitespace (Number(" 12") is 12, and
+    // a proxy or firewall checking the field as the spec reads it would see another value).
+    typeof value === "string" && value !== "" && value.trim() === value &&
+    !Number.isNaN(Number(value))
+  ) {
     number = Number(value);
   } else if (
     kind === "double" && (value === "NaN" || value === "Infinity" || value === "-Infinity")

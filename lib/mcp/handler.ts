@@ -32,6 +32,7 @@ import {
 } from "./respond.ts";
 import { isLogLevel, logNotification, passes } from "./logging.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
+import { streamOwner } from "./streams.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { readBodyOf } from "../http/request_context.ts";
@@ -465,6 +466,7 @@ async function handlePost(
       const opened = mcp.streams.listen(id!, {
         toolsListChanged: filter.toolsListChanged === true,
         expiresAt: expiryOf(caller),
+        owner: streamOwner(caller.token),
       });
       if (!opened.ok) return tooManyStreams(request, id);
       return sse(request, opened.stream);
@@ -600,6 +602,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
         return rpcError(request, null, 404, -32001, "Session not found");
       }
       mcp.revocations.add(sessionId, { now });
+      mcp.streams.end(sessionId);
       return new Response(null, { status: 204, headers: withCors(request, new Headers()) });
     }
     default:

@@ -1,6 +1,7 @@
 /**
  * What MCP does when the router state is replaced (reload) or stopped: the
- * new state's stream hub takes over the open streams, and when the tool list
+ * new state's stream hub takes over the open streams, its revocations the
+ * sessions ended so far (an ended session stays ended), and when the tool list
  * changed every session stream and `subscriptions/listen` stream of this
  * replica gets `notifications/tools/list_changed`; sessions that asked for
  * logs get a `notifications/message` at `info` on every reload. Called after the new state is
@@ -11,7 +12,7 @@
 import type { McpState } from "./state.ts";
 
 /**
- * Hands the streams of the previous MCP state to the next one and announces
+ * Hands the streams and ended sessions of the previous MCP state to the next one and announces
  * a changed tool list.
  *
  * @example
@@ -19,9 +20,12 @@ import type { McpState } from "./state.ts";
  * import assert from "node:assert/strict";
  * import { handOverMcp } from "./reload.ts";
  * import { McpStreamHub } from "./streams.ts";
+ * import { SessionRevocations } from "./session.ts";
  * import type { McpState } from "./state.ts";
- * const before = { toolListKey: "[a]", streams: new McpStreamHub(), tools: [] } as unknown as McpState;
- * const after = { toolListKey: "[a,b]", streams: new McpStreamHub(), tools: [] } as unknown as McpState;
+ * const state = (key: string) =>
+ *   ({ toolListKey: key, streams: new McpStreamHub(), revocations: new SessionRevocations(), tools: [] }) as unknown as McpState;
+ * const before = state("[a]");
+ * const after = state("[a,b]");
  * assert.equal(handOverMcp(before, after), true);
  * assert.equal(handOverMcp(after, after), false);
  * ```
@@ -36,6 +40,7 @@ export function handOverMcp(previous: McpState | null, next: McpState | null): b
     return false;
   }
   next.streams.adopt(previous.streams);
+  next.revocations.adopt(previous.revocations);
   const changed = previous.toolListKey !== next.toolListKey;
   if (changed) next.streams.toolsChanged();
   next.streams.log("info", {

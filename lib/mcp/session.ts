@@ -128,12 +128,34 @@ export async function verifySessionId(
  * ```
  */
 export class SessionRevocations {
-  readonly #entries = new Map<string, number>();
+  #entries = new Map<string, number>();
   readonly #maxEntries: number;
 
   /** @param options `maxEntries` (default 100000). */
   constructor(options: { readonly maxEntries?: number } = {}) {
     this.#maxEntries = options.maxEntries ?? 100_000;
+  }
+
+  /**
+   * Shares the ended ids of the previous state's set (a reload builds a new
+   * MCP state; without this, every session ended before it was valid again).
+   * Both sets then read and write one table, so a request still running on
+   * the old state ends its session for the new one too.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionRevocations } from "./session.ts";
+   * const before = new SessionRevocations();
+   * before.add("v1.a.b.c", { now: 0 });
+   * const after = new SessionRevocations();
+   * after.adopt(before);
+   * assert.equal(after.has("v1.a.b.c", { now: 1 }), true);
+   * ```
+   * @param previous The set of the state being replaced.
+   */
+  adopt(previous: SessionRevocations): void {
+    if (previous !== this) this.#entries = previous.#entries;
   }
 
   /**

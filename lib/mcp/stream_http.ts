@@ -8,6 +8,7 @@ import { clipForMessage } from "../errors.ts";
 import { type Caller, type JsonRpcId, rpcError, withCors } from "./respond.ts";
 import { verifySessionId } from "./session.ts";
 import { messageEvent } from "./sse.ts";
+import { streamOwner } from "./streams.ts";
 import type { McpState } from "./state.ts";
 import { MODERN_PROTOCOL_VERSION, SESSION_PROTOCOL_VERSIONS } from "./versions.ts";
 
@@ -157,6 +158,7 @@ export async function handleGet(
   const opened = mcp.streams.open(session, {
     lastEventId: request.headers.get("last-event-id"),
     expiresAt: expiryOf(caller),
+    owner: streamOwner(caller.token),
   });
   return opened.ok ? sse(request, opened.stream) : tooManyStreams(request, null);
 }

@@ -31,6 +31,12 @@ export interface StreamHubOptions {
   readonly maxStreams?: number;
   /** Open GET streams per session. Default 4. */
   readonly maxStreamsPerSession?: number;
+  /**
+   * Open streams (GET and listen) per token subject, across its sessions: one
+   * caller cannot take every stream of the replica. Anonymous callers share
+   * `maxStreams` only. Default 16.
+   */
+  readonly maxStreamsPerOwner?: number;
   /** Sessions remembered (buffer, log level), least recently used dropped first. Default 10000. */
   readonly maxSessions?: number;
   /** Events kept per session for resumption. Default 64. */
@@ -54,6 +60,8 @@ interface Sink {
   readonly subscription: string | number | null;
   /** The session a GET stream belongs to, else null. */
   readonly session: Session | null;
+  /** Who opened it (token issuer and subject), or null when anonymous. */
+  readonly owner: string | null;
   closed: boolean;
 }
 
@@ -70,6 +78,26 @@ interface Session {
   evicted: number;
   level: LogLevel | null;
   readonly sinks: Set<Sink>;
+}
+
+/**
+ * The owner key of a caller's streams: its token's issuer and subject, or
+ * null without a token (anonymous callers are bounded only per replica).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { streamOwner } from "./streams.ts";
+ * assert.equal(streamOwner({ issuer: "idp", subject: "alice" }), '["idp","alice"]');
+ * assert.equal(streamOwner(null), null);
+ * ```
+ * @param token The caller's verified token, or null.
+ * @returns The key, or null.
+ */
+export function streamOwner(
+  token: { readonly issuer: string; readonly subject: string } | null,
+): string | null {
+  return token === null ? null : JSON.stringify([token.issuer, token.subject]);
 }
 
 /** Why a stream was refused. */
@@ -117,6 +145,8 @@ export class McpStreamHub {
   /** Sequence of the last tools/list_changed (0: none yet). */
   #toolsChangedAt = 0;
   #open = 0;
+  /** Open streams per owner (see `maxStreamsPerOwner`). */
+  #owners = new Map<string, number>();
   /** Set once a reload handed this hub's streams to the next state's hub. */
   #successor: McpStreamHub | null = null;
 
@@ -125,6 +155,7 @@ export class McpStreamHub {
     this.#options = {
       maxStreams: options.maxStreams ?? 1000,
       maxStreamsPerSession: options.maxStreamsPerSession ?? 4,
+      maxStreamsPerOwner: options.maxStreamsPerOwner ?? 16,
       maxSessions: options.maxSessions ?? 10_000,
       bufferEvents: options.bufferEvents ?? 64,
       bufferBytes: options.bufferBytes ?? 16_384,
@@ -152,6 +183,7 @@ export class McpStreamHub {
     this.#sequence = previous.#sequence;
     this.#toolsChangedAt = previous.#toolsChangedAt;
     this.#open = previous.#open;
+    this.#owners = previous.#owners;
     previous.#successor = this;
   }
 
@@ -182,6 +214,7 @@ export class McpStreamHub {
       readonly farewell: string | null;
       readonly subscription: string | number | null;
       readonly session: Session | null;
+      readonly owner: string | null;
     },
   ): Sink {
     const sink: Sink = { controller, timers: [], ...options, closed: false };
@@ -213,6 +246,11 @@ export class McpStreamHub {
     sink.closed = true;
     for (const timer of sink.timers) clearTimeout(timer);
     this.#open--;
+    if (sink.owner !== null) {
+      const left = (this.#owners.get(sink.owner) ?? 1) - 1;
+      if (left <= 0) this.#owners.delete(sink.owner);
+      else this.#owners.set(sink.owner, left);
+    }
     this.#listeners.delete(sink);
     sink.session?.sinks.delete(sink);
     try {
@@ -226,24 +264,27 @@ export class McpStreamHub {
    * Opens a session's GET stream: the priming event, then (with
    * `lastEventId`) what the session missed, then live messages.
    * @param session The (verified) session id.
-   * @param options `Last-Event-ID`, and when the caller's token expires (ms).
+   * @param options `Last-Event-ID`, when the caller's token expires (ms), and who opens it.
    * @returns The stream, or why not.
    */
   open(
     session: string,
-    options: { readonly lastEventId: string | null; readonly expiresAt?: number | null },
+    options: {
+      readonly lastEventId: string | null;
+      readonly expiresAt?: number | null;
+      /** Token issuer and subject (see {@linkcode streamOwner}); null or absent: anonymous. */
+      readonly owner?: string | null;
+    },
   ):
     | { readonly ok: true; readonly stream: ReadableStream<Uint8Array> }
     | { readonly ok: false; readonly reason: OpenRefusal } {
     if (this.#successor !== null) return this.#successor.open(session, options);
     const entry = this.#session(session, true)!;
-    if (
-      this.#open >= this.#options.maxStreams ||
-      entry.sinks.size >= this.#options.maxStreamsPerSession
-    ) {
+    const owner = options.owner ?? null;
+    if (!this.#admit(owner) || entry.sinks.size >= this.#options.maxStreamsPerSession) {
       return { ok: false, reason: "too_many_streams" };
     }
-    this.#open++;
+    this.#take(owner);
     let sink: Sink;
     const stream = new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -252,6 +293,7 @@ export class McpStreamHub {
           farewell: null,
           subscription: null,
           session: entry,
+          owner,
         });
         const latest = entry.events.at(-1)?.sequence ?? this.#sequence;
         this.#write(sink, primingEvent(eventId(this.#replica, latest), this.#options.retryMs));
@@ -261,6 +303,17 @@ export class McpStreamHub {
       cancel: () => this.#close(sink, false),
     });
     return { ok: true, stream };
+  }
+
+  /** Room for one more stream: below the replica's bound and the owner's. */
+  #admit(owner: string | null): boolean {
+    if (this.#open >= this.#options.maxStreams) return false;
+    return owner === null || (this.#owners.get(owner) ?? 0) < this.#options.maxStreamsPerOwner;
+  }
+
+  #take(owner: string | null): void {
+    this.#open++;
+    if (owner !== null) this.#owners.set(owner, (this.#owners.get(owner) ?? 0) + 1);
   }
 
   #replay(sink: Sink, entry: Session, lastEventId: string): void {
@@ -369,18 +422,24 @@ export class McpStreamHub {
    * (the honoured filter), then the requested notifications stamped with the
    * subscription id; closed gracefully with the empty result.
    * @param subscription The listen request's id.
-   * @param options Whether tool-list changes were asked for, and token expiry.
+   * @param options Whether tool-list changes were asked for, token expiry, and who opens it.
    * @returns The stream, or why not.
    */
   listen(
     subscription: string | number,
-    options: { readonly toolsListChanged: boolean; readonly expiresAt?: number | null },
+    options: {
+      readonly toolsListChanged: boolean;
+      readonly expiresAt?: number | null;
+      /** Token issuer and subject (see {@linkcode streamOwner}); null or absent: anonymous. */
+      readonly owner?: string | null;
+    },
   ):
     | { readonly ok: true; readonly stream: ReadableStream<Uint8Array> }
     | { readonly ok: false; readonly reason: OpenRefusal } {
     if (this.#successor !== null) return this.#successor.listen(subscription, options);
-    if (this.#open >= this.#options.maxStreams) return { ok: false, reason: "too_many_streams" };
-    this.#open++;
+    const owner = options.owner ?? null;
+    if (!this.#admit(owner)) return { ok: false, reason: "too_many_streams" };
+    this.#take(owner);
     const meta = { [SUBSCRIPTION_META]: subscription };
     const honored = options.toolsListChanged ? { toolsListChanged: true } : {};
     const farewell = messageEvent({
@@ -396,6 +455,7 @@ export class McpStreamHub {
           farewell,
           subscription,
           session: null,
+          owner,
         });
         this.#write(
           sink,
@@ -411,6 +471,20 @@ export class McpStreamHub {
       cancel: () => this.#close(sink, false),
     });
     return { ok: true, stream };
+  }
+
+  /**
+   * Ends a session on this replica (DELETE): its open GET streams close and
+   * what it kept (buffer, log level) is dropped, so an ended session is sent
+   * nothing more.
+   * @param session The session id.
+   */
+  end(session: string): void {
+    if (this.#successor !== null) return this.#successor.end(session);
+    const entry = this.#sessions.get(session);
+    if (entry === undefined) return;
+    this.#sessions.delete(session);
+    for (const sink of [...entry.sinks]) this.#close(sink, true);
   }
 
   /** Closes every stream (shutdown; listen streams get their empty result first). */

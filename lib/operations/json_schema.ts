@@ -187,13 +187,18 @@ function validateAt(value: unknown, schema: JsonSchema, path: string): string | 
   if (typeOf(value) === "object" && (schema.properties || schema.required)) {
     const record = value as Record<string, unknown>;
     const prefix = path === "" ? "" : `${path}.`;
+    // Own members only: `record.toString` or `properties.constructor` would find
+    // Object.prototype's, so an unknown argument of that name passed and a missing one was present.
     for (const name of schema.required ?? []) {
-      if (record[name] === undefined) {
+      if (!Object.hasOwn(record, name) || record[name] === undefined) {
         return `Missing required argument "${prefix}${name}"`;
       }
     }
     for (const [name, field] of Object.entries(record)) {
-      const fieldSchema = schema.properties?.[name];
+      const properties = schema.properties;
+      const fieldSchema = properties !== undefined && Object.hasOwn(properties, name)
+        ? properties[name]
+        : undefined;
       if (fieldSchema === undefined) {
         if (schema.additionalProperties === false) {
           return `Unknown argument "${clipForMessage(prefix + name)}"`;

@@ -446,6 +446,22 @@ Deno.test("DESIGN §4: every refusal over raw HTTP has the right status, code an
         /"message"/,
       ],
       [
+        "GET message given twice (the first ran; a cache or firewall reading the last saw another call)",
+        raw(
+          `${base}/GetUser?connect=v1&encoding=json&message=%7B%7D&message=%7B%22id%22%3A%221%22%7D`,
+        ),
+        400,
+        "invalid_argument",
+        /"message" query parameter is given more than once/,
+      ],
+      [
+        "GET base64 given twice",
+        raw(`${base}/GetUser?connect=v1&encoding=json&message=e30&base64=1&base64=0`),
+        400,
+        "invalid_argument",
+        /"base64" query parameter is given more than once/,
+      ],
+      [
         "malformed GET message",
         raw(`${base}/GetUser?connect=v1&encoding=json&message=%7Bid`),
         400,

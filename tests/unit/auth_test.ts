@@ -3,6 +3,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
   authenticate,
   buildAuthState,
+  JwksSource as JwksUrlSource,
   KeySources,
   operationAccess,
   verifyToken,
@@ -182,6 +183,77 @@ Deno.test("issue 18: unknown-kid refetches draw from the refresh_unknown_kid buc
   assert.equal(keySources.beforeAdmission(anonymous), null, "anonymous: nothing to wait for");
   const knownRequest = new Request("http://x/", { headers: { authorization: `Bearer ${known}` } });
   assert.equal(keySources.beforeAdmission(knownRequest), null, "known kid: nothing to wait for");
+});
+
+Deno.test("two key sources (GraphQL's IdP and mcp.oauth.jwks'): a token whose kid one source holds refetches neither and waits for nothing", async () => {
+  const { jwk, privateKey } = await rsaSetup();
+  const fetches = new Map<string, number>();
+  const fakeFetch = ((url: string) => {
+    fetches.set(url, (fetches.get(url) ?? 0) + 1);
+    // The second provider serves another key (kid "m1").
+    const keys = url.endsWith("/a") ? [jwk] : [{ ...jwk, kid: "m1" }];
+    return Promise.resolve(Response.json({ keys }));
+  }) as typeof fetch;
+  const keySources = new KeySources({ fetch: fakeFetch, timers: manualTimers().timers });
+  const unknownKid = { enabled: true, interval_ms: 30_000, burst: 2, max_wait_ms: 5_000 };
+  for (const url of ["http://idp/a", "http://idp/b"]) {
+    const source = keySources.source(
+      {
+        url,
+        algorithms: ["ES256"],
+        audiences: [],
+        refresh_interval_ms: 60_000,
+        refresh_unknown_kid: unknownKid,
+      } as unknown as Parameters<typeof keySources.source>[0],
+    );
+    await source.refresh();
+  }
+  const token = await new SignJWT({}).setProtectedHeader({ alg: "ES256", kid: "k1" }).sign(
+    privateKey,
+  );
+  const request = new Request("http://x/", { headers: { authorization: `Bearer ${token}` } });
+  for (let i = 0; i < 10; i++) {
+    assert.equal(keySources.beforeAdmission(request), null, "a kid source a holds: no wait");
+  }
+  assert.deepEqual(Object.fromEntries(fetches), { "http://idp/a": 1, "http://idp/b": 1 });
+  keySources.close();
+});
+
+Deno.test("JWKS status log lines never carry the URL's credentials or query values (a provider key in the URL reached every log sink)", async () => {
+  const { jwk } = await rsaSetup();
+  let ok = false;
+  const fakeFetch = (() =>
+    Promise.resolve(
+      ok ? Response.json({ keys: [jwk] }) : new Response("down", { status: 500 }),
+    )) as typeof fetch;
+  const lines: string[] = [];
+  const record = (msg: string, fields?: Record<string, unknown>) =>
+    lines.push(JSON.stringify({ msg, ...fields }));
+  const log = { debug: record, info: record, warn: record, error: record };
+  const source = new JwksUrlSource(
+    "https://user:SECRET-PASSWORD@idp.test/jwks?api_key=SECRET-KEY",
+    {
+      policy: {
+        refreshIntervalMs: 60_000,
+        unknownKid: { enabled: true, intervalMs: 30_000, burst: 2, maxWaitMs: 0 },
+      },
+      maxResponseBytes: 1_000_000,
+      timeoutMs: 1_000,
+      fetch: fakeFetch,
+      timers: manualTimers().timers,
+      log,
+    },
+  );
+  await source.refresh(); // unavailable
+  ok = true;
+  await source.refresh(); // loaded
+  ok = false;
+  await source.refresh(); // failing
+  assert.equal(lines.length, 3);
+  for (const line of lines) {
+    assert.doesNotMatch(line, /SECRET/, line);
+    assert.match(line, /idp\.test\/jwks\?api_key=\*\*\*\*/, line);
+  }
 });
 
 Deno.test("issue 18: the background loop refreshes on refresh_interval and readiness waits for the first load", async () => {
@@ -488,6 +560,44 @@ Deno.test("key rotation without kids: a token without kid verifies against which
   const forged = await verifyToken(await sign((await generateKeyPair("ES256")).privateKey), state);
   assert.equal(forged.ok, false);
   if (!forged.ok) assert.equal(forged.error.message, "The access token signature is invalid");
+});
+
+Deno.test("key rotation without kids: a key jose cannot use (a legacy 1024-bit RSA key) is skipped, not fatal: the token signed by its 2048-bit sibling verifies", async () => {
+  // jose refuses RSA keys under 2048 bits with a TypeError, not a signature failure.
+  const legacy = await crypto.subtle.generateKey(
+    {
+      name: "RSASSA-PKCS1-v1_5",
+      modulusLength: 1024,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: "SHA-256",
+    },
+    true,
+    ["sign", "verify"],
+  ) as CryptoKeyPair;
+  const current = await generateKeyPair("RS256", { extractable: true });
+  const keys = [
+    { ...(await exportJWK(legacy.publicKey)), alg: "RS256" },
+    { ...(await exportJWK(current.publicKey)), alg: "RS256" },
+  ];
+  const fakeFetch = (() => Promise.resolve(Response.json({ keys }))) as typeof fetch;
+  const { state, source } = await urlState(fakeFetch, { source: { algorithms: ["RS256"] } });
+  await source.refresh();
+  const jwt = await new SignJWT({ scope: "a" }).setProtectedHeader({ alg: "RS256" })
+    .setSubject("u1").setExpirationTime("5m").sign(current.privateKey);
+  const result = await verifyToken(jwt, state);
+  assert.equal(result.ok && result.token?.subject, "u1");
+  // Claims are still checked on the key that verified: an expired token stays refused as such.
+  const expired = await new SignJWT({ scope: "a" }).setProtectedHeader({ alg: "RS256" })
+    .setSubject("u1").setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+    .sign(current.privateKey);
+  const refused = await verifyToken(expired, state);
+  assert.ok(!refused.ok);
+  assert.equal(refused.error.message, "The access token expired");
+  const forged = await new SignJWT({}).setProtectedHeader({ alg: "RS256" }).setSubject("u1")
+    .setExpirationTime("5m").sign((await generateKeyPair("RS256")).privateKey);
+  const bad = await verifyToken(forged, state);
+  assert.ok(!bad.ok);
+  assert.equal(bad.error.message, "The access token signature is invalid");
 });
 
 Deno.test("RFC 6750 §3.1: two Authorization headers (joined as 'Bearer a, Bearer b') are 400 invalid_request, not a malformed token", async () => {

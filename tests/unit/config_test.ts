@@ -580,3 +580,39 @@ Deno.test("config: a zero deadline or a zero-byte limit, which would fail every 
   assert.equal(off.engine.max_concurrent_operations, 0);
   assert.equal(off.traffic_shaping.router.max_buffered_body_bytes, 0);
 });
+
+Deno.test("JWKS key sources: settings that would storm the provider or never load keys are refused, naming the key", () => {
+  const jwks = (source: Record<string, unknown>) => () =>
+    parseConfig({ authentication: { jwt: { jwks: [{ ...JWKS_URL, ...source }] } } });
+  // interval 0 refilled the unknown-kid bucket every millisecond: any client sending random
+  // kids made the router refetch the JWKS at its request rate.
+  for (const interval of ["0s", "999ms"]) {
+    assertConfigError(
+      jwks({ refresh_unknown_kid: { interval } }),
+      "authentication.jwt.jwks[0].refresh_unknown_kid.interval_ms",
+      /at least 1000 ms/,
+    );
+  }
+  // A fetch timeout of 0 aborted every fetch at once: keys never loaded, every token 503.
+  assertConfigError(
+    jwks({ fetch_timeout: "0s" }),
+    "authentication.jwt.jwks[0].fetch_timeout_ms",
+    /at least 1 ms/,
+  );
+  assertConfigError(
+    () =>
+      parseConfig({
+        mcp: { oauth: { jwks: [{ ...JWKS_URL, refresh_unknown_kid: { interval: "0s" } }] } },
+      }),
+    "mcp.oauth.jwks[0].refresh_unknown_kid.interval_ms",
+    /at least 1000 ms/,
+  );
+  const ok = parseConfig({
+    authentication: {
+      jwt: {
+        jwks: [{ ...JWKS_URL, refresh_unknown_kid: { interval: "1s" }, fetch_timeout: "1s" }],
+      },
+    },
+  });
+  assert.equal(ok.authentication.jwt.jwks[0]?.refresh_unknown_kid?.interval_ms, 1000);
+});

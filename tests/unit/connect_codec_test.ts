@@ -226,6 +226,10 @@ Deno.test("spec 2.7: unknown fields and wrongly typed values → invalid_argumen
     ],
     ['{"limit": 1, "filter": {"tags": "a"}}', /"filter\.tags" expects an array/],
     ['{"limit": 3000000000}', /int32 range/],
+    // Numbers as strings as protobuf-es reads them: no surrounding whitespace.
+    ['{"limit": " 12"}', /"limit" expects an integer, got the string " 12"/],
+    ['{"limit": "12\\n"}', /"limit" expects an integer/],
+    ['{"limit": 1, "filter": {"maxPrice": "1.5 "}}', /"filter\.maxPrice" expects a number/],
   ];
   for (const [text, pattern] of cases) {
     const result = decodeCallMessage(LIST, text);
@@ -354,4 +358,24 @@ Deno.test("DESIGN §4: GraphQL errors → the code of the first error, all error
     message: "Not signed in",
     graphql_errors: errors,
   });
+});
+
+Deno.test("Connect GET: a protocol parameter given twice is invalid_argument naming it (no first-wins)", () => {
+  const method = { idempotent: true } as unknown as ContractModel["methods"][number];
+  const contract = { byName: new Map([["M", method]]) } as unknown as ContractModel;
+  for (const name of ["connect", "encoding", "message", "base64", "compression"]) {
+    const result = resolveCall(contract, "/p.v1.S/", {
+      method: "GET",
+      url: new URL(`http://r/p.v1.S/M?connect=v1&encoding=json&message=%7B%7D&${name}=a&${name}=b`),
+      headers: new Headers(),
+    });
+    assert.equal(result.ok, false, name);
+    if (!result.ok) {
+      assert.equal(result.failure.code, "invalid_argument", name);
+      assert.equal(
+        result.failure.message,
+        `The "${name}" query parameter is given more than once; give it once`,
+      );
+    }
+  }
 });

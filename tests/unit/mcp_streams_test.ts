@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { handOverMcp } from "../../lib/mcp/reload.ts";
 import type { McpState } from "../../lib/mcp/state.ts";
+import { SessionRevocations } from "../../lib/mcp/session.ts";
 import { McpStreamHub, type StreamHubOptions } from "../../lib/mcp/streams.ts";
 
 type Reader = ReadableStreamDefaultReader<string>;
@@ -175,7 +176,12 @@ Deno.test("issue 17: a listen stream is acknowledged with the honoured filter an
 });
 
 function stateOf(key: string, streams: McpStreamHub): McpState {
-  return { toolListKey: key, streams, tools: [] } as unknown as McpState;
+  return {
+    toolListKey: key,
+    streams,
+    revocations: new SessionRevocations(),
+    tools: [],
+  } as unknown as McpState;
 }
 
 Deno.test("issue 17: a reload that leaves the tool list as it was sends no tools/list_changed (only the info log to sessions that asked)", async () => {

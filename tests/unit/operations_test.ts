@@ -89,6 +89,28 @@ Deno.test("issue 4: arguments are validated before execution; the message names 
   assert.equal(validateArguments({ id: "1", other: 1 }, inputSchema), 'Unknown argument "other"');
 });
 
+Deno.test("MCP tool arguments: names of Object.prototype members are unknown arguments too, and a missing required one is missing", () => {
+  const { inputSchema } = buildOperationRegistry([{
+    path: "a.graphql",
+    text: "query Q($id: ID!, $filter: Filter) { user(id: $id, filter: $filter) }",
+  }], SCHEMA).operations[0]!;
+  for (const name of ["toString", "constructor", "hasOwnProperty", "valueOf", "__proto__"]) {
+    assert.equal(
+      validateArguments(JSON.parse(`{"id":"1","${name}":{"a":1}}`), inputSchema),
+      `Unknown argument "${name}"`,
+    );
+    assert.equal(
+      validateArguments(JSON.parse(`{"id":"1","filter":{"name":"x","${name}":1}}`), inputSchema),
+      `Unknown argument "filter.${name}"`,
+    );
+  }
+  const { inputSchema: named } = buildOperationRegistry([{
+    path: "b.graphql",
+    text: "query R($toString: ID!) { user(id: $toString) }",
+  }], SCHEMA).operations[0]!;
+  assert.equal(validateArguments({}, named), 'Missing required argument "toString"');
+});
+
 Deno.test("issue 4: the leading # comment is the operation's description", () => {
   const registry = buildOperationRegistry([{
     path: "a.graphql",
