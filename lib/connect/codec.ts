@@ -179,7 +179,7 @@ export function resolveCall(
   if (request.method !== "GET" && request.method !== "POST") {
     return fail(connectFailure(
       "unimplemented",
-      `HTTP method ${request.method} is not allowed for ${name}: use ${
+      `HTTP method ${clipForMessage(request.method)} is not allowed for ${name}: use ${
         allow.replace(", ", " or ")
       }`,
       { status: 405, headers: { allow } },

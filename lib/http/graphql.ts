@@ -89,9 +89,13 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   const requestId = requestIdOf(request);
   if (method !== "GET" && method !== "POST") {
     return errorResponse(
-      new RouterError("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET or POST`, {
-        details: { allow: "GET, POST" },
-      }),
+      new RouterError(
+        "METHOD_NOT_ALLOWED",
+        `Method ${clipForMessage(method)} is not allowed; use GET or POST`,
+        {
+          details: { allow: "GET, POST" },
+        },
+      ),
       { requestId },
     );
   }
