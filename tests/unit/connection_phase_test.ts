@@ -207,3 +207,14 @@ Deno.test("connection phase (property): a body split anywhere completes no head;
     ),
   );
 });
+
+Deno.test("connection phase: the longest head Deno.serve takes (65 540 bytes) is framed, and the next request after it", () => {
+  const start = "POST / HTTP/1.1\r\ncontent-length: 4\r\nx-big: ";
+  const head = `${start}${"a".repeat(65_540 - start.length - 4)}\r\n\r\n`;
+  assert.equal(head.length, 65_540);
+  const phase = new ConnectionPhase(LIMITS, 0);
+  phase.fromClient(encode(head), 1);
+  phase.fromServer(encode("HTTP/1.1 413 Payload Too Large\r\ncontent-length: 0\r\n\r\n"), 2);
+  phase.fromClient(encode("\r\n\r\nGET / HTTP/1.1\r\n\r\n"), 3);
+  assert.equal(phase.phase, "busy");
+});
