@@ -184,11 +184,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   if (!prepared.ok) {
     refused = prepared.stage === "limits";
     if (!refused && method === "GET" && isMutationText(params)) {
-      return mutationOverGet(mediaType, requestId);
+      return notQueryOverGet("mutation", { mediaType, requestId });
     }
     result = { errors: [...prepared.errors] };
   } else if (method === "GET" && prepared.operation.kind !== "query") {
-    return mutationOverGet(mediaType, requestId);
+    return notQueryOverGet(prepared.operation.kind, { mediaType, requestId });
   } else if (prepared.operation.kind === "subscription") {
     result = {
       errors: [{
@@ -279,11 +279,18 @@ function graphQLResponse(
   return withBodySize(new Response(text, { status, headers }), bytes);
 }
 
-function mutationOverGet(mediaType: GraphQLMediaType, requestId: string | null): Response {
+/** 405 for a mutation or subscription sent with GET, naming which it is. */
+function notQueryOverGet(
+  kind: "mutation" | "subscription",
+  options: { readonly mediaType: GraphQLMediaType; readonly requestId: string | null },
+): Response {
+  const { mediaType, requestId } = options;
   return errorResponse(
     new RouterError(
       "METHOD_NOT_ALLOWED",
-      "Only queries can be sent with GET; send mutations with POST",
+      kind === "mutation"
+        ? "Only queries can be sent with GET; send mutations with POST"
+        : "Only queries can be sent with GET, and this is a subscription (not supported over GraphQL over HTTP here)",
       { details: { allow: "POST" } },
     ),
     { contentType: mediaType, requestId },
