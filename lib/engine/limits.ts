@@ -483,17 +483,18 @@ function jsonDepth(text: string, limit: number): number {
  * ```
  * @param text The JSON text.
  * @param limits The limits.
- * @param options Levels of the text around the variables object.
+ * @param options Levels of the text around the variables object; what the message calls the nesting.
  * @returns The error, or null when within the limit.
  */
 export function checkJsonTextDepth(
   text: string,
   limits: OperationLimits,
-  options: { readonly outer: number },
+  options: { readonly outer: number; readonly what?: string },
 ): GraphQLFormattedError | null {
   const limit = limits.approximateDepth + options.outer;
   if (jsonDepth(text, limit) <= limit) return null;
-  return refusal("MAX_DEPTH_EXCEEDED", "nesting depth of JSON values (variables, extensions)", {
+  const what = options.what ?? "nesting depth of JSON values (variables, extensions)";
+  return refusal("MAX_DEPTH_EXCEEDED", what, {
     value: null,
     limit: limits.approximateDepth,
     key: "security.parser_limits.approximate_depth_limit",
