@@ -44,8 +44,34 @@ export function connectionLimits(config: Config): ConnectionLimits {
   return {
     headerReadTimeoutMs: router.header_read_timeout_ms,
     keepAliveTimeoutMs: router.keep_alive_timeout_ms,
+    answerTimeoutMs: answerTimeout(router.request_timeout_ms),
     maxConnections: router.max_connections,
   };
+}
+
+/**
+ * Slack of the answer backstop past `request_timeout`: a JWKS refetch waited
+ * for before the deadline starts (`refresh_unknown_kid.max_wait`, 5 s), a busy
+ * event loop. A request is answered by its own deadline; the backstop only
+ * ends connections the inner server answers nothing on.
+ */
+const ANSWER_SLACK_MS = 30_000;
+
+/**
+ * The answer backstop (`PhaseLimits.answerTimeoutMs`): `request_timeout` and
+ * {@linkcode ANSWER_SLACK_MS}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { answerTimeout } from "./guarded_serve.ts";
+ * assert.equal(answerTimeout(60_000), 90_000);
+ * ```
+ * @param requestTimeoutMs `traffic_shaping.router.request_timeout`, ms.
+ * @returns The longest wait for an answer to begin, ms.
+ */
+export function answerTimeout(requestTimeoutMs: number): number {
+  return requestTimeoutMs + ANSWER_SLACK_MS;
 }
 
 /** Files one relayed connection holds: the client's, the relay's end and `Deno.serve`'s end. */
@@ -128,6 +154,8 @@ export interface GuardCounts {
   readonly headerReadTimeouts: number;
   /** Closed after waiting past the keep-alive timeout for a next request. */
   readonly keepAliveTimeouts: number;
+  /** Closed after a request head got no answer within the answer backstop (`answerTimeoutMs`). */
+  readonly answerTimeouts: number;
   /** Refused (answered 503 `SERVICE_OVERLOADED` and closed), `max_connections` being open. */
   readonly refused: number;
   /** Refused connections still held while their 503 is read (at most 32). */
@@ -341,12 +369,13 @@ function createGuard(
   const relays = new Set<Relay>();
   const running = new Set<Promise<void>>();
   const bulkFree: Uint8Array[] = [];
-  const count = { headerReadTimeouts: 0, keepAliveTimeouts: 0, refused: 0 };
+  const count = { headerReadTimeouts: 0, keepAliveTimeouts: 0, answerTimeouts: 0, refused: 0 };
   let answeringRefusals = 0;
   /** Closed or refused since the last report (one log line per sweep at most). */
   const pending = {
     header_read_timeout: 0,
     keep_alive_timeout: 0,
+    answer_timeout: 0,
     refused: 0,
     acceptFailed: 0,
     acceptError: "",
@@ -360,6 +389,7 @@ function createGuard(
       if (relay.phase.deadline > now) continue;
       const reason = relay.phase.reason as DeadlineReason;
       if (reason === "header_read_timeout") count.headerReadTimeouts++;
+      else if (reason === "answer_timeout") count.answerTimeouts++;
       else count.keepAliveTimeouts++;
       pending[reason]++;
       closeRelay(relay);
@@ -383,6 +413,12 @@ function createGuard(
         { keep_alive_timeout_ms: limits.keepAliveTimeoutMs },
       ],
       [
+        pending.answer_timeout,
+        "warn",
+        "Closed connections whose request got no answer in time (request_timeout and 30 s)",
+        { answer_timeout_ms: limits.answerTimeoutMs ?? 0 },
+      ],
+      [
         pending.refused,
         "warn",
         "Refused connections (503): traffic_shaping.router.max_connections are open",
@@ -401,6 +437,7 @@ function createGuard(
     pending.acceptFailed = 0;
     pending.header_read_timeout = 0;
     pending.keep_alive_timeout = 0;
+    pending.answer_timeout = 0;
     pending.refused = 0;
   }
 

@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  checkJsonTextDepth,
   checkVariablesDepth,
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
@@ -182,7 +183,7 @@ export function resolveCall(
   if (request.method !== "GET" && request.method !== "POST") {
     return fail(connectFailure(
       "unimplemented",
-      `HTTP method ${request.method} is not allowed for ${name}: use ${
+      `HTTP method ${clipForMessage(request.method)} is not allowed for ${name}: use ${
         allow.replace(", ", " or ")
       }`,
       { status: 405, headers: { allow } },
@@ -330,6 +331,12 @@ export function decodeCallMessage(
   if (text.trim() === "") {
     json = {};
   } else {
+    // Parsing deep nesting costs far more than refusing it: bound it on the text first.
+    const tooDeepText = checkJsonTextDepth(text, options.limits ?? DEFAULT_OPERATION_LIMITS, {
+      outer: 0,
+      what: "nesting depth of variable values",
+    });
+    if (tooDeepText !== null) return fail(connectFailure("invalid_argument", tooDeepText.message));
     try {
       json = JSON.parse(text);
     } catch (error) {

@@ -76,6 +76,7 @@ export {
 export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan.ts";
 export {
   approximateDepth,
+  checkJsonTextDepth,
   checkOperationLimits,
   checkTextDepth,
   checkVariablesDepth,

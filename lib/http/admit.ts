@@ -78,9 +78,22 @@ function shuttingDown(
 /**
  * What a failed body read answers: 408 past the deadline, 503 once shutdown
  * cut it off (send it again elsewhere), the read's own error otherwise; null
- * when the client went away (nobody reads the answer).
+ * when the client went away (nobody reads the answer). Also for the bodies of
+ * requests that take no slot, read under the same deadline.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readFailure, RequestTimeout } from "./admit.ts";
+ * const failure = readFailure(new RequestTimeout(300), { aborted: true, draining: false });
+ * assert.equal((failure as { code: string }).code, "REQUEST_TIMEOUT");
+ * assert.equal(readFailure(new Error("reset"), { aborted: true, draining: false }), null);
+ * ```
+ * @param error What the read threw (or the signal's reason once it aborted).
+ * @param options Whether the request's signal aborted; whether shutdown began.
+ * @returns The error to answer with, or null when nobody reads the answer.
  */
-function readFailure(
+export function readFailure(
   error: unknown,
   options: { readonly aborted: boolean; readonly draining: boolean },
 ): unknown {

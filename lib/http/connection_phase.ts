@@ -7,11 +7,13 @@
  *
  * Phases, and the deadline each sets:
  * - `head`: the client owes a request head, from the connection's start or
- *   its first byte after an answer, until the blank line that ends the head
- *   (`\r\n\r\n`): `traffic_shaping.router.header_read_timeout`. Bytes that
- *   trickle in do not extend it.
- * - `busy`: the head is in; the router works and answers. No deadline here:
- *   `traffic_shaping.router.request_timeout` bounds the request itself.
+ *   its first byte after an answer, until the empty line that ends the head:
+ *   `traffic_shaping.router.header_read_timeout`. Bytes that trickle in do not
+ *   extend it. The rest of a body the router answered early (a 413 before the
+ *   body is in) is owed the same way, from the answer.
+ * - `busy`: a head is in; the router works and answers. The request's own
+ *   deadline (`traffic_shaping.router.request_timeout`) bounds it; a backstop
+ *   past it (`answerTimeoutMs`) closes a connection that gets no answer at all.
  * - `idle`: the router's bytes went out; the next request may come within
  *   `traffic_shaping.router.keep_alive_timeout` of the last of them.
  * - `streaming`: an answer that stays open (`text/event-stream`,
@@ -21,10 +23,18 @@
  *   last byte either way (a request is answered within `request_timeout`,
  *   which is shorter by default).
  *
+ * The client's bytes are framed as `Deno.serve` frames them
+ * (`_request_framing.ts`): heads end at an empty line, bodies by
+ * `Content-Length` or chunked. So a body is never read as a head (an empty
+ * line in it once took a connection to `busy`, with no deadline, for ever),
+ * and a head pipelined while the router works is still counted as one.
+ *
  * Pure: bytes and the clock in, a deadline out.
  *
  * @module
  */
+
+import { RequestFraming } from "./_request_framing.ts";
 
 /** The scheme `Deno.serve` gives requests it reads from a unix socket. */
 const UNIX_SCHEME = "http+unix:";
@@ -54,13 +64,20 @@ export interface PhaseLimits {
   readonly headerReadTimeoutMs: number;
   /** Longest wait for the next request after an answer. */
   readonly keepAliveTimeoutMs: number;
+  /**
+   * Longest wait for an answer to begin once a request head is in (or for more
+   * of an answer while a pipelined request waits): a backstop past
+   * `traffic_shaping.router.request_timeout`, so that no phase the client can
+   * reach is without a deadline. @default {0} (none)
+   */
+  readonly answerTimeoutMs?: number;
 }
 
 /** The phase of a connection (see the module documentation). */
 export type Phase = "head" | "busy" | "idle" | "streaming" | "exempt";
 
 /** Why a connection's deadline passed. */
-export type DeadlineReason = "header_read_timeout" | "keep_alive_timeout";
+export type DeadlineReason = "header_read_timeout" | "keep_alive_timeout" | "answer_timeout";
 
 const CR = 13;
 const LF = 10;
@@ -76,29 +93,6 @@ function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
   if (bytes.length < prefix.length) return false;
   for (let i = 0; i < prefix.length; i++) if (bytes[i] !== prefix[i]) return false;
   return true;
-}
-
-/**
- * Searches `\r\n\r\n` in `bytes`, continuing a match of `carry` bytes begun
- * at the end of the previous chunk.
- * @returns -1 when found, else the bytes of a match begun at the end (0–3).
- */
-function headEnd(bytes: Uint8Array, carry: number): number {
-  const pattern = [CR, LF, CR, LF];
-  let i = 0;
-  for (let m = carry; m > 0; i++, m++) {
-    // The chunk ended inside the match: it goes on in the next one.
-    if (i === bytes.length) return m;
-    if (bytes[i] !== pattern[m]) break;
-    if (m === 3) return -1;
-  }
-  for (let at = bytes.indexOf(CR, i); at >= 0; at = bytes.indexOf(CR, at + 1)) {
-    let k = 1;
-    while (k < 4 && at + k < bytes.length && bytes[at + k] === pattern[k]) k++;
-    if (k === 4) return -1;
-    if (at + k === bytes.length) return k;
-  }
-  return 0;
 }
 
 /**
@@ -130,6 +124,19 @@ function headEnd(bytes: Uint8Array, carry: number): number {
  * assert.equal(phase.deadline, 10_000);
  * assert.equal(phase.reason, "header_read_timeout");
  * ```
+ *
+ * @example The rest of a body after an early answer is owed within header_read_timeout
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConnectionPhase } from "./connection_phase.ts";
+ * const bytes = (text: string) => new TextEncoder().encode(text);
+ * const phase = new ConnectionPhase({ headerReadTimeoutMs: 10_000, keepAliveTimeoutMs: 75_000 }, 0);
+ * phase.fromClient(bytes("POST / HTTP/1.1\r\ncontent-length: 9000000\r\n\r\n{"), 1);
+ * phase.fromServer(bytes("HTTP/1.1 413 Payload Too Large\r\ncontent-length: 0\r\n\r\n"), 2);
+ * // An empty line in the body is no head.
+ * phase.fromClient(bytes("\r\n\r\n"), 3);
+ * assert.deepEqual([phase.phase, phase.deadline], ["head", 10_002]);
+ * ```
  */
 export class ConnectionPhase {
   /** The current phase. */
@@ -138,8 +145,13 @@ export class ConnectionPhase {
   deadline: number;
   /** What the deadline is for (null without one). */
   reason: DeadlineReason | null = null;
-  /** Bytes of `\r\n\r\n` matched at the end of the last client chunk. */
-  #carry = 0;
+  /** The client's requests, framed as the inner server frames them. */
+  readonly #framing = new RequestFraming();
+  /** Request heads completed, and answers begun (at most as many). */
+  #heads = 0;
+  #answers = 0;
+  /** When the head being read began (its first byte), ms. */
+  #headStarted: number;
   /** No byte seen from the client yet (the HTTP/2 preface is looked for there). */
   #fresh = true;
 
@@ -150,18 +162,27 @@ export class ConnectionPhase {
    */
   constructor(readonly limits: PhaseLimits, now: number) {
     this.deadline = Infinity;
+    this.#headStarted = now;
     this.#expect("head", now);
   }
 
-  #expect(phase: Phase, now: number): void {
+  #expect(phase: Phase, now: number, from = now): void {
     this.phase = phase;
     const ms = phase === "head"
       ? this.limits.headerReadTimeoutMs
       : phase === "idle" || phase === "exempt"
       ? this.limits.keepAliveTimeoutMs
+      : phase === "busy"
+      ? this.limits.answerTimeoutMs ?? 0
       : 0;
-    this.deadline = ms > 0 ? now + ms : Infinity;
-    this.reason = ms <= 0 ? null : phase === "head" ? "header_read_timeout" : "keep_alive_timeout";
+    this.deadline = ms > 0 ? from + ms : Infinity;
+    this.reason = ms <= 0
+      ? null
+      : phase === "head"
+      ? "header_read_timeout"
+      : phase === "busy"
+      ? "answer_timeout"
+      : "keep_alive_timeout";
   }
 
   /**
@@ -175,18 +196,22 @@ export class ConnectionPhase {
       if (startsWith(bytes, H2_PREFACE)) return this.#expect("exempt", now);
     }
     if (this.phase === "exempt") return this.#expect("exempt", now);
-    if (this.phase === "busy") return;
-    if (this.phase !== "head") {
+    const before = this.#framing.at;
+    const heads = this.#framing.push(bytes);
+    this.#heads += heads;
+    if (this.#framing.http2) return this.#expect("exempt", now);
+    // A head begun in this chunk (and still unfinished) is owed from its first byte.
+    if (before !== "head" && this.#framing.at === "head") this.#headStarted = now;
+    // The router owes an answer (or streams one): what the client sends meanwhile
+    // (its body, pipelined requests) is read, and the phase stays.
+    if (this.phase === "busy" || this.phase === "streaming") return;
+    if (heads > 0) return this.#expect("busy", now);
+    if (this.phase === "idle" && this.#framing.at === "head") {
       // The first byte of the next request: its head is owed from now.
       this.#expect("head", now);
-      this.#carry = 0;
-    }
-    const carry = headEnd(bytes, this.#carry);
-    if (carry < 0) {
-      this.#carry = 0;
-      this.#expect("busy", now);
-    } else {
-      this.#carry = carry;
+    } else if (this.#heads > 0 && before !== "head" && this.#framing.at === "head") {
+      // The rest of an answered body is in and the next head began: owed from its first byte.
+      this.#expect("head", now);
     }
   }
 
@@ -205,24 +230,46 @@ export class ConnectionPhase {
         if (bytes[10] === 0x30 && bytes[11] === 0x31) this.#expect("exempt", now);
         return;
       }
+      this.#answers = Math.min(this.#answers + 1, this.#heads);
       const sniffed = bytes.subarray(0, Math.min(bytes.length, HEAD_SNIFF_BYTES));
       const end = indexOfHeadEnd(sniffed);
       const head = latin1.decode(end < 0 ? sniffed : sniffed.subarray(0, end));
       if (STREAM_TYPE.test(head)) {
         return this.#expect("streaming", now);
       }
-      return this.#expect("idle", now);
+      return this.#answered(now);
     }
     if (this.phase === "streaming") {
       // The last chunk of a chunked stream ends it.
-      if (endsWithLastChunk(bytes)) this.#expect("idle", now);
+      if (endsWithLastChunk(bytes)) this.#answered(now);
       return;
     }
     // More of an earlier answer while the client sends its next head (pipelining):
-    // that head keeps its deadline and what it matched.
+    // that head keeps its deadline.
     if (this.phase === "head") return;
+    // More of an answer while a pipelined request waits: the wait for its answer
+    // counts from this byte.
+    if (this.phase === "busy") return this.#expect("busy", now);
     // More of an answer: the keep-alive wait counts from its last byte.
     this.#expect("idle", now);
+  }
+
+  /** An answer is out: what the client owes next sets the phase. */
+  #answered(now: number): void {
+    // A pipelined request whose head is in: the router owes its answer.
+    if (this.#heads > this.#answers) return this.#expect("busy", now);
+    switch (this.#framing.at) {
+      case "boundary":
+        return this.#expect("idle", now);
+      case "head":
+        // A pipelined head arriving: owed from its first byte.
+        return this.#expect("head", now, this.#headStarted);
+      default:
+        // The rest of a body the router answered early (413, 401, 404…), or
+        // bytes it reads as no request: owed within header_read_timeout from
+        // now, however they trickle; then the next head, as ever.
+        return this.#expect("head", now);
+    }
   }
 }
 

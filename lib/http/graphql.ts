@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type DocumentNode, getOperationAST, parse } from "graphql";
+import { type DocumentNode, getOperationAST, type GraphQLFormattedError, parse } from "graphql";
 import {
   checkRequirement,
   operationRequirement,
@@ -14,8 +14,15 @@ import {
   type VerifiedToken,
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
-import { execute, isLimitRefusal, prepare, responseTooLarge, resultJson } from "../engine/mod.ts";
-import type { Engine, ExecutionResult, GraphQLRequest } from "../engine/mod.ts";
+import {
+  checkJsonTextDepth,
+  execute,
+  isLimitRefusal,
+  prepare,
+  responseTooLarge,
+  resultJson,
+} from "../engine/mod.ts";
+import type { Engine, ExecutionResult, GraphQLRequest, OperationLimits } from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import type { SupergraphCore } from "../supergraph/types.ts";
@@ -89,9 +96,13 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   const requestId = requestIdOf(request);
   if (method !== "GET" && method !== "POST") {
     return errorResponse(
-      new RouterError("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET or POST`, {
-        details: { allow: "GET, POST" },
-      }),
+      new RouterError(
+        "METHOD_NOT_ALLOWED",
+        `Method ${clipForMessage(method)} is not allowed; use GET or POST`,
+        {
+          details: { allow: "GET, POST" },
+        },
+      ),
       { requestId },
     );
   }
@@ -127,10 +138,18 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   }
   let params: GraphQLRequest;
   try {
+    const limits = deps.engine.limits;
     params = method === "GET"
-      ? readSearchParams(new URL(request.url))
-      : await readJsonBody(request);
+      ? readSearchParams(new URL(request.url), limits)
+      : await readJsonBody(request, limits);
   } catch (error) {
+    if (error instanceof JsonTooDeep) {
+      return graphQLResponse({ errors: [error.error] }, mediaType, {
+        traced: false,
+        refused: true,
+        requestId,
+      });
+    }
     if (error instanceof PersistedQueryNotFound) {
       const errors = [{
         message: "PersistedQueryNotFound",
@@ -165,11 +184,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   if (!prepared.ok) {
     refused = prepared.stage === "limits";
     if (!refused && method === "GET" && isMutationText(params)) {
-      return mutationOverGet(mediaType, requestId);
+      return notQueryOverGet("mutation", { mediaType, requestId });
     }
     result = { errors: [...prepared.errors] };
   } else if (method === "GET" && prepared.operation.kind !== "query") {
-    return mutationOverGet(mediaType, requestId);
+    return notQueryOverGet(prepared.operation.kind, { mediaType, requestId });
   } else if (prepared.operation.kind === "subscription") {
     result = {
       errors: [{
@@ -260,11 +279,18 @@ function graphQLResponse(
   return withBodySize(new Response(text, { status, headers }), bytes);
 }
 
-function mutationOverGet(mediaType: GraphQLMediaType, requestId: string | null): Response {
+/** 405 for a mutation or subscription sent with GET, naming which it is. */
+function notQueryOverGet(
+  kind: "mutation" | "subscription",
+  options: { readonly mediaType: GraphQLMediaType; readonly requestId: string | null },
+): Response {
+  const { mediaType, requestId } = options;
   return errorResponse(
     new RouterError(
       "METHOD_NOT_ALLOWED",
-      "Only queries can be sent with GET; send mutations with POST",
+      kind === "mutation"
+        ? "Only queries can be sent with GET; send mutations with POST"
+        : "Only queries can be sent with GET, and this is a subscription (not supported over GraphQL over HTTP here)",
       { details: { allow: "POST" } },
     ),
     { contentType: mediaType, requestId },
@@ -289,6 +315,32 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** Thrown for an APQ hash without query text; answered as a GraphQL request error. */
 class PersistedQueryNotFound extends Error {}
 
+/** Thrown for JSON nested past the depth limit, found before it is parsed; answered 400. */
+class JsonTooDeep extends Error {
+  constructor(readonly error: GraphQLFormattedError) {
+    super(error.message);
+  }
+}
+
+/**
+ * Parses a request's JSON text (a body, a GET parameter) once its nesting is
+ * known to be within the limit: parsing deep nesting costs far more than
+ * refusing it (2.4 million `[`: 0.5 s of CPU).
+ */
+function parseWithin(
+  text: string,
+  limits: OperationLimits,
+  options: { readonly outer: number; readonly where: string },
+): unknown {
+  const tooDeep = checkJsonTextDepth(text, limits, { outer: options.outer });
+  if (tooDeep !== null) throw new JsonTooDeep(tooDeep);
+  try {
+    return parseJsonExact(text);
+  } catch (error) {
+    throw badRequest(`Malformed JSON in ${options.where}: ${(error as Error).message}`);
+  }
+}
+
 function badRequest(message: string): RouterError {
   return new RouterError("BAD_REQUEST", message);
 }
@@ -296,9 +348,10 @@ function badRequest(message: string): RouterError {
 /**
  * Reads `query`, `operationName`, `variables` and `extensions` from a POST body.
  * @param request The request.
+ * @param limits The depth limit its JSON is held to.
  * @returns The GraphQL request.
  */
-async function readJsonBody(request: Request): Promise<GraphQLRequest> {
+async function readJsonBody(request: Request, limits: OperationLimits): Promise<GraphQLRequest> {
   const contentType = request.headers.get("content-type");
   if (!isJsonContentType(contentType)) {
     throw new RouterError(
@@ -319,12 +372,7 @@ async function readJsonBody(request: Request): Promise<GraphQLRequest> {
   if (text.trim() === "") {
     throw badRequest('Empty request body; expected a JSON object with a "query"');
   }
-  let body: unknown;
-  try {
-    body = parseJsonExact(text);
-  } catch (error) {
-    throw badRequest(`Malformed JSON in the request body: ${(error as Error).message}`);
-  }
+  const body = parseWithin(text, limits, { outer: 1, where: "the request body" });
   refuseAmbiguousJson(text, "the request body");
   if (Array.isArray(body)) throw badRequest("Batched requests are not supported");
   if (typeof body !== "object" || body === null) {
@@ -341,9 +389,10 @@ const GET_PARAMETERS = ["query", "operationName", "variables", "extensions"] as 
  * Reads the GET parameters (`variables` and `extensions` as JSON text); a
  * query string that is not UTF-8 once percent-decoded is refused, as a body is.
  * @param url The request URL.
+ * @param limits The depth limit its JSON is held to.
  * @returns The GraphQL request.
  */
-function readSearchParams(url: URL): GraphQLRequest {
+function readSearchParams(url: URL, limits: OperationLimits): GraphQLRequest {
   if (!isUtf8QueryString(url.search)) {
     throw badRequest("The query string is not valid UTF-8 once percent-decoded");
   }
@@ -357,12 +406,7 @@ function readSearchParams(url: URL): GraphQLRequest {
   const json = (name: string): unknown => {
     const text = search.get(name);
     if (text === null || text === "") return undefined;
-    let value: unknown;
-    try {
-      value = parseJsonExact(text);
-    } catch (error) {
-      throw badRequest(`Malformed JSON in the "${name}" parameter: ${(error as Error).message}`);
-    }
+    const value = parseWithin(text, limits, { outer: 0, where: `the "${name}" parameter` });
     refuseAmbiguousJson(text, `the "${name}" parameter`);
     return value;
   };

@@ -18,7 +18,8 @@ import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts"
 import type { RouteTable } from "../telemetry/telemetry.ts";
 import { type DecodedBody, readBodyDecoded } from "./body.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
-import { RequestTimeout, runAdmitted } from "./admit.ts";
+import { readFailure, RequestTimeout, runAdmitted } from "./admit.ts";
+import { Cancellation } from "../cancellation.ts";
 import { compileCors, type CorsPolicy } from "./cors.ts";
 import { type EdgeErrorAnswer, errorResponse } from "./errors.ts";
 import { connectEdgeError, mcpEdgeError } from "./facet_errors.ts";
@@ -200,8 +201,9 @@ export function createHandler(
       }
     } else {
       try {
-        const read = await readBody(request, routes.bodyLimit, {
+        const read = await readBodyWithin(request, routes, {
           connect: facet === facets.connect,
+          draining: options.draining ?? (() => false),
         });
         withContext(request, { body: read.bytes, requestId, signal: request.signal });
         if (scope) telemetry?.bind(scope, request, read.bytes);
@@ -257,6 +259,37 @@ async function readBody(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.count ? { count: options.count } : {}),
   });
+}
+
+/**
+ * {@linkcode readBody} for a request that takes no slot (a 404, readiness, the
+ * playground, an MCP GET), under the same router deadline as the others: a
+ * body that never ends is answered 408 `REQUEST_TIMEOUT`, not waited for (with
+ * the request, its connection, for ever).
+ */
+async function readBodyWithin(
+  request: Request,
+  routes: Routes,
+  options: { readonly connect: boolean; readonly draining: () => boolean },
+): Promise<DecodedBody> {
+  if (request.body === null) return NO_BODY;
+  const reading = new Cancellation();
+  const untrack = routes.deadline(reading);
+  try {
+    return await readBody(request, routes.bodyLimit, {
+      connect: options.connect,
+      signal: reading.signal,
+    });
+  } catch (error) {
+    const failure = readFailure(reading.signal.aborted ? reading.signal.reason : error, {
+      aborted: request.signal.aborted,
+      draining: options.draining(),
+    });
+    // The client went away: nobody reads the answer.
+    throw failure ?? error;
+  } finally {
+    untrack();
+  }
 }
 
 const NO_BODY: DecodedBody = Object.freeze({ bytes: null, decoded: false });

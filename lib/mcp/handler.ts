@@ -612,7 +612,7 @@ export async function handleMcp(request: Request, deps: McpDeps): Promise<Respon
         null,
         405,
         -32000,
-        `Method ${request.method} is not allowed on the MCP endpoint`,
+        `Method ${clipForMessage(request.method)} is not allowed on the MCP endpoint`,
         {
           headers: { allow: "POST, GET, DELETE" },
         },

@@ -92,6 +92,7 @@ export interface MetricSources {
       readonly open: number;
       readonly headerReadTimeouts: number;
       readonly keepAliveTimeouts: number;
+      readonly answerTimeouts?: number;
       readonly refused: number;
     }
     | null;
@@ -328,7 +329,7 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
   new Counter({
     name: "gw_router_client_connections_closed_total",
     help:
-      "Client connections the guard closed or refused, by limit (header_read_timeout, keep_alive_timeout, max_connections).",
+      "Client connections the guard closed or refused, by limit (header_read_timeout, keep_alive_timeout, answer_timeout, max_connections).",
     labelNames: ["limit"],
     registers,
     collect() {
@@ -338,6 +339,7 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       this.reset();
       this.inc({ limit: "header_read_timeout" }, guard.headerReadTimeouts);
       this.inc({ limit: "keep_alive_timeout" }, guard.keepAliveTimeouts);
+      this.inc({ limit: "answer_timeout" }, guard.answerTimeouts ?? 0);
       this.inc({ limit: "max_connections" }, guard.refused);
     },
   });

@@ -198,6 +198,64 @@ Deno.test("guard: an answer slower than both timeouts is delivered (the request'
   });
 });
 
+Deno.test("guard: an empty line in a body answered early (413) does not make the connection busy for ever", async () => {
+  // Deno.serve reads the rest of the body after the answer; the guard took its
+  // bytes for the next head, and its empty line for that head's end: a
+  // connection held with no deadline at all by two packets and then silence.
+  const early = () => new Response("too large", { status: 413 });
+  await withGuard(
+    { headerReadTimeoutMs: 300, keepAliveTimeoutMs: 300, answerTimeoutMs: 60_000 },
+    early,
+    async (port, counts) => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await conn.write(encode("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000000\r\n\r\n{"));
+      assert.match(await readAnswer(conn), /^HTTP\/1\.1 413/);
+      await conn.write(encode("\r\n\r\n"));
+      const { ended, at } = await readToEnd(conn, 5_000);
+      assert.ok(ended && at < 2_000, `closed after ${Math.round(at)} ms (ended: ${ended})`);
+      assert.equal(counts().headerReadTimeouts, 1);
+      conn.close();
+    },
+  );
+});
+
+Deno.test("guard: a request pipelined behind another is answered, however long it takes past keep_alive_timeout", async () => {
+  const handler = async (request: Request) => {
+    if (new URL(request.url).pathname === "/slow") await sleep(900);
+    return new Response(new URL(request.url).pathname);
+  };
+  await withGuard({ headerReadTimeoutMs: 300, keepAliveTimeoutMs: 300 }, handler, async (port) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    // Both heads in one packet; the second one's answer comes 900 ms after the first's.
+    await conn.write(
+      encode("GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /slow HTTP/1.1\r\nHost: a\r\n\r\n"),
+    );
+    const { text } = await readToEnd(conn, 3_000);
+    assert.match(text, /\/a[^]*HTTP\/1\.1 200[^]*\/slow$/, text);
+    conn.close();
+  });
+});
+
+Deno.test("guard: a connection whose request gets no answer at all is closed at the answer backstop", async () => {
+  // Answers only once its client is gone (a handler stuck until then).
+  const never = (request: Request) =>
+    new Promise<Response>((resolve) =>
+      request.signal.addEventListener("abort", () => resolve(new Response(null)))
+    );
+  await withGuard(
+    { headerReadTimeoutMs: 300, answerTimeoutMs: 400 },
+    never,
+    async (port, counts) => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await conn.write(encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+      const { ended, at } = await readToEnd(conn, 5_000);
+      assert.ok(ended && at < 2_000, `closed after ${Math.round(at)} ms (ended: ${ended})`);
+      assert.equal(counts().answerTimeouts, 1);
+      conn.close();
+    },
+  );
+});
+
 Deno.test("guard: an event stream quieter than keep_alive_timeout stays open until it ends", async () => {
   const stream = () =>
     new Response(

@@ -122,6 +122,29 @@ Deno.test("issue 15: a body that does not arrive within request_timeout is answe
   });
 });
 
+Deno.test("issue 15: a body sent to a route that runs no operation is read under request_timeout too (408, never a hang)", async () => {
+  // A 404 or the readiness probe reads its body as well: without the deadline a
+  // body that never ends held the request, and its connection, for ever.
+  await withRouter("traffic_shaping: { router: { request_timeout: 300ms } }\n", async (router) => {
+    const port = Number(new URL(router.url).port);
+    for (const path of ["/no-such-route", "/health/ready"]) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      try {
+        await conn.write(encoder.encode(
+          `POST ${path} HTTP/1.1\r\nHost: router\r\nContent-Length: 100000\r\n\r\nabc`,
+        ));
+        const started = Date.now();
+        const answer = await readUntil(conn, "REQUEST_TIMEOUT", 5_000);
+        assert.match(answer, /^HTTP\/1\.1 408/, `${path}: ${answer}`);
+        assert.match(answer, /did not arrive within 300 ms/);
+        assert.ok(Date.now() - started < 3_000, "answered at the deadline");
+      } finally {
+        conn.close();
+      }
+    }
+  });
+});
+
 Deno.test("issue 15: request bodies held are bounded by max_buffered_body_bytes (503 + Retry-After, then served)", async () => {
   await withRouter(
     "traffic_shaping: { router: { max_buffered_body_bytes: 1000 } }\n",

@@ -284,3 +284,14 @@ Deno.test("issue 14 (property): whatever a subgraph answers, the client gets onl
     { numRuns: 300 },
   );
 });
+
+Deno.test("edge: a method token of 10 000 characters is quoted clipped on /graphql, MCP and Connect", async () => {
+  const method = "X".repeat(10_000);
+  for (const path of ["/graphql", "/mcp", "/service.v1.GraphService/GetUser"]) {
+    const response = await handle(new Request(`${BASE}${path}`, { method }));
+    const text = await response.text();
+    assert.equal(response.status, 405, `${path}: ${text.slice(0, 200)}`);
+    assert.ok(text.length < 1_000, `${path} echoes the method whole: ${text.length} bytes`);
+    assert.match(text, /X{100}…/, path);
+  }
+});

@@ -163,6 +163,19 @@ Deno.test("GraphQL over HTTP: a mutation over GET gets 405 with Allow: POST", as
   assert.match((await errorOf(response)).message, /send mutations with POST/);
 });
 
+Deno.test("GraphQL over HTTP: a subscription over GET gets 405 naming it a subscription, not a mutation", async () => {
+  const state = await stateWith();
+  const handle = createHandler(() => state);
+  const query = encodeURIComponent("subscription { hello }");
+  const response = await handle(
+    new Request(`${URL_BASE}/graphql?query=${query}`, { headers: { accept: GQL, ...PREFLIGHT } }),
+  );
+  assert.equal(response.status, 405);
+  const message = (await errorOf(response)).message;
+  assert.match(message, /subscription/);
+  assert.doesNotMatch(message, /mutation/);
+});
+
 Deno.test("GraphQL over HTTP: Accept without a GraphQL media type gets 406", async () => {
   const state = await stateWith();
   const response = await createHandler(() => state)(

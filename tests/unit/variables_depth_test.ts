@@ -80,6 +80,44 @@ Deno.test("issue 14: deeply nested variables are refused with 400 MAX_DEPTH_EXCE
   assert.deepEqual(seen, [], "no subgraph saw the nested value");
 });
 
+Deno.test("edge: JSON nested past the limit is refused before it is parsed (body, GET parameters, extensions)", async () => {
+  const { handle, seen } = await router();
+  // Unterminated after the nesting: only a check before parsing names the depth
+  // (parsing 2.4 million levels first took half a second of CPU).
+  const cut = (json: string) => json.slice(0, -2);
+  const gets = [
+    `variables=${encodeURIComponent(`{"v":${deepList(5_000)}`)}`,
+    `extensions=${encodeURIComponent(deepList(5_000))}`,
+  ].map((param) =>
+    new Request(
+      `http://router.test/graphql?query=${
+        encodeURIComponent("query($v: JSON) { raw(v: $v) }")
+      }&${param}`,
+      { headers: { "graphql-preflight": "1" } },
+    )
+  );
+  const requests = [
+    graphqlPost(
+      cut(`{"query":"query($v: JSON) { raw(v: $v) }","variables":{"v":${deepList(1_000_000)}}}`),
+    ),
+    graphqlPost(`{"query":"{ items }","extensions":{"x":${deepList(5_000)}}}`),
+    ...gets,
+  ];
+  for (const request of requests) {
+    const response = await handle(request);
+    const body = await response.json();
+    assert.equal(response.status, 400, JSON.stringify(body).slice(0, 200));
+    assert.equal(body.errors[0].extensions.code, "MAX_DEPTH_EXCEEDED");
+    assert.match(body.errors[0].message, /nesting depth of JSON values.*limit of 200/);
+  }
+  // The limit is the variables' own: 200 levels below the variables object run.
+  const within = await handle(graphqlPost(
+    `{"query":"query($v: JSON) { raw(v: $v) }","variables":{"v":${deepList(199)}}}`,
+  ));
+  assert.equal(within.status, 200);
+  assert.equal(seen.length, 1);
+});
+
 Deno.test("issue 14: variables within the depth limit run (recursive input and custom scalar)", async () => {
   const { handle, seen } = await router();
   const response = await handle(graphqlPost(
@@ -94,7 +132,14 @@ Deno.test("issue 14: variables within the depth limit run (recursive input and c
 
 Deno.test("issue 14: a deeply nested Connect message is invalid_argument before it is decoded", async () => {
   const { handle, seen } = await router();
-  for (const message of [`{"filter":${nestedFilter(5000)}}`, `{"v":${deepList(100_000)}}`]) {
+  for (
+    const message of [
+      `{"filter":${nestedFilter(5000)}}`,
+      `{"v":${deepList(100_000)}}`,
+      // Cut off after the nesting: refused for its depth before it is parsed.
+      `{"v":${deepList(1_000_000)}`.slice(0, -1),
+    ]
+  ) {
     const response = await handle(
       new Request("http://router.test/service.v1.GraphService/Items", {
         method: "POST",
