@@ -13,6 +13,15 @@ import { retryDelay } from "../../lib/engine/retry.ts";
 import { createSubgraphClient } from "../../lib/engine/subgraph_client.ts";
 
 const RETRY = { enabled: true, maxAttempts: 3, intervalMs: 100, maxDurationMs: 1_000 };
+/** The breaker policy of these tests (a test changes what it needs). */
+const BREAKER = {
+  enabled: true,
+  errorThresholdPercentage: 50,
+  requestThreshold: 4,
+  sleepWindowMs: 5_000,
+  halfOpenAttempts: 2,
+  rollingDurationMs: 10_000,
+};
 
 /** A send answering the given statuses in turn ("error" = connection error). */
 function scripted(outcomes: (number | "error")[], headers: HeadersInit = {}) {
@@ -116,14 +125,7 @@ Deno.test("issue 15: the fetch's signal (the subgraph timeout) ends retries, bac
 
 Deno.test("issue 15: the circuit breaker opens on the error rate, fails fast, half-opens and closes or reopens", async () => {
   let now = 0;
-  const policy = {
-    enabled: true,
-    errorThresholdPercentage: 50,
-    requestThreshold: 4,
-    sleepWindowMs: 5_000,
-    halfOpenAttempts: 2,
-    rollingDurationMs: 10_000,
-  };
+  const policy = { ...BREAKER };
   const breaker = createCircuitBreaker(policy, { now: () => now });
   const noRetry = { ...RETRY, enabled: false };
   const { send, sent } = scripted([200, 500, 200, 500, 200, 200, 500, 200, 200]);
@@ -155,14 +157,7 @@ Deno.test("issue 15: the circuit breaker opens on the error rate, fails fast, ha
 
 Deno.test("a half-open probe that never reports (the deadline or the client ended it) does not keep the breaker open for good", async () => {
   let now = 0;
-  const policy = {
-    enabled: true,
-    errorThresholdPercentage: 50,
-    requestThreshold: 1,
-    sleepWindowMs: 5_000,
-    halfOpenAttempts: 1,
-    rollingDurationMs: 10_000,
-  };
+  const policy = { ...BREAKER, requestThreshold: 1, halfOpenAttempts: 1 };
   const breaker = createCircuitBreaker(policy, { now: () => now });
   const noRetry = { ...RETRY, enabled: false };
   breaker.record(false);
@@ -189,14 +184,7 @@ Deno.test("a half-open probe that never reports (the deadline or the client ende
 });
 
 Deno.test("a subgraph that never answers (each fetch ended by its deadline) opens the breaker; a client going away counts for nothing", async () => {
-  const policy = {
-    enabled: true,
-    errorThresholdPercentage: 50,
-    requestThreshold: 2,
-    sleepWindowMs: 5_000,
-    halfOpenAttempts: 1,
-    rollingDurationMs: 10_000,
-  };
+  const policy = { ...BREAKER, requestThreshold: 2, halfOpenAttempts: 1 };
   const noRetry = { ...RETRY, enabled: false };
   const hang = async (breaker: ReturnType<typeof createCircuitBreaker>, reason: unknown) => {
     const controller = new AbortController();
@@ -224,14 +212,7 @@ Deno.test("a subgraph that never answers (each fetch ended by its deadline) open
 });
 
 Deno.test("a 200 whose body breaks off is a failure for the breaker (a subgraph resetting every answer mid-body opens it)", async () => {
-  const policy = {
-    enabled: true,
-    errorThresholdPercentage: 50,
-    requestThreshold: 3,
-    sleepWindowMs: 5_000,
-    halfOpenAttempts: 1,
-    rollingDurationMs: 10_000,
-  };
+  const policy = { ...BREAKER, requestThreshold: 3, halfOpenAttempts: 1 };
   const breaker = createCircuitBreaker(policy, { now: () => 0 });
   let sent = 0;
   const client = createSubgraphClient({

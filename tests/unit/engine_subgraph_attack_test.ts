@@ -15,23 +15,24 @@ import { RouterError } from "../../lib/errors.ts";
 const FED =
   `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key", "@shareable"])\n`;
 
-function model() {
-  const result = composeServices([
-    {
-      name: "a",
-      url: "http://a.test/graphql",
-      typeDefs: parse(
-        FED + `type Query { products: [Product] } type Product @key(fields: "id") { id: ID! }`,
-      ),
-    },
-    {
-      name: "b",
-      url: "http://b.test/graphql",
-      typeDefs: parse(FED + `type Product @key(fields: "id") { id: ID! price: Int }`),
-    },
-  ]);
+/** The supergraph model of subgraphs named by their SDL (after the federation link), at `http://<name>.test/graphql`. */
+function compose(subgraphs: Record<string, string>) {
+  const result = composeServices(
+    Object.entries(subgraphs).map(([name, sdl]) => ({
+      name,
+      url: `http://${name}.test/graphql`,
+      typeDefs: parse(FED + sdl),
+    })),
+  );
   if (result.errors !== undefined) throw new Error(result.errors.map((e) => e.message).join());
   return buildSupergraph(result.supergraphSdl);
+}
+
+function model() {
+  return compose({
+    a: `type Query { products: [Product] } type Product @key(fields: "id") { id: ID! }`,
+    b: `type Product @key(fields: "id") { id: ID! price: Int }`,
+  });
 }
 
 /** Runs `{ products { id price } }`: `a` lists `count` products of one id, `b` answers `entities`. */
@@ -126,18 +127,12 @@ Deno.test("an entity answered as another type is not merged: its fields are not 
 Deno.test("a subgraph error at a field the planner aliased (value__alias_0) is placed at the client's key, not the alias", async () => {
   // `A.value` is `String!` in subgraph `a` only: beside `B.value: String` the
   // planner aliases one of them in `a`'s operation.
-  const sdl = (a: string, c: string) =>
-    composeServices([
-      { name: "a", url: "http://a.test/graphql", typeDefs: parse(FED + a) },
-      { name: "c", url: "http://c.test/graphql", typeDefs: parse(FED + c) },
-    ]);
-  const composed = sdl(
-    `type Query { items: [U] } union U = A | B type A @shareable { value: String! } type B { value: String }`,
-    `type Query { a: A } type A @shareable { value: String }`,
-  );
-  if (composed.errors !== undefined) throw new Error(composed.errors.map((e) => e.message).join());
+  const supergraph = compose({
+    a: `type Query { items: [U] } union U = A | B type A @shareable { value: String! } type B { value: String }`,
+    c: `type Query { a: A } type A @shareable { value: String }`,
+  });
   let sent = "";
-  const engine = createEngine(buildSupergraph(composed.supergraphSdl), {
+  const engine = createEngine(supergraph, {
     fetch: async (request) => {
       sent = JSON.parse(await request.text()).query;
       const alias = /(\w+__alias_\d+):value/.exec(sent)![1]!;
@@ -161,35 +156,14 @@ Deno.test("a subgraph error at a field the planner aliased (value__alias_0) is p
 
 Deno.test("a subgraph's answer is merged only for what its fetch selected at every level: a shared value type's field of another subgraph is not overwritten", async () => {
   // `Info.w` is answered by b, `Info.h` by c: two entity fetches, in parallel.
-  const composed = composeServices([
-    {
-      name: "a",
-      url: "http://a.test/graphql",
-      typeDefs: parse(
-        FED + `type Query { products: [Product] } type Product @key(fields: "id") { id: ID! }`,
-      ),
-    },
-    {
-      name: "b",
-      url: "http://b.test/graphql",
-      typeDefs: parse(
-        FED +
-          `type Product @key(fields: "id") { id: ID! info: Info @shareable } type Info @shareable { w: Int }`,
-      ),
-    },
-    {
-      name: "c",
-      url: "http://c.test/graphql",
-      typeDefs: parse(
-        FED +
-          `scalar JSON type Product @key(fields: "id") { id: ID! info: Info @shareable } type Info @shareable { h: Int meta: JSON }`,
-      ),
-    },
-  ]);
-  if (composed.errors !== undefined) throw new Error(composed.errors.map((e) => e.message).join());
+  const supergraph = compose({
+    a: `type Query { products: [Product] } type Product @key(fields: "id") { id: ID! }`,
+    b: `type Product @key(fields: "id") { id: ID! info: Info @shareable } type Info @shareable { w: Int }`,
+    c: `scalar JSON type Product @key(fields: "id") { id: ID! info: Info @shareable } type Info @shareable { h: Int meta: JSON }`,
+  });
   // Shared answers (single flight) merge through layers; unshared ones in place.
   for (const enableSingleFlight of [true, false]) {
-    const engine = createEngine(buildSupergraph(composed.supergraphSdl), {
+    const engine = createEngine(supergraph, {
       enableSingleFlight,
       fetch: async (request) => {
         const host = new URL(request.url).hostname;
