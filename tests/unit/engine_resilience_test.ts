@@ -155,6 +155,24 @@ Deno.test("issue 15: the circuit breaker opens on the error rate, fails fast, ha
   assert.equal(probe.allow(), false);
 });
 
+/** A fetch through `breaker` whose subgraph never answers, ended by an abort with `reason`. */
+async function hangUntilAborted(
+  breaker: ReturnType<typeof createCircuitBreaker>,
+  reason: unknown,
+): Promise<void> {
+  const controller = new AbortController();
+  const result = run(
+    () =>
+      new Promise<Response>((_, reject) =>
+        controller.signal.addEventListener("abort", () => reject(controller.signal.reason))
+      ),
+    { retry: { ...RETRY, enabled: false }, breaker },
+    { signal: controller.signal },
+  ).result;
+  controller.abort(reason);
+  await assert.rejects(result);
+}
+
 Deno.test("a half-open probe that never reports (the deadline or the client ended it) does not keep the breaker open for good", async () => {
   let now = 0;
   const policy = { ...BREAKER, requestThreshold: 1, halfOpenAttempts: 1 };
@@ -164,17 +182,7 @@ Deno.test("a half-open probe that never reports (the deadline or the client ende
   assert.equal(breaker.state, "open");
   now = 5_000;
   // The probe hangs until its request is aborted: it reports nothing.
-  const controller = new AbortController();
-  const hanging = run(
-    () =>
-      new Promise<Response>((_, reject) =>
-        controller.signal.addEventListener("abort", () => reject(controller.signal.reason))
-      ),
-    { retry: noRetry, breaker },
-    { signal: controller.signal },
-  ).result;
-  controller.abort(new DOMException("gone", "AbortError"));
-  await assert.rejects(hanging);
+  await hangUntilAborted(breaker, new DOMException("gone", "AbortError"));
   assert.equal(breaker.allow(), false, "within the sleep window: still refused");
   // The subgraph is back: after another sleep window a new probe is let through.
   now = 10_000;
@@ -185,29 +193,18 @@ Deno.test("a half-open probe that never reports (the deadline or the client ende
 
 Deno.test("a subgraph that never answers (each fetch ended by its deadline) opens the breaker; a client going away counts for nothing", async () => {
   const policy = { ...BREAKER, requestThreshold: 2, halfOpenAttempts: 1 };
-  const noRetry = { ...RETRY, enabled: false };
-  const hang = async (breaker: ReturnType<typeof createCircuitBreaker>, reason: unknown) => {
-    const controller = new AbortController();
-    const result = run(
-      () =>
-        new Promise<Response>((_, reject) =>
-          controller.signal.addEventListener("abort", () => reject(controller.signal.reason))
-        ),
-      { retry: noRetry, breaker },
-      { signal: controller.signal },
-    ).result;
-    controller.abort(reason);
-    await assert.rejects(result);
-  };
   const timedOut = createCircuitBreaker(policy, { now: () => 0 });
   for (let i = 0; i < 2; i++) {
-    await hang(timedOut, new SubgraphTimeout());
+    await hangUntilAborted(timedOut, new SubgraphTimeout());
   }
   assert.equal(timedOut.state, "open");
   // The client gone, or the request's own deadline (it may have spent it elsewhere).
   const gone = createCircuitBreaker(policy, { now: () => 0 });
-  await hang(gone, new DOMException("gone", "AbortError"));
-  await hang(gone, new DOMException("The request took longer than 1000 ms", "TimeoutError"));
+  await hangUntilAborted(gone, new DOMException("gone", "AbortError"));
+  await hangUntilAborted(
+    gone,
+    new DOMException("The request took longer than 1000 ms", "TimeoutError"),
+  );
   assert.equal(gone.state, "closed");
 });
 
