@@ -15,6 +15,10 @@
  * with `Deno.serve` on TCP. The relay costs 0.04–0.08 ms of CPU per request;
  * with all three limits at 0 the router serves from `Deno.serve` directly.
  *
+ * Over 600 lines: the accept loop, the relays, the refusals and the deadline
+ * sweep share one set of connections and one set of counts; what is pure
+ * (the phases, the framing) lives in `lib/http/`.
+ *
  * @module
  */
 import {
