@@ -400,6 +400,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       request_timeout_ms: { kind: "duration", default: 60_000, min: 1 },
       max_in_flight_bytes: { kind: "size", default: 64_000_000 },
       max_buffered_body_bytes: { kind: "size", default: 64_000_000 },
+      max_unsent_answer_bytes: { kind: "size", default: 64_000_000 },
       // Session 10: what Deno.serve lacks (denoland/deno#3515), kept by lib/cli/guarded_serve.ts.
       header_read_timeout_ms: { kind: "duration", default: 10_000 },
       keep_alive_timeout_ms: { kind: "duration", default: 75_000 },

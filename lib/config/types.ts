@@ -340,6 +340,11 @@ export interface RouterTrafficConfig {
    */
   readonly max_buffered_body_bytes: number;
   /**
+   * Bytes of answers (64 KiB and up) handed to clients and not yet taken by
+   * them; past it the oldest are ended (their connections close). 0 = none.
+   */
+  readonly max_unsent_answer_bytes: number;
+  /**
    * Longest wait for a complete request head, from a connection's start or the
    * first byte of its next request, ms; past it the connection closes. 0 = none.
    */

@@ -17,7 +17,7 @@ import type { Config } from "../config/types.ts";
 import type { AuthError } from "../errors.ts";
 import { type Engine, execute, prepare } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
-import { readGzipLimited } from "../limited_body.ts";
+import { readGzipLimited, utf8Length } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
 import { bodyOf, requestIdOf } from "../http/request_context.ts";
 import type { Logger } from "../log/mod.ts";
@@ -416,7 +416,9 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   }
   const body = JSON.stringify(encodeResponseMessage(call.method.response, result.data));
   const headers = new Headers({ "content-type": "application/json" });
-  if (!call.get) return new Response(body, { status: 200, headers });
+  // A large answer goes out counted until its client took it (unsent_answers.ts).
+  const sent = () => deps.engine.unsent.body(body, utf8Length(body));
+  if (!call.get) return new Response(sent(), { status: 200, headers });
   const etag = await etagOf(body);
   headers.set("etag", etag);
   // Shared caches must not answer a request with credentials, or with headers the
@@ -434,5 +436,5 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
     headers.delete("content-type");
     return new Response(null, { status: 304, headers });
   }
-  return new Response(body, { status: 200, headers });
+  return new Response(sent(), { status: 200, headers });
 }

@@ -39,6 +39,7 @@ import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 import { REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
 import { SharedResults } from "./shared_results.ts";
 import { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
+import { createUnsentAnswers, type UnsentAnswers } from "./unsent_answers.ts";
 import type { Resilience } from "./resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
 import { entryCost } from "./cache_cost.ts";
@@ -97,6 +98,11 @@ export {
 } from "./subgraph_errors.ts";
 export { resilienceOf } from "./resilient_fetch.ts";
 export { resultJson } from "./shared_results.ts";
+export {
+  createUnsentAnswers,
+  STREAMED_ANSWER_BYTES,
+  type UnsentAnswers,
+} from "./unsent_answers.ts";
 export { createHttp1Pool, http1Eligible, type Http1Pool } from "./http1.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
@@ -131,6 +137,13 @@ export interface EngineOptions {
    * (`traffic_shaping.router.max_in_flight_bytes`); 0 = no budget. @default 0
    */
   readonly maxInFlightBytes?: number;
+  /**
+   * Bytes of answers handed to clients and not yet taken
+   * (`traffic_shaping.router.max_unsent_answer_bytes`); 0 = not counted. @default 0
+   */
+  readonly maxUnsentAnswerBytes?: number;
+  /** Told the bytes of each unsent answer ended to make room (a log line). */
+  readonly onUnsentAnswerEnded?: (bytes: number) => void;
   /** Subgraph answer bytes one operation may read (`engine.max_response_bytes`). @default Infinity */
   readonly maxResponseBytes?: number;
   /** Retry policy and circuit breaker per subgraph (`traffic_shaping`); none: one attempt. */
@@ -187,6 +200,8 @@ export interface Engine {
   readonly maxCachedDocumentBytes: number;
   /** In-flight memory: subgraph answer bytes held by running operations. */
   readonly memory: MemoryBudget;
+  /** Answers handed to clients and not yet taken (the edges send large ones through it). */
+  readonly unsent: UnsentAnswers;
   /** @internal The subgraph HTTP client. */
   readonly client: SubgraphClient;
   /** @internal True when a header rule forwards client headers to some subgraph. */
@@ -277,6 +292,10 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     overrideLabels: { labels: overrideLabelsOf(model), random: options.random ?? Math.random },
     admission,
     memory,
+    unsent: createUnsentAnswers({
+      maxBytes: options.maxUnsentAnswerBytes ?? 0,
+      ...(options.onUnsentAnswerEnded ? { onEnded: options.onUnsentAnswerEnded } : {}),
+    }),
     limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
     introspection: options.introspection ?? true,
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,

@@ -22,7 +22,13 @@ import {
   responseTooLarge,
   resultJson,
 } from "../engine/mod.ts";
-import type { Engine, ExecutionResult, GraphQLRequest, OperationLimits } from "../engine/mod.ts";
+import type {
+  Engine,
+  ExecutionResult,
+  GraphQLRequest,
+  OperationLimits,
+  UnsentAnswers,
+} from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import type { SupergraphCore } from "../supergraph/types.ts";
@@ -238,6 +244,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     refused,
     requestId,
     limit: deps.engine.memory.maxTicketBytes,
+    unsent: deps.engine.unsent,
   });
 }
 
@@ -250,6 +257,8 @@ function graphQLResponse(
     readonly requestId: string | null;
     /** The largest response sent (`engine.max_response_bytes`). @default Infinity */
     readonly limit?: number;
+    /** Where large answers are counted until taken. */
+    readonly unsent?: UnsentAnswers;
   },
 ): Response {
   const { traced, requestId } = options;
@@ -276,7 +285,9 @@ function graphQLResponse(
   // an encoded `Uint8Array` would be an ArrayBuffer the size of the response
   // that lives until V8 collects it (under load: promoted, then freed only by
   // a full GC, tens of MiB of RSS).
-  return withBodySize(new Response(text, { status, headers }), bytes);
+  // A large one goes out counted until its client took it (unsent_answers.ts).
+  const body = options.unsent ? options.unsent.body(text, bytes) : text;
+  return withBodySize(new Response(body, { status, headers }), bytes);
 }
 
 /** 405 for a mutation or subscription sent with GET, naming which it is. */

@@ -98,6 +98,7 @@ export interface StateInputs {
 export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const { config, log } = inputs;
   const supergraph = buildSupergraph(inputs.supergraphSdl);
+  let unsentEnded = 0;
   const engine = createEngine(supergraph, {
     headers: config.headers,
     credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
@@ -114,6 +115,16 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     maxCachedDocumentBytes: config.engine.max_cached_document_bytes,
     maxResponseBytes: config.engine.max_response_bytes,
     maxInFlightBytes: config.traffic_shaping.router.max_in_flight_bytes,
+    maxUnsentAnswerBytes: config.traffic_shaping.router.max_unsent_answer_bytes,
+    onUnsentAnswerEnded: (bytes) => {
+      // Logged at the 1st, 2nd, 4th, 8th… ended answer: a flood of them is a few lines.
+      if ((++unsentEnded & (unsentEnded - 1)) !== 0) return;
+      log.warn("Ended answers their clients did not take, to stay within the limit", {
+        answers_ended: unsentEnded,
+        bytes,
+        max_unsent_answer_bytes: config.traffic_shaping.router.max_unsent_answer_bytes,
+      });
+    },
     maxBufferedBodyBytes: config.traffic_shaping.router.max_buffered_body_bytes,
     maxQueueSize: config.traffic_shaping.router.max_queue_size,
     maxQueueWaitMs: config.traffic_shaping.router.max_queue_wait_ms,

@@ -276,3 +276,54 @@ Deno.test("issue 15: many large distinct documents are all answered while the ca
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("issue 15: answers clients do not take are ended past max_unsent_answer_bytes, the oldest first; a client that reads is served", async () => {
+  // 20 MB answers: more than loopback's socket buffers take in, so an answer
+  // its client does not read stays in the router.
+  const big = `{"data":{"hello":"${"x".repeat(20_000_000)}"}}`;
+  const sub = subgraph(() =>
+    new Response(big, { headers: { "content-type": "application/json" } })
+  );
+  const { router: r, dir, lines } = await router(
+    sub.url,
+    `engine: { max_subgraph_response_bytes: 64MB, max_response_bytes: 64MB }
+traffic_shaping: { router: { max_unsent_answer_bytes: 30MB, keep_alive_timeout: 1s } }
+`,
+  );
+  const port = new URL(r.url).port;
+  const request = new TextEncoder().encode(
+    `POST /graphql HTTP/1.1\r\nhost: a\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: 19\r\n\r\n{"query":"{hello}"}`,
+  );
+  const stalled: Deno.Conn[] = [];
+  try {
+    // Three clients ask and read nothing; each next answer ends the oldest unsent one.
+    for (let i = 0; i < 3; i++) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+      await conn.write(request);
+      stalled.push(conn);
+      await sleep(400);
+    }
+    // A client that reads gets its whole answer meanwhile.
+    const response = await post(r.url, "{ hello }");
+    assert.equal(response.status, 200);
+    assert.equal((await response.json()).data.hello.length, 20_000_000);
+    // The first stalled client's answer was ended: it reads less than the answer, then the end.
+    let read = 0;
+    const buffer = new Uint8Array(1 << 20);
+    for (;;) {
+      const n = await stalled[0]!.read(buffer).catch(() => null);
+      if (n === null) break;
+      read += n;
+    }
+    assert.ok(read > 0 && read < big.length, `the oldest stalled client read ${read} bytes`);
+    assert.ok(
+      lines.some((line) => line.includes("Ended answers their clients did not take")),
+      "the ending is logged",
+    );
+  } finally {
+    for (const conn of stalled) conn.close();
+    await r.shutdown();
+    await sub.server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,149 @@
+/**
+ * The bytes of answers handed to clients but not yet taken by them (issue
+ * 15). An answer leaves the router only as fast as its client reads it; a
+ * client that stops reading keeps the whole answer in memory until its
+ * connection ends (`keep_alive_timeout` without progress), so many such
+ * clients asking for large answers held memory without bound.
+ *
+ * An answer of at least {@linkcode STREAMED_ANSWER_BYTES} is therefore sent
+ * as a stream of slices of its text, and its bytes count until the last
+ * slice is taken (or the client goes away). When the count would pass
+ * `traffic_shaping.router.max_unsent_answer_bytes`, the oldest unsent answers
+ * are ended (their text is let go and no byte of it follows; the connection
+ * guard closes such a connection after `keep_alive_timeout` without progress;
+ * Envoy's overload manager likewise resets the streams holding the most
+ * memory): the newest answer always goes out, so
+ * the bytes held stay within the limit plus one answer, and clients that do
+ * not read cannot keep the others waiting. Smaller answers are sent as the
+ * text itself (`Deno.serve` copies it in Rust: the fastest path).
+ *
+ * No I/O, no clock.
+ *
+ * @module
+ */
+
+/** Answers from this size on (UTF-8 bytes) are counted until their client took them. */
+export const STREAMED_ANSWER_BYTES = 65_536;
+/** Characters of the text encoded per slice. */
+const SLICE_CHARS = 65_536;
+
+/** The unsent answers (see {@linkcode createUnsentAnswers}). */
+export interface UnsentAnswers {
+  /**
+   * The body for an answer: `text` itself when small or without a limit,
+   * else a stream of its slices, counted until taken.
+   * @param text The answer's text.
+   * @param bytes Its UTF-8 length.
+   */
+  body(text: string, bytes: number): BodyInit;
+  /** Bytes of the answers being taken now. */
+  readonly bytes: number;
+  /** Answers ended before their client took them, so far. */
+  readonly ended: number;
+  /** The limit, bytes (0: none). */
+  readonly maxBytes: number;
+}
+
+/** Options of {@linkcode createUnsentAnswers}. */
+export interface UnsentAnswersOptions {
+  /** `traffic_shaping.router.max_unsent_answer_bytes` (0: no limit, nothing counted). */
+  readonly maxBytes: number;
+  /** Called with the bytes of each answer ended to make room. */
+  readonly onEnded?: (bytes: number) => void;
+}
+
+interface Unsent {
+  readonly bytes: number;
+  /** Ends the stream (its connection closes). */
+  readonly end: () => void;
+}
+
+/**
+ * Creates the count of unsent answers.
+ *
+ * @example Past the limit, the oldest unsent answer is ended for the newest
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createUnsentAnswers } from "./unsent_answers.ts";
+ * const unsent = createUnsentAnswers({ maxBytes: 150_000 });
+ * const text = "x".repeat(100_000);
+ * assert.equal(unsent.body("small", 5), "small");
+ * const first = unsent.body(text, text.length) as ReadableStream<Uint8Array>;
+ * const second = unsent.body(text, text.length) as ReadableStream<Uint8Array>;
+ * assert.equal(unsent.ended, 1);
+ * assert.equal(unsent.bytes, 100_000);
+ * await first.cancel();
+ * // The newest is taken whole; then nothing is held.
+ * assert.equal((await new Response(second).text()).length, 100_000);
+ * assert.equal(unsent.bytes, 0);
+ * ```
+ * @param options The limit and what to tell when an answer is ended.
+ * @returns The count.
+ */
+export function createUnsentAnswers(options: UnsentAnswersOptions): UnsentAnswers {
+  const max = options.maxBytes > 0 ? options.maxBytes : 0;
+  /** Insertion order: the oldest first. */
+  const unsent = new Set<Unsent>();
+  let bytes = 0;
+  let ended = 0;
+  const encoder = new TextEncoder();
+
+  function release(entry: Unsent): void {
+    if (unsent.delete(entry)) bytes -= entry.bytes;
+  }
+
+  return {
+    body(text, size) {
+      if (max === 0 || size < STREAMED_ANSWER_BYTES) return text;
+      let at = 0;
+      /** The text left to send; null once the answer was ended. */
+      let rest: string | null = text;
+      const entry: Unsent = {
+        bytes: size,
+        end: () => {
+          // The text is let go and no byte follows: the client sees its answer
+          // cut off (chunked, without the last chunk), and the connection guard
+          // closes it after keep_alive_timeout without progress. Erroring the
+          // stream would end it at once, but Deno.serve prints every such error.
+          release(entry);
+          rest = null;
+        },
+      };
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (rest === null) return new Promise<void>(() => {});
+          let end = Math.min(rest.length, at + SLICE_CHARS);
+          // A surrogate pair stays whole (a lone half would encode as U+FFFD).
+          const last = rest.charCodeAt(end - 1);
+          if (end < rest.length && last >= 0xd800 && last <= 0xdbff) end--;
+          controller.enqueue(encoder.encode(rest.slice(at, end)));
+          at = end;
+          if (at >= rest.length) {
+            release(entry);
+            controller.close();
+          }
+        },
+        cancel() {
+          release(entry);
+          rest = null;
+        },
+      }, { highWaterMark: 0 });
+      for (const old of unsent) {
+        if (bytes + size <= max) break;
+        ended++;
+        options.onEnded?.(old.bytes);
+        old.end();
+      }
+      unsent.add(entry);
+      bytes += size;
+      return stream;
+    },
+    get bytes() {
+      return bytes;
+    },
+    get ended() {
+      return ended;
+    },
+    maxBytes: max,
+  };
+}
