@@ -12,13 +12,18 @@
  *   the `@skip`/`@include` variables + what `field_access.ts` removed, in an LRU
  *   bounded in bytes (`cache_cost.ts`).
  * - `admission.ts` (taken by the HTTP edge) and `memory_budget.ts` (charged by the
- *   subgraph client as answers stream): the in-flight bounds.
+ *   subgraph client as answers stream): the in-flight bounds; `unsent_answers.ts`: the
+ *   bytes of answers handed to clients and not yet taken.
  * - `execute.ts`: walks the plan; `subgraph_client.ts` sends (headers by `headers.ts`,
  *   timeout, single flight).
  * - `shape.ts`: the client's selection over the merged data, with null propagation.
  *
  * Introspection (`__schema`, `__type`) is answered from the API schema by graphql-js;
  * nothing else on the federated path uses graphql-js `execute`.
+ *
+ * Over 600 lines: this is the engine's one public entry (its options, its
+ * type, `prepare`, `execute` and the re-exports); each stage lives in its own
+ * module listed above.
  *
  * @module
  */
