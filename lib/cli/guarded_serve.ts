@@ -28,6 +28,7 @@ import {
 } from "../http/connection_phase.ts";
 import type { Config } from "../config/mod.ts";
 import { overloaded } from "../engine/admission.ts";
+import { RouterError } from "../errors.ts";
 import { errorResponse } from "../http/errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
@@ -208,15 +209,13 @@ const REFUSAL_LINGER_MS = 500;
 const REFUSAL_DRAIN_BYTES = 65_536;
 
 /**
- * The answer of a refused connection, in HTTP/1.1 bytes: 503
- * `SERVICE_OVERLOADED` with `Retry-After`, as the admission gate's, and
- * `Connection: close`. Sent without reading the request: a refused client
- * costs no parsing.
+ * An error answer in HTTP/1.1 bytes, with `Connection: close`: the guard's
+ * own answers, sent without `Deno.serve`.
  */
-async function refusalBytes(): Promise<Uint8Array> {
-  const response = errorResponse(overloaded("max_connections"));
+async function answerBytes(error: RouterError): Promise<Uint8Array> {
+  const response = errorResponse(error);
   const body = new TextEncoder().encode(await response.text());
-  let head = `HTTP/1.1 ${response.status} Service Unavailable\r\n`;
+  let head = `HTTP/1.1 ${response.status} ${STATUS_TEXT[response.status] ?? ""}\r\n`;
   for (const [name, value] of response.headers) head += `${name}: ${value}\r\n`;
   head += `content-length: ${body.length}\r\nconnection: close\r\n\r\n`;
   const headBytes = new TextEncoder().encode(head);
@@ -224,6 +223,46 @@ async function refusalBytes(): Promise<Uint8Array> {
   bytes.set(headBytes);
   bytes.set(body, headBytes.length);
   return bytes;
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: "Bad Request",
+  503: "Service Unavailable",
+};
+
+/**
+ * The answer of a refused connection: 503 `SERVICE_OVERLOADED` with
+ * `Retry-After`, as the admission gate's. Sent without reading the request:
+ * a refused client costs no parsing.
+ */
+const refusalAnswer = () => answerBytes(overloaded("max_connections"));
+
+/**
+ * What replaces `Deno.serve`'s own answer to a request it cannot read (hyper's
+ * 400 with an empty body, for a malformed request line or header, a header
+ * section over 64 KiB or more than 100 header fields): a 400 that says so,
+ * with a stable code, as every other refusal of the router.
+ */
+const unreadableAnswer = () =>
+  answerBytes(
+    new RouterError(
+      "BAD_REQUEST",
+      "The request head could not be read: a malformed request line or header field, a header section over 64 KiB, or more than 100 header fields",
+    ),
+  );
+
+/** hyper's bare 400, whole in one read (it closes the connection after it). */
+const BARE_400 =
+  /^HTTP\/1\.1 400 Bad Request\r\ncontent-length: 0\r\ndate: [^\r\n]*\r\nconnection: close\r\n\r\n$/;
+const latin1 = new TextDecoder("latin1");
+
+/** True for hyper's own 400 (never one of the router's: those have a body). */
+function isBare400(bytes: Uint8Array): boolean {
+  // "HTTP/1.1 400" at its start, and short: most answers fail the first test.
+  if (bytes.length > 160 || bytes[9] !== 0x34 || bytes[10] !== 0x30 || bytes[11] !== 0x30) {
+    return false;
+  }
+  return BARE_400.test(latin1.decode(bytes));
 }
 
 /** EMFILE / ENFILE: the process or the system is out of files. */
@@ -311,7 +350,13 @@ export async function serveGuarded(
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw error;
   }
-  const guard = createGuard({ limits, log, path, refusal: await refusalBytes() });
+  const guard = createGuard({
+    limits,
+    log,
+    path,
+    refusal: await refusalAnswer(),
+    unreadable: await unreadableAnswer(),
+  });
   const accepting = guard.accept(listener);
   let stopping: Promise<void> | null = null;
   const finished = Promise.withResolvers<void>();
@@ -367,9 +412,10 @@ function createGuard(
     readonly log: Logger;
     readonly path: string;
     readonly refusal: Uint8Array;
+    readonly unreadable: Uint8Array;
   },
 ) {
-  const { limits, log, path, refusal } = options;
+  const { limits, log, path, refusal, unreadable } = options;
   const relays = new Set<Relay>();
   const running = new Set<Promise<void>>();
   const bulkFree: Uint8Array[] = [];
@@ -464,7 +510,7 @@ function createGuard(
         if (n === null) return;
         const bytes = buffer.subarray(0, n);
         seen(bytes);
-        await writeAll(to, bytes);
+        await writeAll(to, isBare400(bytes) ? unreadable : bytes);
         if (n === buffer.length && buffer === own) {
           // A full read: more is coming (a large answer); read it in bulk.
           buffer = bulkFree.pop() ?? new Uint8Array(BULK_BUFFER_BYTES);

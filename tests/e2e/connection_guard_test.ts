@@ -383,6 +383,30 @@ Deno.test("guard: refusals hold at most 32 files at once, each for at most 500 m
   });
 });
 
+Deno.test("guard: a head Deno.serve cannot read (200 header fields, a 70 KB field, a bad request line) gets a 400 that says so, with a code", async () => {
+  await withGuard({ headerReadTimeoutMs: 5_000 }, ok, async (port) => {
+    const heads = [
+      `GET / HTTP/1.1\r\nhost: a\r\n${
+        Array.from({ length: 200 }, (_, i) => `x-${i}: 1\r\n`).join("")
+      }\r\n`,
+      `GET / HTTP/1.1\r\nhost: a\r\nx-a: ${"a".repeat(70_000)}\r\n\r\n`,
+      `GET /\x01 HTTP/1.1\r\nhost: a\r\n\r\n`,
+    ];
+    for (const head of heads) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await conn.write(encode(head)).catch(() => {});
+      const { text } = await readToEnd(conn);
+      conn.close();
+      const end = text.indexOf("\r\n\r\n");
+      assert.match(text, /^HTTP\/1\.1 400 /, JSON.stringify(text.slice(0, 200)));
+      assert.match(text.slice(0, end), /\r\ncontent-type: application\/json/i);
+      const error = JSON.parse(text.slice(end + 4)).errors[0];
+      assert.equal(error.extensions.code, "BAD_REQUEST");
+      assert.match(error.message, /could not be read/);
+    }
+  });
+});
+
 Deno.test("guard: connections reset before they are accepted do not slow the next ones down", async () => {
   await withGuard({ headerReadTimeoutMs: 5_000 }, ok, async (port) => {
     // Another process (so that the resets race the accept loop, as a remote
