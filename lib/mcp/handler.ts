@@ -37,6 +37,7 @@ import type { McpDeps, McpState } from "./state.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { readBodyOf } from "../http/request_context.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
+import { checkJsonTextDepth } from "../engine/mod.ts";
 import {
   checkSession,
   expiryOf,
@@ -65,6 +66,8 @@ const SERVER_INFO = { name: "gw-router", version: "0.43.0" } as const;
  * as long as the body allowed held gigabytes.
  */
 const MAX_ID_LENGTH = 1024;
+/** Levels of a JSON-RPC message around a tool's arguments (message, params, arguments). */
+const MESSAGE_LEVELS = 3;
 
 /** `application/json` itself, parameters allowed (`\b` also let `application/json-seq` pass). */
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
@@ -275,6 +278,18 @@ async function handlePost(
   }
   if (text === undefined) {
     return rpcError(request, null, 400, -32700, "Parse error: the body is not valid UTF-8");
+  }
+  // A nesting bomb (millions of `[`) is refused on its text before JSON.parse
+  // spends a second on it. The bound is twice the variables' limit plus the
+  // message's own levels, so arguments just past the limit still get the
+  // tool's own error, naming the argument.
+  const limits = deps.engine.limits;
+  const bomb = checkJsonTextDepth(text, limits, {
+    outer: limits.approximateDepth + MESSAGE_LEVELS,
+    what: "nesting depth of the message",
+  });
+  if (bomb !== null) {
+    return rpcError(request, null, 400, -32600, `Invalid request: ${bomb.message}`);
   }
   let message: unknown;
   try {

@@ -213,3 +213,23 @@ Deno.test("an MCP message naming a member twice is a 400: JSON.parse would keep 
   assert.equal(fine.status, 200);
   await fine.body?.cancel();
 });
+
+Deno.test("MCP: a nesting bomb in a message is refused on its text (400 -32600), before JSON.parse; arguments just past the limit still get the tool's error", async () => {
+  const handle = handlerOf(await edgeState());
+  const call = (depth: number) =>
+    mcpPost(
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_graphql","arguments":{"query":"{ __typename }","variables":{"v":${
+        "[".repeat(depth)
+      }${"]".repeat(depth)}}}}}`,
+    );
+  for (const depth of [3_000, 2_400_000]) {
+    const refused = await handle(call(depth));
+    assert.equal(refused.status, 400, String(depth));
+    const body = await refused.json();
+    assert.equal(body.error.code, -32600);
+    assert.match(body.error.message, /nesting depth of the message/);
+  }
+  // 250 levels: past the 200 of approximate_depth_limit, within the message's bound.
+  const text = await mcpToolText(await handle(call(250)));
+  assert.match(text, /nesting depth of variable values exceeds the limit of 200/);
+});
