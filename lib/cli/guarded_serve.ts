@@ -17,7 +17,7 @@
  *
  * Over 600 lines: the accept loop, the relays, the refusals and the deadline
  * sweep share one set of connections and one set of counts; what is pure
- * (the phases, the framing) lives in `lib/http/`.
+ * (the phases, the framing) lives in `lib/http/`, its own answers in `_guard_answers.ts`.
  *
  * @module
  */
@@ -27,9 +27,7 @@ import {
   type PhaseLimits,
 } from "../http/connection_phase.ts";
 import type { Config } from "../config/mod.ts";
-import { overloaded } from "../engine/admission.ts";
-import { RouterError } from "../errors.ts";
-import { errorResponse } from "../http/errors.ts";
+import { isBare400, refusalAnswer, unreadableAnswer } from "./_guard_answers.ts";
 import type { Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
 
@@ -207,63 +205,6 @@ const REFUSALS_ANSWERING_MAX = 32;
 const REFUSAL_LINGER_MS = 500;
 /** What a refused connection may still send while its 503 is read (then it is closed). */
 const REFUSAL_DRAIN_BYTES = 65_536;
-
-/**
- * An error answer in HTTP/1.1 bytes, with `Connection: close`: the guard's
- * own answers, sent without `Deno.serve`.
- */
-async function answerBytes(error: RouterError): Promise<Uint8Array> {
-  const response = errorResponse(error);
-  const body = new TextEncoder().encode(await response.text());
-  let head = `HTTP/1.1 ${response.status} ${STATUS_TEXT[response.status] ?? ""}\r\n`;
-  for (const [name, value] of response.headers) head += `${name}: ${value}\r\n`;
-  head += `content-length: ${body.length}\r\nconnection: close\r\n\r\n`;
-  const headBytes = new TextEncoder().encode(head);
-  const bytes = new Uint8Array(headBytes.length + body.length);
-  bytes.set(headBytes);
-  bytes.set(body, headBytes.length);
-  return bytes;
-}
-
-const STATUS_TEXT: Readonly<Record<number, string>> = {
-  400: "Bad Request",
-  503: "Service Unavailable",
-};
-
-/**
- * The answer of a refused connection: 503 `SERVICE_OVERLOADED` with
- * `Retry-After`, as the admission gate's. Sent without reading the request:
- * a refused client costs no parsing.
- */
-const refusalAnswer = () => answerBytes(overloaded("max_connections"));
-
-/**
- * What replaces `Deno.serve`'s own answer to a request it cannot read (hyper's
- * 400 with an empty body, for a malformed request line or header, a header
- * section over 64 KiB or more than 100 header fields): a 400 that says so,
- * with a stable code, as every other refusal of the router.
- */
-const unreadableAnswer = () =>
-  answerBytes(
-    new RouterError(
-      "BAD_REQUEST",
-      "The request head could not be read: a malformed request line or header field, a header section over 64 KiB, or more than 100 header fields",
-    ),
-  );
-
-/** hyper's bare 400, whole in one read (it closes the connection after it). */
-const BARE_400 =
-  /^HTTP\/1\.1 400 Bad Request\r\ncontent-length: 0\r\ndate: [^\r\n]*\r\nconnection: close\r\n\r\n$/;
-const latin1 = new TextDecoder("latin1");
-
-/** True for hyper's own 400 (never one of the router's: those have a body). */
-function isBare400(bytes: Uint8Array): boolean {
-  // "HTTP/1.1 400" at its start, and short: most answers fail the first test.
-  if (bytes.length > 160 || bytes[9] !== 0x34 || bytes[10] !== 0x30 || bytes[11] !== 0x30) {
-    return false;
-  }
-  return BARE_400.test(latin1.decode(bytes));
-}
 
 /** EMFILE / ENFILE: the process or the system is out of files. */
 function outOfFiles(error: unknown): boolean {
