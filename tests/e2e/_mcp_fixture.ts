@@ -341,3 +341,21 @@ export async function initialize(fixture: McpFixture, token: string): Promise<st
   }
   return result.session;
 }
+
+/**
+ * Opens a session's GET event stream with a token (the answer as it comes: 200 with
+ * the stream, or a refusal).
+ */
+export function openGetStream(
+  fixture: McpFixture,
+  token: string,
+  session: string,
+): Promise<Response> {
+  return fetch(fixture.mcpUrl, {
+    headers: {
+      accept: "text/event-stream",
+      authorization: `Bearer ${token}`,
+      "mcp-session-id": session,
+    },
+  });
+}

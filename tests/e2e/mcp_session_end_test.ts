@@ -5,7 +5,7 @@
  * id with 404 and sends it nothing more).
  */
 import assert from "node:assert/strict";
-import { initialize, rpc, withMcpFixture } from "./_mcp_fixture.ts";
+import { initialize, openGetStream, rpc, withMcpFixture } from "./_mcp_fixture.ts";
 
 const ALL = "mcp:connect mcp:list mcp:call";
 
@@ -42,13 +42,7 @@ Deno.test("MCP session end: DELETE closes the session's open GET streams", async
   await withMcpFixture({}, async (f) => {
     const token = await f.token(ALL);
     const session = await initialize(f, token);
-    const stream = await fetch(f.mcpUrl, {
-      headers: {
-        accept: "text/event-stream",
-        authorization: `Bearer ${token}`,
-        "mcp-session-id": session,
-      },
-    });
+    const stream = await openGetStream(f, token, session);
     assert.equal(stream.status, 200);
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
     assert.match((await reader.read()).value!, /^id: \S+\nretry: \d+\ndata: \n\n/);

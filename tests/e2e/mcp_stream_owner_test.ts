@@ -5,7 +5,7 @@
  * caller past its share).
  */
 import assert from "node:assert/strict";
-import { initialize, type McpFixture, withMcpFixture } from "./_mcp_fixture.ts";
+import { initialize, type McpFixture, openGetStream, withMcpFixture } from "./_mcp_fixture.ts";
 
 const ALL = "mcp:connect mcp:list mcp:call";
 
@@ -42,13 +42,7 @@ Deno.test("MCP streams: one subject holds at most 16 streams (listen and GET tog
       }
       // The 16th through a session's GET stream: both kinds count.
       const session = await initialize(f, mallory);
-      const get = await fetch(f.mcpUrl, {
-        headers: {
-          accept: "text/event-stream",
-          authorization: `Bearer ${mallory}`,
-          "mcp-session-id": session,
-        },
-      });
+      const get = await openGetStream(f, mallory, session);
       assert.equal(get.status, 200);
       open.push(get);
       const refused = await listen(f, mallory, 99);
