@@ -7,8 +7,8 @@
  */
 import { parse } from "graphql";
 import { touchedAccessKeys } from "../lib/auth/mod.ts";
-import { accessSignature, filterOperation } from "../lib/engine/field_access.ts";
-import { normalizeOperation } from "../lib/engine/normalize.ts";
+import { accessSignature, filterOperation } from "../lib/engine/prepare/field_access.ts";
+import { normalizeOperation } from "../lib/engine/prepare/normalize.ts";
 import { buildSupergraph } from "../lib/supergraph/mod.ts";
 
 const sdl = await Deno.readTextFile(new URL("../schema/supergraph.graphql", import.meta.url));

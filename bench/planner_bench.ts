@@ -8,8 +8,8 @@
 import { parse } from "graphql";
 import { buildSupergraph } from "../lib/supergraph/mod.ts";
 import { createEngine, planOf, prepare } from "../lib/engine/mod.ts";
-import { normalizeOperation } from "../lib/engine/normalize.ts";
-import { planOperation } from "../lib/engine/plan.ts";
+import { normalizeOperation } from "../lib/engine/prepare/normalize.ts";
+import { planOperation } from "../lib/engine/plan/mod.ts";
 import { BENCH_QUERY, BENCH_SUPERGRAPH } from "./_federation_fixture.ts";
 
 let _sink: unknown; // keep results reachable so V8 cannot drop the call

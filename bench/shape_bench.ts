@@ -7,8 +7,8 @@
  */
 import { buildSupergraph } from "../lib/supergraph/mod.ts";
 import { createEngine, execute, prepare } from "../lib/engine/mod.ts";
-import { normalizeOperation } from "../lib/engine/normalize.ts";
-import { shapeResponse } from "../lib/engine/shape.ts";
+import { normalizeOperation } from "../lib/engine/prepare/normalize.ts";
+import { shapeResponse } from "../lib/engine/execute/shape.ts";
 import { BENCH_QUERY, BENCH_SUPERGRAPH } from "./_federation_fixture.ts";
 import { parse } from "graphql";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { overloaded } from "../engine/admission.ts";
+import { overloaded } from "../engine/admission/queue.ts";
 import { RouterError } from "../errors.ts";
 import { errorResponse } from "../http/errors.ts";
 

@@ -15,7 +15,7 @@ import {
 } from "../compose/mod.ts";
 import { loadConfig, resolveConfigPath } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
-import type { CommandOptions } from "./mod.ts";
+import type { CommandOptions } from "./types.ts";
 
 /** Parsed `compose` arguments. */
 interface ComposeArgs {

@@ -23,7 +23,7 @@ import {
 } from "../connect/mod.ts";
 import { buildOperationRegistry } from "../operations/mod.ts";
 import { buildSupergraph } from "../supergraph/mod.ts";
-import type { CommandOptions } from "./mod.ts";
+import type { CommandOptions } from "./types.ts";
 import { readOperationFiles } from "./serve.ts";
 
 const USAGE = `Usage:

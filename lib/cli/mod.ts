@@ -5,11 +5,9 @@
  * @module
  */
 
-/** Options every subcommand receives. */
-export interface CommandOptions {
-  /** The router version. */
-  readonly version: string;
-}
+import type { CommandOptions } from "./types.ts";
+
+export type { CommandOptions } from "./types.ts";
 
 /**
  * Runs a subcommand and returns the process exit code.

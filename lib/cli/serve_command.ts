@@ -8,7 +8,7 @@
 import { resolveConfigPath } from "../config/mod.ts";
 import { describeError } from "../errors.ts";
 import { createLogger, flushLogs } from "../log/mod.ts";
-import type { CommandOptions } from "./mod.ts";
+import type { CommandOptions } from "./types.ts";
 import type { RunningRouter } from "./serve.ts";
 import { startWorkers } from "./workers.ts";
 

@@ -15,7 +15,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { generateTraceKeyPair, mintTraceToken } from "../trace/mod.ts";
-import type { CommandOptions } from "./mod.ts";
+import type { CommandOptions } from "./types.ts";
 
 const USAGE = `Usage:
   gw-router trace-token --key FILE [--ttl 1h] [--iss ISSUER] [--aud AUDIENCE]

@@ -19,7 +19,7 @@ import { type Engine, execute, prepare } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
 import { readGzipLimited, utf8Length } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
-import { bodyOf, requestIdOf } from "../http/request_context.ts";
+import { bodyOf, requestIdOf } from "../request/context.ts";
 import type { Logger } from "../log/mod.ts";
 import type { OperationRegistry } from "../operations/mod.ts";
 import {

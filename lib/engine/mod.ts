@@ -1,64 +1,70 @@
 /**
- * The engine: parse+validate (graphql-js) → normalize → plan (cached) →
- * execute the plan against subgraphs → shape the response.
+ * The engine: the one door (`createEngine`, `execute`, `planOrCached`, `prepare`) to a
+ * pipeline of stage folders, each with a `mod.ts` that says what it takes and gives:
  *
- * - `prepare.ts`: `parse` (`maxTokens`) + `validate` (`maxErrors`) against the API schema,
- *   operation selection; cached here by text + operation name, failures included.
- * - `normalize.ts`: fragments inlined, fields merged, `@skip`/`@include` applied, abstract
- *   selections split per concrete type.
- * - `field_access.ts`: removes the fields the request's identity may not see
- *   (`@authenticated` / `@requiresScopes`) from the normalized operation before planning.
- * - `plan.ts`: the federation planner (pure); plans cached by text + name + the values of
- *   the `@skip`/`@include` variables + what `field_access.ts` removed, in an LRU
- *   bounded in bytes (`cache_cost.ts`).
- * - `admission.ts` (taken by the HTTP edge) and `memory_budget.ts` (charged by the
- *   subgraph client as answers stream): the in-flight bounds; `unsent_answers.ts`: the
- *   bytes of answers handed to clients and not yet taken.
- * - `execute.ts`: walks the plan; `subgraph_client.ts` sends (headers by `headers.ts`,
- *   timeout, single flight).
- * - `shape.ts`: the client's selection over the merged data, with null propagation.
+ * 1. `prepare/` — parse + validate (graphql-js), parser limits, normalize, introspection,
+ *    variable coercion, field access (`@authenticated` / `@requiresScopes` removal); documents
+ *    cached here by text + operation name, failures included.
+ * 2. `plan/` — the federation planner (pure): query graph → paths → best choice → fetch graph
+ *    → optimize → emit; plans cached by text + name + `@skip`/`@include` values + what field
+ *    access removed, in an LRU bounded in bytes.
+ * 3. `execute/` — walks the plan, merges subgraph data, re-paths subgraph errors, shapes the
+ *    client's response (null propagation, leaf coercion).
+ * 4. `fetch/` — the subgraph transport: HTTP/1 pool, body reading, header rules, retries,
+ *    circuit breaker.
+ * 0. `admission/` — the bounds around all of it: the admission queue (taken by the HTTP edge),
+ *    the in-flight memory budget (charged as answers stream), unsent answers, cache costs.
  *
  * Introspection (`__schema`, `__type`) is answered from the API schema by graphql-js;
- * nothing else on the federated path uses graphql-js `execute`.
+ * nothing else on the federated path uses graphql-js `execute`. The engine imports no
+ * telemetry and no facet: it reports through the callbacks its caller hands it.
  *
  * Over 600 lines: this is the engine's one public entry (its options, its
  * type, `prepare`, `execute` and the re-exports); each stage lives in its own
- * module listed above.
+ * folder listed above.
  *
  * @module
  */
-import type { Http1Pool } from "./http1.ts";
+import type { Http1Pool } from "./fetch/http1.ts";
 import { type DocumentNode, execute as graphqlExecute, type GraphQLFormattedError } from "graphql";
 import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
-import { type AdmissionGate, createAdmissionGate } from "./admission.ts";
-import { executePlan } from "./execute.ts";
+import { type AdmissionGate, createAdmissionGate } from "./admission/queue.ts";
+import { executePlan } from "./execute/execute.ts";
 import {
   accessSignature,
   type FieldIdentity,
   filterOperation,
   unauthorizedError,
-} from "./field_access.ts";
-import { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
-import { REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
-import { SharedResults } from "./shared_results.ts";
-import { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
-import { createUnsentAnswers, type UnsentAnswers } from "./unsent_answers.ts";
-import type { Resilience } from "./resilient_fetch.ts";
+} from "./prepare/field_access.ts";
+import { compileHeaderRules, type HeaderPropagator } from "./fetch/headers.ts";
+import { REQUEST_ID_HEADER } from "../request/request_id.ts";
+import { SharedResults } from "./execute/shared_results.ts";
+import { createMemoryBudget, type MemoryBudget } from "./admission/memory_budget.ts";
+import { createUnsentAnswers, type UnsentAnswers } from "./admission/unsent_answers.ts";
+import type { Resilience } from "./fetch/resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
-import { entryCost } from "./cache_cost.ts";
-import { introspectionDocument } from "./introspection.ts";
-import { coerceVariables } from "./coerce_variables.ts";
-import { checkVariablesDepth, DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
-import { Lru } from "./_lru.ts";
-import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./subgraph_errors.ts";
-import { type NField, normalizeOperation, type NSelection } from "./normalize.ts";
-import { drawOverrideLabels, type OverrideLabel, overrideLabelsOf } from "./override_labels.ts";
-import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan.ts";
-import { formatted, prepareOperation } from "./prepare.ts";
-import { shapeResponse } from "./shape.ts";
-import { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
+import { entryCost } from "./admission/cache_cost.ts";
+import { introspectionDocument } from "./prepare/introspection.ts";
+import { coerceVariables } from "./prepare/coerce_variables.ts";
+import {
+  checkVariablesDepth,
+  DEFAULT_OPERATION_LIMITS,
+  type OperationLimits,
+} from "./prepare/limits.ts";
+import { Lru } from "./admission/_lru.ts";
+import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "./execute/subgraph_errors.ts";
+import { type NField, normalizeOperation, type NSelection } from "./prepare/normalize.ts";
+import {
+  drawOverrideLabels,
+  type OverrideLabel,
+  overrideLabelsOf,
+} from "./prepare/override_labels.ts";
+import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } from "./plan/mod.ts";
+import { formatted, prepareOperation } from "./prepare/prepare.ts";
+import { shapeResponse } from "./execute/shape.ts";
+import { createSubgraphClient, type SubgraphClient } from "./fetch/subgraph_client.ts";
 import type {
   EngineEvents,
   ExecuteOptions,
@@ -78,8 +84,8 @@ export {
   filterOperation,
   UNAUTHORIZED_FIELD_OR_TYPE,
   unauthorizedError,
-} from "./field_access.ts";
-export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan.ts";
+} from "./prepare/field_access.ts";
+export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan/mod.ts";
 export {
   approximateDepth,
   checkJsonTextDepth,
@@ -93,22 +99,22 @@ export {
   type OperationLimits,
   operationLimitsOf,
   type OperationMeasure,
-} from "./limits.ts";
-export { findIntrospectionField, OfTypeDepthRule } from "./introspection.ts";
+} from "./prepare/limits.ts";
+export { findIntrospectionField, OfTypeDepthRule } from "./prepare/introspection.ts";
 export {
   filterSubgraphError,
   RAW_SUBGRAPH_ERRORS,
   type SubgraphErrorPolicy,
   subgraphErrorPolicyOf,
-} from "./subgraph_errors.ts";
-export { resilienceOf } from "./resilient_fetch.ts";
-export { resultJson } from "./shared_results.ts";
+} from "./execute/subgraph_errors.ts";
+export { resilienceOf } from "./fetch/resilient_fetch.ts";
+export { resultJson } from "./execute/shared_results.ts";
 export {
   createUnsentAnswers,
   STREAMED_ANSWER_BYTES,
   type UnsentAnswers,
-} from "./unsent_answers.ts";
-export { createHttp1Pool, http1Eligible, type Http1Pool } from "./http1.ts";
+} from "./admission/unsent_answers.ts";
+export { createHttp1Pool, http1Eligible, type Http1Pool } from "./fetch/http1.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;

@@ -12,7 +12,7 @@
  * @module
  */
 import { Cancellation, onAbort } from "../cancellation.ts";
-import type { AdmissionGate } from "../engine/admission.ts";
+import type { AdmissionGate } from "../engine/admission/queue.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { BODY_INTERRUPTED } from "./body.ts";
@@ -128,7 +128,7 @@ function gatewayTimeout(reason: RequestTimeout): RouterError {
  * @example A full gate with no queue answers 503 with Retry-After
  * ```ts
  * import assert from "node:assert/strict";
- * import { createAdmissionGate } from "../engine/admission.ts";
+ * import { createAdmissionGate } from "../engine/admission/queue.ts";
  * import { runAdmitted } from "./admit.ts";
  * const gate = createAdmissionGate(1, { maxQueueSize: 0 });
  * await gate.enter();

@@ -47,16 +47,16 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
-import { isUtf8QueryString } from "./query_string.ts";
+import { isUtf8QueryString } from "../request/query_string.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
-import { withRequestId } from "../telemetry/request_id.ts";
-import { bodyOf, requestIdOf } from "./request_context.ts";
+import { withRequestId } from "../request/request_id.ts";
+import { bodyOf, requestIdOf } from "../request/context.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 import { utf8Length } from "../limited_body.ts";
 import { signalOf } from "../cancellation.ts";
-import { parseJsonExact } from "../engine/json_numbers.ts";
+import { parseJsonExact } from "../engine/execute/json_numbers.ts";
 
 /** What the GraphQL facet reads from the router state. */
 export interface GraphQLDeps {

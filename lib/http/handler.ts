@@ -12,8 +12,8 @@ import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
 // The telemetry modules themselves, not `telemetry/mod.ts`: that would load
 // prom-client and the OpenTelemetry SDK whether configured or not.
-import { acceptRequestId, REQUEST_ID_HEADER } from "../telemetry/request_id.ts";
-import { withContext } from "./request_context.ts";
+import { acceptRequestId, REQUEST_ID_HEADER } from "../request/request_id.ts";
+import { withContext } from "../request/context.ts";
 import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts";
 import type { RouteTable } from "../telemetry/telemetry.ts";
 import { type DecodedBody, readBodyDecoded } from "./body.ts";

@@ -18,7 +18,7 @@ import { type Caller, isRecord, type JsonRpcId, scopeDenied } from "./respond.ts
 import type { McpDeps, McpState } from "./state.ts";
 import { formatOperationInfo, type McpTool } from "./tools.ts";
 import { signalOf } from "../cancellation.ts";
-import { requestIdOf } from "../http/request_context.ts";
+import { requestIdOf } from "../request/context.ts";
 
 /** A tool result: text content, error flag, and structured content when offered. */
 export interface ToolResult {

@@ -35,7 +35,7 @@ import { issueSessionId, verifySessionId } from "./session.ts";
 import { streamOwner } from "./streams.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
-import { readBodyOf } from "../http/request_context.ts";
+import { readBodyOf } from "../request/context.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
 import { checkJsonTextDepth } from "../engine/mod.ts";
 import {

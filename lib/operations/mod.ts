@@ -20,7 +20,7 @@ import {
   checkTextDepth,
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
-} from "../engine/limits.ts";
+} from "../engine/prepare/limits.ts";
 import type { OperationKind } from "../engine/types.ts";
 import { type JsonSchema, variablesJsonSchema } from "./json_schema.ts";
 

@@ -12,7 +12,7 @@ export {
   MAX_REQUEST_ID_LENGTH,
   REQUEST_ID_HEADER,
   withRequestId,
-} from "./request_id.ts";
+} from "../request/request_id.ts";
 export { accessLogRecord, type AccessLogScope, knownBodySize, withBodySize } from "./access_log.ts";
 export {
   type BoundedLabel,

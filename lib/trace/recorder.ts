@@ -7,7 +7,7 @@
  * @module
  */
 import type { ExecutionObserver, FetchRecord, StageName } from "../engine/types.ts";
-import { approximateDepth, MAX_DATA_DEPTH } from "../engine/limits.ts";
+import { approximateDepth, MAX_DATA_DEPTH } from "../engine/prepare/limits.ts";
 import { traceHeaders } from "./headers.ts";
 import { maskUrl } from "./url.ts";
 import { spokenUrl } from "../http/connection_phase.ts";

@@ -3,8 +3,8 @@ import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { createEngine, execute, prepare } from "../../lib/engine/mod.ts";
 import { buildSupergraph } from "../../lib/supergraph/mod.ts";
 import { buildSchema, type GraphQLFormattedError, parse } from "graphql";
-import { normalizeOperation } from "../../lib/engine/normalize.ts";
-import { shapeResponse } from "../../lib/engine/shape.ts";
+import { normalizeOperation } from "../../lib/engine/prepare/normalize.ts";
+import { shapeResponse } from "../../lib/engine/execute/shape.ts";
 
 const composed = composeSupergraph([{
   name: "values",

@@ -3,9 +3,9 @@
  *
  * @module
  */
-import type { NField, NormalizedOperation } from "../normalize.ts";
-import type { RepSelection } from "../_rep.ts";
-import type { FieldSetItem } from "../_fieldset.ts";
+import type { NField, NormalizedOperation } from "../prepare/normalize.ts";
+import type { RepSelection } from "./rep.ts";
+import type { FieldSetItem } from "./fieldset.ts";
 import type { QueryGraph } from "./graph.ts";
 import type { Group, Pos } from "./_groups.ts";
 import type { SearchState } from "./best.ts";

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { FieldSetItem } from "../_fieldset.ts";
-import type { NField } from "../normalize.ts";
-import type { RepSelection } from "../_rep.ts";
-import { Sel } from "../_sel.ts";
+import type { FieldSetItem } from "./fieldset.ts";
+import type { NField } from "../prepare/normalize.ts";
+import type { RepSelection } from "./rep.ts";
+import { Sel } from "./sel.ts";
 import type { ContextVariable, Rewrite } from "./types.ts";
 
 /** One subgraph request being built. */

@@ -7,9 +7,9 @@
  *
  * @module
  */
-import type { FieldSetItem } from "../_fieldset.ts";
-import type { NField, NSelection } from "../normalize.ts";
-import type { Sel } from "../_sel.ts";
+import type { FieldSetItem } from "./fieldset.ts";
+import type { NField, NSelection } from "../prepare/normalize.ts";
+import type { Sel } from "./sel.ts";
 import type { Builder, Walk } from "./_builder.ts";
 import { keysOf, type Pos } from "./_groups.ts";
 import { PlanningError } from "./types.ts";

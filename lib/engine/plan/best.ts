@@ -11,8 +11,8 @@
  * @module
  */
 import type { FieldModel } from "../../supergraph/types.ts";
-import type { FieldSetItem } from "../_fieldset.ts";
-import type { NField, NSelection } from "../normalize.ts";
+import type { FieldSetItem } from "./fieldset.ts";
+import type { NField, NSelection } from "../prepare/normalize.ts";
 import type { QueryGraph } from "./graph.ts";
 import { type Candidate, type Cost, providedItem, resolvableAt } from "./paths.ts";
 

@@ -7,8 +7,8 @@
  * @module
  */
 import type { FieldModel } from "../../supergraph/types.ts";
-import type { NField } from "../normalize.ts";
-import type { RepSelection } from "../_rep.ts";
+import type { NField } from "../prepare/normalize.ts";
+import type { RepSelection } from "./rep.ts";
 import type { QueryGraph } from "./graph.ts";
 import type { Builder, Walk } from "./_builder.ts";
 import type { Group, Pos } from "./_groups.ts";

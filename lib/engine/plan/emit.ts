@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { NormalizedOperation } from "../normalize.ts";
-import { printReps, type RepSelection } from "../_rep.ts";
-import { Sel } from "../_sel.ts";
+import type { NormalizedOperation } from "../prepare/normalize.ts";
+import { printReps, type RepSelection } from "./rep.ts";
+import { Sel } from "./sel.ts";
 import type { QueryGraph } from "./graph.ts";
 import { dependencyLevels, type Group, lastDependency } from "./_groups.ts";
 import type {

@@ -7,10 +7,10 @@
  *
  * @module
  */
-import type { FieldSetItem } from "../_fieldset.ts";
-import type { NField, NormalizedOperation, TypeRef } from "../normalize.ts";
-import { mergeRep, type RepField, type RepSelection } from "../_rep.ts";
-import { Sel } from "../_sel.ts";
+import type { FieldSetItem } from "./fieldset.ts";
+import type { NField, NormalizedOperation, TypeRef } from "../prepare/normalize.ts";
+import { mergeRep, type RepField, type RepSelection } from "./rep.ts";
+import { Sel } from "./sel.ts";
 import type { QueryGraph } from "./graph.ts";
 import { createGroup, dependsOn, type Group, keysOf, type Pos, topOf } from "./_groups.ts";
 import { bestCombination, bestRoot, type Choice, providedBelow, type SearchState } from "./best.ts";

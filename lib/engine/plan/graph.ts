@@ -16,7 +16,7 @@
  */
 import type { FieldModel, TypeModel } from "../../supergraph/types.ts";
 import type { SupergraphModel } from "../../supergraph/mod.ts";
-import { type FieldSetItem, parseFieldSet } from "../_fieldset.ts";
+import { type FieldSetItem, parseFieldSet } from "./fieldset.ts";
 
 /** An entity move: the key(s) that enter a subgraph for objects of a type. */
 export interface EntityMove {

@@ -14,7 +14,7 @@
  * @module
  */
 import type { SupergraphModel } from "../../supergraph/mod.ts";
-import type { NormalizedOperation } from "../normalize.ts";
+import type { NormalizedOperation } from "../prepare/normalize.ts";
 import { queryGraphOf } from "./graph.ts";
 import { createSearch, DEFAULT_SEARCH_BUDGET } from "./best.ts";
 import { buildFetchGraph } from "./fetch_graph.ts";
@@ -43,7 +43,7 @@ export interface PlanOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { buildSchema, parse } from "graphql";
- * import { normalizeOperation } from "../normalize.ts";
+ * import { normalizeOperation } from "../prepare/normalize.ts";
  * import { planOperation } from "./mod.ts";
  * import { buildSupergraph } from "../../supergraph/mod.ts";
  * const model = buildSupergraph(`

@@ -12,7 +12,7 @@
  * @module
  */
 import type { FieldModel } from "../../supergraph/types.ts";
-import type { FieldSetItem } from "../_fieldset.ts";
+import type { FieldSetItem } from "./fieldset.ts";
 import type { QueryGraph } from "./graph.ts";
 import { type Pos, topOf } from "./_groups.ts";
 

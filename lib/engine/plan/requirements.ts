@@ -7,12 +7,12 @@
  * @module
  */
 import type { FieldModel } from "../../supergraph/types.ts";
-import type { FieldSetItem } from "../_fieldset.ts";
-import type { NField, NSelection, TypeRef } from "../normalize.ts";
-import type { RepField, RepSelection } from "../_rep.ts";
+import type { FieldSetItem } from "./fieldset.ts";
+import type { NField, NSelection, TypeRef } from "../prepare/normalize.ts";
+import type { RepField, RepSelection } from "./rep.ts";
 import type { QueryGraph } from "./graph.ts";
 import type { Pos } from "./_groups.ts";
-import type { Sel } from "../_sel.ts";
+import type { Sel } from "./sel.ts";
 
 /**
  * The items of a field set that apply to objects of `type`: fields as they are, inline fragments
@@ -22,7 +22,7 @@ import type { Sel } from "../_sel.ts";
  * ```ts
  * import assert from "node:assert/strict";
  * import { buildSupergraph } from "../../supergraph/mod.ts";
- * import { parseFieldSet } from "../_fieldset.ts";
+ * import { parseFieldSet } from "./fieldset.ts";
  * import { queryGraphOf } from "./graph.ts";
  * import { itemsFor } from "./requirements.ts";
  * const sdl = await Deno.readTextFile(new URL("../../../schema/supergraph.graphql", import.meta.url));

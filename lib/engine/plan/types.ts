@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { RepField, RepSelection } from "../_rep.ts";
-import type { KeyTree } from "../_sel.ts";
+import type { RepField, RepSelection } from "./rep.ts";
+import type { KeyTree } from "./sel.ts";
 
 export type { RepField, RepSelection };
 

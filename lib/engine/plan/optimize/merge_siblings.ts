@@ -8,8 +8,8 @@
  */
 import type { QueryGraph } from "../graph.ts";
 import { dependencyLevels, type Group } from "../_groups.ts";
-import type { Sel, SelField } from "../../_sel.ts";
-import type { RepField, RepSelection } from "../../_rep.ts";
+import type { Sel, SelField } from "../sel.ts";
+import type { RepField, RepSelection } from "../rep.ts";
 
 /**
  * Merges sibling entity fetches in place (`groups` loses the merged ones; each survivor lists

@@ -1,0 +1,19 @@
+/**
+ * Stage 0 and the bounds around every stage, admission: whether and when a request may run,
+ * and what the process holds for it.
+ *
+ * Takes a request's arrival (and its answer's bytes as they stream); gives a slot or a
+ * `SERVICE_OVERLOADED` refusal with `Retry-After`, and keeps memory inside its budgets.
+ *
+ * - `queue.ts` — the admission gate: concurrent operations, a FIFO queue with a deadline;
+ * - `memory_budget.ts` — bytes of subgraph answers in flight;
+ * - `unsent_answers.ts` — bytes of answers handed to clients and not yet taken;
+ * - `cache_cost.ts`, `_lru.ts` — caches bounded in bytes.
+ *
+ * @module
+ */
+export { type AdmissionGate, createAdmissionGate, overloaded } from "./queue.ts";
+export { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
+export { createUnsentAnswers, type UnsentAnswers } from "./unsent_answers.ts";
+export { entryCost } from "./cache_cost.ts";
+export { Lru } from "./_lru.ts";

@@ -1,0 +1,162 @@
+/**
+ * The distinct representations of one entity request, deduplicated by their
+ * JSON (the bytes sent) and numbered in the order first met: `_entities`
+ * answers them in that order. Many objects of a request are one entity (the
+ * benchmark's ~70 product positions are ≤ 9 products), so an object whose
+ * selection reads only leaf fields is first looked up by those values (per
+ * type, then field by field): an object with the values of one already met
+ * has its representation, and only a new combination of values renders and
+ * prints one. Equal values render equal JSON, so the values only shortcut
+ * the lookup by JSON and never decide alone: a combination met for the
+ * first time still finds its number by its JSON.
+ *
+ * @module
+ */
+import type { Layers } from "./_layers.ts";
+import { memoizable, renderFields, repMemoOf } from "./_data.ts";
+import type { RepSelection } from "../plan/rep.ts";
+
+type Json = Record<string, unknown>;
+
+/** A node of the lookup by values: the next field's values, or (after the last) the number. */
+type ValueNode = Map<unknown, ValueNode | number>;
+
+/** What a fetch sends of one type, and the lookup by values of its objects. */
+interface TypeEntry {
+  readonly selection: RepSelection;
+  /** The `__typename` sent for it. */
+  readonly sendTypename: string;
+  /** Whether every field is a leaf (only those are looked up by values). */
+  readonly leaves: boolean;
+  readonly byValues: ValueNode;
+}
+
+/** Options of {@linkcode RepresentationIndex}. */
+export interface RepresentationIndexOptions {
+  /** The representation selection per concrete type (a type not in it is not sent). */
+  readonly selections: ReadonlyMap<string, RepSelection>;
+  /** The `__typename` sent for a type, where it is another. */
+  readonly sendTypename: ReadonlyMap<string, string>;
+  /**
+   * Objects may be shared with other requests (and never change): the JSON
+   * of an object's representation is kept on it for them (`repMemoOf`).
+   */
+  readonly shared: boolean;
+}
+
+/** The representations of one entity request. */
+export class RepresentationIndex {
+  /** The distinct representations' JSON, by number. */
+  readonly json: string[] = [];
+  readonly #byJson = new Map<string, number>();
+  /** By type name; null: the fetch sends nothing for the type. */
+  readonly #types = new Map<string, TypeEntry | null>();
+  readonly #layers: Layers;
+  readonly #options: RepresentationIndexOptions;
+
+  /**
+   * @param layers The request's layers (fields are read through them).
+   * @param options The fetch's selections, sent type names, sharing.
+   */
+  constructor(layers: Layers, options: RepresentationIndexOptions) {
+    this.#layers = layers;
+    this.#options = options;
+  }
+
+  #entry(typename: string): TypeEntry | null {
+    let entry = this.#types.get(typename);
+    if (entry !== undefined) return entry;
+    const selection = this.#options.selections.get(typename);
+    entry = selection === undefined ? null : {
+      selection,
+      sendTypename: this.#options.sendTypename.get(typename) ?? typename,
+      leaves: selection.fields.length > 0 && selection.fields.every((f) => f.selection === null),
+      byValues: new Map(),
+    };
+    this.#types.set(typename, entry);
+    return entry;
+  }
+
+  /**
+   * The number of an object's representation, added when new; null when the
+   * object is not sent (no selection for its type, or a `@key` field is missing).
+   *
+   * @example Objects of one entity share a number; a new entity gets the next one
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Layers } from "./_layers.ts";
+   * import { RepresentationIndex } from "./_rep_index.ts";
+   * const layers = new Layers({}, { inPlace: true });
+   * const upc = { fields: [{ key: "upc", dataKey: "upc", selection: null, isKey: true }], byType: new Map() };
+   * const index = new RepresentationIndex(layers, {
+   *   selections: new Map([["Product", upc]]),
+   *   sendTypename: new Map(),
+   *   shared: false,
+   * });
+   * assert.equal(index.indexOf({ upc: "1" }, "Product", undefined), 0);
+   * assert.equal(index.indexOf({ upc: "2" }, "Product", undefined), 1);
+   * assert.equal(index.indexOf({ upc: "1", name: "Desk" }, "Product", undefined), 0);
+   * assert.equal(index.indexOf({ name: "Lamp" }, "Product", undefined), null);
+   * assert.equal(index.indexOf({ id: "1" }, "User", undefined), null);
+   * assert.deepEqual(index.json, ['{"upc":"1","__typename":"Product"}', '{"upc":"2","__typename":"Product"}']);
+   * ```
+   * @param object The object (read through the layers).
+   * @param typename Its concrete type.
+   * @param layer Its layer (`layers.layerOf(object)`).
+   * @returns The representation's number, or null.
+   */
+  indexOf(object: Json, typename: string, layer: Json | undefined): number | null {
+    const entry = this.#entry(typename);
+    if (entry === null) return null;
+    const fields = entry.selection.fields;
+    // The node and the value under which a new combination of leaf values is noted.
+    let node: ValueNode | undefined;
+    let last: unknown;
+    if (entry.leaves) {
+      node = entry.byValues;
+      const end = fields.length - 1;
+      for (let i = 0; i <= end; i++) {
+        const f = fields[i]!;
+        const value = layer !== undefined && f.dataKey in layer
+          ? layer[f.dataKey]
+          : object[f.dataKey];
+        if (f.isKey && (value === null || value === undefined)) return null;
+        // Objects (a JSON scalar, an exact big integer) are compared by their JSON only.
+        if (typeof value === "object" && value !== null) {
+          node = undefined;
+          break;
+        }
+        const next = node.get(value);
+        if (i === end) {
+          if (next !== undefined) return next as number;
+          last = value;
+        } else if (next === undefined) {
+          const child: ValueNode = new Map();
+          node.set(value, child);
+          node = child;
+        } else node = next as ValueNode;
+      }
+    }
+    // Shared objects never change: their representation is printed once for all
+    // requests sharing them, unless this request's layer changed a field it reads.
+    const memo = this.#options.shared && memoizable(layer, entry.selection)
+      ? repMemoOf(object)
+      : null;
+    let json = memo?.get(entry.selection);
+    if (json === undefined) {
+      const rep: Json = {};
+      if (!renderFields(this.#layers, object, fields, rep)) return null;
+      rep.__typename = entry.sendTypename;
+      json = JSON.stringify(rep);
+      memo?.set(entry.selection, json);
+    }
+    let index = this.#byJson.get(json);
+    if (index === undefined) {
+      index = this.json.length;
+      this.#byJson.set(json, index);
+      this.json.push(json);
+    }
+    node?.set(last, index);
+    return index;
+  }
+}

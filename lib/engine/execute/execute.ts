@@ -1,0 +1,634 @@
+/**
+ * The plan executor: walks a {@linkcode PlanStep} tree, sends each fetch through
+ * an injected subgraph client, builds deduplicated representations for entity
+ * fetches, merges results in place at their paths and re-paths subgraph errors
+ * to the client's response path. No graphql-js `execute` here.
+ *
+ * Over 600 lines: the fetch, merge and error paths share the executor's
+ * per-request state (data, layers, error sinks); the pure pieces live beside
+ * it (`_data.ts`, `_answer_keys.ts`, `subgraph_errors.ts`).
+ *
+ * @module
+ */
+import type { GraphQLFormattedError } from "graphql";
+import type { ExecutionObserver, FetchRecord } from "../types.ts";
+import { RouterError } from "../../errors.ts";
+import {
+  filterSubgraphError,
+  malformedResponse,
+  MAX_ERRORS_PER_FETCH,
+  RAW_SUBGRAPH_ERRORS,
+  type SubgraphErrorPolicy,
+  wrapSubgraphErrors,
+} from "./subgraph_errors.ts";
+import { Layers } from "./_layers.ts";
+import { isRawNumber, parseJsonExact } from "./json_numbers.ts";
+import { selected, selectedItems } from "./_answer_keys.ts";
+import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
+import { RepresentationIndex } from "./_rep_index.ts";
+import type { FetchStep, PlanStep, Rewrite } from "../plan/mod.ts";
+
+/** A subgraph response as the executor needs it. */
+export interface SubgraphResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Response body text. */
+  readonly body: string;
+  /** True when shared with an identical in-flight request. */
+  readonly deduplicated: boolean;
+  /** `observer.now()` when headers arrived, when observed. */
+  readonly firstByteNs?: number;
+  /**
+   * The body's parse, shared by every caller of one shared response (set by
+   * the first to parse it): the parsed data is then never mutated.
+   */
+  readonly parsed?: { value?: unknown };
+}
+
+/** Sends one subgraph request (the engine's client: headers, timeout, single flight). */
+export type SubgraphSender = (
+  subgraph: string,
+  body: string,
+  shareable: boolean,
+) => Promise<SubgraphResponse>;
+
+/** Per-request inputs of {@linkcode executePlan}. */
+export interface ExecutePlanOptions {
+  readonly send: SubgraphSender;
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly operationKind: string;
+  /** Builds the request record of a fetch, for the observer. */
+  readonly describe?: (subgraph: string, body: string) => FetchRecord["request"];
+  readonly observer?: ExecutionObserver;
+  /** Interface names: an incoming `__typename` naming one never replaces a concrete type. */
+  readonly abstractNames?: ReadonlySet<string>;
+  /**
+   * Subgraph responses may be shared with other requests (single flight, for a
+   * query): merge through layers. False: merge in place. @default true
+   */
+  readonly sharedResponses?: boolean;
+  /** What clients see of subgraph errors. @default RAW_SUBGRAPH_ERRORS */
+  readonly subgraphErrors?: SubgraphErrorPolicy;
+  /**
+   * The largest response, bytes (`engine.max_response_bytes`): the subgraph
+   * errors forwarded count toward it. @default Infinity
+   */
+  readonly maxBytes?: number;
+  /** The error thrown when the forwarded errors pass `maxBytes`. */
+  readonly tooLarge?: () => Error;
+}
+
+/** What execution produced, before shaping. */
+export interface ExecutedData {
+  readonly data: Record<string, unknown>;
+  readonly errors: GraphQLFormattedError[];
+  /** What this request merged into shared subgraph data (read `data` through it). */
+  readonly layers: Layers;
+  /**
+   * The shared subgraph answers `data` was merged from, by fetch index
+   * (`undefined`: the fetch had nothing to send), identified by their parse
+   * holders: requests that merged the same answers under one plan built the
+   * same data. Null when responses are not shared, or when a fetch failed or
+   * sent several requests.
+   */
+  readonly answers: readonly (object | undefined)[] | null;
+  /** A lower bound of the JSON size of `errors` (the response's share they take). */
+  readonly errorBytes: number;
+}
+
+type Json = Record<string, unknown>;
+
+function pick(variables: Readonly<Record<string, unknown>>, names: readonly string[]): Json {
+  const out: Json = {};
+  for (const name of names) if (name in variables) out[name] = variables[name];
+  return out;
+}
+
+class Executor {
+  readonly data: Json = {};
+  readonly layers: Layers;
+  /** Errors per fetch, by the fetch's plan index (so the order never depends on timing). */
+  readonly errorsByFetch: GraphQLFormattedError[][] = [];
+  readonly #options: ExecutePlanOptions;
+
+  /** Subgraph objects may be shared with other requests (and never change). */
+  readonly #shared: boolean;
+  /**
+   * The shared subgraph answers merged, by fetch index (`answers` of
+   * {@linkcode ExecutedData}); null once a fetch was answered otherwise.
+   */
+  answers: (object | undefined)[] | null;
+  /** A lower bound of the JSON size of the subgraph errors forwarded so far. */
+  errorBytes = 0;
+
+  constructor(options: ExecutePlanOptions) {
+    this.#options = options;
+    this.#shared = options.sharedResponses !== false;
+    this.layers = new Layers(this.data, { inPlace: !this.#shared });
+    this.answers = this.#shared ? [] : null;
+  }
+
+  async run(step: PlanStep): Promise<void> {
+    switch (step.kind) {
+      case "Fetch":
+        return await this.#fetch(step);
+      case "Sequence":
+        for (const s of step.steps) await this.run(s);
+        return;
+      case "Parallel":
+        await Promise.all(step.steps.map((s) => this.run(s)));
+        return;
+    }
+  }
+
+  async #fetch(step: FetchStep): Promise<void> {
+    if (!step.representations) return this.#send(step, null);
+    const candidates: Json[] = [];
+    // A merged fetch sends, from each of its paths, only the types planned there.
+    let types: (ReadonlySet<string> | null)[] = [null];
+    if (step.targets) {
+      types = [];
+      for (const target of step.targets) {
+        const before = candidates.length;
+        collect(this.layers, this.data, target.path, 0, candidates);
+        for (let i = before; i < candidates.length; i++) types.push(target.types);
+      }
+    } else if (step.contextVariables) {
+      // `@fromContext` values differ per ancestor: one request per distinct set of values.
+      const groups = new Map<string, { values: Json; objects: Json[] }>();
+      const found: Json[][] = [];
+      collectWithAncestors(this.layers, this.data, step.path, { index: 0, at: [], out: found });
+      for (const at of found) {
+        const values: Json = {};
+        for (const v of step.contextVariables) {
+          let value: unknown = at[v.path.length];
+          for (const key of v.read) value = isObject(value) ? this.layers.get(value, key) : null;
+          values[v.name] = value ?? null;
+        }
+        const key = JSON.stringify(values);
+        const group = groups.get(key);
+        if (group) group.objects.push(at[step.path.length]!);
+        else groups.set(key, { values, objects: [at[step.path.length]!] });
+      }
+      await Promise.all(
+        [...groups.values()].map((g) =>
+          this.#send(step, { candidates: g.objects, types, extra: g.values })
+        ),
+      );
+      return;
+    } else {
+      collect(this.layers, this.data, step.path, 0, candidates);
+    }
+    await this.#send(step, { candidates, types, extra: null });
+  }
+
+  /** Sends one request of a fetch (entity fetches: for the given objects) and merges it. */
+  async #send(
+    step: FetchStep,
+    batch: {
+      readonly candidates: readonly Json[];
+      readonly types: readonly (ReadonlySet<string> | null)[];
+      /** Variables added to the client's (`@fromContext` values). */
+      readonly extra: Json | null;
+    } | null,
+  ): Promise<void> {
+    const options = this.#options;
+    const objects: Json[] = [];
+    const indexes: number[] = [];
+    /** Each object's type (the `__typename` its entity answer must agree with). */
+    const typenames: string[] = [];
+    const variables = pick(options.variables, step.variableUsages);
+    if (batch?.extra) Object.assign(variables, batch.extra);
+    const variablesJson = JSON.stringify(variables);
+    let body: string;
+    /** Distinct representations sent: `_entities` must answer each, in order. */
+    let sent = 0;
+    if (step.representations && batch) {
+      const { candidates, types } = batch;
+      // Each distinct representation once; its JSON is both the dedup key and the body part.
+      const index = new RepresentationIndex(this.layers, {
+        selections: step.representations,
+        sendTypename: step.sendTypename,
+        shared: this.#shared,
+      });
+      for (let c = 0; c < candidates.length; c++) {
+        const object = candidates[c]!;
+        const layer = this.layers.layerOf(object);
+        const typename = layer !== undefined && "__typename" in layer
+          ? layer.__typename
+          : object.__typename;
+        if (typeof typename !== "string") continue;
+        if (step.targets && !types[c]?.has(typename)) continue;
+        const at = index.indexOf(object, typename, layer);
+        if (at === null) continue;
+        objects.push(object);
+        indexes.push(at);
+        typenames.push(typename);
+      }
+      const representations = index.json;
+      if (representations.length === 0) return;
+      sent = representations.length;
+      const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
+      // A GraphQL name: JSON as it stands.
+      const name = step.representationsVariable ?? "representations";
+      body = `{"query":${step.queryJson},"variables":{"${name}":[${
+        representations.join(",")
+      }]${rest}}}`;
+    } else {
+      body = `{"query":${step.queryJson},"variables":${variablesJson}}`;
+    }
+    const observer = options.observer;
+    const startNs = observer?.now() ?? 0;
+    // Trace only: snapshot the raw input now; parallel siblings merge into `objects` meanwhile.
+    const rawInput = observer && objects.length > 0
+      ? this.layers.materialize(objects) as Json[]
+      : objects;
+    let response: SubgraphResponse;
+    try {
+      response = await options.send(step.subgraph, body, step.node.operationKind === "query");
+    } catch (error) {
+      // The client's own errors (an answer over the size limit) say what was wrong.
+      const own = error instanceof RouterError ? error : null;
+      const code = own !== null
+        ? own.code
+        : error instanceof DOMException && error.name === "TimeoutError"
+        ? "DEADLINE_EXCEEDED"
+        : "SUBGRAPH_UNREACHABLE";
+      const message = own !== null
+        ? own.message
+        : code === "DEADLINE_EXCEEDED"
+        ? `The subgraph "${step.subgraph}" did not answer in time`
+        // The cause (it names the subgraph's URL, host and port) is not for clients.
+        : `Cannot reach the subgraph "${step.subgraph}"`;
+      this.#sink(step).push({ message, extensions: { code, serviceName: step.subgraph } });
+      if (observer) this.#record(step, body, rawInput, startNs, null, message);
+      // Why a fetch failed is this request's own (its deadline, its client gone).
+      this.answers = null;
+      return;
+    }
+    if (observer) this.#record(step, body, rawInput, startNs, response, undefined);
+    this.#answered(step, response);
+    const payload = parseOnce(response, step);
+    if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
+      this.#sink(step).push({
+        message: payload === TOO_DEEP
+          ? `The subgraph "${step.subgraph}" answered JSON nested too deeply to read with its integers beyond 2^53 exact`
+          : `The subgraph "${step.subgraph}" answered HTTP ${response.status} without a GraphQL response`,
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      });
+      return;
+    }
+    const malformed = malformedResponse(payload, { entities: step.representations !== null });
+    if (malformed !== null) {
+      this.#sink(step).push({
+        message:
+          `The subgraph "${step.subgraph}" answered a malformed GraphQL response: ${malformed}`,
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      });
+      return;
+    }
+    const data = payload.data;
+    if (!step.representations) {
+      if (isObject(data)) {
+        mergeInto(this.layers, this.data, data, options.abstractNames);
+      }
+      this.#rewrite(step);
+      this.#errors(payload.errors, step, null);
+      return;
+    }
+    const entities = isObject(data) ? data._entities : undefined;
+    if (Array.isArray(entities) && entities.length !== sent) {
+      // Merged by position, a list of another length would give objects other entities' data.
+      this.#sink(step).push({
+        message:
+          `The subgraph "${step.subgraph}" answered ${entities.length} entities for ${sent} representations`,
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      });
+      return;
+    }
+    /** Representations answered with an entity of another type (errors of their own). */
+    let foreign: Set<number> | null = null;
+    if (Array.isArray(entities)) {
+      for (let i = 0; i < objects.length; i++) {
+        const at = indexes[i]!;
+        const entity = entities[at];
+        if (!isObject(entity)) continue;
+        // Another type's fields (a Brand's `name` for a Product) would be this
+        // object's data, silently wrong: the entity is not merged.
+        if (!sameType(entity.__typename, typenames[i]!, options.abstractNames)) {
+          (foreign ??= new Set()).add(at);
+          continue;
+        }
+        mergeInto(this.layers, objects[i]!, entity, options.abstractNames);
+      }
+    }
+    this.#rewrite(step);
+    let errors = payload.errors;
+    if (foreign !== null) {
+      // Placed like the subgraph's entity errors (first: never cut by the error cap).
+      const own = [...foreign].map((at) => ({
+        message:
+          `The subgraph "${step.subgraph}" answered an entity of another type than its representation's`,
+        path: ["_entities", at],
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
+      }));
+      errors = Array.isArray(errors) ? [...own, ...errors] : own;
+    }
+    this.#errors(errors, step, { objects, indexes });
+  }
+
+  #rewrite(step: FetchStep): void {
+    for (const rewrite of step.rewrites) {
+      const objects: Json[] = [];
+      const layers = this.layers;
+      collect(layers, this.data, rewrite.path, 0, objects);
+      for (const object of objects) {
+        if (layers.get(object, "__typename") !== rewrite.type) continue;
+        if (!layers.has(object, rewrite.from)) continue;
+        layers.set(object, rewrite.to, layers.get(object, rewrite.from));
+        layers.set(object, rewrite.from, undefined);
+      }
+    }
+  }
+
+  /** Notes the answer a fetch merged (a fetch sending several requests has no single one). */
+  #answered(step: FetchStep, response: SubgraphResponse): void {
+    const answers = this.answers;
+    if (answers === null) return;
+    if (response.parsed === undefined || answers[step.index] !== undefined) this.answers = null;
+    else answers[step.index] = response.parsed;
+  }
+
+  #sink(step: FetchStep): GraphQLFormattedError[] {
+    return (this.errorsByFetch[step.index] ??= []);
+  }
+
+  #errors(
+    errors: unknown,
+    step: FetchStep,
+    entity: { objects: Json[]; indexes: number[] } | null,
+  ): void {
+    if (!Array.isArray(errors)) return;
+    const policy = this.#options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS;
+    const sink: GraphQLFormattedError[] = [];
+    let paths: Map<Json, (string | number)[]> | null = null;
+    /** Positions the errors were placed at: an entity error goes to every object of its entity. */
+    let positions = 0;
+    /** The JSON size of the error being placed, without its path. */
+    let size = 0;
+    // One entity error is repeated at each object sharing the representation (a
+    // thousand products of one brand): the copies are capped and counted like the
+    // errors, and their bytes like the response's (a 1 MB answer made gigabytes).
+    const forward = (error: GraphQLFormattedError): void => {
+      positions++;
+      if (sink.length >= MAX_ERRORS_PER_FETCH) return;
+      this.#charge(size + 2 * (error.path?.length ?? 0));
+      // The planner's aliases (`value__alias_0`) are named back as in the data.
+      const path = error.path;
+      const named = path === undefined ? path : clientPath(path, step.rewrites);
+      sink.push(named === path || named === undefined ? error : { ...error, path: named });
+    };
+    // A subgraph cannot make the client's answer carry unbounded errors.
+    for (const raw of errors.slice(0, MAX_ERRORS_PER_FETCH)) {
+      if (!isObject(raw)) continue;
+      const error = filterSubgraphError(raw, step.subgraph, policy) as unknown as Json;
+      const path = Array.isArray(error.path) ? error.path as (string | number)[] : null;
+      size = jsonSize(withoutPath(error));
+      // A path must name what the fetch selected (a root field; an entity's field),
+      // else it points nowhere in the client's response: the error keeps no path.
+      if (path !== null && !selects(step, entity ? path.slice(2, 3) : path.slice(0, 1))) {
+        forward(withoutPath(error));
+        continue;
+      }
+      if (!entity || !path || path[0] !== "_entities" || typeof path[1] !== "number") {
+        forward(
+          entity && path?.[0] === "_entities"
+            ? withoutPath(error)
+            : (error as unknown as GraphQLFormattedError),
+        );
+        continue;
+      }
+      if (!paths) {
+        paths = new Map();
+        for (const target of step.targets ?? [step]) {
+          collectPaths(this.layers, this.data, target.path, 0, [], paths);
+        }
+      }
+      const index = path[1];
+      let placed = false;
+      for (let i = 0; i < entity.objects.length; i++) {
+        if (entity.indexes[i] !== index) continue;
+        const at = paths.get(entity.objects[i]!);
+        if (!at) continue;
+        forward(
+          { ...error, path: [...at, ...path.slice(2)] } as unknown as GraphQLFormattedError,
+        );
+        placed = true;
+      }
+      if (!placed) forward(withoutPath(error));
+    }
+    if (errors.length > MAX_ERRORS_PER_FETCH || positions > sink.length) {
+      const message = errors.length > MAX_ERRORS_PER_FETCH
+        ? `The subgraph "${step.subgraph}" sent ${errors.length} errors; the first ${MAX_ERRORS_PER_FETCH} are forwarded`
+        : `The subgraph "${step.subgraph}" sent errors for ${positions} positions in the response; the first ${MAX_ERRORS_PER_FETCH} are forwarded`;
+      this.#charge(message.length + 40);
+      sink.push({ message, extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph } });
+    }
+    if (sink.length === 0) return;
+    if (policy.mode === "wrapped") {
+      this.#sink(step).push(wrapSubgraphErrors(sink, step.subgraph, policy));
+    } else this.#sink(step).push(...sink);
+  }
+
+  /** Counts forwarded error bytes toward the response's limit (`maxBytes`). */
+  #charge(bytes: number): void {
+    this.errorBytes += bytes;
+    const limit = this.#options.maxBytes ?? Infinity;
+    if (this.errorBytes <= limit) return;
+    throw this.#options.tooLarge?.() ??
+      new RangeError(`The response would exceed ${limit} bytes`);
+  }
+
+  #record(
+    step: FetchStep,
+    body: string,
+    objects: Json[],
+    startNs: number,
+    response: SubgraphResponse | null,
+    error: string | undefined,
+  ): void {
+    const observer = this.#options.observer;
+    if (!observer) return;
+    const request = this.#options.describe?.(step.subgraph, body) ??
+      { method: "POST", url: "", headers: new Headers(), body };
+    const kind = !step.representations ? "Single" : objects.length === 1 ? "Entity" : "BatchEntity";
+    const record: FetchRecord = {
+      node: step.node,
+      kind,
+      subgraph: step.subgraph,
+      path: [this.#options.operationKind, ...step.path].join("."),
+      rawInputData: step.representations ? objects : null,
+      request,
+      ...(response
+        ? {
+          response: { status: response.status, headers: response.headers, body: response.body },
+        }
+        : {}),
+      ...(error === undefined ? {} : { error }),
+      deduplicated: response?.deduplicated ?? false,
+      startNs,
+      ...(response?.firstByteNs === undefined ? {} : { firstByteNs: response.firstByteNs }),
+      endNs: observer.now(),
+    };
+    observer.fetch(record);
+  }
+}
+
+/**
+ * What {@linkcode parseOnce} gives for JSON whose large integers could not be
+ * kept exact: nested deeper than `JSON.parse`'s reviver recurses (~4 000
+ * levels; the plain parse has no such limit, but would round them).
+ */
+const TOO_DEEP: unknown = Object.freeze({ tooDeep: true });
+
+/**
+ * The parsed body (null when it is not JSON) with only the members its fetch
+ * selected (see {@linkcode selected}), made once per shared response: requests
+ * that shared a subgraph response share its parsed data too (one body is one
+ * operation text, so one selection).
+ */
+function parseOnce(response: SubgraphResponse, step: FetchStep): unknown {
+  const memo = response.parsed;
+  if (memo !== undefined && "value" in memo) return memo.value;
+  let payload: unknown;
+  try {
+    payload = parseJsonExact(response.body);
+  } catch (error) {
+    payload = error instanceof RangeError ? TOO_DEEP : null;
+  }
+  if (
+    payload !== TOO_DEEP && isObject(payload) && isObject(payload.data) &&
+    !isRawNumber(payload.data)
+  ) {
+    const data = payload.data;
+    let kept: Json = data;
+    if (step.representations === null) kept = selected(data, step.keys, 0);
+    else if (Array.isArray(data._entities)) {
+      const entities = selectedItems(data._entities, step.keys, 1);
+      if (entities !== data._entities) kept = { ...data, _entities: entities };
+    }
+    if (kept !== data) payload = { ...payload, data: kept };
+  }
+  if (memo !== undefined) memo.value = payload;
+  return payload;
+}
+
+/** The length of a value's JSON; a value JSON cannot print counts as unbounded. */
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Infinity;
+  }
+}
+
+function withoutPath(error: Json): GraphQLFormattedError {
+  const { path: _path, ...rest } = error;
+  return rest as unknown as GraphQLFormattedError;
+}
+
+/**
+ * Executes a plan.
+ *
+ * @example A root fetch merged into the data
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { executePlan } from "./execute.ts";
+ * const step = {
+ *   rewrites: [], index: 0, queryJson: JSON.stringify("{hello}"),
+ *   kind: "Fetch" as const,
+ *   node: { kind: "Fetch" as const, serviceName: "a", variableUsages: [], operation: "{hello}", operationKind: "query" as const },
+ *   subgraph: "a", path: [], representations: null, sendTypename: new Map(), variableUsages: [],
+ * };
+ * const send = () => Promise.resolve({
+ *   status: 200, headers: new Headers(), body: '{"data":{"hello":"hi"}}', deduplicated: false,
+ * });
+ * const result = await executePlan(step, { send, variables: {}, operationKind: "query" });
+ * assert.deepEqual(result.data, { hello: "hi" });
+ * ```
+ * @param step The plan's executable root.
+ * @param options Subgraph sender, variables, observer.
+ * @returns Merged data and errors.
+ */
+export async function executePlan(
+  step: PlanStep | null,
+  options: ExecutePlanOptions,
+): Promise<ExecutedData> {
+  const executor = new Executor(options);
+  if (step) await executor.run(step);
+  const errors: GraphQLFormattedError[] = [];
+  for (const list of executor.errorsByFetch) if (list) errors.push(...list);
+  return {
+    data: executor.data,
+    errors,
+    layers: executor.layers,
+    answers: executor.answers,
+    errorBytes: executor.errorBytes,
+  };
+}
+
+/**
+ * Whether an entity answer's `__typename` (none: no claim) agrees with the
+ * object's type: the same, or an interface on either side (an
+ * `@interfaceObject` answers with the interface, and is answered for by the
+ * concrete type).
+ */
+function sameType(
+  answered: unknown,
+  typename: string,
+  abstractNames: ReadonlySet<string> | undefined,
+): boolean {
+  if (answered === undefined || answered === typename) return true;
+  if (typeof answered !== "string") return false;
+  return abstractNames !== undefined &&
+    (abstractNames.has(answered) || abstractNames.has(typename));
+}
+
+/**
+ * An error path in the client's response keys: a field the planner aliased
+ * in the subgraph's operation (a rewrite's `from`, renamed to `to` in the
+ * data by `#rewrite`) is named back. A rewrite's path is field keys (`@`
+ * stays on the object); the error path's list indexes lie between them.
+ */
+function clientPath(
+  path: readonly (string | number)[],
+  rewrites: readonly Rewrite[],
+): readonly (string | number)[] {
+  let out: (string | number)[] | null = null;
+  // Shallower rewrites first (the plan sorts them): deeper paths name the keys they gave back.
+  for (const rewrite of rewrites) {
+    const at: readonly (string | number)[] = out ?? path;
+    let i = 0;
+    let matched = true;
+    for (const key of rewrite.path) {
+      if (key === "@") continue;
+      while (typeof at[i] === "number") i++;
+      if (at[i] !== key) {
+        matched = false;
+        break;
+      }
+      i++;
+    }
+    if (!matched) continue;
+    while (typeof at[i] === "number") i++;
+    if (at[i] === rewrite.from) (out ??= [...path])[i] = rewrite.to;
+  }
+  return out ?? path;
+}
+
+/** Whether a path's first key (none: true) is a response key the fetch selected. */
+function selects(step: FetchStep, first: readonly (string | number)[]): boolean {
+  const key = first[0];
+  if (key === undefined || step.keys === undefined) return true;
+  return typeof key === "string" && step.keys.has(key);
+}

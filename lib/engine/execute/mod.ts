@@ -1,0 +1,22 @@
+/**
+ * Stage 3, execute: run a plan and shape the answer.
+ *
+ * Takes a plan (from `../plan/`), the coerced variables and a way to send subgraph requests
+ * (`../fetch/`); gives the merged data with the subgraph errors re-pathed to the client's
+ * response, then the client's response shaped over it (null propagation, leaf coercion).
+ *
+ * - `execute.ts` — walks the plan's steps; representations, entity answers, errors;
+ * - `_data.ts`, `_layers.ts`, `_rep_index.ts`, `_answer_keys.ts` — the merged data and its
+ *   indexes;
+ * - `shape.ts`, `coerce_leaf.ts` — the client's selection over the merged data;
+ * - `json_numbers.ts` — exact numbers in subgraph JSON;
+ * - `subgraph_errors.ts` — the subgraph error propagation policy;
+ * - `shared_results.ts` — identical operations share one rendered result.
+ *
+ * @module
+ */
+export { type ExecutedData, executePlan, type ExecutePlanOptions } from "./execute.ts";
+export { type ShapeOptions, shapeResponse } from "./shape.ts";
+export { isRawNumber, parseJsonExact } from "./json_numbers.ts";
+export { SharedResults } from "./shared_results.ts";
+export { type SubgraphErrorPolicy, subgraphErrorPolicyOf } from "./subgraph_errors.ts";

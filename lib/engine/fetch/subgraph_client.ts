@@ -1,0 +1,399 @@
+/**
+ * The subgraph HTTP client: JSON POST with propagated headers, a per-request
+ * timeout, and single flight (identical in-flight requests share one response).
+ *
+ * @module
+ */
+import type { SubgraphInfo } from "../../supergraph/types.ts";
+import type { SubgraphResponse } from "../execute/execute.ts";
+import type { HeaderPropagator } from "./headers.ts";
+import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "../types.ts";
+import { RouterError } from "../../errors.ts";
+import type { BudgetTicket, MemoryBudget } from "../admission/memory_budget.ts";
+import { answered, type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
+import { readSubgraphBody } from "./subgraph_body.ts";
+import { type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";
+import { deadlineGroups } from "../../deadline_groups.ts";
+import { onAbort } from "../../cancellation.ts";
+
+function isCircuitOpen(error: unknown): boolean {
+  return error instanceof RouterError && error.code === "SUBGRAPH_CIRCUIT_OPEN";
+}
+
+/** The headers of every subgraph request (header rules add to them). */
+const BASE_HEADERS: [string, string][] = [
+  ["content-type", "application/json"],
+  ["accept", "application/graphql-response+json, application/json"],
+];
+
+/** Options for {@linkcode createSubgraphClient}. */
+export interface SubgraphClientOptions {
+  readonly subgraphs: ReadonlyMap<string, SubgraphInfo>;
+  readonly propagators: ReadonlyMap<string, HeaderPropagator | null>;
+  /**
+   * An injected fetch (tests, traces) receives a `Request`; without one the
+   * global `fetch` gets the URL and options, so only one `Request` is built
+   * and the body goes out as bytes, not as a stream of another request.
+   */
+  readonly fetch?: (request: Request) => Promise<Response>;
+  /**
+   * The keep-alive HTTP/1.1 pool for plain `http:` subgraph URLs
+   * (`engine.subgraph_transport: http1`); others, or without one, use `fetch`.
+   * An injected `fetch` takes precedence.
+   */
+  readonly http1?: Http1Pool | null;
+  readonly singleFlight: boolean;
+  readonly timeoutMs: number;
+  /** Largest subgraph response body read, bytes (`engine.max_subgraph_response_bytes`). */
+  readonly maxResponseBytes?: number;
+  /** Fetch and single-flight events (metrics). */
+  readonly events?: EngineEvents;
+  /** The in-flight memory budget every answer's bytes are charged to as they stream. */
+  readonly budget?: MemoryBudget;
+  /** Retry policy and circuit breaker per subgraph (`traffic_shaping`); none: one attempt. */
+  readonly resilience?: ReadonlyMap<string, Resilience>;
+}
+
+/** Per-request send options. */
+export interface SendOptions {
+  readonly headers?: Headers;
+  readonly signal?: AbortSignal;
+  readonly now?: () => number;
+  /** Never share this request (mutations). */
+  readonly unshared?: boolean;
+  /** The request's telemetry hooks (trace context headers, spans). */
+  readonly hooks?: RequestHooks;
+  /** The operation's share of the memory budget (charged as the answer streams). */
+  readonly ticket?: BudgetTicket;
+  /** A query's fetch: safe to retry (a mutation's never is). */
+  readonly idempotent?: boolean;
+}
+
+/** The client. */
+export interface SubgraphClient {
+  /** Sends a JSON body to a subgraph. */
+  send(subgraph: string, body: string, options: SendOptions): Promise<SubgraphResponse>;
+  /** Whether identical in-flight requests share one response (`engine.enable_single_flight`). */
+  readonly singleFlight: boolean;
+  /** The request record of a send (for traces). */
+  describe(subgraph: string, body: string, clientHeaders: Headers | undefined): FetchRequestRecord;
+}
+
+/** One subgraph request as it goes out. */
+interface Outgoing {
+  readonly subgraph: string;
+  readonly url: string;
+  readonly body: string;
+  /** Null: the constant base headers (no header rules for this subgraph). */
+  readonly headers: Headers | null;
+  readonly now: (() => number) | undefined;
+  /** The telemetry of the request that sends it. */
+  readonly hook: FetchHook | undefined;
+  readonly idempotent: boolean;
+}
+
+/** One shared in-flight subgraph request. */
+interface Flight {
+  readonly promise: Promise<SubgraphResponse>;
+  readonly controller: AbortController;
+  /** Callers still waiting (an aborted caller leaves). */
+  waiters: number;
+  /** The budget tickets of the callers waiting (bytes go to the first open one). */
+  readonly tickets: Set<BudgetTicket>;
+}
+
+/**
+ * Builds the subgraph client.
+ *
+ * @example Identical concurrent requests share one fetch
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createSubgraphClient } from "./subgraph_client.ts";
+ * let calls = 0;
+ * const client = createSubgraphClient({
+ *   subgraphs: new Map([["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }]]),
+ *   propagators: new Map(),
+ *   fetch: () => { calls++; return Promise.resolve(Response.json({ data: {} })); },
+ *   singleFlight: true,
+ *   timeoutMs: 1000,
+ * });
+ * const [x, y] = await Promise.all([client.send("a", "{}", {}), client.send("a", "{}", {})]);
+ * assert.equal(calls, 1);
+ * assert.equal(x.body, y.body);
+ * assert.equal(y.deduplicated, true);
+ * ```
+ * @param options Subgraphs, header rules, fetch, single flight, timeout.
+ * @returns The client.
+ */
+export function createSubgraphClient(options: SubgraphClientOptions): SubgraphClient {
+  const inflight = new Map<string, Flight>();
+  // Without header rules every request carries the same two headers: pass them
+  // as a plain list (no Headers object to build, iterate and copy per request).
+  const headersFor = (subgraph: string, client: Headers | undefined): Headers | null => {
+    const propagate = options.propagators.get(subgraph);
+    if (!propagate) return null;
+    const headers = new Headers(BASE_HEADERS);
+    propagate(client, headers);
+    return headers;
+  };
+  const urlOf = (subgraph: string): string => {
+    const info = options.subgraphs.get(subgraph);
+    if (!info) throw new TypeError(`Unknown subgraph "${subgraph}"`);
+    return info.url;
+  };
+  const limit = options.maxResponseBytes ?? Infinity;
+  const budget = options.budget;
+  const tooLargeFor = (subgraph: string) => () =>
+    new RouterError(
+      "SUBGRAPH_ERROR",
+      `The subgraph "${subgraph}" answered more than ${limit} bytes (engine.max_subgraph_response_bytes)`,
+      { details: { serviceName: subgraph, limit } },
+    );
+  const notUtf8For = (subgraph: string) => () =>
+    new RouterError(
+      "SUBGRAPH_ERROR",
+      `The subgraph "${subgraph}" answered a body that is not valid UTF-8`,
+      { details: { serviceName: subgraph } },
+    );
+  // The subgraph was reached: a body that fails on its own (a reset, a chunked
+  // body cut short, a malformed content coding) says so; the deadline and the
+  // client going away (the signal) keep their own errors.
+  const brokenBody = (
+    cause: unknown,
+    at: { readonly signal: AbortSignal; readonly subgraph: string; readonly status: number | null },
+  ): unknown =>
+    at.signal.aborted ? cause : new RouterError(
+      "SUBGRAPH_ERROR",
+      `The subgraph "${at.subgraph}" answered HTTP ${at.status}, but its body broke off or could not be decoded`,
+      { cause, details: { serviceName: at.subgraph } },
+    );
+  const events = options.events;
+  async function once(
+    out: Outgoing,
+    signal: AbortSignal,
+    tickets: Iterable<BudgetTicket> | null,
+  ): Promise<SubgraphResponse> {
+    const { url, body, now, hook } = out;
+    let headers: HeadersInit = out.headers ?? BASE_HEADERS;
+    if (hook?.headers) {
+      const traced = new Headers(headers);
+      for (const [name, value] of hook.headers) traced.set(name, value);
+      headers = traced;
+    }
+    // A subgraph's redirect is not followed: it would re-send the query, its
+    // variables and every forwarded header but Authorization to another host.
+    const init: RequestInit = { method: "POST", headers, body, signal, redirect: "manual" };
+    const pool = options.fetch === undefined && options.http1 && url.startsWith("http://")
+      ? options.http1
+      : null;
+    const send = pool !== null
+      ? () =>
+        pool.post(url, {
+          // A Headers object or the base list: both iterate name/value pairs.
+          headers: headers as Iterable<[string, string]>,
+          body,
+          signal,
+          idempotent: out.idempotent,
+        }).catch((error) => {
+          // A server that broke HTTP was reached: say so, naming it.
+          throw error instanceof Http1ProtocolError
+            ? new RouterError(
+              "SUBGRAPH_ERROR",
+              `The subgraph "${out.subgraph}" answered malformed HTTP: ${error.message}`,
+              { cause: error, details: { serviceName: out.subgraph } },
+            )
+            : error;
+        })
+      : () =>
+        options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init));
+    const resilience = options.resilience?.get(out.subgraph);
+    const start = events ? performance.now() : 0;
+    let status: number | null = null;
+    let text: string;
+    let firstByteNs: number | undefined;
+    let responseHeaders: Headers;
+    const breaker = resilience?.breaker ?? null;
+    /** A success status whose verdict waits for the body (the breaker's). */
+    let pending = false;
+    /** The body broke off or could not be decoded (not the deadline, not the client). */
+    let broke = false;
+    try {
+      const response = resilience === undefined ? await send() : await resilientFetch(send, {
+        subgraph: out.subgraph,
+        resilience,
+        idempotent: out.idempotent,
+        signal,
+        verdictAfterBody: true,
+        ...(events
+          ? {
+            onRetry: () => events.retried?.(out.subgraph),
+            onCircuitOpen: () => events.circuitOpen?.(out.subgraph),
+          }
+          : {}),
+      });
+      status = response.status;
+      pending = breaker !== null && answered(status);
+      responseHeaders = response.headers;
+      firstByteNs = now?.();
+      const whole = pool !== null ? wholeBody(response) : undefined;
+      text = await readSubgraphBody(response, {
+        limit,
+        ...(whole === undefined ? {} : { whole }),
+        tooLarge: tooLargeFor(out.subgraph),
+        notUtf8: notUtf8For(out.subgraph),
+        broken: (cause) => {
+          broke = !signal.aborted;
+          return brokenBody(cause, { signal, subgraph: out.subgraph, status });
+        },
+        ...(budget && tickets
+          ? {
+            charge: (n: number) => budget.charge(n, { tickets, signal }),
+            reserve: (n: number) => budget.reserve(n, { tickets, signal }),
+          }
+          : {}),
+      });
+    } catch (error) {
+      // A body that broke off, or never ended before the subgraph's deadline, is
+      // a failure; one the client stopped waiting for (or over a limit) says nothing.
+      if (pending && (broke || signal.reason instanceof SubgraphTimeout)) breaker!.record(false);
+      // A breaker refusal was counted by `circuitOpen` (the last attempt sent nothing).
+      if (!isCircuitOpen(error)) {
+        events?.fetched(out.subgraph, {
+          seconds: (performance.now() - start) / 1000,
+          status,
+          error,
+        });
+      }
+      hook?.end(status, error, false);
+      throw error;
+    }
+    if (pending) breaker!.record(true);
+    events?.fetched(out.subgraph, {
+      seconds: (performance.now() - start) / 1000,
+      status,
+      error: null,
+    });
+    hook?.end(status, null, false);
+    return {
+      status,
+      headers: responseHeaders,
+      body: text,
+      deduplicated: false,
+      // Filled by the first caller that parses it; shared by every caller of this response.
+      parsed: {},
+      ...(firstByteNs === undefined ? {} : { firstByteNs }),
+    };
+  }
+  const track = deadlineGroups(options.timeoutMs, {
+    reason: () => new SubgraphTimeout(),
+  });
+  // A fetch of its own (no sharing): its timeout, and the client's signal.
+  async function unshared(out: Outgoing, sendOptions: SendOptions): Promise<SubgraphResponse> {
+    const controller = new AbortController();
+    const untrack = track(controller);
+    const signal = sendOptions.signal;
+    if (signal?.aborted) controller.abort(signal.reason);
+    // A callback, not an event listener, on the request's path (cancellation.ts).
+    const off = signal ? onAbort(signal, () => controller.abort(signal.reason)) : null;
+    try {
+      const ticket = sendOptions.ticket;
+      return await once(out, controller.signal, ticket ? [ticket] : null);
+    } finally {
+      untrack();
+      off?.();
+    }
+  }
+  return {
+    send(subgraph, body, sendOptions) {
+      const url = urlOf(subgraph);
+      const headers = headersFor(subgraph, sendOptions.headers);
+      const hook = sendOptions.hooks?.fetch(subgraph);
+      const out: Outgoing = {
+        subgraph,
+        url,
+        body,
+        headers,
+        now: sendOptions.now,
+        hook,
+        idempotent: sendOptions.idempotent ?? false,
+      };
+      if (!options.singleFlight || sendOptions.unshared) return unshared(out, sendOptions);
+      let key = `${url}\n${body}`;
+      if (headers) {
+        for (const [name, value] of headers) key += `\n${name}:${value}`;
+      }
+      let flight = inflight.get(key);
+      const joined = flight !== undefined;
+      if (flight === undefined) {
+        const controller = new AbortController();
+        const untrack = track(controller);
+        const tickets = new Set<BudgetTicket>();
+        const created: Flight = {
+          promise: once(out, controller.signal, tickets),
+          controller,
+          waiters: 0,
+          tickets,
+        };
+        const clear = () => {
+          untrack();
+          if (inflight.get(key) === created) inflight.delete(key);
+        };
+        created.promise.then(clear, clear);
+        inflight.set(key, created);
+        flight = created;
+      }
+      const current = flight;
+      current.waiters++;
+      if (joined) events?.shared(subgraph);
+      const ticket = sendOptions.ticket;
+      if (ticket) current.tickets.add(ticket);
+      const result = joined
+        ? current.promise.then((r) => {
+          hook?.end(r.status, null, true);
+          return { ...r, deduplicated: true };
+        }, (error) => {
+          hook?.end(null, error, true);
+          throw error;
+        })
+        : current.promise;
+      const signal = sendOptions.signal;
+      if (signal === undefined) return result;
+      // A shared fetch is cancelled only once every caller waiting on it is gone.
+      const leave = () => {
+        if (ticket) current.tickets.delete(ticket);
+        current.waiters--;
+        if (current.waiters > 0) return;
+        if (inflight.get(key) === current) inflight.delete(key);
+        current.controller.abort(signal.reason);
+      };
+      if (signal.aborted) {
+        leave();
+        result.catch(() => {});
+        return Promise.reject(signal.reason);
+      }
+      return new Promise<SubgraphResponse>((resolve, reject) => {
+        // A callback, not an event listener, on the request's path (cancellation.ts).
+        const off = onAbort(signal, () => {
+          leave();
+          reject(signal.reason);
+        });
+        result.then((r) => {
+          off();
+          resolve(r);
+        }, (error) => {
+          off();
+          reject(error);
+        });
+      });
+    },
+    singleFlight: options.singleFlight,
+    describe(subgraph, body, clientHeaders) {
+      return {
+        method: "POST",
+        url: urlOf(subgraph),
+        headers: headersFor(subgraph, clientHeaders) ?? new Headers(BASE_HEADERS),
+        body,
+      };
+    },
+  };
+}
