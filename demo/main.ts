@@ -1,8 +1,10 @@
 /**
- * `deno task demo [--config FILE]`: serves the four demo subgraphs (accounts,
- * products, reviews, inventory) on the ports of the config's `subgraphs`
- * routing URLs (4001–4004 in `config.yaml`), starts the router on the same
- * config and prints where everything answers. Ctrl-C stops it all.
+ * `deno task demo [--config FILE] [--subgraph-port-base N]`: serves the four
+ * demo subgraphs (accounts, products, reviews, inventory) on the ports of the
+ * config's `subgraphs` routing URLs (4001–4004 in `config.yaml`), or on N to
+ * N+3 (env `DEMO_SUBGRAPH_PORT_BASE`) with a supergraph composed for them,
+ * starts the router on the same config and prints where everything answers.
+ * The router's own port is `listen_addr` (env `LISTEN_ADDR`). Ctrl-C stops it all.
  *
  * @module
  */
@@ -27,6 +29,12 @@ export interface StartDemoOptions {
    * for them, instead of ports 4001–4004 and `supergraph_path` (tests).
    */
   readonly freePorts?: boolean;
+  /**
+   * Serve the subgraphs from this port on (4 consecutive ports) and give the
+   * router a supergraph composed for them; `config.subgraphs` is then not used.
+   * Default: the ports of `config.yaml` (4001–4004).
+   */
+  readonly subgraphPortBase?: number;
   /** Reload on file changes and handle SIGHUP/SIGTERM/SIGINT (the `deno task demo` process). */
   readonly interactive?: boolean;
   /** Router logger (default: JSON lines on stdout). */
@@ -43,15 +51,30 @@ export interface RunningDemoRouter {
   close(): Promise<void>;
 }
 
-function parseArgs(args: readonly string[]): { config: string | undefined } {
+const DEMO_USAGE = "usage: deno task demo [--config FILE] [--subgraph-port-base N]";
+
+function parseArgs(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): { config: string | undefined; subgraphPortBase: number | undefined } {
   let config: string | undefined;
+  let base: string | undefined = env.DEMO_SUBGRAPH_PORT_BASE || undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--config") config = args[++i];
     else if (arg.startsWith("--config=")) config = arg.slice("--config=".length);
-    else throw new Error(`Unknown argument "${arg}"; usage: deno task demo [--config FILE]`);
+    else if (arg === "--subgraph-port-base") base = args[++i];
+    else if (arg.startsWith("--subgraph-port-base=")) base = arg.slice(arg.indexOf("=") + 1);
+    else throw new Error(`Unknown argument "${arg}"; ${DEMO_USAGE}`);
   }
-  return { config };
+  if (base === undefined) return { config, subgraphPortBase: undefined };
+  const port = Number(base);
+  if (!Number.isInteger(port) || port < 1 || port > 65532) {
+    throw new Error(
+      `--subgraph-port-base (env DEMO_SUBGRAPH_PORT_BASE): expected a port from 1 to 65532, got "${base}"`,
+    );
+  }
+  return { config, subgraphPortBase: port };
 }
 
 /** Checks that the config routes each demo subgraph to the port the demo serves it on. */
@@ -110,10 +133,13 @@ function banner(router: RunningRouter, subgraphs: RunningDemo): string {
 export async function startDemo(options: StartDemoOptions): Promise<RunningDemoRouter> {
   const env = options.env ?? {};
   const freePorts = options.freePorts ?? false;
-  // The fixed-port demo checks the config first, then starts from it (no second read).
-  const config = freePorts ? undefined : await loadConfig(options.configPath, { env });
+  const basePort = freePorts ? 0 : options.subgraphPortBase;
+  // Own ports get their own supergraph; the fixed-port demo checks the config
+  // first, then starts from it (no second read).
+  const composed = basePort !== undefined;
+  const config = composed ? undefined : await loadConfig(options.configPath, { env });
   if (config !== undefined) checkRoutingUrls(config);
-  const subgraphs = startDemoSubgraphs(freePorts ? { basePort: 0 } : {});
+  const subgraphs = startDemoSubgraphs(basePort === undefined ? {} : { basePort });
   let router: RunningRouter;
   try {
     router = await startRouter({
@@ -122,7 +148,7 @@ export async function startDemo(options: StartDemoOptions): Promise<RunningDemoR
       env,
       watch: options.interactive ?? false,
       signals: options.interactive ?? false,
-      ...(freePorts ? { supergraphSdl: subgraphs.supergraphSdl } : {}),
+      ...(composed ? { supergraphSdl: subgraphs.supergraphSdl } : {}),
       ...(options.log === undefined ? {} : { log: options.log }),
     });
   } catch (error) {
@@ -141,12 +167,13 @@ export async function startDemo(options: StartDemoOptions): Promise<RunningDemoR
 }
 
 async function main(args: readonly string[]): Promise<number> {
-  const { config: flag } = parseArgs(args);
   const env = Deno.env.toObject();
+  const { config: flag, subgraphPortBase } = parseArgs(args, env);
   const demo = await startDemo({
     configPath: resolveConfigPath(flag, env),
     env,
     interactive: true,
+    ...(subgraphPortBase === undefined ? {} : { subgraphPortBase }),
   });
   console.log(demo.banner);
   await demo.router.finished; // SIGINT/SIGTERM shut the router down

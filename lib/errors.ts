@@ -151,3 +151,43 @@ export function describeError(error: unknown): Record<string, unknown> {
   }
   return { error: error instanceof Error ? error.message : String(error) };
 }
+
+/**
+ * The start-up error of a listener that cannot bind: it names the address, the
+ * config key and its env variable (`Address already in use` alone says none).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { listenError } from "./errors.ts";
+ * const error = listenError(new Deno.errors.AddrInUse("Address already in use (os error 98)"), {
+ *   key: "listen_addr",
+ *   address: "127.0.0.1:3002",
+ * });
+ * assert.equal(error.code, "CONFIG_INVALID");
+ * assert.match(error.message, /127\.0\.0\.1:3002.*"listen_addr".*LISTEN_ADDR.*already in use/);
+ * ```
+ * @param error What `Deno.listen`/`Deno.serve` threw.
+ * @param where The config key and the address it holds.
+ * @returns A `CONFIG_INVALID` error with `details.path` the key and `details.env` its variable.
+ */
+export function listenError(
+  error: unknown,
+  where: { readonly key: string; readonly address: string },
+): RouterError {
+  const env = where.key.toUpperCase().replaceAll(".", "_");
+  const reason = error instanceof Deno.errors.AddrInUse
+    ? "the address is already in use (another process listens there: stop it, or choose another port)"
+    : error instanceof Deno.errors.PermissionDenied
+    ? "permission denied (ports below 1024 need privileges: choose a port from 1024, or put a proxy in front)"
+    : error instanceof Deno.errors.AddrNotAvailable
+    ? "the address is not one of this machine's (use 127.0.0.1, 0.0.0.0 or an address of an interface)"
+    : error instanceof Error
+    ? error.message
+    : String(error);
+  return new RouterError(
+    "CONFIG_INVALID",
+    `Cannot listen on ${where.address} ("${where.key}", env ${env}): ${reason}`,
+    { cause: error, details: { path: where.key, env, address: where.address } },
+  );
+}

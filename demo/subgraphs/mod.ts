@@ -57,8 +57,11 @@ export const DEMO_SUBGRAPHS: readonly DemoSubgraph[] = Object.freeze([
 
 /** Options for {@linkcode startDemoSubgraphs}. */
 export interface StartDemoOptions {
-  /** 0 picks free ports (tests); omitted uses each subgraph's fixed port (4001–4004). */
-  readonly basePort?: 0;
+  /**
+   * The first subgraph's port, the others follow (`44011` → 44011–44014); 0
+   * picks free ports (tests); omitted uses the fixed ports 4001–4004.
+   */
+  readonly basePort?: number;
   /** Host; default `127.0.0.1`. */
   readonly hostname?: string;
   /** Called with every request a subgraph receives. */
@@ -78,6 +81,11 @@ export interface RunningDemo {
   close(): Promise<void>;
 }
 
+function portOf(subgraph: DemoSubgraph, basePort: number | undefined): number {
+  if (basePort === undefined) return subgraph.port;
+  return basePort === 0 ? 0 : basePort + DEMO_SUBGRAPHS.indexOf(subgraph);
+}
+
 /**
  * Serves the four demo subgraphs and composes their supergraph.
  * @param options Ports, host, request hook.
@@ -91,7 +99,7 @@ export function startDemoSubgraphs(options: StartDemoOptions = {}): RunningDemo 
     for (const subgraph of DEMO_SUBGRAPHS) {
       const onRequest = options.onRequest;
       const serveOptions: ServeSubgraphOptions = {
-        port: options.basePort === 0 ? 0 : subgraph.port,
+        port: portOf(subgraph, options.basePort),
         ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
         ...(onRequest === undefined
           ? {}
@@ -109,7 +117,9 @@ export function startDemoSubgraphs(options: StartDemoOptions = {}): RunningDemo 
     if (error instanceof Deno.errors.AddrInUse) {
       const next = DEMO_SUBGRAPHS[running.length]!;
       throw new Error(
-        `Port ${next.port} (demo subgraph "${next.name}") is in use: is another demo running?`,
+        `Port ${
+          portOf(next, options.basePort)
+        } (demo subgraph "${next.name}") is in use: is another demo running? (move the demo's subgraphs with --subgraph-port-base N or DEMO_SUBGRAPH_PORT_BASE)`,
         { cause: error },
       );
     }

@@ -28,6 +28,8 @@ export async function runCommand(
       return (await import("./compose.ts")).composeCommand(args, options);
     case "generate":
       return (await import("./generate.ts")).generateCommand(args, options);
+    case "config":
+      return (await import("./config_command.ts")).configCommand(args, options);
     case "trace-token":
       return (await import("./trace_token.ts")).traceTokenCommand(args, options);
     default:

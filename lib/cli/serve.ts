@@ -12,12 +12,14 @@ import {
   type Config,
   listenUrl,
   loadConfig,
+  machineName,
   parseListenAddr,
+  startupWarnings,
   withBoundPort,
 } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
 import { createHttp1Pool, http1Eligible, type SubgraphFetch } from "../engine/mod.ts";
-import { describeError, RouterError } from "../errors.ts";
+import { describeError, listenError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { closeMcpStreams, handOverMcp } from "../mcp/mod.ts";
@@ -227,17 +229,19 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       ...(options.reusePort ? { reusePort: true } : {}),
       limits: connectionLimits(config),
       log,
-    }, handler)
+    }, handler).catch((error) => {
+      throw listenError(error, { key: "listen_addr", address: config.listen_addr });
+    })
     : null;
   const server = guard ?? Deno.serve({ path: options.listenPath!, onListen: () => {} }, handler);
   const port = server.addr.transport === "tcp" ? server.addr.port : address.port;
   config = withBoundPort(config, port);
-  const url = listenUrl({ ...address, port });
+  const url = listenUrl({ ...address, port }, machineName());
 
   async function build(next: Config, nextLog: Logger): Promise<RouterState> {
     const [supergraphSdl, operationFiles, traceKeyPem] = await Promise.all([
       options.supergraphSdl ?? readFileFor("supergraph_path", next.supergraph_path),
-      readOperationFiles(next.operations_dir),
+      readOperationsFor(next.operations_dir, nextLog),
       next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
         "engine.request_tracing_public_key_file",
         next.engine.request_tracing_public_key_file,
@@ -450,4 +454,27 @@ function logStartup(log: Logger, config: Config, url: string, state: RouterState
     dev_mode: config.dev_mode,
   });
   for (const message of traceStartupWarnings(config)) log.warn(message);
+  const derivedBaseUrl = listenUrl(parseListenAddr(config.listen_addr)!, machineName());
+  const warnings = startupWarnings(config, {
+    baseUrlSet: config.mcp.server.base_url !== derivedBaseUrl,
+  });
+  for (const warning of warnings) log.warn(warning.message, { key: warning.key });
+}
+
+/**
+ * Reads `operations_dir`, warning when the folder does not exist (the router
+ * then serves no MCP operation tools and no Connect methods).
+ */
+async function readOperationsFor(dir: string, log: Logger): Promise<OperationFile[]> {
+  try {
+    await Deno.stat(dir);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      log.warn(
+        `operations_dir "${dir}" does not exist: no operations are served (MCP operation tools, Connect methods); create it or set operations_dir (OPERATIONS_DIR)`,
+        { key: "operations_dir", operations_dir: dir },
+      );
+    }
+  }
+  return await readOperationFiles(dir);
 }

@@ -53,6 +53,9 @@ export async function serveCommand(args: string[], _options: CommandOptions): Pr
     router = await startWorkers({ configPath, env, watch: true, signals: true });
   } catch (error) {
     createLogger({ level: "error" }).error("Router failed to start", describeError(error));
+    flushLogs();
+    // The JSON line is for log collectors; a person at a terminal reads this one.
+    console.error(`gw-router: cannot start: ${error instanceof Error ? error.message : error}`);
     return 1;
   }
   await router.finished;

@@ -16,7 +16,7 @@ import { parentPort, Worker as ThreadWorker } from "node:worker_threads";
 import type { Config } from "../config/mod.ts";
 import { listenUrl, loadConfig, parseListenAddr } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
-import { RouterError } from "../errors.ts";
+import { listenError, RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
 import { drainWithin } from "./_grace.ts";
@@ -263,7 +263,9 @@ async function superviseWorkers(
       paths: () => paths,
       log,
     }),
-  );
+  ).catch((error) => {
+    throw listenError(error, { key: "listen_addr", address: config.listen_addr });
+  });
   const url = listenUrl({ ...address, port: server.addr.port });
   const listenAddr = new URL(url).host;
   // The watchdog: ping every thread; end one that stopped answering. Its

@@ -6,8 +6,14 @@
  * @module
  */
 
+/** Shared by every node: what the key means, for the docs and the JSON Schema. */
+export interface Described {
+  /** One or two sentences: what the key does, when to change it. */
+  readonly description?: string;
+}
+
 /** A string leaf. */
-export interface StringNode {
+export interface StringNode extends Described {
   readonly kind: "string";
   /** Default; `undefined` with `optional` means "absent stays absent". */
   readonly default?: string;
@@ -22,21 +28,21 @@ export interface StringNode {
 }
 
 /** A boolean leaf (`true`/`false`; env is case-insensitive). */
-export interface BooleanNode {
+export interface BooleanNode extends Described {
   readonly kind: "boolean";
   readonly default: boolean;
   readonly derived?: boolean;
 }
 
 /** A non-negative integer leaf. */
-export interface IntNode {
+export interface IntNode extends Described {
   readonly kind: "int";
   readonly default: number;
   readonly min?: number;
 }
 
 /** A byte size: a number of bytes or `512KB`, `5MB`, `1MiB`. */
-export interface SizeNode {
+export interface SizeNode extends Described {
   readonly kind: "size";
   readonly default: number;
   /** The smallest accepted size (a limit of 0 bytes would refuse all traffic). */
@@ -47,7 +53,7 @@ export interface SizeNode {
  * A duration in milliseconds. Its key ends in `_ms`; YAML and env also take
  * the key without `_ms` with a unit (`1m`, `30s`, `500ms`, `1h`).
  */
-export interface DurationNode {
+export interface DurationNode extends Described {
   readonly kind: "duration";
   readonly default: number;
   /** The shortest accepted duration, ms (a deadline of 0 would fail every request). */
@@ -55,13 +61,13 @@ export interface DurationNode {
 }
 
 /** A fraction from 0 to 1 (`telemetry.tracing.sampling_rate`). */
-export interface RatioNode {
+export interface RatioNode extends Described {
   readonly kind: "ratio";
   readonly default: number;
 }
 
 /** A list of strings (env: comma or space separated). */
-export interface ListNode {
+export interface ListNode extends Described {
   readonly kind: "list";
   readonly default: readonly string[];
   /** YAML also takes a single string (a one-item list). */
@@ -69,7 +75,7 @@ export interface ListNode {
 }
 
 /** One of a fixed set of strings. */
-export interface EnumNode {
+export interface EnumNode extends Described {
   readonly kind: "enum";
   readonly values: readonly string[];
   readonly default?: string;
@@ -77,19 +83,19 @@ export interface EnumNode {
 }
 
 /** A mapping with a fixed set of keys. */
-export interface ObjectNode {
+export interface ObjectNode extends Described {
   readonly kind: "object";
   readonly fields: Readonly<Record<string, Node>>;
 }
 
 /** A list of objects (YAML only: no env names below it). */
-export interface ArrayNode {
+export interface ArrayNode extends Described {
   readonly kind: "array";
   readonly item: ObjectNode;
 }
 
 /** A mapping with free keys (YAML only). */
-export interface RecordNode {
+export interface RecordNode extends Described {
   readonly kind: "record";
   readonly value: ObjectNode;
 }

@@ -57,105 +57,142 @@ const MAX_APPROXIMATE_DEPTH_LIMIT = 1000;
 
 /**
  * Cross-key rules the schema cannot say (impossible combinations, URL and
- * name formats); each failure names the key path.
+ * name formats); each failure names the key path. Throws the first.
  */
 export function validate(out: Raw): void {
-  if (parseListenAddr(String(out.listen_addr)) === undefined) {
-    failListenAddr(String(out.listen_addr));
-  }
-  const graphqlPath = String(out.graphql_path);
-  const mcp = section(out, "mcp");
-  const mcpPath = String(mcp.path);
-  for (const [path, value] of [["graphql_path", graphqlPath], ["mcp.path", mcpPath]]) {
-    if (!/^\/[A-Za-z0-9._~\/-]*$/.test(value ?? "")) {
-      fail(path ?? "", `expected a URL path starting with "/", got "${value}"`);
-    }
-  }
-  if (mcp.enabled === true && mcpPath === graphqlPath) {
-    fail("mcp.path", `must differ from "graphql_path" (both are "${graphqlPath}")`);
-  }
-  const server = section(out, "mcp", "server");
-  const baseUrl = String(server.base_url);
-  if (!isHttpUrl(baseUrl)) fail("mcp.server.base_url", `expected an http(s) URL, got "${baseUrl}"`);
-  server.base_url = baseUrl.replace(/\/+$/, "");
-  const oauth = section(out, "mcp", "oauth");
-  (oauth.authorization_server_urls as string[]).forEach((url, i) => {
-    if (!isHttpUrl(url)) {
-      fail(`mcp.oauth.authorization_server_urls[${i}]`, `expected an http(s) URL, got "${url}"`);
-    }
-  });
+  for (const rule of validationRules(out)) rule();
+}
 
-  for (const [sourcesPath, sources] of jwksLists(out)) {
-    sources.forEach((source, i) => validateJwks(source, `${sourcesPath}[${i}]`));
-  }
-  const ownSources = (oauth.jwks as Raw[]).length;
-  const sharedSources = (section(out, "authentication", "jwt").jwks as Raw[]).length;
-  if (mcp.enabled === true && oauth.enabled === true && ownSources + sharedSources === 0) {
+/**
+ * The cross-key rules of {@linkcode validate}, each on its own (so that
+ * `checkConfig` can report every broken one).
+ */
+export function validationRules(out: Raw): (() => void)[] {
+  const mcp = () => section(out, "mcp");
+  const oauth = () => section(out, "mcp", "oauth");
+  const sharedSources = () => (section(out, "authentication", "jwt").jwks as Raw[]).length;
+  return [
+    () => {
+      if (parseListenAddr(String(out.listen_addr)) === undefined) {
+        failListenAddr(String(out.listen_addr));
+      }
+    },
+    () => {
+      const graphqlPath = String(out.graphql_path);
+      const mcpPath = String(mcp().path);
+      for (const [path, value] of [["graphql_path", graphqlPath], ["mcp.path", mcpPath]]) {
+        if (!/^\/[A-Za-z0-9._~\/-]*$/.test(value ?? "")) {
+          fail(path ?? "", `expected a URL path starting with "/", got "${value}"`);
+        }
+      }
+      if (mcp().enabled === true && mcpPath === graphqlPath) {
+        fail("mcp.path", `must differ from "graphql_path" (both are "${graphqlPath}")`);
+      }
+    },
+    () => {
+      const server = section(out, "mcp", "server");
+      // Underived only when listen_addr is unreadable (reported on its own).
+      if (server.base_url === undefined) return;
+      const baseUrl = String(server.base_url);
+      if (!isHttpUrl(baseUrl)) {
+        fail("mcp.server.base_url", `expected an http(s) URL, got "${baseUrl}"`);
+      }
+      server.base_url = baseUrl.replace(/\/+$/, "");
+    },
+    () =>
+      (oauth().authorization_server_urls as string[]).forEach((url, i) => {
+        if (!isHttpUrl(url)) {
+          fail(
+            `mcp.oauth.authorization_server_urls[${i}]`,
+            `expected an http(s) URL, got "${url}"`,
+          );
+        }
+      }),
+    ...jwksLists(out).flatMap(([sourcesPath, sources]) =>
+      sources.map((source, i) => () => validateJwks(source, `${sourcesPath}[${i}]`))
+    ),
+    () => {
+      const ownSources = (oauth().jwks as Raw[]).length;
+      if (
+        mcp().enabled === true && oauth().enabled === true && ownSources + sharedSources() === 0
+      ) {
+        fail(
+          "mcp.oauth.enabled",
+          'OAuth needs at least one key source in "mcp.oauth.jwks" or "authentication.jwt.jwks"',
+        );
+      }
+    },
+    () => {
+      if (section(out, "authorization").require_authentication === true && sharedSources() === 0) {
+        fail(
+          "authorization.require_authentication",
+          'authentication needs at least one key source in "authentication.jwt.jwks"',
+        );
+      }
+    },
+    () => validateConnect(section(out, "connect_rpc")),
+    () => {
+      const cors = section(out, "cors");
+      if (
+        cors.enabled === true && cors.allow_credentials === true &&
+        (cors.allow_origins as string[]).includes("*")
+      ) {
+        fail(
+          "cors.allow_credentials",
+          'credentials cannot be allowed with the origin "*"; list the allowed origins in "cors.allow_origins"',
+        );
+      }
+    },
+    () => {
+      const headers = section(out, "headers");
+      validateRules(section(headers, "all").request as Raw[], "headers.all.request");
+      for (const [name, rules] of Object.entries(headers.subgraphs as Record<string, Raw>)) {
+        validateRules(rules.request as Raw[], `headers.subgraphs.${name}.request`);
+      }
+    },
+    () => {
+      // Issue 14: the depth limit also bounds every recursive walk over a client document.
+      const depthLimit = Number(section(out, "security", "parser_limits").approximate_depth_limit);
+      if (depthLimit > MAX_APPROXIMATE_DEPTH_LIMIT) {
+        fail(
+          "security.parser_limits.approximate_depth_limit",
+          `expected at most ${MAX_APPROXIMATE_DEPTH_LIMIT} (it bounds the router's recursive walks), got ${depthLimit}`,
+        );
+      }
+    },
+    () => {
+      const names = new Set<string>();
+      (out.subgraphs as Raw[]).forEach((subgraph, i) => {
+        const name = String(subgraph.name);
+        if (names.has(name)) fail(`subgraphs[${i}].name`, `duplicate subgraph name "${name}"`);
+        names.add(name);
+        if (!isHttpUrl(String(subgraph.routing_url))) {
+          fail(
+            `subgraphs[${i}].routing_url`,
+            `expected an http(s) URL, got "${subgraph.routing_url}"`,
+          );
+        }
+      });
+    },
+  ];
+}
+
+function validateConnect(connect: Raw): void {
+  if (connect.enabled !== true) return;
+  const service = String(connect.service);
+  if (!/^[A-Z][A-Za-z0-9]*Service$/.test(service)) {
     fail(
-      "mcp.oauth.enabled",
-      'OAuth needs at least one key source in "mcp.oauth.jwks" or "authentication.jwt.jwks"',
+      "connect_rpc.service",
+      `expected a PascalCase name ending in "Service" (buf lint SERVICE_SUFFIX), got "${service}"`,
     );
   }
-  if (section(out, "authorization").require_authentication === true && sharedSources === 0) {
+  const pkg = String(connect.package);
+  if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\.v\d+((alpha|beta|test)\d*)?$/.test(pkg)) {
     fail(
-      "authorization.require_authentication",
-      'authentication needs at least one key source in "authentication.jwt.jwks"',
+      "connect_rpc.package",
+      `expected a lower-case dotted package ending in a version like "v1" (buf lint PACKAGE_VERSION_SUFFIX), got "${pkg}"`,
     );
   }
-
-  const connect = section(out, "connect_rpc");
-  if (connect.enabled === true) {
-    const service = String(connect.service);
-    if (!/^[A-Z][A-Za-z0-9]*Service$/.test(service)) {
-      fail(
-        "connect_rpc.service",
-        `expected a PascalCase name ending in "Service" (buf lint SERVICE_SUFFIX), got "${service}"`,
-      );
-    }
-    const pkg = String(connect.package);
-    if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\.v\d+((alpha|beta|test)\d*)?$/.test(pkg)) {
-      fail(
-        "connect_rpc.package",
-        `expected a lower-case dotted package ending in a version like "v1" (buf lint PACKAGE_VERSION_SUFFIX), got "${pkg}"`,
-      );
-    }
-  }
-
-  const cors = section(out, "cors");
-  if (
-    cors.enabled === true && cors.allow_credentials === true &&
-    (cors.allow_origins as string[]).includes("*")
-  ) {
-    fail(
-      "cors.allow_credentials",
-      'credentials cannot be allowed with the origin "*"; list the allowed origins in "cors.allow_origins"',
-    );
-  }
-
-  const headers = section(out, "headers");
-  validateRules(section(headers, "all").request as Raw[], "headers.all.request");
-  for (const [name, rules] of Object.entries(headers.subgraphs as Record<string, Raw>)) {
-    validateRules(rules.request as Raw[], `headers.subgraphs.${name}.request`);
-  }
-
-  // Issue 14: the depth limit also bounds every recursive walk over a client document.
-  const depthLimit = Number(section(out, "security", "parser_limits").approximate_depth_limit);
-  if (depthLimit > MAX_APPROXIMATE_DEPTH_LIMIT) {
-    fail(
-      "security.parser_limits.approximate_depth_limit",
-      `expected at most ${MAX_APPROXIMATE_DEPTH_LIMIT} (it bounds the router's recursive walks), got ${depthLimit}`,
-    );
-  }
-
-  const names = new Set<string>();
-  (out.subgraphs as Raw[]).forEach((subgraph, i) => {
-    const name = String(subgraph.name);
-    if (names.has(name)) fail(`subgraphs[${i}].name`, `duplicate subgraph name "${name}"`);
-    names.add(name);
-    if (!isHttpUrl(String(subgraph.routing_url))) {
-      fail(`subgraphs[${i}].routing_url`, `expected an http(s) URL, got "${subgraph.routing_url}"`);
-    }
-  });
 }
 
 function validateJwks(source: Raw, path: string): void {

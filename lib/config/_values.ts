@@ -112,23 +112,35 @@ export function parseListenAddr(text: string): ListenAddress | undefined {
 }
 
 /**
- * The base URL clients use for a listen address (`0.0.0.0` and `::` →
- * `localhost`, IPv6 in brackets).
+ * True for an address that binds every interface (`0.0.0.0`, `::`).
+ * @param hostname The listen host.
+ * @returns Whether it is a wildcard.
+ */
+export function isWildcardHost(hostname: string): boolean {
+  return hostname === "0.0.0.0" || hostname === "::" || hostname === "";
+}
+
+/**
+ * The base URL clients use for a listen address: a wildcard (`0.0.0.0`, `::`)
+ * becomes the machine's name when one is given, else `localhost`; IPv6 goes in
+ * brackets.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { listenUrl } from "./_values.ts";
  * assert.equal(listenUrl({ hostname: "0.0.0.0", port: 3002 }), "http://localhost:3002");
- * assert.equal(listenUrl({ hostname: "::1", port: 8080 }), "http://[::1]:8080");
+ * assert.equal(listenUrl({ hostname: "0.0.0.0", port: 3002 }, "vm1"), "http://vm1:3002");
+ * assert.equal(listenUrl({ hostname: "::1", port: 8080 }, "vm1"), "http://[::1]:8080");
  * ```
  * @param address The listen address.
+ * @param machine The machine's name, for a wildcard address.
  * @returns `http://host:port`.
  */
-export function listenUrl(address: ListenAddress): string {
+export function listenUrl(address: ListenAddress, machine?: string): string {
   const { hostname, port } = address;
-  const host = hostname === "0.0.0.0" || hostname === "::" || hostname === ""
-    ? "localhost"
+  const host = isWildcardHost(hostname)
+    ? (machine || "localhost")
     : hostname.includes(":")
     ? `[${hostname}]`
     : hostname;

@@ -7,7 +7,7 @@
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { RouterError } from "../errors.ts";
-import { parseConfig } from "./parse.ts";
+import { checkConfig, parseConfig } from "./parse.ts";
 import type { Config } from "./types.ts";
 
 /** Options for {@linkcode loadConfig}. */
@@ -60,6 +60,8 @@ export function resolveConfigPath(
  * import { parseConfigYaml } from "./load.ts";
  * assert.deepEqual(parseConfigYaml("dev_mode: true\n", "config.yaml"), { dev_mode: true });
  * assert.throws(() => parseConfigYaml("a: [", "config.yaml"), { code: "CONFIG_INVALID" });
+ * // The message keeps the parser's code frame (the line and a caret under the error).
+ * assert.throws(() => parseConfigYaml("a: 1\nb: [c\n", "x.yaml"), /\n.*\^/);
  * ```
  * @param text YAML text.
  * @param file The file name, for messages.
@@ -72,8 +74,9 @@ export function parseConfigYaml(text: string, file: string): unknown {
   } catch (error) {
     const position = (error as { linePos?: [{ line: number; col: number }] }).linePos?.[0];
     const at = position ? `:${position.line}:${position.col}` : "";
-    const first = String((error as Error).message).split("\n")[0];
-    throw new RouterError("CONFIG_INVALID", `Cannot parse "${file}${at}": ${first}`, {
+    // The yaml package's message: a first line, then a code frame pointing at the error.
+    const message = String((error as Error).message).trimEnd();
+    throw new RouterError("CONFIG_INVALID", `Cannot parse "${file}${at}": ${message}`, {
       cause: error,
       details: { path: "", file, ...(position ? { line: position.line } : {}) },
     });
@@ -93,9 +96,59 @@ export function parseConfigYaml(text: string, file: string): unknown {
  */
 export async function loadConfig(path: string, options: LoadConfigOptions = {}): Promise<Config> {
   const env = options.env ?? {};
-  let text: string;
+  const text = await readConfigText(path);
+  const hostname = machineName();
+  const config = parseConfig(parseConfigYaml(text, path), {
+    env,
+    baseDir: dirname(resolve(path)),
+    ...(hostname === undefined ? {} : { hostname }),
+  });
+  if (options.checkFiles ?? true) await checkFiles(config);
+  return config;
+}
+
+/** The machine's name (the advertised host for `0.0.0.0`), or undefined when unknown. */
+export function machineName(): string | undefined {
   try {
-    text = await Deno.readTextFile(path);
+    return Deno.hostname() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Checks a config file the way `serve` reads it, but lists every problem:
+ * the file, its YAML, each key (env applied), the cross-key rules and the files
+ * it names (`gw-router config validate`).
+ *
+ * @param path The config file.
+ * @param env Environment variables (overrides).
+ * @returns Every problem (empty when the file is valid).
+ */
+export async function validateConfigFile(
+  path: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<RouterError[]> {
+  let raw: unknown;
+  try {
+    raw = parseConfigYaml(await readConfigText(path), path);
+  } catch (error) {
+    if (error instanceof RouterError) return [error];
+    throw error;
+  }
+  const hostname = machineName();
+  const check = checkConfig(raw, {
+    env,
+    baseDir: dirname(resolve(path)),
+    ...(hostname === undefined ? {} : { hostname }),
+  });
+  if (check.config === undefined) return [...check.problems];
+  return await missingFiles(check.config);
+}
+
+async function readConfigText(path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
   } catch (error) {
     const reason = error instanceof Deno.errors.NotFound
       ? "no such file"
@@ -105,12 +158,6 @@ export async function loadConfig(path: string, options: LoadConfigOptions = {}):
       details: { path: "CONFIG_PATH", file: path },
     });
   }
-  const config = parseConfig(parseConfigYaml(text, path), {
-    env,
-    baseDir: dirname(resolve(path)),
-  });
-  if (options.checkFiles ?? true) await checkFiles(config);
-  return config;
 }
 
 /**
@@ -121,6 +168,11 @@ export async function loadConfig(path: string, options: LoadConfigOptions = {}):
  * @throws {RouterError} `CONFIG_INVALID` naming the key path and the file.
  */
 export async function checkFiles(config: Config): Promise<void> {
+  const [first] = await missingFiles(config);
+  if (first !== undefined) throw first;
+}
+
+async function missingFiles(config: Config): Promise<RouterError[]> {
   const files: [string, string][] = [["supergraph_path", config.supergraph_path]];
   if (config.engine.request_tracing_public_key_file !== "") {
     files.push([
@@ -134,6 +186,7 @@ export async function checkFiles(config: Config): Promise<void> {
   config.mcp.oauth.jwks.forEach((source, i) => {
     if (source.file !== undefined) files.push([`mcp.oauth.jwks[${i}].file`, source.file]);
   });
+  const problems: RouterError[] = [];
   for (const [key, file] of files) {
     try {
       const info = await Deno.stat(file);
@@ -142,10 +195,13 @@ export async function checkFiles(config: Config): Promise<void> {
       const reason = error instanceof Deno.errors.NotFound
         ? "no such file"
         : (error as Error).message;
-      throw new RouterError("CONFIG_INVALID", `Cannot read "${key}": file "${file}": ${reason}`, {
-        cause: error,
-        details: { path: key, file },
-      });
+      problems.push(
+        new RouterError("CONFIG_INVALID", `Cannot read "${key}": file "${file}": ${reason}`, {
+          cause: error,
+          details: { path: key, file },
+        }),
+      );
     }
   }
+  return problems;
 }

@@ -7,6 +7,8 @@
  */
 export type * from "./types.ts";
 export {
+  checkConfig,
+  type ConfigCheck,
   type ConfigEnvKey,
   configEnvKeys,
   parseConfig,
@@ -18,12 +20,15 @@ export {
   DEFAULT_CONFIG_PATH,
   loadConfig,
   type LoadConfigOptions,
+  machineName,
   parseConfigYaml,
   resolveConfigPath,
+  validateConfigFile,
 } from "./load.ts";
-export { type ListenAddress, listenUrl, parseListenAddr } from "./_values.ts";
+export { isWildcardHost, type ListenAddress, listenUrl, parseListenAddr } from "./_values.ts";
 export {
   ASYMMETRIC_ALGORITHMS,
   DEFAULT_UNMASKED_TRACE_HEADERS,
   SYMMETRIC_ALGORITHMS,
 } from "./_schema.ts";
+export { type ConfigWarning, type StartupWarningOptions, startupWarnings } from "./warnings.ts";

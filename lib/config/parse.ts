@@ -5,7 +5,16 @@
  * @module
  */
 import { isAbsolute, join } from "node:path";
-import { fail, failListenAddr, isMapping, jwksLists, section, validate } from "./_validate.ts";
+import {
+  fail,
+  failListenAddr,
+  isMapping,
+  jwksLists,
+  section,
+  validate,
+  validationRules,
+} from "./_validate.ts";
+import { RouterError } from "../errors.ts";
 import type { Config } from "./types.ts";
 import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 import {
@@ -17,6 +26,7 @@ import {
   type SizeNode,
 } from "./_schema.ts";
 import {
+  isWildcardHost,
   listenUrl,
   parseBoolean,
   parseDuration,
@@ -38,11 +48,52 @@ export interface ParseConfigOptions {
    * file's folder). Unset: paths are kept as written.
    */
   readonly baseDir?: string;
+  /**
+   * The machine's name: the host of the derived `mcp.server.base_url` when
+   * `listen_addr` binds every interface (`0.0.0.0`, `[::]`).
+   * @default {"localhost"}
+   */
+  readonly hostname?: string;
 }
 
 interface Context {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly baseDir: string | undefined;
+  /** Key path → the env variable that set it (so later errors name the variable). */
+  readonly fromEnv: Map<string, string>;
+  /** Collect every problem here instead of throwing the first (`checkConfig`). */
+  readonly problems?: RouterError[];
+}
+
+/** Runs `step`; when collecting, a config error is recorded and the walk goes on. */
+function attempt<T>(context: Context, step: () => T): T | undefined {
+  if (context.problems === undefined) return step();
+  try {
+    return step();
+  } catch (error) {
+    if (error instanceof RouterError) {
+      context.problems.push(withEnvName(error, context.fromEnv));
+      return undefined;
+    }
+    // A follow-on failure of a key already reported (its value is missing).
+    if (context.problems.length > 0) return undefined;
+    throw error;
+  }
+}
+
+/** The error, its message naming the env variable when one set its key. */
+function withEnvName(error: RouterError, fromEnv: ReadonlyMap<string, string>): RouterError {
+  const details = (error.details ?? {}) as { path?: string; env?: string };
+  const envName = details.path === undefined ? undefined : fromEnv.get(details.path);
+  if (envName === undefined || details.env !== undefined) return error;
+  const prefix = `Cannot read "${details.path}"`;
+  const message = error.message.startsWith(prefix)
+    ? `${prefix} (env ${envName})${error.message.slice(prefix.length)}`
+    : `${error.message} (set by env ${envName})`;
+  return new RouterError(error.code, message, {
+    cause: error,
+    details: { ...details, env: envName },
+  });
 }
 
 type Raw = Record<string, unknown>;
@@ -77,11 +128,65 @@ type Raw = Record<string, unknown>;
  * @throws {RouterError} `CONFIG_INVALID` naming the key path.
  */
 export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Config {
-  const context: Context = { env: options.env ?? {}, baseDir: options.baseDir };
+  const context: Context = {
+    env: options.env ?? {},
+    baseDir: options.baseDir,
+    fromEnv: new Map(),
+  };
   const out = readObject(CONFIG_SCHEMA, raw, "", context, "");
-  fillDerived(out);
-  validate(out);
+  try {
+    fillDerived(out, options.hostname);
+    validate(out);
+  } catch (error) {
+    throw error instanceof RouterError ? withEnvName(error, context.fromEnv) : error;
+  }
   return deepFreeze(out) as unknown as Config;
+}
+
+/** What {@linkcode checkConfig} found. */
+export interface ConfigCheck {
+  /** The config, when there is no problem. */
+  readonly config: Config | undefined;
+  /** Every problem found (`CONFIG_INVALID` errors naming their keys), in key order. */
+  readonly problems: readonly RouterError[];
+}
+
+/**
+ * Like {@linkcode parseConfig}, but collects every problem instead of
+ * throwing the first (what `gw-router config validate` prints). Cross-key rules
+ * run each on their own, so one broken rule does not hide the next.
+ *
+ * @example Two problems at once
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkConfig } from "./parse.ts";
+ * const check = checkConfig({ listen_address: "x", dev_mode: "yes" });
+ * assert.equal(check.config, undefined);
+ * assert.deepEqual(check.problems.map((p) => p.details?.path), ["listen_address", "dev_mode"]);
+ * ```
+ * @param raw The parsed YAML document.
+ * @param options Environment and base folder.
+ * @returns The config (when valid) and the problems.
+ */
+export function checkConfig(raw: unknown, options: ParseConfigOptions = {}): ConfigCheck {
+  const problems: RouterError[] = [];
+  const context: Context = {
+    env: options.env ?? {},
+    baseDir: options.baseDir,
+    fromEnv: new Map(),
+    problems,
+  };
+  const out = attempt(context, () => readObject(CONFIG_SCHEMA, raw, "", context, "")) ??
+    readObject(CONFIG_SCHEMA, undefined, "", context, "");
+  attempt(context, () => fillDerived(out, options.hostname));
+  for (const rule of validationRules(out)) attempt(context, rule);
+  const unique = problems.filter((problem, i) =>
+    problems.findIndex((other) => other.message === problem.message) === i
+  );
+  return {
+    config: problems.length === 0 ? deepFreeze(out) as unknown as Config : undefined,
+    problems: unique,
+  };
 }
 
 function joinPath(parent: string, key: string): string {
@@ -103,10 +208,11 @@ function readObject(
   }
   for (const key of Object.keys(value)) {
     if (!(key in node.fields) && !aliases.has(key)) {
-      fail(
-        joinPath(path, key),
-        unknownKeyReason(key, [...Object.keys(node.fields), ...aliases.keys()]),
-      );
+      attempt(context, () =>
+        fail(
+          joinPath(path, key),
+          unknownKeyReason(key, [...Object.keys(node.fields), ...aliases.keys()]),
+        ));
     }
   }
   const out: Raw = {};
@@ -120,21 +226,53 @@ function readObject(
     if (child.kind === "duration") {
       const alias = key.slice(0, -3);
       if (value[alias] !== undefined && value[key] !== undefined) {
-        fail(childPath, `set either "${joinPath(path, alias)}" or "${childPath}", not both`);
+        attempt(
+          context,
+          () =>
+            fail(childPath, `set either "${joinPath(path, alias)}" or "${childPath}", not both`),
+        );
+        continue;
       }
       if (value[alias] !== undefined) {
         childRaw = value[alias];
         yamlPath = joinPath(path, alias);
       }
     }
-    const result = readNode(child, childRaw, { path: childPath, yamlPath }, context, envName);
+    const reported = context.problems?.length ?? 0;
+    let result = attempt(
+      context,
+      () => readNode(child, childRaw, { path: childPath, yamlPath }, context, envName),
+    );
+    // Collecting: a broken key reads as its default, so the cross-key rules still run.
+    if ((context.problems?.length ?? 0) > reported && result === undefined) {
+      result = fallback(child, childPath, context, envName);
+    }
     if (result !== undefined) out[key] = result;
   }
   return out;
 }
 
+function fallback(node: Node, path: string, context: Context, envName: string | null): unknown {
+  switch (node.kind) {
+    case "object":
+      return attempt(context, () => readObject(node, undefined, path, context, envName));
+    case "array":
+      return [];
+    case "record":
+      return {};
+    default:
+      return "default" in node && Array.isArray(node.default) ? [...node.default] : node.default;
+  }
+}
+
 function unknownKeyReason(key: string, known: readonly string[]): string {
-  const close = known.filter((candidate) => editDistance(candidate, key) <= 2);
+  // Up to 2 edits, or a quarter of the key (listen_address → listen_addr), or a prefix.
+  const near = (candidate: string) =>
+    editDistance(candidate, key) <= Math.max(2, Math.floor(key.length / 4)) ||
+    (Math.min(candidate.length, key.length) >= 4 &&
+      (candidate.startsWith(key) || key.startsWith(candidate)));
+  const close = known.filter(near)
+    .sort((a, b) => editDistance(a, key) - editDistance(b, key));
   const hint = close.length > 0
     ? `did you mean "${close[0]}"?`
     : `known keys: ${[...known].sort().join(", ")}`;
@@ -228,6 +366,7 @@ function readLeaf(
   const fromEnv = envValue(node, context, envName);
   let value: unknown;
   if (fromEnv !== undefined) {
+    context.fromEnv.set(where.path, fromEnv.name);
     value = readEnvLeaf(node, fromEnv.text, where.path, fromEnv.name);
   } else if (raw === undefined || raw === null) {
     if (node.kind === "string" && node.required) fail(where.path, "required, expected a string");
@@ -345,7 +484,7 @@ function readEnvLeaf(node: LeafNode, text: string, path: string, envName: string
   }
 }
 
-function fillDerived(out: Raw): void {
+function fillDerived(out: Raw, hostname: string | undefined): void {
   const playground = section(out, "playground");
   if (playground.enabled === undefined) playground.enabled = out.dev_mode;
   const introspection = section(out, "introspection");
@@ -356,7 +495,7 @@ function fillDerived(out: Raw): void {
   if (server.base_url === undefined) {
     const address = parseListenAddr(String(out.listen_addr));
     if (address === undefined) failListenAddr(String(out.listen_addr));
-    server.base_url = listenUrl(address);
+    server.base_url = listenUrl(address, hostname);
   }
   for (const [, sources] of jwksLists(out)) {
     sources.forEach((source) => {
@@ -441,11 +580,13 @@ export function configEnvKeys(): ConfigEnvKey[] {
 export function withBoundPort(config: Config, port: number): Config {
   const address = parseListenAddr(config.listen_addr);
   if (address === undefined || address.port === port) return config;
-  const derived = listenUrl(address);
   const host = config.listen_addr.slice(0, config.listen_addr.lastIndexOf(":"));
-  const baseUrl = config.mcp.server.base_url === derived
-    ? listenUrl({ ...address, port })
-    : config.mcp.server.base_url;
+  const base = new URL(config.mcp.server.base_url);
+  // The derived default (`http://<listen host or machine name>:<port>`) follows the bound port.
+  const derived = base.pathname === "/" && base.port === String(address.port) &&
+    (config.mcp.server.base_url === listenUrl(address) || isWildcardHost(address.hostname));
+  if (derived) base.port = String(port);
+  const baseUrl = derived ? base.href.replace(/\/$/, "") : config.mcp.server.base_url;
   return deepFreeze({
     ...config,
     listen_addr: `${host}:${port}`,

@@ -9,7 +9,7 @@
 import denoJson from "../../deno.json" with { type: "json" };
 import type { Config } from "../config/types.ts";
 import { parseListenAddr } from "../config/mod.ts";
-import { RouterError } from "../errors.ts";
+import { listenError, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { createLiveHistory, type LiveHistory } from "./live_view.ts";
 import type { MetricSources } from "./metrics.ts";
@@ -120,11 +120,18 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<St
     url: () => server?.url ?? null,
     listen(log) {
       if (!prometheus.enabled || metrics === null || address === undefined) return;
-      server = serveMetrics(metrics, {
-        ...address,
-        path: prometheus.path,
-        reusePort: options.reusePort,
-      });
+      try {
+        server = serveMetrics(metrics, {
+          ...address,
+          path: prometheus.path,
+          reusePort: options.reusePort,
+        });
+      } catch (error) {
+        throw listenError(error, {
+          key: "telemetry.metrics.prometheus.listen_addr",
+          address: prometheus.listen_addr,
+        });
+      }
       log.info("Prometheus metrics listening", { url: server.url });
     },
     async serving(next, supergraphSdl) {
