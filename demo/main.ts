@@ -12,7 +12,11 @@ import { type RunningRouter, startRouter } from "../lib/cli/serve.ts";
 import { loadConfig, resolveConfigPath } from "../lib/config/mod.ts";
 import type { Config } from "../lib/config/types.ts";
 import type { Logger } from "../lib/log/mod.ts";
-import { DEMO_SUBGRAPHS, type RunningDemo, startDemoSubgraphs } from "./subgraphs/mod.ts";
+import {
+  DEMO_SUBGRAPHS,
+  type RunningDemo,
+  startDemoSubgraphs,
+} from "./subgraphs/mod.ts";
 
 /** The query the banner's curl example sends: it crosses all four subgraphs. */
 export const DEMO_QUERY =
@@ -51,9 +55,18 @@ export interface RunningDemoRouter {
   close(): Promise<void>;
 }
 
-const DEMO_USAGE = "usage: deno task demo [--config FILE] [--subgraph-port-base N]";
+const DEMO_USAGE =
+  "usage: deno task demo [--config FILE] [--subgraph-port-base N]";
 
-function parseArgs(
+/**
+ * Reads `deno task demo`'s arguments (`--config FILE`, `--subgraph-port-base N`,
+ * env `DEMO_SUBGRAPH_PORT_BASE`).
+ * @param args The arguments.
+ * @param env The environment.
+ * @returns The config flag and the subgraphs' first port, if given.
+ * @throws {Error} On an unknown argument or a port out of range, naming it.
+ */
+export function parseDemoArgs(
   args: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): { config: string | undefined; subgraphPortBase: number | undefined } {
@@ -62,10 +75,12 @@ function parseArgs(
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--config") config = args[++i];
-    else if (arg.startsWith("--config=")) config = arg.slice("--config=".length);
-    else if (arg === "--subgraph-port-base") base = args[++i];
-    else if (arg.startsWith("--subgraph-port-base=")) base = arg.slice(arg.indexOf("=") + 1);
-    else throw new Error(`Unknown argument "${arg}"; ${DEMO_USAGE}`);
+    else if (arg.startsWith("--config=")) {
+      config = arg.slice("--config=".length);
+    } else if (arg === "--subgraph-port-base") base = args[++i];
+    else if (arg.startsWith("--subgraph-port-base=")) {
+      base = arg.slice(arg.indexOf("=") + 1);
+    } else throw new Error(`Unknown argument "${arg}"; ${DEMO_USAGE}`);
   }
   if (base === undefined) return { config, subgraphPortBase: undefined };
   const port = Number(base);
@@ -101,11 +116,15 @@ function banner(router: RunningRouter, subgraphs: RunningDemo): string {
   }
   lines.push("", `  GraphQL     ${base}${config.graphql_path}`);
   if (state.mcp !== null) lines.push(`  MCP         ${base}${config.mcp.path}`);
-  if (state.connect !== null) lines.push(`  Connect     ${base}${state.connect.prefix}<Operation>`);
+  if (state.connect !== null) {
+    lines.push(`  Connect     ${base}${state.connect.prefix}<Operation>`);
+  }
   if (config.playground.enabled) lines.push(`  Playground  ${base}/`);
   lines.push(
     `  Health      ${base}/health/ready`,
-    `  Operations  ${state.operations.operations.map((o) => o.name).join(", ")}`,
+    `  Operations  ${
+      state.operations.operations.map((o) => o.name).join(", ")
+    }`,
     "",
     "Try (a query that crosses all four subgraphs):",
     `  curl -s ${base}${config.graphql_path} -H 'content-type: application/json' \\`,
@@ -130,16 +149,22 @@ function banner(router: RunningRouter, subgraphs: RunningDemo): string {
  * @throws {Error} When a port is taken or the config does not route to the demo ports.
  * @throws {RouterError} `CONFIG_INVALID` when the config is invalid.
  */
-export async function startDemo(options: StartDemoOptions): Promise<RunningDemoRouter> {
+export async function startDemo(
+  options: StartDemoOptions,
+): Promise<RunningDemoRouter> {
   const env = options.env ?? {};
   const freePorts = options.freePorts ?? false;
   const basePort = freePorts ? 0 : options.subgraphPortBase;
   // Own ports get their own supergraph; the fixed-port demo checks the config
   // first, then starts from it (no second read).
   const composed = basePort !== undefined;
-  const config = composed ? undefined : await loadConfig(options.configPath, { env });
+  const config = composed
+    ? undefined
+    : await loadConfig(options.configPath, { env });
   if (config !== undefined) checkRoutingUrls(config);
-  const subgraphs = startDemoSubgraphs(basePort === undefined ? {} : { basePort });
+  const subgraphs = startDemoSubgraphs(
+    basePort === undefined ? {} : { basePort },
+  );
   let router: RunningRouter;
   try {
     router = await startRouter({
@@ -168,7 +193,7 @@ export async function startDemo(options: StartDemoOptions): Promise<RunningDemoR
 
 async function main(args: readonly string[]): Promise<number> {
   const env = Deno.env.toObject();
-  const { config: flag, subgraphPortBase } = parseArgs(args, env);
+  const { config: flag, subgraphPortBase } = parseDemoArgs(args, env);
   const demo = await startDemo({
     configPath: resolveConfigPath(flag, env),
     env,
@@ -185,7 +210,9 @@ if (import.meta.main) {
   try {
     Deno.exit(await main(Deno.args));
   } catch (error) {
-    console.error(`demo: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      `demo: ${error instanceof Error ? error.message : String(error)}`,
+    );
     Deno.exit(1);
   }
 }

@@ -24,7 +24,11 @@ interface ProductRef {
 type StockStatus = "IN_STOCK" | "LOW_STOCK" | "OUT_OF_STOCK";
 
 function stockStatus(quantity: number): StockStatus {
-  return quantity === 0 ? "OUT_OF_STOCK" : quantity < 5 ? "LOW_STOCK" : "IN_STOCK";
+  return quantity === 0
+    ? "OUT_OF_STOCK"
+    : quantity < 5
+    ? "LOW_STOCK"
+    : "IN_STOCK";
 }
 
 function stockOf(product: ProductRef): StockRecord {
@@ -50,19 +54,25 @@ export function createResolvers(): SubgraphResolvers {
   return {
     Query: {
       productsByStock: (_: unknown, args: { status: StockStatus }) =>
-        STOCK.filter((s) => stockStatus(s.quantity) === args.status).map((s) => {
-          const product = PRODUCTS.find((p) => p.upc === s.upc);
-          return { upc: s.upc, sku: product?.sku ?? "" };
-        }),
+        STOCK.filter((s) => stockStatus(s.quantity) === args.status).map(
+          (s) => {
+            const product = PRODUCTS.find((p) => p.upc === s.upc);
+            return { upc: s.upc, sku: product?.sku ?? "" };
+          },
+        ),
       warehouses: () => WAREHOUSES,
     },
     Product: {
       __resolveReference: (ref: ProductRef) => ({ ...ref }),
       quantity: (product: ProductRef) => stockOf(product).quantity,
       inStock: (product: ProductRef) => stockOf(product).quantity > 0,
-      stockStatus: (product: ProductRef) => stockStatus(stockOf(product).quantity),
+      stockStatus: (product: ProductRef) =>
+        stockStatus(stockOf(product).quantity),
       shippingEstimate: (product: ProductRef) => {
-        if (typeof product.price !== "number" || typeof product.weight !== "number") {
+        if (
+          typeof product.price !== "number" ||
+          typeof product.weight !== "number"
+        ) {
           throw new GraphQLError(
             "shippingEstimate needs price and weight in the representation (@requires)",
           );

@@ -24,7 +24,10 @@
  *
  * @module
  */
-import { composeSupergraph, formatCompositionError } from "../../lib/compose/mod.ts";
+import {
+  composeSupergraph,
+  formatCompositionError,
+} from "../../lib/compose/mod.ts";
 import {
   type RunningSubgraph,
   serveSubgraph,
@@ -93,17 +96,21 @@ function portOf(subgraph: DemoSubgraph, basePort: number | undefined): number {
  * @throws {Error} When a fixed port is taken (the message names it), or the demo SDLs do
  *   not compose.
  */
-export function startDemoSubgraphs(options: StartDemoOptions = {}): RunningDemo {
+export function startDemoSubgraphs(
+  options: StartDemoOptions = {},
+): RunningDemo {
   const running: RunningSubgraph[] = [];
   try {
     for (const subgraph of DEMO_SUBGRAPHS) {
       const onRequest = options.onRequest;
       const serveOptions: ServeSubgraphOptions = {
         port: portOf(subgraph, options.basePort),
-        ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
-        ...(onRequest === undefined
+        ...(options.hostname === undefined
           ? {}
-          : { onRequest: (body, headers) => onRequest(subgraph.name, body, headers) }),
+          : { hostname: options.hostname }),
+        ...(onRequest === undefined ? {} : {
+          onRequest: (body, headers) => onRequest(subgraph.name, body, headers),
+        }),
       };
       running.push(
         serveSubgraph(subgraph.name, {
@@ -134,7 +141,9 @@ export function startDemoSubgraphs(options: StartDemoOptions = {}): RunningDemo 
   if (!outcome.ok) {
     void close();
     throw new Error(
-      `Demo subgraphs do not compose:\n${outcome.errors.map(formatCompositionError).join("\n")}`,
+      `Demo subgraphs do not compose:\n${
+        outcome.errors.map(formatCompositionError).join("\n")
+      }`,
     );
   }
   return { subgraphs: running, supergraphSdl: outcome.supergraphSdl, close };

@@ -29,7 +29,9 @@ function productByUpc(upc: string): ProductRecord | null {
   return PRODUCTS.find((p) => p.upc === upc) ?? null;
 }
 
-function filterProducts(filter: ProductFilter | null | undefined): ProductRecord[] {
+function filterProducts(
+  filter: ProductFilter | null | undefined,
+): ProductRecord[] {
   const matches = PRODUCTS.filter((p) =>
     (filter?.category == null || p.category === filter.category) &&
     (filter?.maxPrice == null || p.price <= filter.maxPrice)
@@ -60,14 +62,17 @@ export function createResolvers(): SubgraphResolvers {
     Product: {
       __resolveReference: (ref: { upc: string; sku?: string }) => {
         const product = productByUpc(ref.upc);
-        return product !== null && (ref.sku === undefined || ref.sku === product.sku)
+        return product !== null &&
+            (ref.sku === undefined || ref.sku === product.sku)
           ? { ...product }
           : null;
       },
-      brand: (product: ProductRecord) => BRANDS.find((b) => b.id === product.brandId),
+      brand: (product: ProductRecord) =>
+        BRANDS.find((b) => b.id === product.brandId),
     },
     SearchResult: {
-      __resolveType: (value: ProductRecord | BrandRecord) => "upc" in value ? "Product" : "Brand",
+      __resolveType: (value: ProductRecord | BrandRecord) =>
+        "upc" in value ? "Product" : "Brand",
     },
   };
 }

@@ -34,14 +34,18 @@ export function createResolvers(): SubgraphResolvers {
   const reviews: ReviewRecord[] = [...REVIEWS];
   return {
     Query: {
-      review: (_: unknown, args: { id: string }) => reviews.find((r) => r.id === args.id) ?? null,
+      review: (_: unknown, args: { id: string }) =>
+        reviews.find((r) => r.id === args.id) ?? null,
       latestReviews: (_: unknown, args: { first: number }) =>
         reviews.slice().reverse().slice(0, Math.max(0, args.first)),
     },
     Mutation: {
       addReview: (_: unknown, args: { input: AddReviewInput }) => {
         const { input } = args;
-        if (!Number.isInteger(input.rating) || input.rating < 1 || input.rating > 5) {
+        if (
+          !Number.isInteger(input.rating) || input.rating < 1 ||
+          input.rating > 5
+        ) {
           throw badInput(`Rating must be between 1 and 5, got ${input.rating}`);
         }
         if (!PRODUCTS.some((p) => p.upc === input.productUpc)) {
@@ -75,15 +79,21 @@ export function createResolvers(): SubgraphResolvers {
     },
     User: {
       __resolveReference: (ref: { id: string }) => ({ id: ref.id }),
-      reviews: (user: { id: string }) => reviews.filter((r) => r.authorId === user.id),
+      reviews: (user: { id: string }) =>
+        reviews.filter((r) => r.authorId === user.id),
     },
     Product: {
       __resolveReference: (ref: { upc: string }) => ({ upc: ref.upc }),
-      reviews: (product: { upc: string }) => reviews.filter((r) => r.productUpc === product.upc),
+      reviews: (product: { upc: string }) =>
+        reviews.filter((r) => r.productUpc === product.upc),
       averageRating: (product: { upc: string }) => {
-        const ratings = reviews.filter((r) => r.productUpc === product.upc).map((r) => r.rating);
+        const ratings = reviews.filter((r) => r.productUpc === product.upc).map(
+          (r) => r.rating,
+        );
         if (ratings.length === 0) return null;
-        return Math.round((ratings.reduce((a, b) => a + b, 0) / ratings.length) * 100) / 100;
+        return Math.round(
+          (ratings.reduce((a, b) => a + b, 0) / ratings.length) * 100,
+        ) / 100;
       },
     },
   };
