@@ -114,17 +114,46 @@ export type Node =
   | ArrayNode
   | RecordNode;
 
-function object(fields: Record<string, Node>): ObjectNode {
-  return { kind: "object", fields };
+function object(fields: Record<string, Node>, description?: string): ObjectNode {
+  return { kind: "object", fields, ...(description === undefined ? {} : { description }) };
 }
 function str(defaultValue: string, extra: Omit<StringNode, "kind" | "default"> = {}): StringNode {
   return { kind: "string", default: defaultValue, ...extra };
 }
-function bool(defaultValue: boolean): BooleanNode {
-  return { kind: "boolean", default: defaultValue };
+function bool(defaultValue: boolean, description?: string): BooleanNode {
+  return {
+    kind: "boolean",
+    default: defaultValue,
+    ...(description === undefined ? {} : { description }),
+  };
 }
-function list(defaultValue: readonly string[] = []): ListNode {
-  return { kind: "list", default: defaultValue };
+function list(defaultValue: readonly string[] = [], description?: string): ListNode {
+  return {
+    kind: "list",
+    default: defaultValue,
+    ...(description === undefined ? {} : { description }),
+  };
+}
+function duration(
+  defaultValue: number,
+  description: string,
+  extra: Omit<DurationNode, "kind" | "default" | "description"> = {},
+): DurationNode {
+  return { kind: "duration", default: defaultValue, description, ...extra };
+}
+function int(
+  defaultValue: number,
+  description: string,
+  extra: Omit<IntNode, "kind" | "default" | "description"> = {},
+): IntNode {
+  return { kind: "int", default: defaultValue, description, ...extra };
+}
+function size(
+  defaultValue: number,
+  description: string,
+  extra: Omit<SizeNode, "kind" | "default" | "description"> = {},
+): SizeNode {
+  return { kind: "size", default: defaultValue, description, ...extra };
 }
 
 /** Asymmetric JWS algorithms (what a `url` or `file` key source may use). */
@@ -161,109 +190,253 @@ export const DEFAULT_UNMASKED_TRACE_HEADERS: readonly string[] = [
 export const DEFAULT_MAX_BODY_BYTES = 5_000_000;
 
 const JWKS_SOURCE = object({
-  url: { kind: "string", optional: true },
-  file: { kind: "string", optional: true, file: true },
-  secret: { kind: "string", optional: true },
-  symmetric_algorithm: { kind: "enum", values: SYMMETRIC_ALGORITHMS, optional: true },
-  refresh_interval_ms: { kind: "duration", default: 60_000 },
-  algorithms: { kind: "list", default: [] },
-  audiences: list(),
+  url: {
+    kind: "string",
+    optional: true,
+    description:
+      "JWKS URL of the identity provider (`https://idp/.well-known/jwks.json`), refreshed every `refresh_interval`. One of `url`, `file`, `secret`.",
+  },
+  file: {
+    kind: "string",
+    optional: true,
+    file: true,
+    description:
+      "A JWKS file (JSON Web Key Set), read at start and on reload. One of `url`, `file`, `secret`.",
+  },
+  secret: {
+    kind: "string",
+    optional: true,
+    description:
+      "A shared secret for HS256/384/512 tokens, at least 32 characters (keep it in the environment). Needs `symmetric_algorithm`. One of `url`, `file`, `secret`.",
+  },
+  symmetric_algorithm: {
+    kind: "enum",
+    values: SYMMETRIC_ALGORITHMS,
+    optional: true,
+    description: "The algorithm of `secret` (required with it, refused without it).",
+  },
+  refresh_interval_ms: duration(60_000, "Time between refreshes of a `url` source."),
+  algorithms: list(
+    [],
+    "Algorithms accepted from this source (pinned: never `none`, no HS/RS confusion). Empty: every asymmetric algorithm for `url`/`file`, `symmetric_algorithm` for `secret`.",
+  ),
+  audiences: list([], "Accepted `aud` values; empty: not checked."),
   // Issue 18: claims and key-source safety.
-  issuer: { kind: "list", default: [], scalar: true },
-  required_typ: str(""),
+  issuer: {
+    kind: "list",
+    default: [],
+    scalar: true,
+    description: "Accepted `iss` values (a string or a list); empty: not checked.",
+  },
+  required_typ: str("", {
+    description: "The `typ` header every token must carry (`at+jwt`); empty: not required.",
+  }),
   // Issue 15 (secure defaults): a token without `exp` would be valid forever.
-  required_claims: { kind: "list", default: ["exp"] },
-  max_response_bytes: { kind: "size", default: 1_000_000 },
+  required_claims: list(["exp"], "Claims every token from this source must carry; empty: none."),
+  max_response_bytes: size(1_000_000, "Largest JWKS response body read from `url`."),
   // 0 would abort every fetch at once: keys never load, every token is answered 503.
-  fetch_timeout_ms: { kind: "duration", default: 5_000, min: 1 },
+  fetch_timeout_ms: duration(5_000, "Timeout of one JWKS fetch.", { min: 1 }),
   refresh_unknown_kid: object({
-    enabled: bool(true),
+    enabled: bool(true, "Refetch the JWKS when a token names a key id (`kid`) it does not hold."),
     // Below a second the bucket refills so fast that any client sending random kids makes
     // the router refetch the provider's keys at its own request rate.
-    interval_ms: { kind: "duration", default: 30_000, min: 1_000 },
-    burst: { kind: "int", default: 2, min: 1 },
-    max_wait_ms: { kind: "duration", default: 5_000 },
-  }),
-});
+    interval_ms: duration(30_000, "One refetch credit per interval.", { min: 1_000 }),
+    burst: int(2, "Refetch credits held at most.", { min: 1 }),
+    max_wait_ms: duration(5_000, "Longest a request waits for a refetch credit."),
+  }, "Refetches caused by tokens with an unknown `kid`, rate-limited by a token bucket."),
+}, "One key source: exactly one of `url`, `file` or `secret`.");
 
 const HEADER_RULE = object({
-  op: { kind: "enum", values: ["propagate", "set"] },
-  named: { kind: "string", optional: true },
-  matching: { kind: "string", optional: true },
-  rename: { kind: "string", optional: true },
-  default: { kind: "string", optional: true },
-  name: { kind: "string", optional: true },
-  value: { kind: "string", optional: true },
-});
+  op: {
+    kind: "enum",
+    values: ["propagate", "set"],
+    description: "`propagate` copies a client header; `set` sends a fixed one.",
+  },
+  named: {
+    kind: "string",
+    optional: true,
+    description:
+      "`propagate`: the exact header name (case-insensitive). One of `named`, `matching`.",
+  },
+  matching: {
+    kind: "string",
+    optional: true,
+    description: "`propagate`: a regular expression over header names (case-insensitive).",
+  },
+  rename: {
+    kind: "string",
+    optional: true,
+    description: "`propagate` with `named`: send the header under this name.",
+  },
+  default: {
+    kind: "string",
+    optional: true,
+    description: "`propagate` with `named`: the value sent when the client sent none.",
+  },
+  name: { kind: "string", optional: true, description: "`set`: the header name." },
+  value: { kind: "string", optional: true, description: "`set`: the header value." },
+}, "One header rule (Cosmo's shape).");
 
 /** `security.complexity_limits.*`: off by default, as in Cosmo. */
 const COMPLEXITY_LIMIT = object({
-  enabled: bool(false),
-  limit: { kind: "int", default: 0 },
-});
+  enabled: bool(false, "Check this limit."),
+  limit: int(0, "The largest accepted value."),
+}, "One complexity limit, computed on the operation after fragment expansion; off by default.");
 
-const HEADER_RULES = object({ request: { kind: "array", item: HEADER_RULE } });
+const HEADER_RULES = object({
+  request: {
+    kind: "array",
+    item: HEADER_RULE,
+    description: "Rules applied, in order, to each subgraph request.",
+  },
+}, "Header rules.");
 
 /** `traffic_shaping.all` and `traffic_shaping.subgraphs.<name>` (Cosmo's keys). */
 const SUBGRAPH_TRAFFIC = object({
   retry: object({
-    enabled: bool(false),
-    max_attempts: { kind: "int", default: 5 },
-    interval_ms: { kind: "duration", default: 3_000 },
-    max_duration_ms: { kind: "duration", default: 10_000 },
-  }),
+    enabled: bool(
+      false,
+      "Retry queries on connection errors, 502/503/504, and 429 with `Retry-After`.",
+    ),
+    max_attempts: int(5, "Retries after the first attempt."),
+    interval_ms: duration(3_000, "The first back-off (doubled per retry, with jitter)."),
+    max_duration_ms: duration(10_000, "The longest back-off."),
+  }, "Retries of subgraph fetches (queries only; mutations are never retried)."),
   circuit_breaker: object({
-    enabled: bool(false),
-    error_threshold_percentage: { kind: "int", default: 50 },
-    request_threshold: { kind: "int", default: 20, min: 1 },
-    sleep_window_ms: { kind: "duration", default: 5_000 },
-    half_open_attempts: { kind: "int", default: 1, min: 1 },
-    rolling_duration_ms: { kind: "duration", default: 10_000 },
-  }),
-});
+    enabled: bool(false, "Fail a failing subgraph's fetches fast instead of waiting on it."),
+    error_threshold_percentage: int(
+      50,
+      "Failed share of the window, in percent, that opens the breaker.",
+    ),
+    request_threshold: int(20, "Fetches the window must hold before the breaker can open.", {
+      min: 1,
+    }),
+    sleep_window_ms: duration(5_000, "How long the breaker stays open before probing."),
+    half_open_attempts: int(1, "Probe fetches let through when half-open.", { min: 1 }),
+    rolling_duration_ms: duration(10_000, "The rolling window the failure share is measured over."),
+  }, "The circuit breaker of a subgraph."),
+}, "Retry and circuit breaker of subgraph fetches.");
+
+const SCOPE_LIST = (what: string) =>
+  list([], `Scopes required ${what} (each entry: scopes separated by spaces, all needed).`);
 
 /** The whole configuration schema; key names are the YAML names. */
 export const CONFIG_SCHEMA: ObjectNode = object({
-  listen_addr: str("localhost:3002"),
-  graphql_path: str("/graphql"),
-  dev_mode: bool(false),
-  log_level: { kind: "enum", values: ["debug", "info", "warn", "error"], default: "info" },
-  workers: { kind: "int", default: 1, min: 1 },
-  heap: object({
-    max_young_generation_mb: { kind: "int", default: 0 },
-    max_old_generation_mb: { kind: "int", default: 0 },
+  listen_addr: str("localhost:3002", {
+    description:
+      "`host:port` of the router's listener (`127.0.0.1:3002`; port 0: any free port). Use loopback behind a proxy; `0.0.0.0` listens on every interface.",
   }),
-  supergraph_path: str("schema/supergraph.graphql", { file: true }),
-  operations_dir: str("operations", { file: true }),
-  max_request_body_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES, min: 1 },
+  graphql_path: str("/graphql", { description: "Path of the GraphQL endpoint." }),
+  dev_mode: bool(
+    false,
+    "Development mode: the playground and introspection on, access logs off, Advanced Request Tracing without a token. Never in production.",
+  ),
+  log_level: {
+    kind: "enum",
+    values: ["debug", "info", "warn", "error"],
+    default: "info",
+    description: "Lowest level logged (JSON lines on stdout).",
+  },
+  workers: int(
+    1,
+    "Serving isolates sharing the listener (1: the main isolate serves). More use more cores and more memory.",
+    { min: 1 },
+  ),
+  heap: object(
+    {
+      max_young_generation_mb: int(
+        0,
+        "V8 young generation of each serving isolate, MiB; 0: V8's default.",
+      ),
+      max_old_generation_mb: int(
+        0,
+        "V8 old generation of each serving isolate, MiB; 0: V8's default.",
+      ),
+    },
+    "V8 heap limits of each serving isolate. Either above 0: the isolates are worker threads with these limits, supervised (and restarted when out of heap) by the main one.",
+  ),
+  supergraph_path: str("schema/supergraph.graphql", {
+    file: true,
+    description:
+      "The supergraph SDL (Apollo Federation 2) the router serves; reloaded when it changes. `gw-router compose` writes it.",
+  }),
+  operations_dir: str("operations", {
+    file: true,
+    description:
+      "Folder of named operations (`*.graphql`, one per file): the MCP tools and Connect methods. A missing folder is warned about and serves none.",
+  }),
+  max_request_body_bytes: size(
+    DEFAULT_MAX_BODY_BYTES,
+    "Largest accepted request body (413 past it).",
+    {
+      min: 1,
+    },
+  ),
   subgraphs: {
     kind: "array",
     item: object({
-      name: { kind: "string", required: true },
-      routing_url: { kind: "string", required: true },
-      schema_file: { kind: "string", required: true, file: true },
-    }),
+      name: {
+        kind: "string",
+        required: true,
+        description: "The subgraph's name (`accounts`); its `join__Graph` value.",
+      },
+      routing_url: {
+        kind: "string",
+        required: true,
+        description: "The URL the router sends this subgraph's requests to.",
+      },
+      schema_file: {
+        kind: "string",
+        required: true,
+        file: true,
+        description: "The subgraph's SDL file.",
+      },
+    }, "One subgraph."),
+    description:
+      "The subgraphs `gw-router compose` composes into `supergraph_path` (not read by `serve`).",
   },
   headers: object({
-    all: HEADER_RULES,
-    subgraphs: { kind: "record", value: HEADER_RULES },
-  }),
+    all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
+    subgraphs: {
+      kind: "record",
+      value: HEADER_RULES,
+      description: "Rules per subgraph name, applied after `all`.",
+    },
+  }, "Which client headers are forwarded to subgraphs (none by default)."),
   authentication: object({
     jwt: object({
-      jwks: { kind: "array", item: JWKS_SOURCE },
-      header_name: str("Authorization"),
-      header_value_prefix: str("Bearer"),
-      clock_skew_ms: { kind: "duration", default: 60_000 },
-      readiness_requires_keys: bool(true),
-    }),
-  }),
+      jwks: {
+        kind: "array",
+        item: JWKS_SOURCE,
+        description: "Key sources that verify bearer tokens; the first that verifies a token wins.",
+      },
+      header_name: str("Authorization", { description: "The header carrying the token." }),
+      header_value_prefix: str("Bearer", {
+        description: "The prefix before the token in that header.",
+      }),
+      clock_skew_ms: duration(60_000, "Leeway for `exp`, `nbf` and a future `iat`."),
+      readiness_requires_keys: bool(
+        true,
+        "`/health/ready` answers 503 until every `url` key source has loaded once.",
+      ),
+    }, "JWT bearer tokens."),
+  }, "Token verification for GraphQL and Connect requests (docs/authentication.md)."),
   authorization: object({
-    require_authentication: bool(false),
-    reject_operation_if_unauthorized: bool(false),
-  }),
+    require_authentication: bool(
+      false,
+      "Refuse GraphQL and Connect requests without a valid token (401).",
+    ),
+    reject_operation_if_unauthorized: bool(
+      false,
+      "Refuse the whole operation when a field is not authorized, instead of answering it as null with an error.",
+    ),
+  }, "Enforcement of `@authenticated` and `@requiresScopes`."),
   cors: object({
-    enabled: bool(true),
-    allow_origins: list(["*"]),
+    enabled: bool(true, "Answer CORS preflights and add CORS headers."),
+    allow_origins: list(
+      ["*"],
+      "Allowed origins: `*`, exact origins, or patterns like `https://*.example.com`.",
+    ),
     allow_headers: list([
       "Accept",
       "Authorization",
@@ -275,146 +448,347 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "Mcp-Session-Id",
       "X-GW-Trace",
       "X-GW-Token",
-    ]),
-    expose_headers: list(),
-    allow_credentials: bool(false),
-    max_age_seconds: { kind: "int", default: 300 },
-  }),
+    ], "Request headers allowed in preflights."),
+    expose_headers: list(
+      [],
+      "Headers exposed to browsers besides `Mcp-Session-Id` and `WWW-Authenticate`.",
+    ),
+    allow_credentials: bool(false, "Allow credentials (refused with the origin `*`)."),
+    max_age_seconds: int(300, "How long browsers may cache a preflight, seconds."),
+  }, "Cross-origin requests from browsers."),
   mcp: object({
-    enabled: bool(true),
-    graph_name: str("mygraph"),
-    path: str("/mcp"),
-    server: object({ base_url: { kind: "string", derived: true } }),
-    exclude_mutations: bool(false),
-    enable_arbitrary_operations: bool(false),
-    expose_schema: bool(false),
-    omit_tool_name_prefix: bool(false),
-    session_secret: str(""),
-    oauth: object({
-      enabled: bool(false),
-      jwks: { kind: "array", item: JWKS_SOURCE },
-      authorization_server_urls: list(),
-      scopes: object({
-        initialize: list(),
-        tools_list: list(),
-        tools_call: list(),
-        execute_graphql: list(),
-        get_operation_info: list(),
-        get_schema: list(),
-      }),
-      scope_challenge_include_token_scopes: bool(false),
-      scope_challenge_all_levels: bool(false),
-      max_scope_combinations: { kind: "int", default: 2048, min: 1 },
+    enabled: bool(true, "Serve the MCP (Model Context Protocol) tool server on `mcp.path`."),
+    graph_name: str("mygraph", { description: "The graph's name as MCP clients see it." }),
+    path: str("/mcp", {
+      description: "Path of the MCP endpoint (must differ from `graphql_path`).",
     }),
-  }),
+    server: object({
+      base_url: {
+        kind: "string",
+        derived: true,
+        description:
+          "The router's public URL as clients see it (OAuth metadata, tool descriptions). Default: `http://<listen_addr>`, with the machine's name for `0.0.0.0`; set it behind a proxy.",
+      },
+    }, "How clients reach the router."),
+    exclude_mutations: bool(false, "Expose no mutation as a tool."),
+    enable_arbitrary_operations: bool(
+      false,
+      "Register `execute_graphql`, which runs any GraphQL the client sends. Protect it with `mcp.oauth`.",
+    ),
+    expose_schema: bool(false, "Register `get_schema`, which returns the API schema."),
+    omit_tool_name_prefix: bool(
+      false,
+      "Name tools `<snake_case name>` instead of `execute_operation_<snake_case name>`.",
+    ),
+    session_secret: str("", {
+      description:
+        "HMAC secret of `Mcp-Session-Id` (set `MCP_SESSION_SECRET`, 32+ random characters). Empty: random per process, so sessions end with it.",
+    }),
+    oauth: object({
+      enabled: bool(
+        false,
+        "Require OAuth 2.0 bearer tokens on the MCP endpoint (needs a key source).",
+      ),
+      jwks: {
+        kind: "array",
+        item: JWKS_SOURCE,
+        description: "Key sources for MCP tokens; empty: `authentication.jwt.jwks`.",
+      },
+      authorization_server_urls: list(
+        [],
+        "Authorization servers listed in the protected-resource metadata (RFC 9728).",
+      ),
+      scopes: object({
+        initialize: SCOPE_LIST("on every MCP request"),
+        tools_list: SCOPE_LIST("in addition for `tools/list`"),
+        tools_call: SCOPE_LIST("in addition for `tools/call` (any tool)"),
+        execute_graphql: SCOPE_LIST("in addition for the `execute_graphql` tool"),
+        get_operation_info: SCOPE_LIST("in addition for the `get_operation_info` tool"),
+        get_schema: SCOPE_LIST("in addition for the `get_schema` tool"),
+      }, "Scope gates; a token's scopes come from its `scope` (space-separated) or `scp` claim."),
+      scope_challenge_include_token_scopes: bool(
+        false,
+        "Put the token's own scopes into a 403's `scope` challenge too.",
+      ),
+      scope_challenge_all_levels: bool(
+        false,
+        "A 403 on `tools/call` names what every failing gate needs, not only the first.",
+      ),
+      max_scope_combinations: int(
+        2048,
+        "Most OR-of-AND groups an operation's combined scope requirement may have.",
+        { min: 1 },
+      ),
+    }, "OAuth 2.0 protection of the MCP endpoint (docs/authentication.md)."),
+  }, "The MCP tool server: registered operations as tools for AI agents (docs/mcp.md)."),
   connect_rpc: object({
-    enabled: bool(true),
-    package: str("service.v1"),
-    service: str("GraphService"),
-    get_cache_max_age: { kind: "int", default: 0 },
-    max_message_bytes: { kind: "size", default: DEFAULT_MAX_BODY_BYTES, min: 1 },
-  }),
+    enabled: bool(true, "Serve the registered operations as Connect RPC methods (POST and GET)."),
+    package: str("service.v1", {
+      description: "Protobuf package, lower-case and dotted, ending in a version (`service.v1`).",
+    }),
+    service: str("GraphService", {
+      description: "Protobuf service name, PascalCase, ending in `Service`.",
+    }),
+    get_cache_max_age: int(0, "`Cache-Control: max-age` of GET answers, seconds; 0: none."),
+    max_message_bytes: size(
+      DEFAULT_MAX_BODY_BYTES,
+      "Largest request message (body or GET `message`), after decompression.",
+      { min: 1 },
+    ),
+  }, "Connect RPC: the registered operations as typed RPC methods (docs/connect.md)."),
   engine: object({
-    enable_request_tracing: bool(true),
-    force_unauthenticated_request_tracing: bool(false),
-    request_tracing_public_key_file: str("", { file: true }),
-    request_tracing_issuer: str(""),
-    request_tracing_audience: str(""),
-    request_tracing_masked_headers: list(),
+    enable_request_tracing: bool(
+      true,
+      "Advanced Request Tracing (ART): a request with `X-GW-Trace` gets its execution trace, if admitted (dev_mode, or a signed `X-GW-Token`).",
+    ),
+    force_unauthenticated_request_tracing: bool(
+      false,
+      "Trace without a token outside dev_mode. Exposes internals to any client; logs a warning.",
+    ),
+    request_tracing_public_key_file: str("", {
+      file: true,
+      description:
+        "PEM ES256 public key that verifies `X-GW-Token` (`gw-router trace-token --generate-key` writes a pair).",
+    }),
+    request_tracing_issuer: str("", {
+      description: "Required `iss` of `X-GW-Token`; empty: not checked.",
+    }),
+    request_tracing_audience: str("", {
+      description: "Required `aud` of `X-GW-Token`; empty: not checked.",
+    }),
+    request_tracing_masked_headers: list(
+      [],
+      "More header names masked in traces (besides credentials).",
+    ),
     // Issue 18: traces without secrets.
-    request_tracing_unmasked_headers: list(DEFAULT_UNMASKED_TRACE_HEADERS),
-    request_tracing_max_token_age_ms: { kind: "duration", default: 3_600_000 },
-    enable_single_flight: bool(true),
+    request_tracing_unmasked_headers: list(
+      DEFAULT_UNMASKED_TRACE_HEADERS,
+      "Header names whose values traces show; every other value is masked.",
+    ),
+    request_tracing_max_token_age_ms: duration(
+      3_600_000,
+      "Longest accepted `X-GW-Token` lifetime (`exp - iat`).",
+    ),
+    enable_single_flight: bool(
+      true,
+      "Share one answer among identical in-flight subgraph queries.",
+    ),
     // Session 9: our HTTP/1.1 pool for plain-http subgraphs (Deno's fetch is the fallback).
-    subgraph_transport: { kind: "enum", values: ["http1", "fetch"], default: "http1" },
-    subgraph_request_timeout_ms: { kind: "duration", default: 30_000, min: 1 },
-    plan_cache_size: { kind: "int", default: 1000 },
-    max_concurrent_operations: { kind: "int", default: 16 },
-    max_subgraph_response_bytes: { kind: "size", default: 16_000_000, min: 1 },
-    execution_plan_cache_max_bytes: { kind: "size", default: 16_000_000 },
-    parse_cache_max_bytes: { kind: "size", default: 16_000_000 },
-    max_cached_document_bytes: { kind: "size", default: 64_000 },
-    max_response_bytes: { kind: "size", default: 32_000_000, min: 1 },
-  }),
-  playground: object({ enabled: { kind: "boolean", default: false, derived: true } }),
+    subgraph_transport: {
+      kind: "enum",
+      values: ["http1", "fetch"],
+      default: "http1",
+      description:
+        "`http1`: the router's keep-alive HTTP/1.1 pool for plain `http:` subgraphs (others use fetch); `fetch`: Deno's fetch for all.",
+    },
+    subgraph_request_timeout_ms: duration(30_000, "Timeout of one subgraph request.", { min: 1 }),
+    plan_cache_size: int(1000, "Query plans kept in the plan cache."),
+    max_concurrent_operations: int(
+      16,
+      "Operations executing at once per isolate; the others wait in arrival order. 0: no limit.",
+    ),
+    max_subgraph_response_bytes: size(
+      16_000_000,
+      "Largest subgraph answer read (more is a `SUBGRAPH_ERROR`).",
+      {
+        min: 1,
+      },
+    ),
+    execution_plan_cache_max_bytes: size(
+      16_000_000,
+      "Estimated heap bytes the plan cache may hold.",
+    ),
+    parse_cache_max_bytes: size(
+      16_000_000,
+      "Estimated heap bytes the parse and validation cache may hold.",
+    ),
+    max_cached_document_bytes: size(
+      64_000,
+      "Longer documents are parsed and planned per request, never cached.",
+    ),
+    max_response_bytes: size(
+      32_000_000,
+      "Subgraph answer bytes one operation may read; more is a 502 `RESPONSE_TOO_LARGE`.",
+      { min: 1 },
+    ),
+  }, "The query engine: tracing, caches, subgraph transport and limits."),
+  playground: object({
+    enabled: {
+      kind: "boolean",
+      default: false,
+      derived: true,
+      description: "Serve the playground (an in-browser IDE) on `/`. Default: `dev_mode`.",
+    },
+  }, "The playground."),
   // Issue 14: safe by default at the request edge.
   security: object({
     parser_limits: object({
-      approximate_depth_limit: { kind: "int", default: 200, min: 1 },
-      total_fields_limit: { kind: "int", default: 3500, min: 1 },
-    }),
+      approximate_depth_limit: int(
+        200,
+        "Nesting of `{`, `(` and `[` in the query text, and field depth after fragments (at most 1000).",
+        { min: 1 },
+      ),
+      total_fields_limit: int(3500, "Fields after fragment expansion (counted, never expanded).", {
+        min: 1,
+      }),
+    }, "Limits checked while parsing, before validation."),
     complexity_limits: object({
-      depth: COMPLEXITY_LIMIT,
-      total_fields: COMPLEXITY_LIMIT,
-      root_fields: COMPLEXITY_LIMIT,
-      root_field_aliases: COMPLEXITY_LIMIT,
-      ignore_introspection: bool(false),
-    }),
-  }),
-  introspection: object({ enabled: { kind: "boolean", default: false, derived: true } }),
+      depth: object(COMPLEXITY_LIMIT.fields, "Field depth."),
+      total_fields: object(COMPLEXITY_LIMIT.fields, "Fields in total."),
+      root_fields: object(COMPLEXITY_LIMIT.fields, "Root fields."),
+      root_field_aliases: object(COMPLEXITY_LIMIT.fields, "Aliased root fields."),
+      ignore_introspection: bool(
+        false,
+        "Introspection-only operations skip the complexity limits.",
+      ),
+    }, "Complexity limits (Cosmo's), each off by default."),
+  }, "Operation limits, checked before planning (docs/security.md)."),
+  introspection: object({
+    enabled: {
+      kind: "boolean",
+      default: false,
+      derived: true,
+      description: "Answer `__schema` and `__type`. Default: `dev_mode`.",
+    },
+  }, "Schema introspection."),
   csrf_prevention: object({
-    enabled: bool(true),
+    enabled: bool(
+      true,
+      "Refuse GETs and CORS-simple POSTs without a preflight header (Apollo's rule).",
+    ),
     required_headers: list([
       "apollo-require-preflight",
       "x-apollo-operation-name",
       "graphql-preflight",
-    ]),
-  }),
+    ], "Any one of these, non-empty, lets such a request run."),
+  }, "CSRF prevention."),
   subgraph_error_propagation: object({
-    mode: { kind: "enum", values: ["wrapped", "pass-through"], default: "wrapped" },
-    allowed_extension_fields: list(["code"]),
-    attach_service_name: bool(true),
-    omit_locations: bool(true),
-    default_extension_code: str("DOWNSTREAM_SERVICE_ERROR"),
-  }),
+    mode: {
+      kind: "enum",
+      values: ["wrapped", "pass-through"],
+      default: "wrapped",
+      description:
+        "`wrapped`: one router error per subgraph carrying its filtered errors; `pass-through`: the filtered errors themselves.",
+    },
+    allowed_extension_fields: list(["code"], "Extension keys kept from subgraph errors."),
+    attach_service_name: bool(true, "Add `extensions.serviceName`."),
+    omit_locations: bool(true, "Drop `locations` (they point into the subgraph's operation)."),
+    default_extension_code: str("DOWNSTREAM_SERVICE_ERROR", {
+      description: "`extensions.code` of an error that carries no allowed one.",
+    }),
+  }, "What clients see of subgraph errors."),
   // Issue 16: observability (Cosmo's key names).
   telemetry: object({
     metrics: object({
       prometheus: object({
-        enabled: bool(false),
-        listen_addr: str("127.0.0.1:8088"),
-        path: str("/metrics"),
-      }),
+        enabled: bool(false, "Serve Prometheus metrics on a listener of their own."),
+        listen_addr: str("127.0.0.1:8088", {
+          description: "`host:port` of the metrics listener (keep it private).",
+        }),
+        path: str("/metrics", { description: "Path of the text exposition." }),
+      }, "The Prometheus listener."),
       otlp: object({
-        enabled: bool(false),
-        endpoint: str(""),
-        headers: list(),
-        interval_ms: { kind: "duration", default: 15_000 },
-        export_timeout_ms: { kind: "duration", default: 10_000 },
-      }),
-    }),
+        enabled: bool(false, "Push the metrics over OTLP/HTTP (protobuf) periodically."),
+        endpoint: str("", {
+          description:
+            "Full metrics URL (`http://collector:4318/v1/metrics`); empty: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/metrics`.",
+        }),
+        headers: list([], "Request headers, each `Name=value`."),
+        interval_ms: duration(15_000, "Time between exports."),
+        export_timeout_ms: duration(10_000, "Longest wait for one export request."),
+      }, "Metrics pushed over OTLP."),
+    }, "Metrics (docs/observability.md)."),
     tracing: object({
-      enabled: bool(false),
-      service_name: str("gw-router"),
-      sampling_rate: { kind: "ratio", default: 1 },
+      enabled: bool(false, "Record OpenTelemetry spans and export them over OTLP/HTTP."),
+      service_name: str("gw-router", {
+        description: "`service.name` of the spans (`OTEL_SERVICE_NAME` wins).",
+      }),
+      sampling_rate: {
+        kind: "ratio",
+        default: 1,
+        description: "Fraction of new traces sampled (a sampled parent is always followed).",
+      },
       exporters: {
         kind: "array",
         item: object({
-          endpoint: { kind: "string", required: true },
-          headers: list(),
-          batch_timeout_ms: { kind: "duration", default: 5_000 },
-          export_timeout_ms: { kind: "duration", default: 10_000 },
-        }),
+          endpoint: {
+            kind: "string",
+            required: true,
+            description: "Full traces URL (`http://collector:4318/v1/traces`).",
+          },
+          headers: list([], "Request headers, each `Name=value`."),
+          batch_timeout_ms: duration(5_000, "Longest wait before a batch is sent."),
+          export_timeout_ms: duration(10_000, "Longest wait for one export request."),
+        }, "One OTLP/HTTP (protobuf) exporter."),
+        description: "Exporters; empty: `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` when set.",
       },
-    }),
-  }),
-  access_logs: object({ enabled: { kind: "boolean", default: true, derived: true } }),
+    }, "OpenTelemetry traces (docs/observability.md)."),
+  }, "Metrics and traces."),
+  access_logs: object({
+    enabled: {
+      kind: "boolean",
+      default: true,
+      derived: true,
+      description: "One JSON line per request at `info`. Default: on, off in dev_mode.",
+    },
+  }, "The access log."),
   traffic_shaping: object({
     router: object({
-      max_queue_size: { kind: "int", default: 128 },
-      max_queue_wait_ms: { kind: "duration", default: 5_000 },
-      request_timeout_ms: { kind: "duration", default: 60_000, min: 1 },
-      max_in_flight_bytes: { kind: "size", default: 64_000_000 },
-      max_buffered_body_bytes: { kind: "size", default: 64_000_000 },
-      max_unsent_answer_bytes: { kind: "size", default: 64_000_000 },
+      max_queue_size: int(
+        128,
+        "Operations that may wait for an execution slot; more get 503 `SERVICE_OVERLOADED`.",
+      ),
+      max_queue_wait_ms: duration(
+        5_000,
+        "Longest wait for a slot; longer gets 503 `SERVICE_OVERLOADED`.",
+      ),
+      request_timeout_ms: duration(
+        60_000,
+        "A request's deadline; past it the answer is 504 `GATEWAY_TIMEOUT`.",
+        {
+          min: 1,
+        },
+      ),
+      max_in_flight_bytes: size(
+        64_000_000,
+        "Subgraph answer bytes all running operations may hold; 0: no budget.",
+      ),
+      max_buffered_body_bytes: size(
+        64_000_000,
+        "Request-body bytes all requests may hold before they are answered; past it 503. 0: no budget.",
+      ),
+      max_unsent_answer_bytes: size(
+        64_000_000,
+        "Bytes of large answers not yet taken by slow clients; past it the oldest are ended. 0: no budget.",
+      ),
       // Session 10: what Deno.serve lacks (denoland/deno#3515), kept by lib/cli/guarded_serve.ts.
-      header_read_timeout_ms: { kind: "duration", default: 10_000 },
-      keep_alive_timeout_ms: { kind: "duration", default: 75_000 },
-      max_connections: { kind: "int", default: 4_096 },
-    }),
-    all: SUBGRAPH_TRAFFIC,
-    subgraphs: { kind: "record", value: SUBGRAPH_TRAFFIC },
-  }),
-  shutdown_delay_ms: { kind: "duration", default: 0 },
-  grace_period_ms: { kind: "duration", default: 30_000 },
-});
+      header_read_timeout_ms: duration(
+        10_000,
+        "Longest wait for a complete request head; then the connection closes. 0: none.",
+      ),
+      keep_alive_timeout_ms: duration(
+        75_000,
+        "Longest wait for the next request on a kept-alive connection. 0: none.",
+      ),
+      max_connections: int(
+        4_096,
+        "Most client connections open at once; more are answered 503 and closed. 0: no limit.",
+      ),
+    }, "The router's own limits: admission, deadline, memory, connections (docs/memory.md)."),
+    all: object(SUBGRAPH_TRAFFIC.fields, "Retry and circuit breaker of every subgraph."),
+    subgraphs: {
+      kind: "record",
+      value: SUBGRAPH_TRAFFIC,
+      description:
+        "Per subgraph name: replaces `all` for that subgraph (omitted keys take the defaults).",
+    },
+  }, "Admission, deadlines, memory budgets, retries and circuit breakers."),
+  shutdown_delay_ms: duration(
+    0,
+    "After SIGTERM, readiness answers 503 while the router still serves, for this long (a load balancer's time to notice).",
+  ),
+  grace_period_ms: duration(
+    30_000,
+    "Then in-flight requests get this long to finish; those still running are answered 503.",
+  ),
+}, "The whole configuration.");

@@ -242,20 +242,25 @@ export function configReference(): string {
     "[`config.schema.json`](../config.schema.json) (`gw-router config schema` prints it).",
     "",
   ];
-  const sections = configKeys().filter((k) => !k.path.includes(".") && k.node.kind === "object");
-  lines.push(
-    "Sections: " + sections.map((s) => `[\`${s.path}\`](#${anchor(s.path)})`).join(", "),
-    "",
-  );
-  for (const key of configKeys()) {
+  const keys = configKeys();
+  const topLeaves = keys.filter((k) => !k.path.includes(".") && k.node.kind !== "object");
+  const sections = keys.filter((k) => !k.path.includes(".") && k.node.kind === "object");
+  lines.push("Contents:", "", "- [Top-level keys](#top-level-keys)");
+  for (const section of sections) lines.push(`- [\`${section.path}\`](#${anchor(section.path)})`);
+  lines.push("", "## Top-level keys", "");
+  const ordered = [
+    ...topLeaves,
+    ...keys.filter((k) => k.path.includes(".") || k.node.kind === "object"),
+  ];
+  for (const key of ordered) {
     const depth = key.path.split(".").length;
     if (key.node.kind === "object") {
       lines.push(`${depth === 1 ? "##" : "###"} \`${key.path}\``, "");
-      if (key.node.description) lines.push(key.node.description, "");
+      if (key.node.description) lines.push(...wrap(key.node.description), "");
       continue;
     }
     lines.push(`### \`${key.path}\``, "");
-    if (key.node.description) lines.push(key.node.description, "");
+    if (key.node.description) lines.push(...wrap(key.node.description), "");
     lines.push(`- type: ${kindText(key.node)}`);
     const fallback = defaultText(key.node);
     if (fallback !== undefined) lines.push(`- default: ${fallback}`);
@@ -268,6 +273,20 @@ export function configReference(): string {
     lines.push("");
   }
   return lines.join("\n").replace(/\n+$/, "\n");
+}
+
+/** Splits prose into lines of at most 100 characters (words kept whole). */
+function wrap(text: string): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > 100) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") lines.push(line);
+  return lines;
 }
 
 function anchor(path: string): string {
