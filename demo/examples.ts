@@ -21,170 +21,169 @@ export interface OperationExample {
 }
 
 /** Examples by operation name, in file-name order. */
-export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExample>> =
-  Object.freeze({
-    AddReview: {
-      operationName: "AddReview",
-      variables: {
-        input: {
-          productUpc: "2",
-          authorId: "3",
-          body: "Solid shelf.",
-          rating: 4,
-        },
+export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExample>> = Object.freeze({
+  AddReview: {
+    operationName: "AddReview",
+    variables: {
+      input: {
+        productUpc: "2",
+        authorId: "3",
+        body: "Solid shelf.",
+        rating: 4,
       },
-      data: {
-        addReview: {
-          id: "r8",
-          rating: 4,
-          body: "Solid shelf.",
-          product: { upc: "2", name: "Walnut Bookshelf", averageRating: 4 },
-        },
-      },
-      protectedFields: [],
     },
-    GetProduct: {
-      operationName: "GetProduct",
-      variables: { upc: "1" },
-      data: {
-        product: {
+    data: {
+      addReview: {
+        id: "r8",
+        rating: 4,
+        body: "Solid shelf.",
+        product: { upc: "2", name: "Walnut Bookshelf", averageRating: 4 },
+      },
+    },
+    protectedFields: [],
+  },
+  GetProduct: {
+    operationName: "GetProduct",
+    variables: { upc: "1" },
+    data: {
+      product: {
+        upc: "1",
+        name: "Oak Dining Table",
+        price: 899,
+        category: "FURNITURE",
+        quantity: 3,
+        stockStatus: "LOW_STOCK",
+        shippingEstimate: 0,
+        reviews: [
+          {
+            rating: 5,
+            body: "Sturdy and beautiful.",
+            author: { username: "ada", name: "Ada Lovelace" },
+          },
+          {
+            rating: 4,
+            body: "Heavy, but worth it.",
+            author: { username: "alan", name: "Alan Turing" },
+          },
+        ],
+      },
+    },
+    protectedFields: [],
+  },
+  GetProductsByStock: {
+    operationName: "GetProductsByStock",
+    variables: { status: "LOW_STOCK" },
+    data: {
+      productsByStock: [
+        {
           upc: "1",
           name: "Oak Dining Table",
-          price: 899,
-          category: "FURNITURE",
           quantity: 3,
-          stockStatus: "LOW_STOCK",
-          shippingEstimate: 0,
-          reviews: [
-            {
-              rating: 5,
-              body: "Sturdy and beautiful.",
-              author: { username: "ada", name: "Ada Lovelace" },
-            },
-            {
-              rating: 4,
-              body: "Heavy, but worth it.",
-              author: { username: "alan", name: "Alan Turing" },
-            },
-          ],
+          warehouse: { name: "North Hub", city: "Stockholm" },
         },
-      },
-      protectedFields: [],
+        {
+          upc: "6",
+          name: "The Art of Computer Programming",
+          quantity: 1,
+          warehouse: { name: "North Hub", city: "Stockholm" },
+        },
+      ],
     },
-    GetProductsByStock: {
-      operationName: "GetProductsByStock",
-      variables: { status: "LOW_STOCK" },
-      data: {
-        productsByStock: [
+    protectedFields: [],
+  },
+  GetUser: {
+    operationName: "GetUser",
+    variables: { id: "2" },
+    data: {
+      user: {
+        id: "2",
+        name: "Alan Turing",
+        username: "alan",
+        tier: "GOLD",
+        reviews: [
           {
-            upc: "1",
-            name: "Oak Dining Table",
-            quantity: 3,
-            warehouse: { name: "North Hub", city: "Stockholm" },
+            rating: 4,
+            body: "Heavy, but worth it.",
+            product: { upc: "1", name: "Oak Dining Table" },
           },
           {
-            upc: "6",
-            name: "The Art of Computer Programming",
-            quantity: 1,
-            warehouse: { name: "North Hub", city: "Stockholm" },
+            rating: 4,
+            body: "Holds an edge well.",
+            product: { upc: "4", name: "Chef's Knife" },
           },
         ],
       },
-      protectedFields: [],
     },
-    GetUser: {
-      operationName: "GetUser",
-      variables: { id: "2" },
-      data: {
-        user: {
-          id: "2",
-          name: "Alan Turing",
-          username: "alan",
-          tier: "GOLD",
-          reviews: [
-            {
-              rating: 4,
-              body: "Heavy, but worth it.",
-              product: { upc: "1", name: "Oak Dining Table" },
-            },
-            {
-              rating: 4,
-              body: "Holds an edge well.",
-              product: { upc: "4", name: "Chef's Knife" },
-            },
-          ],
-        },
-      },
-      protectedFields: [],
-    },
-    GetUserAccount: {
-      operationName: "GetUserAccount",
-      variables: { id: "1" },
-      data: {
-        user: {
-          id: "1",
-          name: "Ada Lovelace",
-          email: "ada@example.com",
-          orders: [
-            {
-              id: "o2",
-              total: 199.99,
-              paymentMethod: "VISA ****4242",
-              items: [{ upc: "6", name: "The Art of Computer Programming" }],
-            },
-            {
-              id: "o1",
-              total: 944,
-              paymentMethod: "VISA ****4242",
-              items: [{ upc: "1", name: "Oak Dining Table" }, {
-                upc: "3",
-                name: "Cast Iron Skillet",
-              }],
-            },
-          ],
-        },
-      },
-      protectedFields: ["User.email", "User.orders", "Order.paymentMethod"],
-    },
-    ListProducts: {
-      operationName: "ListProducts",
-      variables: { filter: { category: "KITCHEN", maxPrice: 100 } },
-      data: {
-        products: [
+    protectedFields: [],
+  },
+  GetUserAccount: {
+    operationName: "GetUserAccount",
+    variables: { id: "1" },
+    data: {
+      user: {
+        id: "1",
+        name: "Ada Lovelace",
+        email: "ada@example.com",
+        orders: [
           {
-            upc: "3",
-            name: "Cast Iron Skillet",
-            price: 45,
-            category: "KITCHEN",
-            averageRating: 4,
-            stockStatus: "IN_STOCK",
+            id: "o2",
+            total: 199.99,
+            paymentMethod: "VISA ****4242",
+            items: [{ upc: "6", name: "The Art of Computer Programming" }],
           },
           {
-            upc: "4",
-            name: "Chef's Knife",
-            price: 89.5,
-            category: "KITCHEN",
-            averageRating: 4,
-            stockStatus: "OUT_OF_STOCK",
+            id: "o1",
+            total: 944,
+            paymentMethod: "VISA ****4242",
+            items: [{ upc: "1", name: "Oak Dining Table" }, {
+              upc: "3",
+              name: "Cast Iron Skillet",
+            }],
           },
         ],
       },
-      protectedFields: [],
     },
-    SearchCatalog: {
-      operationName: "SearchCatalog",
-      variables: { text: "ir" },
-      data: {
-        search: [
-          {
-            __typename: "Product",
-            upc: "3",
-            name: "Cast Iron Skillet",
-            price: 45,
-          },
-          { __typename: "Brand", id: "b2", name: "Ironclad", country: "USA" },
-        ],
-      },
-      protectedFields: [],
+    protectedFields: ["User.email", "User.orders", "Order.paymentMethod"],
+  },
+  ListProducts: {
+    operationName: "ListProducts",
+    variables: { filter: { category: "KITCHEN", maxPrice: 100 } },
+    data: {
+      products: [
+        {
+          upc: "3",
+          name: "Cast Iron Skillet",
+          price: 45,
+          category: "KITCHEN",
+          averageRating: 4,
+          stockStatus: "IN_STOCK",
+        },
+        {
+          upc: "4",
+          name: "Chef's Knife",
+          price: 89.5,
+          category: "KITCHEN",
+          averageRating: 4,
+          stockStatus: "OUT_OF_STOCK",
+        },
+      ],
     },
-  });
+    protectedFields: [],
+  },
+  SearchCatalog: {
+    operationName: "SearchCatalog",
+    variables: { text: "ir" },
+    data: {
+      search: [
+        {
+          __typename: "Product",
+          upc: "3",
+          name: "Cast Iron Skillet",
+          price: 45,
+        },
+        { __typename: "Brand", id: "b2", name: "Ironclad", country: "USA" },
+      ],
+    },
+    protectedFields: [],
+  },
+});

@@ -12,11 +12,7 @@ import { type RunningRouter, startRouter } from "../lib/cli/serve.ts";
 import { loadConfig, resolveConfigPath } from "../lib/config/mod.ts";
 import type { Config } from "../lib/config/types.ts";
 import type { Logger } from "../lib/log/mod.ts";
-import {
-  DEMO_SUBGRAPHS,
-  type RunningDemo,
-  startDemoSubgraphs,
-} from "./subgraphs/mod.ts";
+import { DEMO_SUBGRAPHS, type RunningDemo, startDemoSubgraphs } from "./subgraphs/mod.ts";
 
 /** The query the banner's curl example sends: it crosses all four subgraphs. */
 export const DEMO_QUERY =
@@ -55,8 +51,7 @@ export interface RunningDemoRouter {
   close(): Promise<void>;
 }
 
-const DEMO_USAGE =
-  "usage: deno task demo [--config FILE] [--subgraph-port-base N]";
+const DEMO_USAGE = "usage: deno task demo [--config FILE] [--subgraph-port-base N]";
 
 /**
  * Reads `deno task demo`'s arguments (`--config FILE`, `--subgraph-port-base N`,
@@ -122,9 +117,7 @@ function banner(router: RunningRouter, subgraphs: RunningDemo): string {
   if (config.playground.enabled) lines.push(`  Playground  ${base}/`);
   lines.push(
     `  Health      ${base}/health/ready`,
-    `  Operations  ${
-      state.operations.operations.map((o) => o.name).join(", ")
-    }`,
+    `  Operations  ${state.operations.operations.map((o) => o.name).join(", ")}`,
     "",
     "Try (a query that crosses all four subgraphs):",
     `  curl -s ${base}${config.graphql_path} -H 'content-type: application/json' \\`,
@@ -158,9 +151,7 @@ export async function startDemo(
   // Own ports get their own supergraph; the fixed-port demo checks the config
   // first, then starts from it (no second read).
   const composed = basePort !== undefined;
-  const config = composed
-    ? undefined
-    : await loadConfig(options.configPath, { env });
+  const config = composed ? undefined : await loadConfig(options.configPath, { env });
   if (config !== undefined) checkRoutingUrls(config);
   const subgraphs = startDemoSubgraphs(
     basePort === undefined ? {} : { basePort },

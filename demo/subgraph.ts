@@ -100,9 +100,7 @@ export function serveSubgraph(
     });
     return Response.json(result);
   });
-  const sdl = typeof definition.typeDefs === "string"
-    ? definition.typeDefs
-    : "";
+  const sdl = typeof definition.typeDefs === "string" ? definition.typeDefs : "";
   return {
     name,
     url: `http://127.0.0.1:${server.addr.port}/graphql`,

@@ -4,13 +4,7 @@
  *
  * @module
  */
-import {
-  type OrderRecord,
-  ORDERS,
-  PRODUCTS,
-  type UserRecord,
-  USERS,
-} from "../data.ts";
+import { type OrderRecord, ORDERS, PRODUCTS, type UserRecord, USERS } from "../data.ts";
 import type { SubgraphResolvers } from "../subgraph.ts";
 
 /** The subgraph SDL, read from `schema/accounts.graphql`. */
@@ -28,8 +22,7 @@ function copy<T extends object>(value: T | null): T | null {
 
 function orderTotal(order: OrderRecord): number {
   const cents = order.itemUpcs.reduce(
-    (sum, upc) =>
-      sum + Math.round((PRODUCTS.find((p) => p.upc === upc)?.price ?? 0) * 100),
+    (sum, upc) => sum + Math.round((PRODUCTS.find((p) => p.upc === upc)?.price ?? 0) * 100),
     0,
   );
   return cents / 100;

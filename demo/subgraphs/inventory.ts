@@ -24,11 +24,7 @@ interface ProductRef {
 type StockStatus = "IN_STOCK" | "LOW_STOCK" | "OUT_OF_STOCK";
 
 function stockStatus(quantity: number): StockStatus {
-  return quantity === 0
-    ? "OUT_OF_STOCK"
-    : quantity < 5
-    ? "LOW_STOCK"
-    : "IN_STOCK";
+  return quantity === 0 ? "OUT_OF_STOCK" : quantity < 5 ? "LOW_STOCK" : "IN_STOCK";
 }
 
 function stockOf(product: ProductRef): StockRecord {
@@ -66,8 +62,7 @@ export function createResolvers(): SubgraphResolvers {
       __resolveReference: (ref: ProductRef) => ({ ...ref }),
       quantity: (product: ProductRef) => stockOf(product).quantity,
       inStock: (product: ProductRef) => stockOf(product).quantity > 0,
-      stockStatus: (product: ProductRef) =>
-        stockStatus(stockOf(product).quantity),
+      stockStatus: (product: ProductRef) => stockStatus(stockOf(product).quantity),
       shippingEstimate: (product: ProductRef) => {
         if (
           typeof product.price !== "number" ||

@@ -24,10 +24,7 @@
  *
  * @module
  */
-import {
-  composeSupergraph,
-  formatCompositionError,
-} from "../../lib/compose/mod.ts";
+import { composeSupergraph, formatCompositionError } from "../../lib/compose/mod.ts";
 import {
   type RunningSubgraph,
   serveSubgraph,
@@ -105,9 +102,7 @@ export function startDemoSubgraphs(
       const onRequest = options.onRequest;
       const serveOptions: ServeSubgraphOptions = {
         port: portOf(subgraph, options.basePort),
-        ...(options.hostname === undefined
-          ? {}
-          : { hostname: options.hostname }),
+        ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
         ...(onRequest === undefined ? {} : {
           onRequest: (body, headers) => onRequest(subgraph.name, body, headers),
         }),
@@ -141,9 +136,7 @@ export function startDemoSubgraphs(
   if (!outcome.ok) {
     void close();
     throw new Error(
-      `Demo subgraphs do not compose:\n${
-        outcome.errors.map(formatCompositionError).join("\n")
-      }`,
+      `Demo subgraphs do not compose:\n${outcome.errors.map(formatCompositionError).join("\n")}`,
     );
   }
   return { subgraphs: running, supergraphSdl: outcome.supergraphSdl, close };

@@ -67,12 +67,10 @@ export function createResolvers(): SubgraphResolvers {
           ? { ...product }
           : null;
       },
-      brand: (product: ProductRecord) =>
-        BRANDS.find((b) => b.id === product.brandId),
+      brand: (product: ProductRecord) => BRANDS.find((b) => b.id === product.brandId),
     },
     SearchResult: {
-      __resolveType: (value: ProductRecord | BrandRecord) =>
-        "upc" in value ? "Product" : "Brand",
+      __resolveType: (value: ProductRecord | BrandRecord) => "upc" in value ? "Product" : "Brand",
     },
   };
 }

@@ -34,8 +34,7 @@ export function createResolvers(): SubgraphResolvers {
   const reviews: ReviewRecord[] = [...REVIEWS];
   return {
     Query: {
-      review: (_: unknown, args: { id: string }) =>
-        reviews.find((r) => r.id === args.id) ?? null,
+      review: (_: unknown, args: { id: string }) => reviews.find((r) => r.id === args.id) ?? null,
       latestReviews: (_: unknown, args: { first: number }) =>
         reviews.slice().reverse().slice(0, Math.max(0, args.first)),
     },
@@ -79,13 +78,11 @@ export function createResolvers(): SubgraphResolvers {
     },
     User: {
       __resolveReference: (ref: { id: string }) => ({ id: ref.id }),
-      reviews: (user: { id: string }) =>
-        reviews.filter((r) => r.authorId === user.id),
+      reviews: (user: { id: string }) => reviews.filter((r) => r.authorId === user.id),
     },
     Product: {
       __resolveReference: (ref: { upc: string }) => ({ upc: ref.upc }),
-      reviews: (product: { upc: string }) =>
-        reviews.filter((r) => r.productUpc === product.upc),
+      reviews: (product: { upc: string }) => reviews.filter((r) => r.productUpc === product.upc),
       averageRating: (product: { upc: string }) => {
         const ratings = reviews.filter((r) => r.productUpc === product.upc).map(
           (r) => r.rating,

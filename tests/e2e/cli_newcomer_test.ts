@@ -70,8 +70,7 @@ for (const args of [["help", "serve"], ["serve", "--help"], ["serve", "-h"]]) {
 
 for (const args of [["--version"], ["-V"], ["version"]]) {
   Deno.test(`issue 32: "${args.join(" ")}" prints the version`, async () => {
-    const version =
-      JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).version;
+    const version = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).version;
     const run = await cli(args);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout.trim(), `gw-router ${version}`);
@@ -152,9 +151,7 @@ Deno.test("issue 32: a missing operations_dir is warned about at start-up", asyn
     child.kill("SIGTERM");
     await child.status;
   }
-  const warning = text.split("\n").find((line) =>
-    line.includes('"key":"operations_dir"')
-  );
+  const warning = text.split("\n").find((line) => line.includes('"key":"operations_dir"'));
   assert.ok(warning, text);
   assert.match(
     warning,

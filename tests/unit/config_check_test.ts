@@ -36,9 +36,7 @@ Deno.test("issue 32: a top-level typo gets a suggestion (listen_address → list
 });
 
 Deno.test("issue 32: a cross-key error on a key set by env names the variable", () => {
-  const message = messageOf(() =>
-    parseConfig({}, { env: { LISTEN_ADDR: "3014" } })
-  );
+  const message = messageOf(() => parseConfig({}, { env: { LISTEN_ADDR: "3014" } }));
   assert.match(
     message,
     /"listen_addr" \(env LISTEN_ADDR\): expected "host:port"/,
@@ -98,14 +96,10 @@ Deno.test("issue 32: 0.0.0.0 advertises the machine's name, and the bound port f
     parseConfig({ listen_addr: "0.0.0.0:3002" }, { hostname: "vm1" }),
   );
   assert.ok(
-    warned.some((w) =>
-      w.key === "mcp.server.base_url" && w.message.includes("http://vm1:3002")
-    ),
+    warned.some((w) => w.key === "mcp.server.base_url" && w.message.includes("http://vm1:3002")),
   );
   assert.ok(
-    !startupWarnings(config, { baseUrlSet: true }).some((w) =>
-      w.key === "mcp.server.base_url"
-    ),
+    !startupWarnings(config, { baseUrlSet: true }).some((w) => w.key === "mcp.server.base_url"),
   );
 });
 

@@ -33,6 +33,11 @@ Deno.test("issue 32: tests/deno.json maps every runtime import to the same packa
   const root = await readJson("deno.json");
   assert.deepEqual(test.compilerOptions, root.compilerOptions);
   assert.deepEqual(test.unstable, root.unstable);
+  // Editors format tests/ with tests/deno.json: the same width as the rest.
+  assert.equal(
+    (test.fmt as { lineWidth: number }).lineWidth,
+    (root.fmt as { lineWidth: number }).lineWidth,
+  );
 });
 
 Deno.test("issue 32: every import in deno.json is used by main.ts, lib/ or demo/", async () => {
