@@ -72,20 +72,8 @@ function freeze<T>(items: T[]): readonly Readonly<T>[] {
 
 /** Users, in id order. */
 export const USERS: readonly UserRecord[] = freeze<UserRecord>([
-  {
-    id: "1",
-    name: "Ada Lovelace",
-    username: "ada",
-    email: "ada@example.com",
-    tier: "PLATINUM",
-  },
-  {
-    id: "2",
-    name: "Alan Turing",
-    username: "alan",
-    email: "alan@example.com",
-    tier: "GOLD",
-  },
+  { id: "1", name: "Ada Lovelace", username: "ada", email: "ada@example.com", tier: "PLATINUM" },
+  { id: "2", name: "Alan Turing", username: "alan", email: "alan@example.com", tier: "GOLD" },
   {
     id: "3",
     name: "Grace Hopper",
@@ -105,18 +93,8 @@ export const USERS: readonly UserRecord[] = freeze<UserRecord>([
 /** Orders, newest first per user. */
 export const ORDERS: readonly OrderRecord[] = freeze<OrderRecord>([
   { id: "o2", userId: "1", itemUpcs: ["6"], paymentMethod: "VISA ****4242" },
-  {
-    id: "o1",
-    userId: "1",
-    itemUpcs: ["1", "3"],
-    paymentMethod: "VISA ****4242",
-  },
-  {
-    id: "o3",
-    userId: "2",
-    itemUpcs: ["5", "4"],
-    paymentMethod: "AMEX ****1005",
-  },
+  { id: "o1", userId: "1", itemUpcs: ["1", "3"], paymentMethod: "VISA ****4242" },
+  { id: "o3", userId: "2", itemUpcs: ["5", "4"], paymentMethod: "AMEX ****1005" },
 ]);
 
 /** Brands. */
@@ -192,66 +170,17 @@ export const PRODUCTS: readonly ProductRecord[] = freeze<ProductRecord>([
 ]);
 
 /** Best sellers, best first (UPCs). */
-export const TOP_PRODUCT_UPCS: readonly string[] = Object.freeze([
-  "1",
-  "3",
-  "5",
-  "6",
-  "2",
-  "4",
-]);
+export const TOP_PRODUCT_UPCS: readonly string[] = Object.freeze(["1", "3", "5", "6", "2", "4"]);
 
 /** Reviews, oldest first. */
 export const REVIEWS: readonly ReviewRecord[] = freeze<ReviewRecord>([
-  {
-    id: "r1",
-    productUpc: "1",
-    authorId: "1",
-    body: "Sturdy and beautiful.",
-    rating: 5,
-  },
-  {
-    id: "r2",
-    productUpc: "1",
-    authorId: "2",
-    body: "Heavy, but worth it.",
-    rating: 4,
-  },
-  {
-    id: "r3",
-    productUpc: "3",
-    authorId: "3",
-    body: "Sears a steak perfectly.",
-    rating: 5,
-  },
-  {
-    id: "r4",
-    productUpc: "5",
-    authorId: "1",
-    body: "Leaked in a storm.",
-    rating: 2,
-  },
-  {
-    id: "r5",
-    productUpc: "6",
-    authorId: "4",
-    body: "A classic; read it twice.",
-    rating: 5,
-  },
-  {
-    id: "r6",
-    productUpc: "4",
-    authorId: "2",
-    body: "Holds an edge well.",
-    rating: 4,
-  },
-  {
-    id: "r7",
-    productUpc: "3",
-    authorId: "4",
-    body: "Takes time to season.",
-    rating: 3,
-  },
+  { id: "r1", productUpc: "1", authorId: "1", body: "Sturdy and beautiful.", rating: 5 },
+  { id: "r2", productUpc: "1", authorId: "2", body: "Heavy, but worth it.", rating: 4 },
+  { id: "r3", productUpc: "3", authorId: "3", body: "Sears a steak perfectly.", rating: 5 },
+  { id: "r4", productUpc: "5", authorId: "1", body: "Leaked in a storm.", rating: 2 },
+  { id: "r5", productUpc: "6", authorId: "4", body: "A classic; read it twice.", rating: 5 },
+  { id: "r6", productUpc: "4", authorId: "2", body: "Holds an edge well.", rating: 4 },
+  { id: "r7", productUpc: "3", authorId: "4", body: "Takes time to season.", rating: 3 },
 ]);
 
 /** Stock lines, in UPC order. */

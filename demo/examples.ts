@@ -24,14 +24,7 @@ export interface OperationExample {
 export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExample>> = Object.freeze({
   AddReview: {
     operationName: "AddReview",
-    variables: {
-      input: {
-        productUpc: "2",
-        authorId: "3",
-        body: "Solid shelf.",
-        rating: 4,
-      },
-    },
+    variables: { input: { productUpc: "2", authorId: "3", body: "Solid shelf.", rating: 4 } },
     data: {
       addReview: {
         id: "r8",
@@ -106,11 +99,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExample>> = Ob
             body: "Heavy, but worth it.",
             product: { upc: "1", name: "Oak Dining Table" },
           },
-          {
-            rating: 4,
-            body: "Holds an edge well.",
-            product: { upc: "4", name: "Chef's Knife" },
-          },
+          { rating: 4, body: "Holds an edge well.", product: { upc: "4", name: "Chef's Knife" } },
         ],
       },
     },
@@ -175,12 +164,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExample>> = Ob
     variables: { text: "ir" },
     data: {
       search: [
-        {
-          __typename: "Product",
-          upc: "3",
-          name: "Cast Iron Skillet",
-          price: 45,
-        },
+        { __typename: "Product", upc: "3", name: "Cast Iron Skillet", price: 45 },
         { __typename: "Brand", id: "b2", name: "Ironclad", country: "USA" },
       ],
     },

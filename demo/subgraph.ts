@@ -19,10 +19,7 @@ export interface ServeSubgraphOptions {
   /** Host; default `127.0.0.1`. */
   readonly hostname?: string;
   /** Called with each request body (tests count and inspect subgraph calls). */
-  readonly onRequest?: (
-    body: { query: string; variables?: unknown },
-    headers: Headers,
-  ) => void;
+  readonly onRequest?: (body: { query: string; variables?: unknown }, headers: Headers) => void;
 }
 
 /** A running subgraph. */
@@ -43,53 +40,35 @@ export interface RunningSubgraph {
  */
 export function serveSubgraph(
   name: string,
-  definition: {
-    typeDefs: string | DocumentNode;
-    resolvers?: SubgraphResolvers;
-  },
+  definition: { typeDefs: string | DocumentNode; resolvers?: SubgraphResolvers },
   options: ServeSubgraphOptions = {},
 ): RunningSubgraph {
   const typeDefs = typeof definition.typeDefs === "string"
     ? parse(definition.typeDefs)
     : definition.typeDefs;
-  const schema = buildSubgraphSchema([{
-    typeDefs,
-    resolvers: definition.resolvers ?? {},
-  }]);
+  const schema = buildSubgraphSchema([{ typeDefs, resolvers: definition.resolvers ?? {} }]);
   const server = Deno.serve({
     port: options.port ?? 0,
     hostname: options.hostname ?? "127.0.0.1",
     onListen: () => {},
   }, async (request) => {
-    if (request.method !== "POST") {
-      return new Response("POST only", { status: 405 });
-    }
-    let body: {
-      query: string;
-      variables?: Record<string, unknown>;
-      operationName?: string;
-    };
+    if (request.method !== "POST") return new Response("POST only", { status: 405 });
+    let body: { query: string; variables?: Record<string, unknown>; operationName?: string };
     try {
       body = await request.json();
       options.onRequest?.(body, request.headers);
     } catch {
-      return Response.json({ errors: [{ message: "Invalid JSON body" }] }, {
-        status: 400,
-      });
+      return Response.json({ errors: [{ message: "Invalid JSON body" }] }, { status: 400 });
     }
     let document: DocumentNode;
     try {
       document = parse(body.query);
     } catch (error) {
-      return Response.json({ errors: [{ message: String(error) }] }, {
-        status: 400,
-      });
+      return Response.json({ errors: [{ message: String(error) }] }, { status: 400 });
     }
     const errors = validate(schema, document);
     if (errors.length > 0) {
-      return Response.json({ errors: errors.map((e) => e.toJSON()) }, {
-        status: 400,
-      });
+      return Response.json({ errors: errors.map((e) => e.toJSON()) }, { status: 400 });
     }
     const result = await execute({
       schema,

@@ -50,12 +50,10 @@ export function createResolvers(): SubgraphResolvers {
   return {
     Query: {
       productsByStock: (_: unknown, args: { status: StockStatus }) =>
-        STOCK.filter((s) => stockStatus(s.quantity) === args.status).map(
-          (s) => {
-            const product = PRODUCTS.find((p) => p.upc === s.upc);
-            return { upc: s.upc, sku: product?.sku ?? "" };
-          },
-        ),
+        STOCK.filter((s) => stockStatus(s.quantity) === args.status).map((s) => {
+          const product = PRODUCTS.find((p) => p.upc === s.upc);
+          return { upc: s.upc, sku: product?.sku ?? "" };
+        }),
       warehouses: () => WAREHOUSES,
     },
     Product: {
@@ -64,10 +62,7 @@ export function createResolvers(): SubgraphResolvers {
       inStock: (product: ProductRef) => stockOf(product).quantity > 0,
       stockStatus: (product: ProductRef) => stockStatus(stockOf(product).quantity),
       shippingEstimate: (product: ProductRef) => {
-        if (
-          typeof product.price !== "number" ||
-          typeof product.weight !== "number"
-        ) {
+        if (typeof product.price !== "number" || typeof product.weight !== "number") {
           throw new GraphQLError(
             "shippingEstimate needs price and weight in the representation (@requires)",
           );

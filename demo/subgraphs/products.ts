@@ -29,9 +29,7 @@ function productByUpc(upc: string): ProductRecord | null {
   return PRODUCTS.find((p) => p.upc === upc) ?? null;
 }
 
-function filterProducts(
-  filter: ProductFilter | null | undefined,
-): ProductRecord[] {
+function filterProducts(filter: ProductFilter | null | undefined): ProductRecord[] {
   const matches = PRODUCTS.filter((p) =>
     (filter?.category == null || p.category === filter.category) &&
     (filter?.maxPrice == null || p.price <= filter.maxPrice)
@@ -62,8 +60,7 @@ export function createResolvers(): SubgraphResolvers {
     Product: {
       __resolveReference: (ref: { upc: string; sku?: string }) => {
         const product = productByUpc(ref.upc);
-        return product !== null &&
-            (ref.sku === undefined || ref.sku === product.sku)
+        return product !== null && (ref.sku === undefined || ref.sku === product.sku)
           ? { ...product }
           : null;
       },

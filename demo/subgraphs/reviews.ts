@@ -41,10 +41,7 @@ export function createResolvers(): SubgraphResolvers {
     Mutation: {
       addReview: (_: unknown, args: { input: AddReviewInput }) => {
         const { input } = args;
-        if (
-          !Number.isInteger(input.rating) || input.rating < 1 ||
-          input.rating > 5
-        ) {
+        if (!Number.isInteger(input.rating) || input.rating < 1 || input.rating > 5) {
           throw badInput(`Rating must be between 1 and 5, got ${input.rating}`);
         }
         if (!PRODUCTS.some((p) => p.upc === input.productUpc)) {
@@ -84,13 +81,9 @@ export function createResolvers(): SubgraphResolvers {
       __resolveReference: (ref: { upc: string }) => ({ upc: ref.upc }),
       reviews: (product: { upc: string }) => reviews.filter((r) => r.productUpc === product.upc),
       averageRating: (product: { upc: string }) => {
-        const ratings = reviews.filter((r) => r.productUpc === product.upc).map(
-          (r) => r.rating,
-        );
+        const ratings = reviews.filter((r) => r.productUpc === product.upc).map((r) => r.rating);
         if (ratings.length === 0) return null;
-        return Math.round(
-          (ratings.reduce((a, b) => a + b, 0) / ratings.length) * 100,
-        ) / 100;
+        return Math.round((ratings.reduce((a, b) => a + b, 0) / ratings.length) * 100) / 100;
       },
     },
   };
