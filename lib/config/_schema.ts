@@ -505,7 +505,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         execute_graphql: SCOPE_LIST("in addition for the `execute_graphql` tool"),
         get_operation_info: SCOPE_LIST("in addition for the `get_operation_info` tool"),
         get_schema: SCOPE_LIST("in addition for the `get_schema` tool"),
-      }, "Scope gates; a token's scopes come from its `scope` (space-separated) or `scp` claim."),
+      }, "Scope gates; a token's scopes are its `scope` claim, a space-separated string."),
       scope_challenge_include_token_scopes: bool(
         false,
         "Put the token's own scopes into a 403's `scope` challenge too.",
