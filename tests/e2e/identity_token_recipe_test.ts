@@ -2,7 +2,7 @@
  * Issue 32: the token recipe of docs/authentication.md works as written: the
  * config block (a secret of 32+ characters) starts, a token minted with jose
  * as shown reads `me { username email }`, and no token gets `me: null` with
- * UNAUTHENTICATED.
+ * UNAUTHORIZED_FIELD_OR_TYPE.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -32,7 +32,8 @@ Deno.test("issue 32: the test-token recipe in docs/authentication.md works as wr
   const configPath = join(dir, "config.yaml");
   await Deno.writeTextFile(
     configPath,
-    `listen_addr: 127.0.0.1:0\noperations_dir: ${ROOT}operations\n${yamlBlock}`,
+    `listen_addr: 127.0.0.1:0\nsupergraph_path: ${ROOT}schema/supergraph.graphql\n` +
+      `operations_dir: ${ROOT}operations\n${yamlBlock}`,
   );
   const demo = await startDemo({
     configPath,
@@ -55,7 +56,7 @@ Deno.test("issue 32: the test-token recipe in docs/authentication.md works as wr
     assert.equal(typeof signed.data.me.email, "string");
     const anonymous = await ask({});
     assert.equal(anonymous.data.me, null);
-    assert.equal(anonymous.errors[0].extensions.code, "UNAUTHENTICATED");
+    assert.equal(anonymous.errors[0].extensions.code, "UNAUTHORIZED_FIELD_OR_TYPE");
   } finally {
     await demo.close();
   }
