@@ -8,17 +8,6 @@ if [ -x /usr/bin/chromium ]; then
   echo "playground: $(/usr/bin/chromium --version 2>/dev/null | tail -n 1)"
   exit 0
 fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo="sudo -n"
-  else
-    echo "playground: not root and no passwordless sudo; cannot install chromium"
-    exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q >/dev/null &&
-  $sudo apt-get install -y -q chromium >/dev/null ||
-  { echo "playground: apt-get install chromium failed"; exit 1; }
+. "$(dirname "$0")/../apt_install.sh"
+apt_install playground chromium || exit 1
 echo "playground: installed $(/usr/bin/chromium --version 2>/dev/null | tail -n 1)"

@@ -25,6 +25,8 @@ export interface RunDenoOptions {
    * @default {true}
    */
   readonly project?: boolean;
+  /** More environment variables (`NO_COLOR` is always set). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -41,7 +43,7 @@ export async function runDeno(args: string[], options: RunDenoOptions = {}): Pro
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...options.env },
   }).output();
   const decoder = new TextDecoder();
   return {

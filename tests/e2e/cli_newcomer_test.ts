@@ -5,39 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MAIN, ROOT } from "./_cli.ts";
+import { type CliOutput, MAIN, ROOT, runDeno, spawnServe } from "./_cli.ts";
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function cli(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<Run> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--quiet",
-      "--config",
-      `${ROOT}deno.json`,
-      MAIN,
-      ...args,
-    ],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliOutput> {
+  return runDeno([MAIN, ...args], { cwd: ROOT, env });
 }
 
 /** A config in a temp folder whose files point back to the repository's. */
@@ -133,26 +104,13 @@ Deno.test("issue 32: a missing operations_dir is warned about at start-up", asyn
     config,
     `listen_addr: 127.0.0.1:0\nsupergraph_path: ${ROOT}schema/supergraph.graphql\noperations_dir: missing\n`,
   );
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "serve", "--config", config],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  let text = "";
-  const decoder = new TextDecoder();
+  const serve = spawnServe(config);
+  let warning: string;
   try {
-    for await (const chunk of child.stdout) {
-      text += decoder.decode(chunk, { stream: true });
-      if (text.includes("GW Router listening")) break;
-    }
+    warning = await serve.waitFor((line) => line.includes('"key":"operations_dir"'));
   } finally {
-    child.kill("SIGTERM");
-    await child.status;
+    await serve.close();
   }
-  const warning = text.split("\n").find((line) => line.includes('"key":"operations_dir"'));
-  assert.ok(warning, text);
   assert.match(
     warning,
     /operations_dir \\"[^"]*missing\\" does not exist: no operations are served/,
