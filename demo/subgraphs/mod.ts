@@ -99,9 +99,7 @@ export function startDemoSubgraphs(options: StartDemoOptions = {}): RunningDemo 
         ...(onRequest === undefined
           ? {}
           : { onRequest: (body, headers) => onRequest(subgraph.name, body, headers) }),
-        ...(onStream === undefined
-          ? {}
-          : { onStream: (event) => onStream(subgraph.name, event) }),
+        ...(onStream === undefined ? {} : { onStream: (event) => onStream(subgraph.name, event) }),
       };
       running.push(
         serveSubgraph(subgraph.name, {

@@ -69,7 +69,9 @@ export function createResolvers(): SubgraphResolvers {
     Subscription: {
       reviewAdded: {
         subscribe: (_: unknown, args: { productUpc?: string | null }) =>
-          added.listen((review) => args.productUpc == null || review.productUpc === args.productUpc),
+          added.listen((review) =>
+            args.productUpc == null || review.productUpc === args.productUpc
+          ),
         resolve: (review: ReviewRecord) => review,
       },
     },

@@ -10,8 +10,12 @@
  * @module
  */
 import { clipForMessage } from "../errors.ts";
-import type { CodecResult } from "./codec.ts";
-import { connectErrorBody, type ConnectErrorBody, type ConnectFailure, connectFailure } from "./errors.ts";
+import {
+  type ConnectErrorBody,
+  connectErrorBody,
+  type ConnectFailure,
+  connectFailure,
+} from "./errors.ts";
 
 /** Envelope flag: the message is compressed with the stream's `Connect-Content-Encoding`. */
 export const FLAG_COMPRESSED = 0x01;
@@ -157,6 +161,11 @@ export interface RequestEnvelope {
   readonly data: Uint8Array;
 }
 
+/** The outcome of {@linkcode decodeRequestEnvelope} (the codec's result shape). */
+export type EnvelopeResult =
+  | { readonly ok: true; readonly value: RequestEnvelope }
+  | { readonly ok: false; readonly failure: ConnectFailure };
+
 /**
  * Reads the body of a server-streaming call: exactly one envelope carrying the
  * request message. Refusals (all `invalid_argument` but the size): a body
@@ -183,8 +192,8 @@ export interface RequestEnvelope {
 export function decodeRequestEnvelope(
   body: Uint8Array,
   options: { readonly limit: number; readonly compression: "identity" | "gzip" },
-): CodecResult<RequestEnvelope> {
-  const fail = (message: string): CodecResult<RequestEnvelope> => ({
+): EnvelopeResult {
+  const fail = (message: string): EnvelopeResult => ({
     ok: false,
     failure: connectFailure("invalid_argument", message),
   });
@@ -250,7 +259,10 @@ export function decodeRequestEnvelope(
  * @param method The method's RPC name.
  * @returns The failure.
  */
-export function streamContentTypeFailure(contentType: string | null, method: string): ConnectFailure {
+export function streamContentTypeFailure(
+  contentType: string | null,
+  method: string,
+): ConnectFailure {
   return connectFailure(
     "invalid_argument",
     `Unsupported Content-Type ${

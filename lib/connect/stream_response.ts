@@ -17,7 +17,7 @@
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
-import { encodeEndStream, encodeStreamMessage, CONNECT_STREAM_JSON } from "./stream.ts";
+import { CONNECT_STREAM_JSON, encodeEndStream, encodeStreamMessage } from "./stream.ts";
 import {
   codeOfGraphQLErrors,
   type ConnectFailure,
@@ -26,6 +26,8 @@ import {
   primaryError,
 } from "./errors.ts";
 import { encodeResponseMessage } from "./json.ts";
+import type { PreparedOperation } from "../engine/mod.ts";
+import type { VerifiedToken } from "../auth/mod.ts";
 import type { MethodModel } from "./model.ts";
 
 /** One result of a subscription event, as the engine shapes it. */
@@ -34,12 +36,48 @@ export interface StreamResult {
   readonly errors?: readonly GraphQLFormattedError[];
 }
 
+/** What the Connect facet hands the engine to start a subscription. */
+export interface ConnectSubscribeRequest {
+  /** The prepared subscription (from `prepare` of the method's operation text). */
+  readonly operation: PreparedOperation;
+  /** The decoded request message. */
+  readonly variables: Readonly<Record<string, unknown>>;
+  /** The verified caller, or null (anonymous): the per-field rules apply as for queries. */
+  readonly identity: VerifiedToken | null;
+  /** The client's request headers (header rules forward them to the subgraph). */
+  readonly headers: Headers;
+  /** The request's id. */
+  readonly requestId: string | null;
+  /**
+   * Aborts when the stream ends for any reason (client gone, deadline, an
+   * error): the subscription must then end and release its upstream.
+   */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Starts a subscription: resolves to its results (one per event), or to one
+ * result with errors when it cannot start (validation, authorization,
+ * limits) -- graphql-js's `subscribe` shape. The stream's consumer returns the
+ * iterator when it stops reading; a bounded buffer per consumer is the
+ * engine's.
+ */
+export type ConnectSubscribe = (
+  request: ConnectSubscribeRequest,
+) => Promise<AsyncIterable<StreamResult> | StreamResult>;
+
 /** How a Connect stream ended (for metrics and logs). */
 export type StreamEnd =
   /** The results ended: the end-of-stream message is `{}`. */
   | { readonly kind: "completed"; readonly messages: number }
   /** The stream ended with an error in its end-of-stream message. */
-  | { readonly kind: "failed"; readonly messages: number; readonly failure: ConnectFailure }
+  | {
+    readonly kind: "failed";
+    readonly messages: number;
+    readonly failure: ConnectFailure;
+    /** What was thrown, when the failure comes from an exception (logged, never sent). */
+    readonly error?: unknown;
+  }
   /** The client left or canceled: nothing more was sent. */
   | { readonly kind: "canceled"; readonly messages: number };
 
@@ -161,10 +199,14 @@ export function connectStreamResponse(
     void Promise.resolve().then(() => iterator.return?.()).catch(() => {});
     options.onEnd?.(how);
   };
-  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, failure: ConnectFailure) => {
+  const fail = (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    failure: ConnectFailure,
+    error?: unknown,
+  ) => {
     controller.enqueue(encodeEndStream({ failure }));
     controller.close();
-    end({ kind: "failed", messages, failure });
+    end({ kind: "failed", messages, failure, ...(error === undefined ? {} : { error }) });
   };
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -173,7 +215,7 @@ export function connectStreamResponse(
       try {
         step = await Promise.race([iterator.next(), stopped.promise]);
       } catch (error) {
-        if (!ended) fail(controller, failureOf(error));
+        if (!ended) fail(controller, failureOf(error), error);
         return;
       }
       if (ended) return;
@@ -200,7 +242,7 @@ export function connectStreamResponse(
       try {
         message = encodeStreamMessage(encodeResponseMessage(options.method.response, result.data));
       } catch (error) {
-        return fail(controller, failureOf(error));
+        return fail(controller, failureOf(error), error);
       }
       controller.enqueue(message);
       messages++;
