@@ -61,7 +61,10 @@ interface Tick {
   readonly product: { readonly upc: string };
 }
 
-if (import.meta.main) {
+if (import.meta.main) serve();
+
+/** Starts both subgraphs and the emitter. */
+function serve(): void {
   let emitted = 0;
   let entityFetches = 0;
   const feedSchema = buildSubgraphSchema([{
