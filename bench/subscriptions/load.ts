@@ -36,6 +36,7 @@ const { values } = parseArgs({
     "check-timeout": { type: "string", default: "15" },
     "connect-concurrency": { type: "string", default: "50" },
     topic: { type: "string", default: "bench" },
+    feed: { type: "string", default: "http://127.0.0.1:47101" },
   },
 });
 const URL_ = values.url ?? "";
@@ -183,12 +184,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 if (URL_ === "") fail("--url is required");
 const idle = groupUsage(PGID);
 
+/** Tells the feed subgraph to emit one event now, or to start / stop its schedule. */
+async function feed(action: "emit" | "start" | "stop"): Promise<void> {
+  const response = await fetch(`${values.feed}/${action}`, { method: "POST" });
+  await response.body?.cancel();
+  if (response.status !== 204) {
+    fail(`the feed subgraph answered ${action} with ${response.status}`);
+  }
+}
+
 // 1. Check: one subscriber must get an event, or the gateway refuses subscriptions.
+await feed("stop");
 const probe = subscriber(-1);
+const nudge = setInterval(() => void feed("emit"), 500);
 const checked = await Promise.race([
   probe.firstEvent.then(() => "ok"),
   sleep(CHECK_S * 1000).then(() => "timeout"),
 ]).catch((error: Error) => error.message);
+clearInterval(nudge);
 if (checked !== "ok") {
   fail(
     checked === "timeout"
@@ -199,7 +212,7 @@ if (checked !== "ok") {
   );
 }
 
-// 2. Connect the subscribers, at most CONCURRENCY handshakes at a time.
+// 2. Connect the subscribers (no events flow yet), at most CONCURRENCY handshakes at a time.
 const started = performance.now();
 const waiting: Promise<void>[] = [];
 for (let i = 0; i < SUBSCRIBERS - 1; i += CONCURRENCY) {
@@ -217,6 +230,8 @@ for (let i = 0; i < SUBSCRIBERS - 1; i += CONCURRENCY) {
     fail(`subscriber ${i + 1} could not connect: ${firstFailure || "timeout"}`);
   }
 }
+// 3. Start the events; every subscriber must get one.
+await feed("start");
 const allFirst = await Promise.race([
   Promise.all(waiting).then(() => true),
   sleep(CHECK_S * 1000).then(() => false),
@@ -226,7 +241,7 @@ if (!allFirst) {
 }
 const connectS = (performance.now() - started) / 1000;
 
-// 3. Warm-up, then the measured window.
+// 4. Warm-up, then the measured window.
 await sleep(WARMUP_S * 1000);
 const failuresBefore = failures;
 const before = groupUsage(PGID);
@@ -236,6 +251,7 @@ await sleep(MEASURE_S * 1000);
 measuring = false;
 const windowS = (performance.now() - windowStart) / 1000;
 const after = groupUsage(PGID);
+await feed("stop");
 for (const socket of sockets) socket.close(1000, "done");
 
 const cpuS = after.cpuS - before.cpuS;

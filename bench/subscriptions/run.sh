@@ -147,6 +147,8 @@ printf 'when\ttarget\tsubscribers\trate\tdelivered\tdelivered_ratio\tp50_ms\tp99
 [[ -f "$RESULTS" ]] || head -1 "$WORK/table.tsv" >"$RESULTS"
 
 for target in $TARGETS; do
+  # Events flow only while load.ts runs a target (it starts and stops the feed).
+  curl -fsS -m 2 -X POST "http://127.0.0.1:$FEED_PORT/stop" >/dev/null 2>&1 || true
   log "target $target: starting (cpus $GATEWAY_CPUS)"
   start_target "$target"
   pg="$STARTED_PID"
@@ -163,7 +165,7 @@ for target in $TARGETS; do
   set +e
   out="$(cd "$ROOT" && pinned "$LOAD_CPUS" deno run -A bench/subscriptions/load.ts --url "$URL" \
     --subscribers "$SUBSCRIBERS" --rate "$RATE" --warmup "$WARMUP_S" --measure "$MEASURE_S" \
-    --pgid "$pg" --check-timeout "$CHECK_TIMEOUT_S" 2>"$WORK/load-$target.err")"
+    --pgid "$pg" --feed "http://127.0.0.1:$FEED_PORT" --check-timeout "$CHECK_TIMEOUT_S" 2>"$WORK/load-$target.err")"
   code=$?
   set -e
   stop_group "$pg"

@@ -2,9 +2,10 @@
  * The two subgraphs of the subscription benchmark, in one Deno process:
  *
  * - `feed` (`FEED_PORT`, default 47101): `Subscription.tick(topic)` over
- *   GraphQL over WebSocket (`graphql-transport-ws`); every `1000/RATE` ms it
- *   emits one event `{seq, emittedAt, product {upc}}` to every subscription
- *   of the topic. `emittedAt` is the emit time (ms since the epoch, with
+ *   GraphQL over WebSocket (`graphql-transport-ws`); once started
+ *   (`POST /start`; `POST /stop` pauses, `POST /emit` sends one event) it
+ *   emits one event `{seq, emittedAt, product {upc}}` every `1000/RATE` ms
+ *   to every subscription of the topic. `emittedAt` is the emit time (ms since the epoch, with
  *   sub-millisecond digits), so a client measures delivery latency.
  * - `products` (`PRODUCTS_PORT`, default 47102): GraphQL over HTTP, owns
  *   `Product.name` and `Product.price`, so each event needs one entity fetch.
@@ -66,6 +67,7 @@ if (import.meta.main) serve();
 /** Starts both subgraphs and the emitter. */
 function serve(): void {
   let emitted = 0;
+  let control: (action: "emit" | "start" | "stop") => void = () => {};
   let entityFetches = 0;
   const feedSchema = buildSubgraphSchema([{
     typeDefs: parse(FEED_SDL),
@@ -216,6 +218,14 @@ function serve(): void {
       if (url.pathname === "/stats") {
         return Response.json({ subscriptions: subs.size, sockets, emitted });
       }
+      // The load generator's switches: one event now, start or stop the schedule.
+      if (
+        request.method === "POST" &&
+        ["/emit", "/start", "/stop"].includes(url.pathname)
+      ) {
+        control(url.pathname.slice(1) as "emit" | "start" | "stop");
+        return new Response(null, { status: 204 });
+      }
       if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
         const { socket, response } = Deno.upgradeWebSocket(request, {
           protocol: "graphql-transport-ws",
@@ -257,18 +267,25 @@ function serve(): void {
     return Response.json(result);
   }
 
-  // Emit on a fixed schedule (no drift): event n leaves at start + n * period.
+  // Emit on a fixed schedule (no drift) while started: event n leaves at start + n * period.
   const period = 1000 / RATE;
-  const start = performance.now();
-  const loop = async () => {
-    while (true) {
+  let run = 0;
+  async function emitting(mine: number): Promise<void> {
+    const start = performance.now();
+    let n = 0;
+    while (run === mine) {
       await emit();
-      const next = start + emitted * period;
+      n++;
+      const next = start + n * period;
       await new Promise((resolve) =>
         setTimeout(resolve, Math.max(0, next - performance.now()))
       );
     }
+  }
+  control = (action) => {
+    if (action === "start") void emitting(++run);
+    else if (action === "stop") run++;
+    else void emit();
   };
-  void loop();
   console.log("READY");
 }
