@@ -23,7 +23,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { SUBSCRIPTION } from "./subgraphs.ts";
+import { FEED_ONLY_SUBSCRIPTION, SUBSCRIPTION } from "./subgraphs.ts";
 
 const { values } = parseArgs({
   options: {
@@ -37,6 +37,8 @@ const { values } = parseArgs({
     "connect-concurrency": { type: "string", default: "50" },
     topic: { type: "string", default: "bench" },
     feed: { type: "string", default: "http://127.0.0.1:47101" },
+    /** `feed-only`: the subscription without the entity fields (the `limit` target). */
+    query: { type: "string", default: "federated" },
   },
 });
 const URL_ = values.url ?? "";
@@ -109,7 +111,12 @@ function subscriber(
       socket.send(JSON.stringify({
         id: String(index),
         type: "subscribe",
-        payload: { query: SUBSCRIPTION, variables: { topic: values.topic } },
+        payload: {
+          query: values.query === "feed-only"
+            ? FEED_ONLY_SUBSCRIPTION
+            : SUBSCRIPTION,
+          variables: { topic: values.topic },
+        },
       }));
       return;
     }

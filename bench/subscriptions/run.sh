@@ -13,7 +13,9 @@
 # the gateway's process group per million delivered events (/proc/<pid>/stat),
 # events per CPU-second, RSS per 1 000 subscribers (loaded minus idle).
 #
-# Targets: hive-gateway (npm @graphql-hive/gateway, installed here with npm ci,
+# Targets: limit (no gateway: the load generator subscribes at the feed itself, without
+# the entity fields; CPU and RSS are then the subgraphs' process: the floor of this
+# machine), hive-gateway (npm @graphql-hive/gateway, installed here with npm ci,
 # subgraph subscriptions over WebSocket: hive-gateway.config.mjs), gw
 # (`deno run -A main.ts serve --config <generated>`; GW_CONFIG_EXTRA adds YAML
 # lines, e.g. the subscription dedup switch). A gateway that refuses
@@ -137,11 +139,19 @@ ${GW_CONFIG_EXTRA:-}
 YAML
       start_group "$WORK/$1.log" "$GATEWAY_CPUS" "$ROOT" deno run -A main.ts serve --config "$WORK/gw.yaml"
       ;;
-    *) die "unknown target $1 (hive-gateway, gw)" ;;
+    limit)
+      # No gateway: the load generator subscribes at the feed itself (no entity fields).
+      # The floor of this machine: what the feed and the load generator manage alone.
+      URL="ws://127.0.0.1:$FEED_PORT/graphql"
+      STARTED_PID="$SUBGRAPHS_PG"
+      ;;
+    *) die "unknown target $1 (limit, hive-gateway, gw)" ;;
   esac
 }
 
-port_of() { case "$1" in hive-gateway) echo "$HIVE_PORT" ;; gw) echo "$GW_PORT" ;; esac; }
+port_of() {
+  case "$1" in limit) echo "$FEED_PORT" ;; hive-gateway) echo "$HIVE_PORT" ;; gw) echo "$GW_PORT" ;; esac
+}
 
 printf 'when\ttarget\tsubscribers\trate\tdelivered\tdelivered_ratio\tp50_ms\tp99_ms\tcpu_s_per_million\tevents_per_cpu_s\trss_per_1000_mib\tnote\n' >"$WORK/table.tsv"
 [[ -f "$RESULTS" ]] || head -1 "$WORK/table.tsv" >"$RESULTS"
@@ -154,7 +164,7 @@ for target in $TARGETS; do
   pg="$STARTED_PID"
   port="$(port_of "$target")"
   if ! wait_http "http://127.0.0.1:$port/graphql" '{"query":"{__typename}"}' "$READY_TIMEOUT_S"; then
-    stop_group "$pg"
+    [[ $target == limit ]] || stop_group "$pg"
     note="did not start: $(tail -3 "$WORK/$target.log" | tr '\t\n' '  ')"
     log "$target $note"
     printf '%s\t%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$(date -u +%FT%TZ)" "$target" \
@@ -163,12 +173,15 @@ for target in $TARGETS; do
   fi
   log "target $target: ready (process group $pg); $SUBSCRIBERS subscribers, warm-up ${WARMUP_S}s, window ${MEASURE_S}s"
   set +e
+  query=federated
+  [[ $target == limit ]] && query=feed-only
   out="$(cd "$ROOT" && pinned "$LOAD_CPUS" deno run -A bench/subscriptions/load.ts --url "$URL" \
+    --query "$query" \
     --subscribers "$SUBSCRIBERS" --rate "$RATE" --warmup "$WARMUP_S" --measure "$MEASURE_S" \
     --pgid "$pg" --feed "http://127.0.0.1:$FEED_PORT" --check-timeout "$CHECK_TIMEOUT_S" 2>"$WORK/load-$target.err")"
   code=$?
   set -e
-  stop_group "$pg"
+  [[ $target == limit ]] || stop_group "$pg"
   echo "$out" >"$WORK/load-$target.json"
   if [[ $code -ne 0 ]]; then
     note="FAILED: $(tail -1 "$WORK/load-$target.err" | tr '\t' ' ')"

@@ -56,6 +56,10 @@ type Query { product(upc: ID!): Product }
 export const SUBSCRIPTION =
   "subscription Tick($topic: String!) { tick(topic: $topic) { seq emittedAt product { upc name price } } }";
 
+/** The same without the entity fields: what the `limit` target asks of the feed directly. */
+export const FEED_ONLY_SUBSCRIPTION =
+  "subscription Tick($topic: String!) { tick(topic: $topic) { seq emittedAt product { upc } } }";
+
 interface Tick {
   readonly seq: number;
   readonly emittedAt: number;
