@@ -182,13 +182,27 @@ export function connectStreamResponse(
   let ended = false;
   let messages = 0;
   const timeoutMs = options.timeoutMs ?? null;
+  let pulling = false;
+  let streamController: ReadableStreamDefaultController<Uint8Array> | null = null;
+  // A stop settles a pull in flight through the race; with none in flight (the client is
+  // not reading), it ends the stream now, so the subscription does not outlive it.
+  const stop = (why: ConnectFailure | typeof CANCELED) => {
+    stopped.resolve(why);
+    if (pulling || ended || streamController === null) return;
+    if (why === CANCELED) {
+      streamController.close();
+      end({ kind: "canceled", messages });
+    } else {
+      fail(streamController, why);
+    }
+  };
   const timer = timeoutMs === null ? undefined : setTimeout(() => {
-    stopped.resolve(connectFailure(
+    stop(connectFailure(
       "deadline_exceeded",
       `The stream exceeded its deadline (Connect-Timeout-Ms: ${timeoutMs})`,
     ));
   }, timeoutMs);
-  const onClientGone = () => stopped.resolve(CANCELED);
+  const onClientGone = () => stop(CANCELED);
   options.signal?.addEventListener("abort", onClientGone, { once: true });
   const end = (how: StreamEnd) => {
     if (ended) return;
@@ -209,14 +223,20 @@ export function connectStreamResponse(
     end({ kind: "failed", messages, failure, ...(error === undefined ? {} : { error }) });
   };
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      streamController = controller;
+    },
     async pull(controller) {
       if (ended) return;
       let step: IteratorResult<StreamResult> | ConnectFailure | typeof CANCELED;
+      pulling = true;
       try {
         step = await Promise.race([iterator.next(), stopped.promise]);
       } catch (error) {
         if (!ended) fail(controller, failureOf(error), error);
         return;
+      } finally {
+        pulling = false;
       }
       if (ended) return;
       if (step === CANCELED) {

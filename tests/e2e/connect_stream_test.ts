@@ -273,6 +273,44 @@ Deno.test("issue 29: a client that does not read holds the producer back (the bo
   }
 });
 
+Deno.test("issue 29: the deadline ends the subscription even while the client reads nothing", async () => {
+  const returned = Promise.withResolvers<void>();
+  const text = "x".repeat(64 * 1024);
+  let produced = 0;
+  // Hand-written (a generator could not be returned while it waits): endless, fast events.
+  const events: AsyncIterable<StreamResult> = {
+    [Symbol.asyncIterator]: () => ({
+      next: () =>
+        Promise.resolve({ done: false, value: { data: { tick: { seq: ++produced, text } } } }),
+      return: () => {
+        returned.resolve();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    }),
+  };
+  const glue = serveGlue(() => events);
+  let response: Response | null = null;
+  try {
+    response = await fetch(`${glue.url}/test.v1.FeedService/Watch`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/connect+json",
+        "connect-protocol-version": "1",
+        "connect-timeout-ms": "300",
+      },
+      body: encodeEnvelope(0, new TextEncoder().encode('{"topic":"t"}')) as Uint8Array<ArrayBuffer>,
+    });
+    const ended = await Promise.race([
+      returned.promise.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000)),
+    ]);
+    assert.ok(ended, `the iterator was not returned at the deadline (${produced} events produced)`);
+  } finally {
+    await response?.body?.cancel();
+    await glue.close();
+  }
+});
+
 // ---------------------------------------------------------------- the whole facet
 
 const ON_REVIEW_ADDED = {
