@@ -157,20 +157,31 @@ function resolveStreamCall(
   if (!isConnectStreamContentType(contentType)) {
     return fail(streamContentTypeFailure(contentType, method.name));
   }
+  return postCall(method, request, { kind: "envelope", timeoutMs: timeout.value });
+}
+
+/**
+ * A POST whose `Content-Type` is accepted: the protocol version, then the
+ * compression (`Content-Encoding` of a unary body, `Connect-Content-Encoding`
+ * of a stream's envelopes).
+ */
+function postCall(
+  method: MethodModel,
+  request: ConnectHttpRequest,
+  options: { readonly kind: "body" | "envelope"; readonly timeoutMs: number | null },
+): CodecResult<ConnectCall> {
   const version = checkProtocolVersion(request.headers);
   if (!version.ok) return version;
-  const compression = parseCompression(
-    request.headers.get("connect-content-encoding"),
-    "Connect-Content-Encoding",
-  );
+  const header = options.kind === "body" ? "Content-Encoding" : "Connect-Content-Encoding";
+  const compression = parseCompression(request.headers.get(header), header);
   if (!compression.ok) return compression;
   return {
     ok: true,
     value: {
       method,
       get: false,
-      source: { kind: "envelope", compression: compression.value },
-      timeoutMs: timeout.value,
+      source: { kind: options.kind, compression: compression.value },
+      timeoutMs: options.timeoutMs,
     },
   };
 }
@@ -266,22 +277,7 @@ export function resolveCall(
         { status: 415, headers: { "accept-post": "application/json" } },
       ));
     }
-    const version = checkProtocolVersion(request.headers);
-    if (!version.ok) return version;
-    const compression = parseCompression(
-      request.headers.get("content-encoding"),
-      "Content-Encoding",
-    );
-    if (!compression.ok) return compression;
-    return {
-      ok: true,
-      value: {
-        method,
-        get: false,
-        source: { kind: "body", compression: compression.value },
-        timeoutMs: timeout.value,
-      },
-    };
+    return postCall(method, request, { kind: "body", timeoutMs: timeout.value });
   }
   if (!isUtf8QueryString(request.url.search)) {
     return fail(connectFailure(

@@ -266,13 +266,16 @@ function deadlineFailure(timeoutMs: number | null): ConnectFailure {
   );
 }
 
+/** What a call runs with: its decoded message and its caller. */
+interface CallInput {
+  readonly variables: Record<string, unknown>;
+  readonly identity: VerifiedToken | null;
+}
+
 async function run(
   request: Request,
   call: ConnectCall,
-  input: {
-    readonly variables: Record<string, unknown>;
-    readonly identity: VerifiedToken | null;
-  },
+  input: CallInput,
   deps: ConnectDeps,
 ): Promise<CodecResult<ExecutionResult>> {
   const operation = call.method.operation;
@@ -347,10 +350,7 @@ async function run(
 async function serveStream(
   request: Request,
   call: ConnectCall,
-  input: {
-    readonly variables: Record<string, unknown>;
-    readonly identity: VerifiedToken | null;
-  },
+  input: CallInput,
   deps: ConnectDeps,
 ): Promise<Response> {
   const subscribe = deps.subscribe ?? null;
