@@ -43,7 +43,7 @@ FEED_PORT="${FEED_PORT:-47101}"
 PRODUCTS_PORT="${PRODUCTS_PORT:-47102}"
 HIVE_PORT="${HIVE_PORT:-47110}"
 GW_PORT="${GW_PORT:-47111}"
-HIVE_DIR="${HIVE_DIR:-$BENCH}" # where node_modules/@graphql-hive/gateway is (npm ci)
+HIVE_DIR="${HIVE_DIR:-$BENCH/peer}" # where node_modules/@graphql-hive/gateway is (npm ci)
 RESULTS="${RESULTS:-$BENCH/results.tsv}"
 
 log() { printf '[subs-bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
