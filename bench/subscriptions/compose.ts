@@ -7,10 +7,7 @@
  *
  * @module
  */
-import {
-  composeSupergraph,
-  formatCompositionError,
-} from "../../lib/compose/mod.ts";
+import { composeSupergraph, formatCompositionError } from "../../lib/compose/mod.ts";
 import { FEED_SDL, PRODUCTS_SDL } from "./subgraphs.ts";
 
 const [out, feedPort = "47101", productsPort = "47102"] = Deno.args;

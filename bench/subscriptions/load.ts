@@ -112,9 +112,7 @@ function subscriber(
         id: String(index),
         type: "subscribe",
         payload: {
-          query: values.query === "feed-only"
-            ? FEED_ONLY_SUBSCRIPTION
-            : SUBSCRIPTION,
+          query: values.query === "feed-only" ? FEED_ONLY_SUBSCRIPTION : SUBSCRIPTION,
           variables: { topic: values.topic },
         },
       }));
@@ -122,9 +120,7 @@ function subscriber(
     }
     if (text.includes('"type":"ping"')) return socket.send('{"type":"pong"}');
     if (text.includes('"type":"error"') || text.includes('"type":"complete"')) {
-      const reason = `the gateway answered the subscription with: ${
-        text.slice(0, 300)
-      }`;
+      const reason = `the gateway answered the subscription with: ${text.slice(0, 300)}`;
       noteFailure(reason);
       firstEvent.reject(new Error(reason));
     }
@@ -212,9 +208,7 @@ clearInterval(nudge);
 if (checked !== "ok") {
   fail(
     checked === "timeout"
-      ? `no event within ${CHECK_S} s on ${URL_}: ${
-        firstFailure || "the subscription is silent"
-      }`
+      ? `no event within ${CHECK_S} s on ${URL_}: ${firstFailure || "the subscription is silent"}`
       : checked,
   );
 }
@@ -264,8 +258,7 @@ for (const socket of sockets) socket.close(1000, "done");
 const cpuS = after.cpuS - before.cpuS;
 const expected = SUBSCRIBERS * RATE * windowS;
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
-const round = (n: number, digits = 2) =>
-  Math.round(n * 10 ** digits) / 10 ** digits;
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 console.log(JSON.stringify({
   subscribers: SUBSCRIBERS,
   rate: RATE,

@@ -281,9 +281,7 @@ function serve(): void {
       await emit();
       n++;
       const next = start + n * period;
-      await new Promise((resolve) =>
-        setTimeout(resolve, Math.max(0, next - performance.now()))
-      );
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
     }
   }
   control = (action) => {
