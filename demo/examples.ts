@@ -4,7 +4,9 @@
  * same subgraphs). Used by the e2e tests of the router and its facets, and by
  * `deno task demo`'s banner. The data is deterministic: a fresh demo (see
  * `startDemoSubgraphs`) always answers exactly this; `AddReview` changes the
- * reviews store, so run it last or on its own demo.
+ * reviews store, so run it last or on its own demo. A subscription's example
+ * names its `trigger`: its `data` is the first event once the trigger's
+ * example ran (subscriptions are not answered over POST, nor by MCP).
  *
  * @module
  */
@@ -18,6 +20,11 @@ export interface OperationExample {
   readonly data: unknown;
   /** Fields the operation touches that carry `@requiresScopes` / `@authenticated`. */
   readonly protectedFields: readonly string[];
+  /**
+   * Subscriptions only: the operation whose example makes the event (`data`
+   * is the first event the subscription delivers once that example ran).
+   */
+  readonly trigger?: string;
 }
 
 /** Examples by operation name, in file-name order. */
@@ -158,6 +165,21 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExample>> = Ob
       ],
     },
     protectedFields: [],
+  },
+  OnReviewAdded: {
+    operationName: "OnReviewAdded",
+    variables: { productUpc: "2" },
+    data: {
+      reviewAdded: {
+        id: "r8",
+        rating: 4,
+        body: "Solid shelf.",
+        product: { upc: "2", name: "Walnut Bookshelf", price: 349 },
+        author: { id: "3", username: "grace", name: "Grace Hopper" },
+      },
+    },
+    protectedFields: [],
+    trigger: "AddReview",
   },
   SearchCatalog: {
     operationName: "SearchCatalog",

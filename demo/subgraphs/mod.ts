@@ -30,6 +30,7 @@ import {
   serveSubgraph,
   type ServeSubgraphOptions,
   type SubgraphResolvers,
+  type SubgraphStreamEvent,
 } from "../subgraph.ts";
 import * as accounts from "./accounts.ts";
 import * as inventory from "./inventory.ts";
@@ -70,6 +71,8 @@ export interface StartDemoOptions {
     body: { query: string; variables?: unknown },
     headers: Headers,
   ) => void;
+  /** Called when a subscription starts or ends at a subgraph (WebSocket or SSE). */
+  readonly onStream?: (subgraph: string, event: SubgraphStreamEvent) => void;
 }
 
 /** The running demo subgraphs. */
@@ -99,13 +102,14 @@ export function startDemoSubgraphs(
   const running: RunningSubgraph[] = [];
   try {
     for (const subgraph of DEMO_SUBGRAPHS) {
-      const onRequest = options.onRequest;
+      const { onRequest, onStream } = options;
       const serveOptions: ServeSubgraphOptions = {
         port: portOf(subgraph, options.basePort),
         ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
         ...(onRequest === undefined ? {} : {
           onRequest: (body, headers) => onRequest(subgraph.name, body, headers),
         }),
+        ...(onStream === undefined ? {} : { onStream: (event) => onStream(subgraph.name, event) }),
       };
       running.push(
         serveSubgraph(subgraph.name, {

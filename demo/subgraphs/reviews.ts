@@ -1,12 +1,15 @@
 /**
  * The `reviews` demo subgraph: reviews, `@provides(fields: "username")` on
- * `Review.author`, and the `addReview` mutation with its input object.
+ * `Review.author`, the `addReview` mutation with its input object, and the
+ * live field `reviewAdded`: every review `addReview` adds, as it is added
+ * (its product and author are entities the other subgraphs resolve).
  * SDL: `schema/reviews.graphql`.
  *
  * @module
  */
 import { GraphQLError } from "graphql";
 import { PRODUCTS, type ReviewRecord, REVIEWS, USERS } from "../data.ts";
+import { createFeed } from "../feed.ts";
 import type { SubgraphResolvers } from "../subgraph.ts";
 
 /** The subgraph SDL, read from `schema/reviews.graphql`. */
@@ -32,6 +35,7 @@ function badInput(message: string): GraphQLError {
  */
 export function createResolvers(): SubgraphResolvers {
   const reviews: ReviewRecord[] = [...REVIEWS];
+  const added = createFeed<ReviewRecord>({ maxQueued: 1000 });
   return {
     Query: {
       review: (_: unknown, args: { id: string }) => reviews.find((r) => r.id === args.id) ?? null,
@@ -58,7 +62,17 @@ export function createResolvers(): SubgraphResolvers {
           rating: input.rating,
         };
         reviews.push(review);
+        added.publish(review);
         return review;
+      },
+    },
+    Subscription: {
+      reviewAdded: {
+        subscribe: (_: unknown, args: { productUpc?: string | null }) =>
+          added.listen((review) =>
+            args.productUpc == null || review.productUpc === args.productUpc
+          ),
+        resolve: (review: ReviewRecord) => review,
       },
     },
     Review: {

@@ -18,6 +18,7 @@ import { type ConnectFailure, connectFailure } from "./errors.ts";
 import { clipForMessage } from "../errors.ts";
 import { isUtf8QueryString } from "../request/query_string.ts";
 import { decodeRequestMessage, MessageDecodeError } from "./json.ts";
+import { isConnectStreamContentType, streamContentTypeFailure } from "./stream.ts";
 import type { ContractModel, MethodModel } from "./model.ts";
 
 /** What the codec reads of an HTTP request. */
@@ -33,6 +34,14 @@ export type MessageSource =
   | {
     /** POST: the body, with its `Content-Encoding`. */
     readonly kind: "body";
+    readonly compression: "identity" | "gzip";
+  }
+  | {
+    /**
+     * A server-streaming POST: the body is one enveloped message, compressed
+     * (flag `0x01`) with `Connect-Content-Encoding` when it says so.
+     */
+    readonly kind: "envelope";
     readonly compression: "identity" | "gzip";
   }
   | {
@@ -114,6 +123,69 @@ function parseTimeout(value: string | null): CodecResult<number | null> {
   return { ok: true, value: Math.min(Number(value), MAX_TIMER_DELAY_MS) };
 }
 
+function checkProtocolVersion(headers: Headers): CodecResult<null> {
+  const version = headers.get("connect-protocol-version");
+  if (version === "1") return { ok: true, value: null };
+  return fail(connectFailure(
+    "invalid_argument",
+    version === null
+      ? 'Missing header "Connect-Protocol-Version": expected "1"'
+      : `Unsupported Connect-Protocol-Version "${clipForMessage(version)}": expected "1"`,
+  ));
+}
+
+/**
+ * A server-streaming method's call: POST only, `application/connect+json`,
+ * `Connect-Protocol-Version: 1`, compression from `Connect-Content-Encoding`.
+ */
+function resolveStreamCall(
+  method: MethodModel,
+  request: ConnectHttpRequest,
+): CodecResult<ConnectCall> {
+  if (request.method !== "POST") {
+    return fail(connectFailure(
+      "unimplemented",
+      `Method ${method.name} is server-streaming (a subscription): call it with POST and Content-Type application/connect+json, not ${
+        clipForMessage(request.method)
+      }`,
+      { status: 405, headers: { allow: "POST" } },
+    ));
+  }
+  const timeout = parseTimeout(request.headers.get("connect-timeout-ms"));
+  if (!timeout.ok) return timeout;
+  const contentType = request.headers.get("content-type");
+  if (!isConnectStreamContentType(contentType)) {
+    return fail(streamContentTypeFailure(contentType, method.name));
+  }
+  return postCall(method, request, { kind: "envelope", timeoutMs: timeout.value });
+}
+
+/**
+ * A POST whose `Content-Type` is accepted: the protocol version, then the
+ * compression (`Content-Encoding` of a unary body, `Connect-Content-Encoding`
+ * of a stream's envelopes).
+ */
+function postCall(
+  method: MethodModel,
+  request: ConnectHttpRequest,
+  options: { readonly kind: "body" | "envelope"; readonly timeoutMs: number | null },
+): CodecResult<ConnectCall> {
+  const version = checkProtocolVersion(request.headers);
+  if (!version.ok) return version;
+  const header = options.kind === "body" ? "Content-Encoding" : "Connect-Content-Encoding";
+  const compression = parseCompression(request.headers.get(header), header);
+  if (!compression.ok) return compression;
+  return {
+    ok: true,
+    value: {
+      method,
+      get: false,
+      source: { kind: options.kind, compression: compression.value },
+      timeoutMs: options.timeoutMs,
+    },
+  };
+}
+
 /** The GET parameters of the Connect protocol (each read once). */
 const GET_PARAMETERS = ["connect", "encoding", "message", "base64", "compression"] as const;
 
@@ -127,7 +199,9 @@ function decodeBase64Url(text: string): Uint8Array | null {
 /**
  * Resolves a request to a call: the method from the path, then the HTTP
  * method, then the protocol headers (POST) or parameters (GET). Refusals:
- * unknown method → 404 `unimplemented`; a mutation over GET → 405 with
+ * unknown method → 404 `unimplemented`; a server-streaming method (a
+ * subscription) other than by POST → 405, or with a `Content-Type` other than
+ * `application/connect+json` → 415; a mutation over GET → 405 with
  * `Allow: POST`; another HTTP method → 405; a POST whose `Content-Type` is not
  * JSON → 415; a missing or wrong `Connect-Protocol-Version` → 400
  * `invalid_argument`; missing, wrong or repeated `connect`, `encoding`,
@@ -172,6 +246,7 @@ export function resolveCall(
       { status: 404 },
     ));
   }
+  if (method.streaming) return resolveStreamCall(method, request);
   const allow = method.idempotent ? "GET, POST" : "POST";
   if (request.method === "GET" && !method.idempotent) {
     return fail(connectFailure(
@@ -202,29 +277,7 @@ export function resolveCall(
         { status: 415, headers: { "accept-post": "application/json" } },
       ));
     }
-    const version = request.headers.get("connect-protocol-version");
-    if (version !== "1") {
-      return fail(connectFailure(
-        "invalid_argument",
-        version === null
-          ? 'Missing header "Connect-Protocol-Version": expected "1"'
-          : `Unsupported Connect-Protocol-Version "${clipForMessage(version)}": expected "1"`,
-      ));
-    }
-    const compression = parseCompression(
-      request.headers.get("content-encoding"),
-      "Content-Encoding",
-    );
-    if (!compression.ok) return compression;
-    return {
-      ok: true,
-      value: {
-        method,
-        get: false,
-        source: { kind: "body", compression: compression.value },
-        timeoutMs: timeout.value,
-      },
-    };
+    return postCall(method, request, { kind: "body", timeoutMs: timeout.value });
   }
   if (!isUtf8QueryString(request.url.search)) {
     return fail(connectFailure(

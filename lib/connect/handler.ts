@@ -39,6 +39,13 @@ import {
   primaryError,
 } from "./errors.ts";
 import { encodeResponseMessage } from "./json.ts";
+import { decodeRequestEnvelope } from "./stream.ts";
+import {
+  connectStreamFailure,
+  connectStreamResponse,
+  type ConnectSubscribe,
+  failureOfResultErrors,
+} from "./stream_response.ts";
 import type { ContractModel } from "./model.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 
@@ -96,6 +103,11 @@ export function cacheKeyHeaders(config: Config): CacheKeyHeaders {
 
 /** What the Connect handler reads from the router state. */
 export interface ConnectDeps {
+  /**
+   * Starts a subscription (the engine's, handed in by the edge); absent or
+   * null: server-streaming methods answer `unimplemented`.
+   */
+  readonly subscribe?: ConnectSubscribe | null;
   readonly config: Config;
   readonly engine: Engine;
   readonly operations: OperationRegistry;
@@ -159,14 +171,23 @@ async function readMessage(
 ): Promise<CodecResult<string>> {
   const source = call.source;
   let raw: Uint8Array;
+  let gzip = source.compression === "gzip";
   if (source.kind === "body") raw = await bodyOf(request);
-  else if (typeof source.message !== "string") raw = source.message;
+  else if (source.kind === "envelope") {
+    const envelope = decodeRequestEnvelope(await bodyOf(request), {
+      limit,
+      compression: source.compression,
+    });
+    if (!envelope.ok) return envelope;
+    raw = envelope.value.data;
+    gzip = envelope.value.compressed;
+  } else if (typeof source.message !== "string") raw = source.message;
   else {
     return ENCODER.encode(source.message).byteLength > limit
       ? { ok: false, failure: tooLarge(limit) }
       : { ok: true, value: source.message };
   }
-  const bytes: CodecResult<Uint8Array> = source.compression === "gzip"
+  const bytes: CodecResult<Uint8Array> = gzip
     ? await gunzipLimited(raw, limit)
     : raw.byteLength > limit
     ? { ok: false, failure: tooLarge(limit) }
@@ -245,13 +266,16 @@ function deadlineFailure(timeoutMs: number | null): ConnectFailure {
   );
 }
 
+/** What a call runs with: its decoded message and its caller. */
+interface CallInput {
+  readonly variables: Record<string, unknown>;
+  readonly identity: VerifiedToken | null;
+}
+
 async function run(
   request: Request,
   call: ConnectCall,
-  input: {
-    readonly variables: Record<string, unknown>;
-    readonly identity: VerifiedToken | null;
-  },
+  input: CallInput,
   deps: ConnectDeps,
 ): Promise<CodecResult<ExecutionResult>> {
   const operation = call.method.operation;
@@ -317,6 +341,80 @@ async function run(
   }
 }
 
+/**
+ * A server-streaming call (a subscription): prepares the operation, starts it
+ * through `deps.subscribe` and streams its results until they end, fail, the
+ * deadline passes or the client leaves (which aborts the subscription's
+ * signal and returns its iterator, so the engine ends the upstream).
+ */
+async function serveStream(
+  request: Request,
+  call: ConnectCall,
+  input: CallInput,
+  deps: ConnectDeps,
+): Promise<Response> {
+  const subscribe = deps.subscribe ?? null;
+  if (subscribe === null) {
+    return connectStreamFailure(connectFailure(
+      "unimplemented",
+      `Method ${call.method.name} is a subscription, and this router serves no subscriptions`,
+    ));
+  }
+  const operation = call.method.operation;
+  const prepared = prepare(deps.engine, { query: operation.text, operationName: operation.name });
+  if (!prepared.ok) return connectStreamFailure(failureOfResultErrors(prepared.errors, true));
+  if (call.timeoutMs === 0) return connectStreamFailure(deadlineFailure(0));
+  const controller = new AbortController();
+  const offClient = onAbort(signalOf(request), () => controller.abort());
+  const stop = () => {
+    controller.abort();
+    offClient();
+  };
+  let started: Awaited<ReturnType<ConnectSubscribe>>;
+  try {
+    started = await subscribe({
+      operation: prepared.operation,
+      variables: input.variables,
+      identity: input.identity,
+      headers: request.headers,
+      requestId: requestIdOf(request),
+      signal: controller.signal,
+    });
+  } catch (error) {
+    stop();
+    const known = failureOfRouterError(error);
+    if (known !== null) return connectStreamFailure(known);
+    deps.log.error("Connect stream failed to start", {
+      method: call.method.name,
+      error: String(error),
+    });
+    return connectStreamFailure(connectFailure("internal", "Internal error"));
+  }
+  if (!(Symbol.asyncIterator in started)) {
+    stop();
+    const errors = started.errors ?? [];
+    return connectStreamFailure(
+      errors.length > 0
+        ? failureOfResultErrors(errors, !("data" in started))
+        : connectFailure("internal", "The subscription did not start"),
+    );
+  }
+  return connectStreamResponse(started, {
+    method: call.method,
+    timeoutMs: call.timeoutMs,
+    signal: controller.signal,
+    onEnd: (end) => {
+      stop();
+      if (end.kind === "failed" && end.failure.code === "internal") {
+        deps.log.error("Connect stream failed", {
+          method: call.method.name,
+          error: String(end.error ?? end.failure.message),
+        });
+      }
+    },
+  });
+}
+
 async function etagOf(body: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", ENCODER.encode(body));
   const hex = Array.from(
@@ -375,14 +473,22 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
     return connectErrorResponse(resolved.failure);
   }
   const call = resolved.value;
+  // A stream's protocol is agreed once resolveCall accepted it: its refusals ride in the stream.
+  const refuse = call.method.streaming ? connectStreamFailure : connectErrorResponse;
   // Who calls is settled before the message is decoded: a bad token, or an anonymous
   // call that must authenticate, costs no decoding and learns nothing from its errors.
   const access = await checkAccess(request, state, call, deps.config);
-  if ("failure" in access) return connectErrorResponse(access.failure);
+  if ("failure" in access) return refuse(access.failure);
   const text = await readMessage(request, call, state.maxMessageBytes);
-  if (!text.ok) return connectErrorResponse(text.failure);
+  if (!text.ok) return refuse(text.failure);
   const variables = decodeCallMessage(call.method, text.value, { limits: deps.engine.limits });
-  if (!variables.ok) return connectErrorResponse(variables.failure);
+  if (!variables.ok) return refuse(variables.failure);
+  if (call.method.streaming) {
+    return await serveStream(request, call, {
+      variables: variables.value,
+      identity: access.token,
+    }, deps);
+  }
   const executed = await run(
     request,
     call,

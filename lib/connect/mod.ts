@@ -1,9 +1,12 @@
 /**
- * Connect RPC facet: every operation of `operations_dir` is a unary method
- * `/<package>.<Service>/<Method>` callable over POST (all) and GET (queries)
- * with JSON in the proto3 JSON mapping of the generated `.proto`; plus the
- * `.proto` and OpenAPI generators. The codec, the model and the generators are
- * pure; {@linkcode handleConnect} is the edge.
+ * Connect RPC facet: every query and mutation of `operations_dir` is a unary
+ * method `/<package>.<Service>/<Method>` callable over POST (all) and GET
+ * (queries) with JSON in the proto3 JSON mapping of the generated `.proto`;
+ * every subscription is a server-streaming method (`application/connect+json`,
+ * enveloped messages, the end-of-stream message) fed by the engine through
+ * {@linkcode ConnectSubscribe}; plus the `.proto` and OpenAPI generators. The
+ * codecs, the model and the generators are pure; {@linkcode handleConnect} is
+ * the edge.
  *
  * @module
  */
@@ -37,6 +40,33 @@ export {
 } from "./errors.ts";
 export { decodeRequestMessage, encodeResponseMessage, MessageDecodeError } from "./json.ts";
 export {
+  CONNECT_STREAM_JSON,
+  decodeRequestEnvelope,
+  encodeEndStream,
+  encodeEnvelope,
+  encodeStreamMessage,
+  type EndStreamJson,
+  endStreamJson,
+  type EndStreamOptions,
+  ENVELOPE_HEADER_BYTES,
+  type EnvelopeResult,
+  FLAG_COMPRESSED,
+  FLAG_END_STREAM,
+  isConnectStreamContentType,
+  type RequestEnvelope,
+  streamContentTypeFailure,
+} from "./stream.ts";
+export {
+  connectStreamFailure,
+  connectStreamResponse,
+  type ConnectSubscribe,
+  type ConnectSubscribeRequest,
+  failureOfResultErrors,
+  type StreamEnd,
+  type StreamResponseOptions,
+  type StreamResult,
+} from "./stream_response.ts";
+export {
   buildContractModel,
   type ContractModel,
   type ContractOperation,
@@ -69,7 +99,8 @@ export { generateOpenApi, type GenerateOpenApiOptions, type JsonObject } from ".
  * Builds the Connect state: the contract model of the registry's operations
  * against the API schema, each method's access requirement, and (when
  * `authentication.jwt.jwks` is set) the token verifier. Operations that cannot
- * be methods (subscriptions, RPC-name clashes) are logged and left out.
+ * be methods (RPC-name clashes, types the mapping cannot express) are logged
+ * and left out.
  *
  * @param deps Config, engine, operations, logger.
  * @returns The state, or null when Connect is disabled.

@@ -114,6 +114,11 @@ export interface MethodModel {
   readonly operation: ContractOperation;
   /** Queries have no side effects: GET allowed, `NO_SIDE_EFFECTS`. */
   readonly idempotent: boolean;
+  /**
+   * Subscriptions are server-streaming methods (`returns (stream …)`): one
+   * response message per event, over `application/connect+json` (POST only).
+   */
+  readonly streaming: boolean;
   readonly request: MessageModel;
   readonly response: MessageModel;
 }
@@ -127,7 +132,7 @@ export interface ContractModel {
   readonly enums: readonly EnumModel[];
   /** Input-object messages used by any method, sorted by name. */
   readonly inputs: readonly MessageModel[];
-  /** Operations left out, with why (subscriptions, unnamed, name clashes). */
+  /** Operations left out, with why (name clashes, types the mapping cannot express). */
   readonly skipped: readonly { readonly name: string; readonly reason: string }[];
 }
 
@@ -565,6 +570,8 @@ function methodModel(builder: Builder, operation: ContractOperation, name: strin
   }
   const root = definition.operation === "mutation"
     ? builder.schema.getMutationType()
+    : definition.operation === "subscription"
+    ? builder.schema.getSubscriptionType()
     : builder.schema.getQueryType();
   if (root === null || root === undefined) {
     throw new TypeError(`The schema has no ${definition.operation} type`);
@@ -578,6 +585,7 @@ function methodModel(builder: Builder, operation: ContractOperation, name: strin
     name,
     operation,
     idempotent: operation.kind === "query",
+    streaming: operation.kind === "subscription",
     request: messageOf({
       name: `${name}Request`,
       fullName: `${name}Request`,
@@ -597,8 +605,9 @@ function methodModel(builder: Builder, operation: ContractOperation, name: strin
 
 /**
  * Builds the contract model of the operations against the API schema.
- * Subscriptions (no unary form) and operations whose RPC name clashes with an
- * earlier one are skipped, with a reason.
+ * Queries and mutations are unary methods, subscriptions server-streaming
+ * ones; operations whose RPC name clashes with an earlier one are skipped,
+ * with a reason.
  *
  * @example
  * ```ts
@@ -628,10 +637,6 @@ export function buildContractModel(
   const byName = new Map<string, MethodModel>();
   const skipped: { name: string; reason: string }[] = [];
   for (const operation of operations) {
-    if (operation.kind === "subscription") {
-      skipped.push({ name: operation.name, reason: "Subscriptions have no unary Connect method" });
-      continue;
-    }
     const name = pascalCase(operation.name);
     if (byName.has(name)) {
       skipped.push({ name: operation.name, reason: `RPC name "${name}" is already taken` });

@@ -1,6 +1,7 @@
 /**
  * The OpenAPI 3.1 generator: the Connect methods as HTTP operations (POST for
- * every method, GET with `connect`, `encoding`, `message` for queries), their
+ * every method, GET with `connect`, `encoding`, `message` for queries,
+ * `application/connect+json` streams for subscriptions), their
  * request/response schemas in proto3 JSON form and the Connect error schema.
  * Pure: contract model in, document object out.
  *
@@ -8,7 +9,7 @@
  */
 import type { ConnectCode } from "./errors.ts";
 import { CONNECT_HTTP_STATUS } from "./errors.ts";
-import type { ContractModel, EnumModel, FieldModel, MessageModel } from "./model.ts";
+import type { ContractModel, EnumModel, FieldModel, MessageModel, MethodModel } from "./model.ts";
 
 /** Options for {@linkcode generateOpenApi}. */
 export interface GenerateOpenApiOptions {
@@ -181,6 +182,7 @@ export function generateOpenApi(model: ContractModel, options: GenerateOpenApiOp
       responses: { "200": ok, ...ERROR_RESPONSES },
       security,
     };
+    if (method.streaming) streamingPost(post, method);
     const item: JsonObject = { post };
     if (method.idempotent) {
       item.get = {
@@ -281,6 +283,41 @@ export function generateOpenApi(model: ContractModel, options: GenerateOpenApiOp
     components,
   };
 }
+
+/**
+ * Turns a method's POST into its server-streaming form: `application/connect+json`
+ * both ways, the envelope framing and the end-of-stream message described, and
+ * `x-connect-streaming: server` for tools that read it.
+ */
+function streamingPost(post: JsonObject, method: MethodModel): void {
+  post.description = `${post.description}\n\n${STREAMING_NOTE}`;
+  post["x-connect-streaming"] = "server";
+  post.requestBody = {
+    required: true,
+    description: `One enveloped ${method.request.name} message (5-byte header, then the JSON).`,
+    content: {
+      "application/connect+json": { schema: { $ref: `${REF}${method.request.fullName}` } },
+    },
+  };
+  post.responses = {
+    "200": {
+      description:
+        `A stream of enveloped ${method.response.name} messages, one per event, then the ` +
+        "end-of-stream message `{error?, metadata?}` (an error ends the stream there, " +
+        "not with an HTTP status).",
+      content: {
+        "application/connect+json": { schema: { $ref: `${REF}${method.response.fullName}` } },
+      },
+    },
+    ...ERROR_RESPONSES,
+  };
+}
+
+const STREAMING_NOTE = "**Server streaming** (a GraphQL subscription): call it with " +
+  "`Content-Type: application/connect+json`. The request body is one enveloped message; the " +
+  "response is a Connect stream: each message is enveloped as 1 flag byte, a 4-byte " +
+  "big-endian length and the JSON, and the last one (flag `0x02`) is the end-of-stream " +
+  "message `{error?, metadata?}`.";
 
 function connectErrorSchema(): JsonObject {
   const codes = Object.keys(CONNECT_HTTP_STATUS) as ConnectCode[];

@@ -225,7 +225,8 @@ function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T>
 
 /**
  * Generates `service.proto` for the contract: proto3, the package, one service
- * with an rpc per method (queries marked `NO_SIDE_EFFECTS`), request/response
+ * with an rpc per method (queries marked `NO_SIDE_EFFECTS`, subscriptions
+ * server-streaming: `returns (stream …Response)`), request/response
  * messages, input messages and enums, GraphQL descriptions as comments. Clean
  * under `buf lint` (STANDARD) when the package ends in a version (`v1`) and
  * the service name ends in `Service`.
@@ -281,8 +282,8 @@ export function generateProto(model: ContractModel, options: GenerateProtoOption
     const description = method.operation.description ??
       `The GraphQL ${method.operation.kind} ${method.operation.name}.`;
     lines.push(...comment(description, "  "));
-    const signature =
-      `  rpc ${method.name}(${method.request.name}) returns (${method.response.name})`;
+    const returns = method.streaming ? `stream ${method.response.name}` : method.response.name;
+    const signature = `  rpc ${method.name}(${method.request.name}) returns (${returns})`;
     if (method.idempotent) {
       lines.push(`${signature} {`, "    option idempotency_level = NO_SIDE_EFFECTS;", "  }");
     } else {

@@ -105,9 +105,6 @@ function parseFile(file: OperationFile, schema: GraphQLSchema, limits: Operation
   const overLimit = checkOperationLimits(document, limits);
   if (overLimit !== null) return { ok: false, reason: overLimit.message };
   if (!operation.name) return { ok: false, reason: "The operation has no name" };
-  if (operation.operation === "subscription") {
-    return { ok: false, reason: "Subscriptions are not supported" };
-  }
   const errors = validate(schema, document, specifiedRules, { maxErrors: 10 });
   if (errors.length > 0) {
     return { ok: false, reason: `Invalid operation: ${errors.map((e) => e.message).join("; ")}` };
@@ -129,8 +126,10 @@ function parseFile(file: OperationFile, schema: GraphQLSchema, limits: Operation
 
 /**
  * Builds the registry: files in path order, one named operation each
- * (fragments allowed); subscriptions, invalid operations and files with zero or
- * several operations are skipped with a reason; of two operations with the same
+ * (fragments allowed); invalid operations and files with zero or several
+ * operations are skipped with a reason; subscriptions are registered (Connect
+ * serves them as server-streaming methods; MCP leaves them out, a tool call
+ * answers once); of two operations with the same
  * name the first (by path) wins.
  *
  * @example

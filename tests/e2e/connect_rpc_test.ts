@@ -152,8 +152,13 @@ Deno.test("issue 5: the generated proto of the demo operations passes `buf lint`
       ["GetUser", 1],
       ["GetUserAccount", 1],
       ["ListProducts", 1],
+      ["OnReviewAdded", 0],
       ["SearchCatalog", 1],
     ]);
+    assert.equal(
+      registry.getService(SERVICE)?.methods.find((m) => m.name === "OnReviewAdded")?.methodKind,
+      "server_streaming",
+    );
     // The lint is real: the same file with a non-standard service name fails it.
     await Deno.writeTextFile(protoPath, proto.replace("service GraphService {", "service Graph {"));
     const bad = await runDeno([BUF, "lint", dir], { cwd: dir, project: false });

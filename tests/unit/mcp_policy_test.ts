@@ -156,6 +156,27 @@ Deno.test("issue 4: tool names, descriptions, annotations and built-ins", () => 
   ]);
 });
 
+Deno.test("issue 29: a subscription operation gets no tool and is not listed by get_operation_info", () => {
+  const schema = buildSchema(`
+    type Query { hello: String }
+    type Subscription { "A feed" ticks: Int }
+  `);
+  const registry = buildOperationRegistry([
+    { path: "a.graphql", text: "subscription OnTick { ticks }" },
+    { path: "b.graphql", text: "query Hello { hello }" },
+  ], schema);
+  assert.deepEqual(registry.operations.map((o) => o.kind), ["subscription", "query"]);
+  const built = buildTools({ config: mcpConfig(), registry, schema, access: new Map() });
+  assert.deepEqual(built.tools.map((t) => t.name), [
+    "execute_operation_hello",
+    "get_operation_info",
+    "execute_graphql",
+    "get_schema",
+  ]);
+  assert.deepEqual(built.tools[1]!.inputSchema.properties?.operationName?.enum, ["Hello"]);
+  assert.deepEqual(built.skipped, [], "left out on purpose, not a failure to log");
+});
+
 Deno.test("issue 4: omit_tool_name_prefix; a name colliding with a built-in is skipped; exclude_mutations", () => {
   const built = buildTools({
     config: mcpConfig({ omit_tool_name_prefix: true, exclude_mutations: true }),

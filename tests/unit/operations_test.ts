@@ -10,7 +10,7 @@ const SCHEMA = buildSchema(`
   input Filter { name: String!, limit: Int = 10, tags: [String!] }
 `);
 
-Deno.test("issue 4: one named operation per file; subscriptions, invalid and anonymous operations are skipped", () => {
+Deno.test("issue 4: one named operation per file; invalid and anonymous operations are skipped, subscriptions registered (issue 29)", () => {
   const registry = buildOperationRegistry([
     {
       path: "b.graphql",
@@ -22,12 +22,12 @@ Deno.test("issue 4: one named operation per file; subscriptions, invalid and ano
     { path: "e.graphql", text: "query A { hello } query B { hello }" },
     { path: "f.graphql", text: "mutation Rename($n: String!) { rename(name: $n) }" },
   ], SCHEMA);
-  assert.deepEqual(registry.operations.map((o) => [o.name, o.kind]), [["GetUser", "query"], [
-    "Rename",
-    "mutation",
-  ]]);
+  assert.deepEqual(registry.operations.map((o) => [o.name, o.kind]), [
+    ["Tick", "subscription"],
+    ["GetUser", "query"],
+    ["Rename", "mutation"],
+  ]);
   assert.deepEqual(registry.skipped.map((s) => s.path), [
-    "a.graphql",
     "c.graphql",
     "d.graphql",
     "e.graphql",
