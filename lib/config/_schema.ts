@@ -66,6 +66,8 @@ export interface ListNode {
   readonly default: readonly string[];
   /** YAML also takes a single string (a one-item list). */
   readonly scalar?: boolean;
+  /** File paths: each resolved against the config file's folder. */
+  readonly file?: boolean;
 }
 
 /** One of a fixed set of strings. */
@@ -215,6 +217,19 @@ const SUBGRAPH_TRAFFIC = object({
     rolling_duration_ms: { kind: "duration", default: 10_000 },
   }),
 });
+
+/** `rate_limit.<facet>`: a facet's own numbers (0 = the `rate_limit` value). */
+const FACET_RATE_LIMIT = object({
+  enabled: bool(true),
+  rate: { kind: "int", default: 0 },
+  burst: { kind: "int", default: 0 },
+  period_ms: { kind: "duration", default: 0 },
+});
+
+/** `<feature>.storage` (Cosmo's shape): which `storage_providers.redis` entry; "" = memory. */
+function storage(prefix: string): ObjectNode {
+  return object({ provider_id: str(""), key_prefix: str(prefix) });
+}
 
 /** The whole configuration schema; key names are the YAML names. */
 export const CONFIG_SCHEMA: ObjectNode = object({
@@ -408,6 +423,47 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     }),
     all: SUBGRAPH_TRAFFIC,
     subgraphs: { kind: "record", value: SUBGRAPH_TRAFFIC },
+  }),
+  // Issue 30: state shared across replicas (lib/store/), trusted documents, APQ, rate limits.
+  storage_providers: object({
+    redis: {
+      kind: "array",
+      item: object({
+        id: { kind: "string", required: true },
+        urls: list(),
+        cluster_enabled: bool(false),
+        connect_timeout_ms: { kind: "duration", default: 1_000, min: 1 },
+        command_timeout_ms: { kind: "duration", default: 250, min: 1 },
+      }),
+    },
+  }),
+  persisted_operations: object({
+    manifests: { kind: "list", default: [], file: true },
+    safelist: object({ enabled: bool(false) }),
+    log_unknown: bool(false),
+  }),
+  automatic_persisted_queries: object({
+    enabled: bool(true),
+    cache: object({
+      max_bytes: { kind: "size", default: 16_000_000 },
+      ttl_ms: { kind: "duration", default: 86_400_000, min: 1 },
+    }),
+    storage: storage("gw_apq"),
+  }),
+  rate_limit: object({
+    enabled: bool(false),
+    key: str("client_ip"),
+    rate: { kind: "int", default: 10, min: 1 },
+    burst: { kind: "int", default: 10, min: 1 },
+    period_ms: { kind: "duration", default: 1_000, min: 1 },
+    reject_exceeding_requests: bool(true),
+    fail_open: bool(true),
+    trusted_proxies: list(),
+    max_keys: { kind: "int", default: 100_000, min: 1 },
+    storage: storage("gw_rate_limit"),
+    graphql: FACET_RATE_LIMIT,
+    mcp: FACET_RATE_LIMIT,
+    connect: FACET_RATE_LIMIT,
   }),
   shutdown_delay_ms: { kind: "duration", default: 0 },
   grace_period_ms: { kind: "duration", default: 30_000 },
