@@ -11,9 +11,13 @@
  * client reconnects in the background (100 ms, growing to 2 s). The
  * availability is reported once per change (`onAvailability`).
  *
+ * The client is loaded when a provider is first used, by a dynamic import
+ * (a router without Redis loads none of it; its Node type declarations,
+ * which clash with Deno's Web Crypto types, stay out of the type check).
+ * `deno compile` needs `--include npm:redis` for it.
+ *
  * @module
  */
-import { createClient, createCluster } from "redis";
 import type { RedisProviderConfig } from "../config/types.ts";
 import { GCRA_LUA, type GcraDecision, type GcraLimit } from "./gcra.ts";
 import { type SharedStore, StoreUnavailable } from "./types.ts";
@@ -35,6 +39,15 @@ interface Commands {
   on(event: string, listener: (...args: unknown[]) => void): unknown;
 }
 
+/** The npm client's two constructors, as this module uses them. */
+interface RedisModule {
+  createClient(options: unknown): Commands;
+  createCluster(options: unknown): Commands;
+}
+
+/** Not a literal: the type checker leaves the module (and its Node types) alone. */
+const REDIS_MODULE: string = "redis";
+
 /** SHA-1 of {@linkcode GCRA_LUA}: what EVALSHA names. */
 async function scriptSha(script: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(script));
@@ -45,10 +58,11 @@ async function scriptSha(script: string): Promise<string> {
 export class RedisStore implements SharedStore {
   /** Always `redis`. */
   readonly kind = "redis" as const;
-  readonly #client: Commands;
+  #client: Commands | null = null;
   readonly #commandTimeoutMs: number;
   readonly #onAvailability: (available: boolean, error: string) => void;
-  #available = false;
+  /** null until the first word from Redis (so the first failure is reported too). */
+  #available: boolean | null = null;
   #closed = false;
   #sha: string | null = null;
 
@@ -64,26 +78,26 @@ export class RedisStore implements SharedStore {
       connectTimeout: provider.connect_timeout_ms,
       reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 5), 2_000),
     };
-    const client = provider.cluster_enabled
-      ? createCluster({
-        rootNodes: provider.urls.map((url) => ({ url })),
-        defaults: { socket, disableOfflineQueue: true },
-      })
-      : createClient({ url: provider.urls[0]!, socket, disableOfflineQueue: true });
-    this.#client = client as unknown as Commands;
-    this.#client.on("ready", () => this.#set(true, ""));
-    this.#client.on(
-      "error",
-      (error) => this.#set(false, String((error as Error)?.message ?? error)),
-    );
-    this.#client.on("end", () => this.#set(false, "connection closed"));
-    this.#client.connect().catch((error) => this.#set(false, String(error?.message ?? error)));
     void scriptSha(GCRA_LUA).then((sha) => this.#sha = sha);
+    void (import(REDIS_MODULE) as Promise<RedisModule>).then((redis) => {
+      if (this.#closed) return;
+      const client = provider.cluster_enabled
+        ? redis.createCluster({
+          rootNodes: provider.urls.map((url) => ({ url })),
+          defaults: { socket, disableOfflineQueue: true },
+        })
+        : redis.createClient({ url: provider.urls[0]!, socket, disableOfflineQueue: true });
+      this.#client = client;
+      client.on("ready", () => this.#set(true, ""));
+      client.on("error", (error) => this.#set(false, String((error as Error)?.message ?? error)));
+      client.on("end", () => this.#set(false, "connection closed"));
+      client.connect().catch((error) => this.#set(false, String(error?.message ?? error)));
+    }, (error) => this.#set(false, `Cannot load the Redis client: ${error?.message ?? error}`));
   }
 
   /** Whether the last word from Redis was a working connection. */
   get available(): boolean {
-    return this.#available;
+    return this.#available === true;
   }
 
   #set(available: boolean, error: string): void {
@@ -93,8 +107,11 @@ export class RedisStore implements SharedStore {
   }
 
   /** Runs a command within the command timeout; any failure is {@linkcode StoreUnavailable}. */
-  async #run<T>(command: () => Promise<T>): Promise<T> {
-    if (!this.#available) throw new StoreUnavailable("Redis is not connected");
+  async #run<T>(command: (client: Commands) => Promise<T>): Promise<T> {
+    const client = this.#client;
+    if (this.#available !== true || client === null) {
+      throw new StoreUnavailable("Redis is not connected");
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -104,7 +121,7 @@ export class RedisStore implements SharedStore {
       );
     });
     try {
-      return await Promise.race([command(), timeout]);
+      return await Promise.race([command(client), timeout]);
     } catch (error) {
       if (error instanceof StoreUnavailable) throw error;
       throw new StoreUnavailable(`Redis command failed: ${(error as Error)?.message}`, {
@@ -117,13 +134,13 @@ export class RedisStore implements SharedStore {
 
   /** {@inheritDoc SharedStore.get} */
   async get(key: string): Promise<string | null> {
-    const value = await this.#run(() => this.#client.get(key));
+    const value = await this.#run((client) => client.get(key));
     return typeof value === "string" ? value : null;
   }
 
   /** {@inheritDoc SharedStore.set} */
   async set(key: string, value: string, ttlMs: number): Promise<void> {
-    await this.#run(() => this.#client.set(key, value, { PX: Math.max(1, Math.ceil(ttlMs)) }));
+    await this.#run((client) => client.set(key, value, { PX: Math.max(1, Math.ceil(ttlMs)) }));
   }
 
   /** {@inheritDoc SharedStore.rateLimit} */
@@ -132,16 +149,16 @@ export class RedisStore implements SharedStore {
       keys: [key],
       arguments: [String(limit.rate), String(limit.burst), String(limit.periodMs)],
     };
-    const reply = await this.#run(async () => {
+    const reply = await this.#run(async (client) => {
       if (this.#sha !== null) {
         try {
-          return await this.#client.evalSha(this.#sha, options);
+          return await client.evalSha(this.#sha, options);
         } catch (error) {
           if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
         }
       }
       // EVAL also loads the script: the next EVALSHA finds it.
-      return await this.#client.eval(GCRA_LUA, options);
+      return await client.eval(GCRA_LUA, options);
     });
     const [allowed, remaining, retryAfterMs, resetAfterMs] = (reply as number[]).map(Number);
     return {
@@ -156,7 +173,7 @@ export class RedisStore implements SharedStore {
   close(): Promise<void> {
     this.#closed = true;
     try {
-      this.#client.destroy();
+      this.#client?.destroy();
     } catch {
       // Closed already.
     }
