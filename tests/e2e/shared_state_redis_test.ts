@@ -1,0 +1,158 @@
+/**
+ * Issue 30 with a real redis-server: two router processes share APQ
+ * registrations and one rate-limit budget; Redis killed mid-run gives the
+ * documented fallback (APQ from memory, rate limits fail open) and no request
+ * fails for it; when Redis returns, the shared budget holds again.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type ServeProcess, spawnServe } from "./_cli.ts";
+import { REDIS_SERVER, type RedisServer, startRedis } from "./_redis.ts";
+import { oneSubgraphWorkspace } from "./_workspace.ts";
+import { sha256Hex } from "../../lib/persisted/mod.ts";
+
+interface Fleet {
+  readonly urls: readonly string[];
+  readonly routers: readonly ServeProcess[];
+  readonly redis: RedisServer;
+  close(): Promise<void>;
+}
+
+/** A subgraph, a Redis, and two router processes on one config. */
+async function fleet(rateLimit: string): Promise<Fleet> {
+  const redis = await startRedis();
+  const subgraph = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => Response.json({ data: { hello: "world" } }),
+  );
+  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
+    sdl: "type Query { hello: String }",
+    extra: `storage_providers:
+  redis:
+    - id: shared
+      urls: ["${redis.url}"]
+      command_timeout: 200ms
+      connect_timeout: 200ms
+automatic_persisted_queries:
+  storage: { provider_id: shared }
+rate_limit:
+  enabled: true
+  key: "header:X-Client"
+  storage: { provider_id: shared }
+${rateLimit}
+`,
+  });
+  const routers = [spawnServe(join(dir, "config.yaml")), spawnServe(join(dir, "config.yaml"))];
+  const urls: string[] = [];
+  for (const router of routers) {
+    const line = await router.waitFor((l) => l.includes("GW Router listening"));
+    urls.push(JSON.parse(line).url);
+    await router.waitFor((l) => l.includes("Redis connected"));
+  }
+  return {
+    urls,
+    routers,
+    redis,
+    async close() {
+      await Promise.all(routers.map((router) => router.close()));
+      await redis.stop();
+      await subgraph.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+async function post(url: string, body: unknown, client = "c1"): Promise<Response> {
+  return await fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json", "x-client": client },
+    body: JSON.stringify(body),
+  });
+}
+
+const ignore = REDIS_SERVER === null;
+
+Deno.test({
+  name: "issue 30: two routers share APQ registrations and one rate-limit budget through Redis",
+  ignore,
+  async fn() {
+    const { urls, close } = await fleet("  rate: 40\n  burst: 40\n  period: 1m");
+    try {
+      const query = "{ hello }";
+      const extensions = { persistedQuery: { version: 1, sha256Hash: await sha256Hex(query) } };
+      // Registered on the first router, served by hash on the second.
+      const registered = await post(urls[0]!, { query, extensions }, "apq");
+      assert.deepEqual(await registered.json(), { data: { hello: "world" } });
+      const byHash = await post(urls[1]!, { extensions }, "apq");
+      assert.deepEqual(await byHash.json(), { data: { hello: "world" } });
+      // One budget: 40 at once for client c1, whichever router answers.
+      let allowed = 0;
+      let lastRefusal: Response | null = null;
+      for (let i = 0; i < 80; i++) {
+        const response = await post(urls[i % 2]!, { query });
+        if (response.status === 200) allowed++;
+        else {
+          assert.equal(response.status, 429);
+          lastRefusal = response;
+        }
+        await response.body?.cancel();
+      }
+      // ±5 %: refills during the run (40 per minute) add at most a couple.
+      assert.ok(allowed >= 38 && allowed <= 42, `allowed ${allowed} of 80, budget 40`);
+      assert.ok(lastRefusal !== null);
+      assert.ok(Number(lastRefusal.headers.get("retry-after")) >= 1);
+      assert.equal(lastRefusal.headers.get("ratelimit-limit"), "40");
+      assert.equal(lastRefusal.headers.get("ratelimit-remaining"), "0");
+    } finally {
+      await close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "issue 30: Redis killed mid-run: APQ from memory, rate limits fail open, no request fails; the shared budget returns with Redis",
+  ignore,
+  async fn() {
+    const { urls, routers, redis, close } = await fleet("  rate: 5\n  burst: 5\n  period: 1m");
+    try {
+      const [a, b] = urls as [string, string];
+      const query = "{ hello }";
+      const extensions = { persistedQuery: { version: 1, sha256Hash: await sha256Hex(query) } };
+      await redis.stop();
+      // Every request is answered, none fails for Redis: 20 > burst 5 (fail open).
+      for (let i = 0; i < 20; i++) {
+        const response = await post(i % 2 ? a : b, { query }, `down-${Math.floor(i / 10)}`);
+        const text = await response.text();
+        assert.equal(response.status, 200, `request ${i}: ${text}`);
+      }
+      // APQ registers and serves from memory on the same router.
+      const registered = await post(a, { query, extensions }, "apq-down");
+      assert.deepEqual(await registered.json(), { data: { hello: "world" } });
+      const byHash = await post(a, { extensions }, "apq-down");
+      assert.deepEqual(await byHash.json(), { data: { hello: "world" } });
+      // Logged once per change of state.
+      for (const router of routers) {
+        await router.waitFor((l) => l.includes("Redis unavailable"));
+      }
+      await redis.start();
+      for (const router of routers) {
+        const connected = (l: string) => l.includes("Redis connected");
+        await router.waitFor((l) => connected(l) && router.lines.filter(connected).length >= 2);
+      }
+      // Shared again: client "back" gets 5 across both routers, then 429.
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const response = await post(i % 2 ? a : b, { query }, "back");
+        statuses.push(response.status);
+        await response.body?.cancel();
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429, 429]);
+      for (const router of routers) {
+        assert.equal(router.lines.filter((l) => l.includes("Redis unavailable")).length, 1);
+      }
+    } finally {
+      await close();
+    }
+  },
+});
