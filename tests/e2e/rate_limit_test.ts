@@ -1,0 +1,164 @@
+/**
+ * Issue 30, rate limits over real sockets (memory store): a burst, then 429
+ * with a correct `Retry-After` and the `RateLimit-*` fields; per-key
+ * isolation; a spoofed `X-Forwarded-For` ignored unless the peer is a
+ * trusted proxy; Connect's `resource_exhausted` and MCP's 429 before any JSON-RPC.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
+import { oneSubgraphWorkspace } from "./_workspace.ts";
+
+/** The router serves TCP itself (no connection guard), so it sees the peer's address. */
+const NO_GUARD = `traffic_shaping:
+  router: { header_read_timeout: 0s, keep_alive_timeout: 0s, max_connections: 0 }`;
+
+async function setUp(
+  rateLimit: string,
+): Promise<{ router: RunningRouter; close(): Promise<void> }> {
+  const subgraph = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => Response.json({ data: { hello: "world" } }),
+  );
+  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
+    sdl: "type Query { hello: String }",
+    extra: `log_level: error\n${NO_GUARD}\nrate_limit:\n  enabled: true\n${rateLimit}\n`,
+  });
+  const configPath = join(dir, "config.yaml");
+  const config = await Deno.readTextFile(configPath);
+  await Deno.writeTextFile(
+    configPath,
+    config.replace(
+      "mcp: { enabled: false }",
+      'mcp: { enabled: true, server: { base_url: "http://127.0.0.1" } }',
+    ),
+  );
+  await Deno.writeTextFile(join(dir, "ops", "Hello.graphql"), "query Hello { hello }");
+  const router = await startRouter({ configPath });
+  return {
+    router,
+    async close() {
+      await router.shutdown();
+      await subgraph.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+async function post(url: string, headers: Record<string, string> = {}): Promise<Response> {
+  const response = await fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json", ...headers },
+    body: JSON.stringify({ query: "{ hello }" }),
+  });
+  await response.bytes();
+  return response;
+}
+
+Deno.test("issue 30: a burst of `burst` requests, then 429 RATE_LIMITED with Retry-After and RateLimit-*", async () => {
+  // 3 at once, one more every 10 s.
+  const { router, close } = await setUp("  rate: 6\n  burst: 3\n  period: 1m");
+  try {
+    const statuses: number[] = [];
+    let last: Response | null = null;
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      last = await post(router.url);
+      statuses.push(last.status);
+      remaining.push(last.headers.get("ratelimit-remaining") ?? "");
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
+    assert.deepEqual(remaining, ["2", "1", "0", "0", "0"]);
+    // The next slot comes one emission interval (10 s) after the burst began.
+    const retryAfter = Number(last!.headers.get("retry-after"));
+    assert.ok(retryAfter >= 9 && retryAfter <= 10, `Retry-After ${retryAfter}`);
+    assert.equal(last!.headers.get("ratelimit-limit"), "3");
+    assert.ok(Number(last!.headers.get("ratelimit-reset")) >= 29);
+    const refused = await fetch(`${router.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ query: "{ hello }" }),
+    });
+    const body = await refused.json();
+    assert.equal(body.errors[0].extensions.code, "RATE_LIMITED");
+    assert.equal(body.errors[0].extensions.retry_after, retryAfter);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("issue 30: budgets are per facet and per key; Connect answers resource_exhausted, MCP 429 before JSON-RPC", async () => {
+  const { router, close } = await setUp(
+    "  key: header:X-Api-Key\n  rate: 1\n  burst: 1\n  period: 1m",
+  );
+  try {
+    assert.equal((await post(router.url, { "x-api-key": "a" })).status, 200);
+    assert.equal((await post(router.url, { "x-api-key": "a" })).status, 429);
+    // Another key has its own budget.
+    assert.equal((await post(router.url, { "x-api-key": "b" })).status, 200);
+    const connect = async () =>
+      await fetch(`${router.url}/service.v1.GraphService/Hello`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "connect-protocol-version": "1",
+          "x-api-key": "a",
+        },
+        body: "{}",
+      });
+    // Connect's budget is its own: key "a" spent only GraphQL's.
+    const first = await connect();
+    assert.equal(first.status, 200);
+    await first.body?.cancel();
+    const second = await connect();
+    assert.equal(second.status, 429);
+    assert.deepEqual((await second.json()).code, "resource_exhausted");
+    const mcp = async () =>
+      await fetch(`${router.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "x-api-key": "a",
+        },
+        body: "{not even json",
+      });
+    await (await mcp()).body?.cancel();
+    const limited = await mcp();
+    assert.equal(limited.status, 429);
+    const body = await limited.json();
+    assert.equal(body.jsonrpc, "2.0");
+    assert.equal(body.id, null);
+    assert.ok(limited.headers.get("retry-after"));
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("issue 30: a spoofed X-Forwarded-For is ignored unless the peer is a trusted proxy", async () => {
+  const untrusted = await setUp("  rate: 1\n  burst: 1\n  period: 1m");
+  try {
+    // Every request comes from 127.0.0.1: a new X-Forwarded-For each time buys nothing.
+    assert.equal((await post(untrusted.router.url, { "x-forwarded-for": "1.1.1.1" })).status, 200);
+    assert.equal((await post(untrusted.router.url, { "x-forwarded-for": "2.2.2.2" })).status, 429);
+  } finally {
+    await untrusted.close();
+  }
+  const trusted = await setUp(
+    '  rate: 1\n  burst: 1\n  period: 1m\n  trusted_proxies: ["127.0.0.0/8", "10.0.0.0/8"]',
+  );
+  try {
+    const url = trusted.router.url;
+    // The peer is a trusted proxy: the right-most untrusted hop is the client.
+    assert.equal((await post(url, { "x-forwarded-for": "1.1.1.1" })).status, 200);
+    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 200);
+    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 429);
+    // A hop the client wrote left of the last untrusted one changes nothing.
+    assert.equal(
+      (await post(url, { "x-forwarded-for": "9.9.9.9, 2.2.2.2, 10.0.0.7" })).status,
+      429,
+    );
+  } finally {
+    await trusted.close();
+  }
+});
