@@ -295,11 +295,6 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     throw error;
   }
   logStartup(log, config, url, state);
-  if (config.rate_limit.enabled && config.rate_limit.key === "client_ip" && guard?.counts()) {
-    log.warn(
-      "rate_limit.key client_ip: behind the connection guard the router does not see the peer address, so all clients share one budget; set traffic_shaping.router.header_read_timeout, keep_alive_timeout and max_connections to 0 (a proxy in front keeps those limits), or key by token_subject or header:<Name>",
-    );
-  }
 
   let reloading: Promise<boolean> = Promise.resolve(true);
   async function reloadOnce(): Promise<boolean> {

@@ -14,6 +14,7 @@ import type { RouterState } from "../state/mod.ts";
 // prom-client and the OpenTelemetry SDK whether configured or not.
 import { acceptRequestId, REQUEST_ID_HEADER } from "../request/request_id.ts";
 import { withContext } from "../request/context.ts";
+import { peerAddress } from "../request/client_ip.ts";
 import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts";
 import type { RouteTable } from "../telemetry/telemetry.ts";
 import { type DecodedBody, readBodyDecoded } from "./body.ts";
@@ -170,7 +171,11 @@ export function createHandler(
     let limitHeaders: Readonly<Record<string, string>> | null = null;
     const limited = routes.rateLimit === null ? null : routes.limitedFacet(facet);
     if (limited !== null && routes.rateLimit !== null) {
-      const verdict = await routes.rateLimit(limited, request, peerOf(info));
+      const verdict = await routes.rateLimit(
+        limited,
+        request,
+        peerAddress(info?.remoteAddr, request),
+      );
       limitHeaders = verdict.headers;
       if (verdict.refusal !== null) {
         await request.body?.cancel().catch(() => {});
@@ -242,12 +247,6 @@ export function createHandler(
       return scope && telemetry ? telemetry.end(scope, answered) : answered;
     }
   }
-}
-
-/** The connection's remote address when the router serves TCP itself (not behind its relay). */
-function peerOf(info: Deno.ServeHandlerInfo | undefined): string | null {
-  const address = info?.remoteAddr;
-  return address !== undefined && address.transport === "tcp" ? address.hostname : null;
 }
 
 function setHeaders(response: Response, headers: Readonly<Record<string, string>>): void {

@@ -8,6 +8,45 @@
  * @module
  */
 
+/**
+ * The client connection's peer address as the router's own relay (the
+ * connection guard) and worker forwarder pass it on over their private unix
+ * sockets: the relay writes it right after each request line, so its value
+ * comes first whatever the client sent; the forwarder replaces it. Believed
+ * only on requests that came over such a socket ({@linkcode peerAddress}).
+ */
+export const PEER_HEADER = "x-gw-peer";
+
+/**
+ * The peer address of a request: the TCP peer when the router serves the
+ * socket itself; over the router's own unix socket (relay, forwarder), the
+ * first value of {@linkcode PEER_HEADER}; else null.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { peerAddress } from "./client_ip.ts";
+ * const tcp = { transport: "tcp" as const, hostname: "203.0.113.9", port: 5000 };
+ * const spoofed = new Request("http://r/", { headers: { "x-gw-peer": "1.1.1.1" } });
+ * assert.equal(peerAddress(tcp, spoofed), "203.0.113.9");
+ * const relayed = new Request("http://r/", { headers: { "x-gw-peer": "198.51.100.4, 1.1.1.1" } });
+ * assert.equal(peerAddress({ transport: "unix", path: "" }, relayed), "198.51.100.4");
+ * ```
+ * @param remote The connection's remote address (absent: unknown).
+ * @param request The request.
+ * @returns The peer's address, or null.
+ */
+export function peerAddress(remote: Deno.Addr | undefined, request: Request): string | null {
+  if (remote === undefined) return null;
+  if (remote.transport === "tcp" || remote.transport === "udp") return remote.hostname;
+  if (remote.transport !== "unix") return null;
+  const relayed = request.headers.get(PEER_HEADER);
+  if (relayed === null) return null;
+  const comma = relayed.indexOf(",");
+  const first = (comma === -1 ? relayed : relayed.slice(0, comma)).trim();
+  return parseIp(first) === null ? null : first;
+}
+
 /** A parsed CIDR block: address bytes (4 or 16) and prefix length. */
 export interface Cidr {
   readonly bytes: Uint8Array;

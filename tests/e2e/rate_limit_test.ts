@@ -162,3 +162,39 @@ Deno.test("issue 30: a spoofed X-Forwarded-For is ignored unless the peer is a t
     await trusted.close();
   }
 });
+
+Deno.test("issue 30: behind the connection guard the router still sees the peer; a client's own x-gw-peer is never believed", async () => {
+  // The guard's defaults (on): the router serves through its relay.
+  const subgraph = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => Response.json({ data: { hello: "world" } }),
+  );
+  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
+    sdl: "type Query { hello: String }",
+    extra: `log_level: error
+rate_limit:
+  enabled: true
+  rate: 1
+  burst: 1
+  period: 1m
+  trusted_proxies: ["127.0.0.1"]`,
+  });
+  const router = await startRouter({ configPath: join(dir, "config.yaml") });
+  try {
+    const url = router.url;
+    // The relay said 127.0.0.1 (a trusted proxy): X-Forwarded-For names the client.
+    assert.equal((await post(url, { "x-forwarded-for": "1.1.1.1" })).status, 200);
+    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 200);
+    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 429);
+    // A client claiming to be 5.5.5.5 (believed, its own fresh budget: 200) is still the
+    // trusted 127.0.0.1 whose X-Forwarded-For names 2.2.2.2, whose budget is spent.
+    assert.equal(
+      (await post(url, { "x-gw-peer": "5.5.5.5", "x-forwarded-for": "2.2.2.2" })).status,
+      429,
+    );
+  } finally {
+    await router.shutdown();
+    await subgraph.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
