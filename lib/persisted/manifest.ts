@@ -24,7 +24,7 @@ export interface ManifestEntry {
  * ```ts
  * import assert from "node:assert/strict";
  * import { documentIdOf } from "./manifest.ts";
- * assert.equal(documentIdOf("sha256:ABCD"), "abcd");
+ * assert.equal(documentIdOf(`sha256:${"AB".repeat(32)}`), "ab".repeat(32));
  * assert.equal(documentIdOf("my-op-1"), "my-op-1");
  * ```
  * @param id The id.
