@@ -36,6 +36,8 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port (empty: no persistence). */
   start(): Promise<void>;
+  /** Freezes it (SIGSTOP: connected, answering nothing) or thaws it (SIGCONT). */
+  freeze(frozen: boolean): void;
 }
 
 function freePort(): number {
@@ -97,5 +99,8 @@ export async function startRedis(): Promise<RedisServer> {
       await (running as Deno.ChildProcess).status;
     },
     start,
+    freeze(frozen) {
+      (child as Deno.ChildProcess | null)?.kill(frozen ? "SIGSTOP" : "SIGCONT");
+    },
   };
 }

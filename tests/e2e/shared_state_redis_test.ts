@@ -156,3 +156,30 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "issue 30: a Redis that hangs (connected, answering nothing) costs a request at most command_timeout",
+  ignore,
+  async fn() {
+    const { urls, redis, close } = await fleet("  rate: 5\n  burst: 5\n  period: 1m");
+    try {
+      const query = "{ hello }";
+      const extensions = { persistedQuery: { version: 1, sha256Hash: await sha256Hex(query) } };
+      redis.freeze(true);
+      for (let i = 0; i < 8; i++) {
+        const started = performance.now();
+        const response = await post(urls[0]!, i === 0 ? { query, extensions } : { query }, "hung");
+        const text = await response.text();
+        const ms = performance.now() - started;
+        assert.equal(response.status, 200, text);
+        // command_timeout is 200 ms; a registration and a rate-limit check each wait at most that.
+        assert.ok(ms < 1_500, `request ${i} took ${Math.round(ms)} ms`);
+      }
+      redis.freeze(false);
+    } finally {
+      redis.freeze(false);
+      await close();
+    }
+  },
+});
