@@ -22,6 +22,11 @@ export interface ApqCacheOptions {
   readonly ttlMs: number;
   /** Told each call the shared store could not answer (memory answered instead). */
   readonly onFallback?: () => void;
+  /**
+   * Longer documents run but are not registered (`engine.max_cached_document_bytes`):
+   * a client cannot fill the shared store with a few huge texts. @default Infinity
+   */
+  readonly maxDocumentLength?: number;
 }
 
 /**
@@ -65,12 +70,13 @@ export class ApqCache {
   }
 
   /**
-   * Registers a document (its hash already verified).
+   * Registers a document (its hash already verified); one over `maxDocumentLength` is not.
    * @param hash The SHA-256, lower-case hex.
    * @param query The document.
    */
   async set(hash: string, query: string): Promise<void> {
     const { memory, shared, prefix, ttlMs } = this.#options;
+    if (query.length > (this.#options.maxDocumentLength ?? Infinity)) return;
     memory.setNow(hash, query, ttlMs);
     if (shared === null) return;
     try {

@@ -95,6 +95,7 @@ export function createStores(
     prefix: apqStorage.key_prefix,
     ttlMs: config.automatic_persisted_queries.cache.ttl_ms,
     onFallback: () => events?.fallback?.("apq"),
+    maxDocumentLength: config.engine.max_cached_document_bytes,
   });
   const rateLimiter = new RateLimiter({
     store: providerOf(rateStorage.provider_id, "rate_limit") ??

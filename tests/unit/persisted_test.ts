@@ -103,3 +103,19 @@ Deno.test("manifests: an unreadable one names the file and what is wrong", () =>
     message: /"abc" must be a document/,
   });
 });
+
+Deno.test("APQ: a document past maxDocumentLength runs but is not registered (a client cannot fill the store)", async () => {
+  const apq = new ApqCache({
+    memory: new MemoryStore({ maxBytes: 1_000_000 }),
+    shared: null,
+    prefix: "apq",
+    ttlMs: 60_000,
+    maxDocumentLength: 100,
+  });
+  const s = await state({ apq });
+  const long = `{ ${"a ".repeat(60)}}`;
+  const hash = await sha256Hex(long);
+  assert.equal((await resolveDocument(s, { query: long, operationName: null, hash })).ok, true);
+  const byHash = await resolveDocument(s, { query: null, operationName: null, hash });
+  assert.equal(byHash.ok ? "" : byHash.error.code, "PERSISTED_QUERY_NOT_FOUND");
+});
