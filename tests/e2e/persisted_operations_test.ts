@@ -12,7 +12,7 @@ import { ApolloClient, gql, HttpLink, InMemoryCache } from "@apollo/client";
 import { PersistedQueryLink } from "@apollo/client/link/persisted-queries";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
 import { sha256Hex } from "../../lib/persisted/mod.ts";
-import { oneSubgraphWorkspace } from "./_workspace.ts";
+import { helloWorkspace } from "./_workspace.ts";
 
 const HELLO_OP = "query Hello { hello }\n";
 const MANIFEST_DOC = "query FromManifest { hello }";
@@ -21,26 +21,14 @@ const MAP_DOC = "query FromMap { hello }";
 async function setUp(
   extra: string,
 ): Promise<{ router: RunningRouter; dir: string; close(): Promise<void> }> {
-  const subgraph = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen() {} },
-    () => Response.json({ data: { hello: "world" } }),
-  );
-  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
-    sdl: "type Query { hello: String }",
-    extra: `log_level: error
+  const workspace = await helloWorkspace(
+    `log_level: error
 persisted_operations:
   manifests: [apollo.json, map.json]
 ${extra}`,
-  });
-  const configPath = join(dir, "config.yaml");
-  const config = await Deno.readTextFile(configPath);
-  await Deno.writeTextFile(
-    configPath,
-    config.replace(
-      "mcp: { enabled: false }",
-      'mcp: { enabled: true, enable_arbitrary_operations: true, server: { base_url: "http://127.0.0.1" } }',
-    ),
+    { mcp: "arbitrary" },
   );
+  const dir = workspace.dir;
   await Deno.writeTextFile(join(dir, "ops", "Hello.graphql"), HELLO_OP);
   await Deno.writeTextFile(
     join(dir, "apollo.json"),
@@ -59,14 +47,13 @@ ${extra}`,
     join(dir, "map.json"),
     JSON.stringify({ [`sha256:${await sha256Hex(MAP_DOC)}`]: MAP_DOC }),
   );
-  const router = await startRouter({ configPath: join(dir, "config.yaml") });
+  const router = await startRouter({ configPath: workspace.configPath });
   return {
     router,
     dir,
     async close() {
       await router.shutdown();
-      await subgraph.shutdown();
-      await Deno.remove(dir, { recursive: true });
+      await workspace.close();
     },
   };
 }

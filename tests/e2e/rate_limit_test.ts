@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
-import { oneSubgraphWorkspace } from "./_workspace.ts";
+import { helloWorkspace } from "./_workspace.ts";
 
 /** The router serves TCP itself (no connection guard), so it sees the peer's address. */
 const NO_GUARD = `traffic_shaping:
@@ -16,31 +16,17 @@ const NO_GUARD = `traffic_shaping:
 async function setUp(
   rateLimit: string,
 ): Promise<{ router: RunningRouter; close(): Promise<void> }> {
-  const subgraph = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen() {} },
-    () => Response.json({ data: { hello: "world" } }),
+  const workspace = await helloWorkspace(
+    `log_level: error\n${NO_GUARD}\nrate_limit:\n  enabled: true\n${rateLimit}\n`,
+    { mcp: "on" },
   );
-  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
-    sdl: "type Query { hello: String }",
-    extra: `log_level: error\n${NO_GUARD}\nrate_limit:\n  enabled: true\n${rateLimit}\n`,
-  });
-  const configPath = join(dir, "config.yaml");
-  const config = await Deno.readTextFile(configPath);
-  await Deno.writeTextFile(
-    configPath,
-    config.replace(
-      "mcp: { enabled: false }",
-      'mcp: { enabled: true, server: { base_url: "http://127.0.0.1" } }',
-    ),
-  );
-  await Deno.writeTextFile(join(dir, "ops", "Hello.graphql"), "query Hello { hello }");
-  const router = await startRouter({ configPath });
+  await Deno.writeTextFile(join(workspace.dir, "ops", "Hello.graphql"), "query Hello { hello }");
+  const router = await startRouter({ configPath: workspace.configPath });
   return {
     router,
     async close() {
       await router.shutdown();
-      await subgraph.shutdown();
-      await Deno.remove(dir, { recursive: true });
+      await workspace.close();
     },
   };
 }
@@ -165,21 +151,14 @@ Deno.test("issue 30: a spoofed X-Forwarded-For is ignored unless the peer is a t
 
 Deno.test("issue 30: behind the connection guard the router still sees the peer; a client's own x-gw-peer is never believed", async () => {
   // The guard's defaults (on): the router serves through its relay.
-  const subgraph = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen() {} },
-    () => Response.json({ data: { hello: "world" } }),
-  );
-  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
-    sdl: "type Query { hello: String }",
-    extra: `log_level: error
+  const workspace = await helloWorkspace(`log_level: error
 rate_limit:
   enabled: true
   rate: 1
   burst: 1
   period: 1m
-  trusted_proxies: ["127.0.0.1"]`,
-  });
-  const router = await startRouter({ configPath: join(dir, "config.yaml") });
+  trusted_proxies: ["127.0.0.1"]`);
+  const router = await startRouter({ configPath: workspace.configPath });
   try {
     const url = router.url;
     // The relay said 127.0.0.1 (a trusted proxy): X-Forwarded-For names the client.
@@ -194,7 +173,6 @@ rate_limit:
     );
   } finally {
     await router.shutdown();
-    await subgraph.shutdown();
-    await Deno.remove(dir, { recursive: true });
+    await workspace.close();
   }
 });

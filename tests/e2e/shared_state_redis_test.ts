@@ -5,10 +5,9 @@
  * fails for it; when Redis returns, the shared budget holds again.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { type ServeProcess, spawnServe } from "./_cli.ts";
 import { REDIS_SERVER, type RedisServer, startRedis } from "./_redis.ts";
-import { oneSubgraphWorkspace } from "./_workspace.ts";
+import { helloWorkspace } from "./_workspace.ts";
 import { sha256Hex } from "../../lib/persisted/mod.ts";
 
 interface Fleet {
@@ -21,13 +20,7 @@ interface Fleet {
 /** A subgraph, a Redis, and two router processes on one config. */
 async function fleet(rateLimit: string): Promise<Fleet> {
   const redis = await startRedis();
-  const subgraph = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen() {} },
-    () => Response.json({ data: { hello: "world" } }),
-  );
-  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
-    sdl: "type Query { hello: String }",
-    extra: `storage_providers:
+  const workspace = await helloWorkspace(`storage_providers:
   redis:
     - id: shared
       urls: ["${redis.url}"]
@@ -40,9 +33,8 @@ rate_limit:
   key: "header:X-Client"
   storage: { provider_id: shared }
 ${rateLimit}
-`,
-  });
-  const routers = [spawnServe(join(dir, "config.yaml")), spawnServe(join(dir, "config.yaml"))];
+`);
+  const routers = [spawnServe(workspace.configPath), spawnServe(workspace.configPath)];
   const urls: string[] = [];
   for (const router of routers) {
     const line = await router.waitFor((l) => l.includes("GW Router listening"));
@@ -56,8 +48,7 @@ ${rateLimit}
     async close() {
       await Promise.all(routers.map((router) => router.close()));
       await redis.stop();
-      await subgraph.shutdown();
-      await Deno.remove(dir, { recursive: true });
+      await workspace.close();
     },
   };
 }
