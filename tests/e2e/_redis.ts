@@ -65,9 +65,12 @@ async function pong(port: number): Promise<boolean> {
 
 /**
  * Starts a redis-server on a free port.
+ * @param options `stopped`: only pick the port (start it later).
  * @returns The server.
  */
-export async function startRedis(): Promise<RedisServer> {
+export async function startRedis(
+  options: { readonly stopped?: boolean } = {},
+): Promise<RedisServer> {
   if (REDIS_SERVER === null) throw new Error("redis-server is not installed");
   const port = freePort();
   let child: Deno.ChildProcess | null = null;
@@ -83,7 +86,7 @@ export async function startRedis(): Promise<RedisServer> {
     }
     throw new Error(`redis-server did not answer on port ${port}`);
   };
-  await start();
+  if (options.stopped !== true) await start();
   return {
     port,
     url: `redis://127.0.0.1:${port}`,

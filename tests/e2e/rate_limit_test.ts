@@ -176,3 +176,16 @@ rate_limit:
     await workspace.close();
   }
 });
+
+Deno.test("issue 30: rejections and logged overruns are counted in gw_router_rate_limited_total", async () => {
+  const { router, close } = await setUp(
+    "  rate: 1\n  burst: 1\n  period: 1m\n  mcp: { enabled: false }\ntelemetry:\n  metrics:\n    prometheus: { enabled: true, listen_addr: 127.0.0.1:0 }",
+  );
+  try {
+    for (let i = 0; i < 3; i++) await post(router.url);
+    const text = await (await fetch(router.metricsUrl!)).text();
+    assert.match(text, /gw_router_rate_limited_total\{facet="graphql",outcome="rejected"\} 2/);
+  } finally {
+    await close();
+  }
+});

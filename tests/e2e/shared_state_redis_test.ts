@@ -9,6 +9,8 @@ import { type ServeProcess, spawnServe } from "./_cli.ts";
 import { REDIS_SERVER, type RedisServer, startRedis } from "./_redis.ts";
 import { helloWorkspace } from "./_workspace.ts";
 import { sha256Hex } from "../../lib/persisted/mod.ts";
+import { parseConfig } from "../../lib/config/mod.ts";
+import { createStores } from "../../lib/store/mod.ts";
 
 interface Fleet {
   readonly urls: readonly string[];
@@ -122,10 +124,13 @@ Deno.test({
       assert.deepEqual(await registered.json(), { data: { hello: "world" } });
       const byHash = await post(a, { extensions }, "apq-down");
       assert.deepEqual(await byHash.json(), { data: { hello: "world" } });
-      // Logged once per change of state.
+      // Logged once per change of state, counted, and readiness unaffected.
       for (const router of routers) {
         await router.waitFor((l) => l.includes("Redis unavailable"));
       }
+      const ready = await fetch(`${a}/health/ready`);
+      assert.equal(ready.status, 200);
+      await ready.body?.cancel();
       await redis.start();
       for (const router of routers) {
         const connected = (l: string) => l.includes("Redis connected");
@@ -171,6 +176,58 @@ Deno.test({
     } finally {
       redis.freeze(false);
       await close();
+    }
+  },
+});
+
+Deno.test({
+  name: "issue 30: Redis's reachability is reported once per change and each fallback is counted",
+  ignore,
+  async fn() {
+    const redis = await startRedis({ stopped: true });
+    const events: string[] = [];
+    const config = parseConfig({
+      storage_providers: { redis: [{ id: "r", urls: [redis.url], connect_timeout: "100ms" }] },
+      automatic_persisted_queries: { storage: { provider_id: "r" } },
+      rate_limit: { storage: { provider_id: "r" } },
+    });
+    const lines: string[] = [];
+    const log = {
+      debug() {},
+      info: (msg: string) => lines.push(msg),
+      warn: (msg: string) => lines.push(msg),
+      error() {},
+    };
+    const stores = createStores(config, {
+      log,
+      events: {
+        fallback: (feature) => events.push(`fallback ${feature}`),
+        availability: (provider, up) => events.push(`${provider} ${up ? "up" : "down"}`),
+      },
+    });
+    try {
+      const until = async (what: () => boolean) => {
+        for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 25));
+        assert.ok(what(), JSON.stringify(events));
+      };
+      await until(() => lines.some((l) => l.startsWith("Redis unavailable")));
+      await stores.apq.set("h", "{ a }");
+      assert.equal(await stores.apq.get("h"), "{ a }"); // from memory
+      const limit = { rate: 1, burst: 1, periodMs: 60_000 };
+      assert.equal((await stores.rateLimiter.check("k", limit)).kind, "fail_open");
+      await redis.start();
+      await until(() => events.includes("r up"));
+      assert.equal((await stores.rateLimiter.check("k", limit)).kind, "decided");
+      // Initial "down" gauge, one change to down (logged), one change to up.
+      assert.deepEqual(events.filter((e) => e.startsWith("r ")), ["r down", "r down", "r up"]);
+      assert.deepEqual(events.filter((e) => e.startsWith("fallback")), [
+        "fallback apq",
+        "fallback rate_limit",
+      ]);
+      assert.equal(lines.filter((l) => l.startsWith("Redis unavailable")).length, 1);
+    } finally {
+      await stores.close();
+      await redis.stop();
     }
   },
 });
