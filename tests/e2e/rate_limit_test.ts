@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
+import { SignJWT } from "jose";
 import { helloWorkspace } from "./_workspace.ts";
 
 /** The router serves TCP itself (no connection guard), so it sees the peer's address. */
@@ -185,6 +186,43 @@ Deno.test("issue 30: rejections and logged overruns are counted in gw_router_rat
     for (let i = 0; i < 3; i++) await post(router.url);
     const text = await (await fetch(router.metricsUrl!)).text();
     assert.match(text, /gw_router_rate_limited_total\{facet="graphql",outcome="rejected"\} 2/);
+  } finally {
+    await close();
+  }
+});
+
+const SECRET = "rate-limit-e2e-secret-that-is-long-enough-for-hs256";
+
+async function token(subject: string, secret = SECRET): Promise<string> {
+  return await new SignJWT({})
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(subject)
+    .setExpirationTime("5m")
+    .sign(new TextEncoder().encode(secret));
+}
+
+Deno.test("issue 30: key token_subject: one budget per verified subject; an unverified token is keyed by its IP", async () => {
+  const { router, close } = await setUp(`  key: token_subject
+  rate: 1
+  burst: 1
+  period: 1m
+authentication:
+  jwt:
+    jwks: [{ secret: "${SECRET}", symmetric_algorithm: HS256 }]`);
+  try {
+    const as = async (bearer: string | null) =>
+      (await post(router.url, bearer === null ? {} : { authorization: `Bearer ${bearer}` })).status;
+    assert.equal(await as(await token("alice")), 200);
+    assert.equal(await as(await token("alice")), 429);
+    assert.equal(await as(await token("bob")), 200);
+    // Anonymous requests share their IP's budget…
+    assert.equal(await as(null), 200);
+    assert.equal(await as(null), 429);
+    // …and so does a token that does not verify, whatever subject it claims.
+    assert.equal(
+      await as(await token("carol", "another-secret-that-is-long-enough-for-hs256")),
+      429,
+    );
   } finally {
     await close();
   }
