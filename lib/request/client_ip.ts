@@ -167,7 +167,9 @@ export function clientIp(
 ): string | null {
   if (peer === null) return null;
   if (trusted.length === 0 || forwardedFor === null || !isTrusted(peer, trusted)) return peer;
-  const hops = forwardedFor.split(",");
+  // Only the last MAX_FORWARDED_HOPS entries are read: the header is the client's to
+  // lengthen (thousands of trusted-looking hops would each cost a parse).
+  const hops = lastHops(forwardedFor, MAX_FORWARDED_HOPS);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!.trim();
     const bytes = parseIp(hop);
@@ -175,9 +177,25 @@ export function clientIp(
     if (bytes === null) return i === hops.length - 1 ? peer : hops[i + 1]!.trim();
     if (!trusted.some((cidr) => inCidr(bytes, cidr))) return hop;
   }
-  // Every hop is a trusted proxy: the left-most is the best we know.
+  // Every hop read is a trusted proxy: the left-most read is the best we know.
   return hops[0]!.trim() || peer;
 }
+
+/** The last `count` comma-separated entries of a header, in order, without reading the rest. */
+function lastHops(value: string, count: number): string[] {
+  const hops: string[] = [];
+  let end = value.length;
+  while (hops.length < count) {
+    const comma = value.lastIndexOf(",", end - 1);
+    hops.push(value.slice(comma + 1, end));
+    if (comma < 0) break;
+    end = comma;
+  }
+  return hops.reverse();
+}
+
+/** Proxies in front of the router, at most (entries further left are not read). */
+export const MAX_FORWARDED_HOPS = 16;
 
 function isTrusted(address: string, trusted: readonly Cidr[]): boolean {
   const bytes = parseIp(address);

@@ -73,6 +73,15 @@ Deno.test("client IP: X-Forwarded-For is walked right to left, only from trusted
   assert.equal(clientIp(null, "198.51.100.2", trusted), null);
 });
 
+Deno.test("client IP: only the last 16 X-Forwarded-For entries are read, however many a client sends", () => {
+  const trusted = [parseCidr("10.0.0.0/8")!];
+  const many = [..."6.6.6.6, ".repeat(1), ...Array(5000).fill("10.0.0.1").join(", ")].join("");
+  // Every entry read is trusted: the left-most one read, never the client's 6.6.6.6 far left.
+  assert.equal(clientIp("10.0.0.9", many, trusted), "10.0.0.1");
+  const fifteen = ["198.51.100.3", ...Array(15).fill("10.0.0.1")].join(", ");
+  assert.equal(clientIp("10.0.0.9", fifteen, trusted), "198.51.100.3");
+});
+
 Deno.test("client IP: CIDR blocks of both families; mapped IPv4 reads as IPv4", () => {
   assert.deepEqual([...parseIp("::ffff:10.1.2.3")!], [10, 1, 2, 3]);
   assert.equal(parseIp("1.2.3.256"), null);
