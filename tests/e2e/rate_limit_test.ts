@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
 import { SignJWT } from "jose";
+import { startWorkers } from "../../lib/cli/workers.ts";
+import { createLogger } from "../../lib/log/mod.ts";
 import { helloWorkspace } from "./_workspace.ts";
 
 /** The router serves TCP itself (no connection guard), so it sees the peer's address. */
@@ -225,5 +227,38 @@ authentication:
     );
   } finally {
     await close();
+  }
+});
+
+Deno.test("issue 30: served from a supervised worker thread, the forwarder says who the peer is; a client's x-gw-peer is dropped", async () => {
+  // Heap limits: the supervisor forwards every request to a worker thread over a unix socket.
+  const workspace = await helloWorkspace(`log_level: error
+${NO_GUARD}
+workers: 1
+heap: { max_young_generation_mb: 24, max_old_generation_mb: 128 }
+rate_limit:
+  enabled: true
+  rate: 1
+  burst: 1
+  period: 1m
+  trusted_proxies: ["127.0.0.1"]`);
+  const router = await startWorkers({
+    configPath: workspace.configPath,
+    env: { LOG_LEVEL: "error" },
+    log: createLogger({ level: "error", write: () => {} }),
+  });
+  try {
+    const url = router.url;
+    assert.equal((await post(url, { "x-forwarded-for": "1.1.1.1" })).status, 200);
+    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 200);
+    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 429);
+    // Believed, 5.5.5.5 (untrusted) would be a fresh budget: 200.
+    assert.equal(
+      (await post(url, { "x-gw-peer": "5.5.5.5", "x-forwarded-for": "2.2.2.2" })).status,
+      429,
+    );
+  } finally {
+    await router.shutdown();
+    await workspace.close();
   }
 });
