@@ -64,9 +64,12 @@ async function post(url: string, body: unknown, client = "c1"): Promise<Response
 }
 
 const ignore = REDIS_SERVER === null;
+/** Ignored tests say why in their names, as the suite's other known gaps do. */
+const gap = ignore ? "KNOWN GAP (redis-server not installed; run .ci/setup.d/redis.sh): " : "";
 
 Deno.test({
-  name: "issue 30: two routers share APQ registrations and one rate-limit budget through Redis",
+  name: gap +
+    "issue 30: two routers share APQ registrations and one rate-limit budget through Redis",
   ignore,
   async fn() {
     const { urls, close } = await fleet("  rate: 40\n  burst: 40\n  period: 1m");
@@ -103,7 +106,7 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  name: gap +
     "issue 30: Redis killed mid-run: APQ from memory, rate limits fail open, no request fails; the shared budget returns with Redis",
   ignore,
   async fn() {
@@ -154,7 +157,7 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  name: gap +
     "issue 30: a Redis that hangs (connected, answering nothing) costs a request at most command_timeout",
   ignore,
   async fn() {
@@ -181,7 +184,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "issue 30: Redis's reachability is reported once per change and each fallback is counted",
+  name: gap +
+    "issue 30: Redis's reachability is reported once per change and each fallback is counted",
   ignore,
   async fn() {
     const redis = await startRedis({ stopped: true });
