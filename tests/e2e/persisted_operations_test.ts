@@ -18,6 +18,17 @@ const HELLO_OP = "query Hello { hello }\n";
 const MANIFEST_DOC = "query FromManifest { hello }";
 const MAP_DOC = "query FromMap { hello }";
 
+/** Writes Apollo's persisted query manifest with one query, its id the body's SHA-256. */
+async function writeApolloManifest(path: string, name: string, body: string): Promise<void> {
+  const operation = { id: await sha256Hex(body), name, type: "query", body };
+  const manifest = {
+    format: "apollo-persisted-query-manifest",
+    version: 1,
+    operations: [operation],
+  };
+  await Deno.writeTextFile(path, JSON.stringify(manifest));
+}
+
 async function setUp(
   extra: string,
 ): Promise<{ router: RunningRouter; dir: string; close(): Promise<void> }> {
@@ -30,19 +41,7 @@ ${extra}`,
   );
   const dir = workspace.dir;
   await Deno.writeTextFile(join(dir, "ops", "Hello.graphql"), HELLO_OP);
-  await Deno.writeTextFile(
-    join(dir, "apollo.json"),
-    JSON.stringify({
-      format: "apollo-persisted-query-manifest",
-      version: 1,
-      operations: [{
-        id: await sha256Hex(MANIFEST_DOC),
-        name: "FromManifest",
-        type: "query",
-        body: MANIFEST_DOC,
-      }],
-    }),
-  );
+  await writeApolloManifest(join(dir, "apollo.json"), "FromManifest", MANIFEST_DOC);
   await Deno.writeTextFile(
     join(dir, "map.json"),
     JSON.stringify({ [`sha256:${await sha256Hex(MAP_DOC)}`]: MAP_DOC }),
@@ -271,19 +270,7 @@ Deno.test("issue 30: Apollo Client's persisted-queries link against GW in manife
     // The manifest holds the operation as Apollo's tooling prints it.
     const document = gql`query FromApolloManifest { hello }`;
     const body = await sentText(document);
-    await Deno.writeTextFile(
-      join(dir, "apollo.json"),
-      JSON.stringify({
-        format: "apollo-persisted-query-manifest",
-        version: 1,
-        operations: [{
-          id: await sha256Hex(body),
-          name: "FromApolloManifest",
-          type: "query",
-          body,
-        }],
-      }),
-    );
+    await writeApolloManifest(join(dir, "apollo.json"), "FromApolloManifest", body);
     assert.equal(await router.reload(), true);
     const seen: Record<string, unknown>[] = [];
     const client = apolloClient(router.url, seen);

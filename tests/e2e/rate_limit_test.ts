@@ -152,6 +152,20 @@ Deno.test("issue 30: a spoofed X-Forwarded-For is ignored unless the peer is a t
   }
 });
 
+/**
+ * With `trusted_proxies: ["127.0.0.1"]` and a budget of 1: the router saw the
+ * peer 127.0.0.1 (a trusted proxy), so X-Forwarded-For names the client; a
+ * client's own `x-gw-peer` is not believed (5.5.5.5, untrusted, would be a
+ * fresh budget: 200).
+ */
+async function assertPeerSeen(url: string): Promise<void> {
+  assert.equal((await post(url, { "x-forwarded-for": "1.1.1.1" })).status, 200);
+  assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 200);
+  assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 429);
+  const spoofed = { "x-gw-peer": "5.5.5.5", "x-forwarded-for": "2.2.2.2" };
+  assert.equal((await post(url, spoofed)).status, 429);
+}
+
 Deno.test("issue 30: behind the connection guard the router still sees the peer; a client's own x-gw-peer is never believed", async () => {
   // The guard's defaults (on): the router serves through its relay.
   const workspace = await helloWorkspace(`log_level: error
@@ -163,17 +177,7 @@ rate_limit:
   trusted_proxies: ["127.0.0.1"]`);
   const router = await startRouter({ configPath: workspace.configPath });
   try {
-    const url = router.url;
-    // The relay said 127.0.0.1 (a trusted proxy): X-Forwarded-For names the client.
-    assert.equal((await post(url, { "x-forwarded-for": "1.1.1.1" })).status, 200);
-    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 200);
-    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 429);
-    // A client claiming to be 5.5.5.5 (believed, its own fresh budget: 200) is still the
-    // trusted 127.0.0.1 whose X-Forwarded-For names 2.2.2.2, whose budget is spent.
-    assert.equal(
-      (await post(url, { "x-gw-peer": "5.5.5.5", "x-forwarded-for": "2.2.2.2" })).status,
-      429,
-    );
+    await assertPeerSeen(router.url);
   } finally {
     await router.shutdown();
     await workspace.close();
@@ -248,15 +252,7 @@ rate_limit:
     log: createLogger({ level: "error", write: () => {} }),
   });
   try {
-    const url = router.url;
-    assert.equal((await post(url, { "x-forwarded-for": "1.1.1.1" })).status, 200);
-    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 200);
-    assert.equal((await post(url, { "x-forwarded-for": "2.2.2.2" })).status, 429);
-    // Believed, 5.5.5.5 (untrusted) would be a fresh budget: 200.
-    assert.equal(
-      (await post(url, { "x-gw-peer": "5.5.5.5", "x-forwarded-for": "2.2.2.2" })).status,
-      429,
-    );
+    await assertPeerSeen(router.url);
   } finally {
     await router.shutdown();
     await workspace.close();
