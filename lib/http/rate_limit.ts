@@ -85,12 +85,12 @@ export function compileRateLimit(
     mcp: facetLimit(config, "mcp"),
     connect: facetLimit(config, "connect"),
   };
-  const trusted = config.trusted_proxies.map((cidr) => parseCidr(cidr)!) as Cidr[];
+  // Validated at load (lib/config/_validate.ts): every entry parses.
+  const trusted = config.trusted_proxies.map((cidr) => parseCidr(cidr)!);
   const keyOf = keyFunction(config.key, { state, trusted });
   const limiter = state.stores.rateLimiter;
   const counted = options.counted ?? (() => {});
   const log: Logger = state.log;
-  const retryAfter1 = { retry_after: 1 };
   return async (facet, request, peer) => {
     const limit = limits[facet];
     if (limit === null) return { refusal: null, headers: NO_HEADERS };
@@ -106,7 +106,7 @@ export function compileRateLimit(
         refusal: new RouterError(
           "SERVICE_OVERLOADED",
           "The rate limit cannot be checked (its store is unavailable; rate_limit.fail_open is false); try again",
-          { details: retryAfter1 },
+          { details: { retry_after: 1 } },
         ),
         headers: NO_HEADERS,
       };

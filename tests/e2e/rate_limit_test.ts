@@ -258,3 +258,32 @@ rate_limit:
     await workspace.close();
   }
 });
+
+Deno.test("issue 30: fail_open: false answers 503 SERVICE_OVERLOADED with Retry-After while the store is unavailable", async () => {
+  // A Redis URL where nothing listens: the store is unavailable from the start.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const { router, close } = await setUp(`  fail_open: false
+  storage: { provider_id: gone }
+storage_providers:
+  redis: [{ id: gone, urls: ["redis://127.0.0.1:${port}"], connect_timeout: 100ms }]`);
+  try {
+    const response = await fetch(`${router.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ query: "{ hello }" }),
+    });
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get("retry-after"), "1");
+    const body = await response.json();
+    assert.equal(body.errors[0].extensions.code, "SERVICE_OVERLOADED");
+    assert.match(body.errors[0].message, /rate limit cannot be checked/);
+    // Readiness does not depend on Redis.
+    const ready = await fetch(`${router.url}/health/ready`);
+    assert.equal(ready.status, 200);
+    await ready.body?.cancel();
+  } finally {
+    await close();
+  }
+});
