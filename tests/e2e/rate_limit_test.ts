@@ -287,3 +287,18 @@ storage_providers:
     await close();
   }
 });
+
+Deno.test("issue 30: reject_exceeding_requests: false lets requests over the limit run, counted as logged", async () => {
+  const { router, close } = await setUp(
+    "  rate: 1\n  burst: 1\n  period: 1m\n  reject_exceeding_requests: false\ntelemetry:\n  metrics:\n    prometheus: { enabled: true, listen_addr: 127.0.0.1:0 }",
+  );
+  try {
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await post(router.url)).status);
+    assert.deepEqual(statuses, [200, 200, 200]);
+    const text = await (await fetch(router.metricsUrl!)).text();
+    assert.match(text, /gw_router_rate_limited_total\{facet="graphql",outcome="logged"\} 2/);
+  } finally {
+    await close();
+  }
+});
