@@ -27,6 +27,8 @@
 # ROUTER_CMD="deno run -A --unstable-net main.ts serve" (run from the project root;
 #   e.g. ROUTER_CMD="./gw-router serve" for the compiled binary)
 # ROUTER_CONFIG_EXTRA='YAML lines appended to every generated router config'
+# REQUEST_BODY=file: the router targets' request body (default fixtures/federated.request.json;
+#   bench/shared_state_load.sh sends the same query by hash)
 # RESULTS_DIR=bench/load/results
 set -Eeuo pipefail
 
@@ -136,7 +138,7 @@ run_target() {
     [[ "${BASH_REMATCH[5]}" == heaplimits ]] && heap="heap: { max_young_generation_mb: 24, max_old_generation_mb: 128 }"
     [[ "$workers" -gt 1 ]] && cpus="$WORKER_CPUS"
     url="http://127.0.0.1:$GATEWAY_PORT/graphql"
-    body="$HERE/fixtures/federated.request.json"
+    body="${REQUEST_BODY:-$HERE/fixtures/federated.request.json}"
     expected="$HERE/fixtures/federated.expected.json"
     cat >"$dir/config.yaml" <<YAML
 listen_addr: 127.0.0.1:$GATEWAY_PORT

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { PEER_HEADER, peerAddress } from "../request/client_ip.ts";
 import { spokenUrl } from "../http/connection_phase.ts";
 import { Cancellation, onAbort } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
@@ -110,7 +111,7 @@ export interface ForwarderOptions {
  */
 export function createForwarder(
   options: ForwarderOptions,
-): (request: Request) => Promise<Response> {
+): (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response> {
   let turn = 0;
   function pick(): Upstream | null {
     const all = options.upstreams();
@@ -124,7 +125,10 @@ export function createForwarder(
     turn++;
     return best;
   }
-  return async function forward(request: Request): Promise<Response> {
+  return async function forward(
+    request: Request,
+    info?: Deno.ServeHandlerInfo,
+  ): Promise<Response> {
     const draining = options.draining();
     const path = pathOf(request.url);
     if (path === HEALTH_LIVE_PATH) return closing(Response.json({ status: "live" }), draining);
@@ -169,7 +173,7 @@ export function createForwarder(
       // The connection guard's relay reaches this server over a unix socket too.
       const answer = await upstream.fetch(spokenUrl(request.url), {
         method: request.method,
-        headers: forwardedHeaders(request.headers),
+        headers: forwardedHeaders(request.headers, peerAddress(info?.remoteAddr, request)),
         ...(hasBody ? { body: request.body } : {}),
         redirect: "manual",
         signal: controller.signal,
@@ -244,9 +248,11 @@ function closing(response: Response, draining: boolean): Response {
   return response;
 }
 
-function forwardedHeaders(headers: Headers): Headers {
+function forwardedHeaders(headers: Headers, peer: string | null): Headers {
   const out = new Headers();
   for (const [name, value] of headers) {
+    // The peer's address is the forwarder's to say (a client's own is dropped).
+    if (name === PEER_HEADER) continue;
     // The host is the URL's. No content coding: Deno's fetch would decode an
     // encoded answer but keep its Content-Encoding (so the playground, the one
     // facet that compresses, is sent uncompressed here).
@@ -254,6 +260,7 @@ function forwardedHeaders(headers: Headers): Headers {
     out.append(name, value);
   }
   out.set("accept-encoding", "identity");
+  if (peer !== null) out.set(PEER_HEADER, peer);
   return out;
 }
 

@@ -30,6 +30,7 @@ import type { Config } from "../config/mod.ts";
 import { isBare400, refusalAnswer, unreadableAnswer } from "./_guard_answers.ts";
 import type { Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
+import { PEER_HEADER } from "../request/client_ip.ts";
 
 /** The connection limits (0 turns one off). */
 export interface ConnectionLimits extends PhaseLimits {
@@ -327,6 +328,44 @@ export async function serveGuarded(
   };
 }
 
+const PEER_LINE_ENCODER = new TextEncoder();
+
+/**
+ * A client chunk with the peer's header line added after each request line
+ * that ends in it (`lineEnds`: offsets just after those lines' LF).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { withPeerLines } from "./guarded_serve.ts";
+ * const text = new TextEncoder().encode("GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+ * const out = withPeerLines(text, [16], new TextEncoder().encode("x-gw-peer: 1.2.3.4\r\n"));
+ * assert.equal(new TextDecoder().decode(out), "GET / HTTP/1.1\r\nx-gw-peer: 1.2.3.4\r\nhost: a\r\n\r\n");
+ * ```
+ * @param bytes The chunk as the client sent it.
+ * @param lineEnds Where its request lines end.
+ * @param line The header line.
+ * @returns A new chunk.
+ */
+export function withPeerLines(
+  bytes: Uint8Array,
+  lineEnds: readonly number[],
+  line: Uint8Array,
+): Uint8Array {
+  const out = new Uint8Array(bytes.length + lineEnds.length * line.length);
+  let from = 0;
+  let to = 0;
+  for (const end of lineEnds) {
+    out.set(bytes.subarray(from, end), to);
+    to += end - from;
+    out.set(line, to);
+    to += line.length;
+    from = end;
+  }
+  out.set(bytes.subarray(from), to);
+  return out;
+}
+
 interface Relay {
   readonly client: Deno.TcpConn;
   upstream: Deno.UnixConn | null;
@@ -488,13 +527,20 @@ function createGuard(
         // Not a TCP socket option here: fine.
       }
       const buffer = new Uint8Array(RELAY_BUFFER_BYTES);
+      const peerLine = PEER_LINE_ENCODER.encode(
+        `${PEER_HEADER}: ${(client.remoteAddr as Deno.NetAddr).hostname}\r\n`,
+      );
       let held: Uint8Array[] = [];
       let heldBytes = 0;
       for (;;) {
         const n = await client.read(buffer);
         if (n === null) return;
-        const bytes = buffer.subarray(0, n);
-        entry.phase.fromClient(bytes, performance.now());
+        const lineEnds: number[] = [];
+        entry.phase.fromClient(buffer.subarray(0, n), performance.now(), lineEnds);
+        // Each request carries its peer's address to the router (rate_limit's client_ip).
+        const bytes = lineEnds.length === 0
+          ? buffer.subarray(0, n)
+          : withPeerLines(buffer.subarray(0, n), lineEnds, peerLine);
         if (entry.upstream !== null) {
           await writeAll(entry.upstream, bytes);
           continue;

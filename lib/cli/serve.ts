@@ -21,6 +21,7 @@ import { Cancellation } from "../cancellation.ts";
 import { createHttp1Pool, http1Eligible, type SubgraphFetch } from "../engine/mod.ts";
 import { describeError, listenError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
+import { createStores, storesSignature } from "../store/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { closeMcpStreams, handOverMcp } from "../mcp/mod.ts";
 import type { OperationFile } from "../operations/mod.ts";
@@ -238,13 +239,38 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   config = withBoundPort(config, port);
   const url = listenUrl({ ...address, port }, machineName());
 
+  // Shared state (issue 30): made once, kept across reloads (Redis connections, APQ registrations).
+  const metrics = telemetry.telemetry.metrics;
+  const stores = createStores(config, {
+    log,
+    ...(metrics
+      ? {
+        events: {
+          fallback: (feature) => metrics.storeFallback(feature),
+          availability: (provider, available) => metrics.storeAvailable(provider, available),
+        },
+      }
+      : {}),
+  });
+
   async function build(next: Config, nextLog: Logger): Promise<RouterState> {
-    const [supergraphSdl, operationFiles, traceKeyPem] = await Promise.all([
+    if (storesSignature(next) !== stores.signature) {
+      nextLog.warn(
+        "storage_providers, the APQ cache or rate_limit.storage changed; restart the router to apply it",
+      );
+    }
+    const [supergraphSdl, operationFiles, traceKeyPem, manifests] = await Promise.all([
       options.supergraphSdl ?? readFileFor("supergraph_path", next.supergraph_path),
       readOperationsFor(next.operations_dir, nextLog),
       next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
         "engine.request_tracing_public_key_file",
         next.engine.request_tracing_public_key_file,
+      ),
+      Promise.all(
+        next.persisted_operations.manifests.map(async (path) => ({
+          path,
+          text: await readFileFor("persisted_operations.manifests", path),
+        })),
       ),
     ]);
     const built = await buildState({
@@ -257,6 +283,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(http1 ? { http1 } : {}),
       telemetry: telemetry.telemetry,
+      manifests,
+      stores,
     });
     await telemetry.serving(next, supergraphSdl);
     return built;
@@ -267,7 +295,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     telemetry.listen(log);
   } catch (error) {
     http1?.close();
-    await Promise.all([server.shutdown(), telemetry.shutdown()]);
+    await Promise.all([server.shutdown(), telemetry.shutdown(), stores.close()]);
     throw error;
   }
   logStartup(log, config, url, state);
@@ -351,6 +379,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     const files = [
       options.configPath === undefined ? null : resolve(options.configPath),
       options.supergraphSdl === undefined ? resolve(config.supergraph_path) : null,
+      ...config.persisted_operations.manifests.map((path) => resolve(path)),
     ].filter((file): file is string => file !== null);
     const fileDirs = [...new Set(files.map((file) => dirname(file)))].filter(isDirectory);
     const operationsDir = resolve(config.operations_dir);
@@ -410,7 +439,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       await drainWithin(server.shutdown(), { graceMs, expire: () => stop.abort(), log });
       state?.keySources.close();
       http1?.close();
-      await telemetry.shutdown();
+      await Promise.all([telemetry.shutdown(), stores.close()]);
       stopped.resolve();
     })();
     return shuttingDown;

@@ -72,6 +72,8 @@ export interface ListNode extends Described {
   readonly default: readonly string[];
   /** YAML also takes a single string (a one-item list). */
   readonly scalar?: boolean;
+  /** File paths: each resolved against the config file's folder. */
+  readonly file?: boolean;
 }
 
 /** One of a fixed set of strings. */
@@ -319,6 +321,24 @@ const SUBGRAPH_TRAFFIC = object({
 
 const SCOPE_LIST = (what: string) =>
   list([], `Scopes required ${what} (each entry: scopes separated by spaces, all needed).`);
+
+/** `rate_limit.<facet>`: a facet's own numbers (0 = the `rate_limit` value). */
+const FACET_RATE_LIMIT = object({
+  enabled: bool(true, "Rate-limit this facet (when `rate_limit.enabled`)."),
+  rate: int(0, "Requests per period for this facet; 0: `rate_limit.rate`."),
+  burst: int(0, "Burst for this facet; 0: `rate_limit.burst`."),
+  period_ms: duration(0, "Period for this facet; 0: `rate_limit.period`."),
+}, "This facet's own rate-limit numbers (0: the `rate_limit` value).");
+
+/** `<feature>.storage` (Cosmo's shape): which `storage_providers.redis` entry; "" = memory. */
+function storage(prefix: string): ObjectNode {
+  return object({
+    provider_id: str("", {
+      description: "Id of a `storage_providers.redis` entry; empty: this replica's memory.",
+    }),
+    key_prefix: str(prefix, { description: "Prefix of this feature's keys in Redis." }),
+  }, "Where this feature keeps its shared state (docs/shared_state.md).");
+}
 
 /** The whole configuration schema; key names are the YAML names. */
 export const CONFIG_SCHEMA: ObjectNode = object({
@@ -783,6 +803,73 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         "Per subgraph name: replaces `all` for that subgraph (omitted keys take the defaults).",
     },
   }, "Admission, deadlines, memory budgets, retries and circuit breakers."),
+  // Issue 30: state shared across replicas (lib/store/), trusted documents, APQ, rate limits.
+  storage_providers: object({
+    redis: {
+      kind: "array",
+      item: object({
+        id: { kind: "string", required: true, description: "The id features name in `storage`." },
+        urls: list([], "Redis URLs (`redis://host:6379`, `rediss://` for TLS)."),
+        cluster_enabled: bool(false, "The URLs are Redis Cluster nodes."),
+        connect_timeout_ms: duration(1_000, "Longest wait to connect.", { min: 1 }),
+        command_timeout_ms: duration(
+          250,
+          "Longest wait for one command; past it the feature's fallback applies.",
+          { min: 1 },
+        ),
+      }, "One Redis server or cluster."),
+      description: "Redis servers features can keep shared state in.",
+    },
+  }, "Stores of state shared across replicas."),
+  persisted_operations: object({
+    manifests: {
+      kind: "list",
+      default: [],
+      file: true,
+      description:
+        "Trusted-document manifests (Apollo's persisted query manifest or a `{sha256: document}` map); reloaded when they change.",
+    },
+    safelist: object({
+      enabled: bool(
+        false,
+        "Refuse every document that is not trusted (400 `PERSISTED_QUERY_NOT_IN_LIST`).",
+      ),
+    }, "The safelist of trusted documents."),
+    log_unknown: bool(false, "Log documents the safelist would refuse (the rollout mode)."),
+  }, "Trusted documents: manifests and `operations_dir`, sent by hash (docs/shared_state.md)."),
+  automatic_persisted_queries: object({
+    enabled: bool(true, "Apollo's automatic persisted queries (off while the safelist is on)."),
+    cache: object({
+      max_bytes: size(16_000_000, "Bytes of registered documents kept in memory."),
+      ttl_ms: duration(86_400_000, "How long a registration lives.", { min: 1 }),
+    }, "The APQ cache."),
+    storage: storage("gw_apq"),
+  }, "Automatic persisted queries (APQ)."),
+  rate_limit: object({
+    enabled: bool(false, "Rate-limit requests per client key (GCRA)."),
+    key: str("client_ip", {
+      description: "What a budget belongs to: `client_ip`, `token_subject` or `header:<Name>`.",
+    }),
+    rate: int(10, "Requests allowed per period.", { min: 1 }),
+    burst: int(10, "Requests allowed at once above the steady rate.", { min: 1 }),
+    period_ms: duration(1_000, "The period of `rate`.", { min: 1 }),
+    reject_exceeding_requests: bool(
+      true,
+      "Answer 429 past the limit; false: serve and only count (log) them.",
+    ),
+    fail_open: bool(true, "While the store is unavailable, serve (true) or answer 503 (false)."),
+    trusted_proxies: list(
+      [],
+      "Proxies (IPs or CIDRs) whose `X-Forwarded-For` names the client; nobody else's is read.",
+    ),
+    max_keys: int(100_000, "Client keys kept in memory (least recently seen dropped).", {
+      min: 1,
+    }),
+    storage: storage("gw_rate_limit"),
+    graphql: FACET_RATE_LIMIT,
+    mcp: FACET_RATE_LIMIT,
+    connect: FACET_RATE_LIMIT,
+  }, "Per-client rate limits, answered 429 with `Retry-After` (docs/shared_state.md)."),
   shutdown_delay_ms: duration(
     0,
     "After SIGTERM, readiness answers 503 while the router still serves, for this long (a load balancer's time to notice).",

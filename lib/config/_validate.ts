@@ -7,6 +7,7 @@
 import { RouterError } from "../errors.ts";
 import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "./_schema.ts";
 import { parseListenAddr } from "./_values.ts";
+import { parseCidr } from "../request/client_ip.ts";
 
 type Raw = Record<string, unknown>;
 
@@ -160,6 +161,7 @@ export function validationRules(out: Raw): (() => void)[] {
         );
       }
     },
+    () => validateSharedState(out),
     () => {
       const names = new Set<string>();
       (out.subgraphs as Raw[]).forEach((subgraph, i) => {
@@ -282,4 +284,45 @@ function validateRules(rules: Raw[], path: string): void {
       only(["named", "rename", "default"]);
     }
   });
+}
+
+/** `rate_limit.key`: `client_ip`, `token_subject` or `header:<Name>`. */
+const RATE_LIMIT_KEY = /^(client_ip|token_subject|header:[!#$%&'*+.^_`|~0-9A-Za-z-]+)$/;
+
+function validateSharedState(out: Raw): void {
+  const ids = new Set<string>();
+  (section(out, "storage_providers").redis as Raw[]).forEach((provider, i) => {
+    const id = String(provider.id);
+    if (id === "") fail(`storage_providers.redis[${i}].id`, "expected a non-empty id");
+    if (ids.has(id)) fail(`storage_providers.redis[${i}].id`, `duplicate provider id "${id}"`);
+    ids.add(id);
+    const urls = provider.urls as string[];
+    if (urls.length === 0) fail(`storage_providers.redis[${i}].urls`, "expected at least one URL");
+    for (const url of urls) {
+      if (!/^rediss?:\/\/[^\s]+$/.test(url)) {
+        fail(
+          `storage_providers.redis[${i}].urls`,
+          `expected redis:// or rediss:// URLs, got "${url}"`,
+        );
+      }
+    }
+  });
+  for (const feature of ["automatic_persisted_queries", "rate_limit"]) {
+    const id = String(section(out, feature, "storage").provider_id);
+    if (id !== "" && !ids.has(id)) {
+      fail(`${feature}.storage.provider_id`, `no storage_providers.redis entry has id "${id}"`);
+    }
+  }
+  const rateLimit = section(out, "rate_limit");
+  if (!RATE_LIMIT_KEY.test(String(rateLimit.key))) {
+    fail(
+      "rate_limit.key",
+      `expected client_ip, token_subject or header:<Name>, got "${rateLimit.key}"`,
+    );
+  }
+  for (const cidr of rateLimit.trusted_proxies as string[]) {
+    if (parseCidr(cidr) === null) {
+      fail("rate_limit.trusted_proxies", `expected IP addresses or CIDR blocks, got "${cidr}"`);
+    }
+  }
 }

@@ -380,6 +380,9 @@ function readLeaf(
   if (node.kind === "string" && node.file && typeof value === "string") {
     return resolveFile(value, context.baseDir);
   }
+  if (node.kind === "list" && node.file && Array.isArray(value)) {
+    return value.map((item) => resolveFile(String(item), context.baseDir));
+  }
   return value;
 }
 

@@ -401,6 +401,96 @@ export interface TrafficShapingConfig {
   readonly subgraphs: Readonly<Record<string, SubgraphTrafficConfig>>;
 }
 
+/** One Redis deployment (`storage_providers.redis[]`, Cosmo's shape). */
+export interface RedisProviderConfig {
+  /** What `<feature>.storage.provider_id` names. */
+  readonly id: string;
+  /** `redis://` / `rediss://` URLs (one, or the cluster's seed nodes). */
+  readonly urls: readonly string[];
+  /** A Redis Cluster (the URLs are seed nodes). */
+  readonly cluster_enabled: boolean;
+  /** Longest wait for a connection, ms; then the store counts as unavailable. */
+  readonly connect_timeout_ms: number;
+  /** Longest wait for one command, ms; then the feature's fallback answers. */
+  readonly command_timeout_ms: number;
+}
+
+/** `storage_providers`: shared stores features can name. */
+export interface StorageProvidersConfig {
+  /** Redis deployments. */
+  readonly redis: readonly RedisProviderConfig[];
+}
+
+/** `<feature>.storage`: where a feature keeps shared state. */
+export interface FeatureStorageConfig {
+  /** A `storage_providers.redis[].id`; "" keeps the state in this replica's memory. */
+  readonly provider_id: string;
+  /** Prefix of every key the feature writes. */
+  readonly key_prefix: string;
+}
+
+/** `persisted_operations`: trusted documents. */
+export interface PersistedOperationsConfig {
+  /** Manifest files: Apollo's persisted query manifest or a `{ "<sha256>": "<document>" }` map. */
+  readonly manifests: readonly string[];
+  /** Refuse every operation that is not a trusted document (400 `PERSISTED_QUERY_NOT_IN_LIST`). */
+  readonly safelist: { readonly enabled: boolean };
+  /** Log operations the safelist would refuse (the rollout mode). */
+  readonly log_unknown: boolean;
+}
+
+/** `automatic_persisted_queries` (Apollo's APQ protocol). */
+export interface AutomaticPersistedQueriesConfig {
+  /** Register documents by hash and serve them by hash (off while the safelist is on). */
+  readonly enabled: boolean;
+  /** The in-memory cache (and the TTL of Redis entries). */
+  readonly cache: { readonly max_bytes: number; readonly ttl_ms: number };
+  /** Shared registrations in Redis. */
+  readonly storage: FeatureStorageConfig;
+}
+
+/** `rate_limit.<facet>`: a facet's own numbers (0 = the `rate_limit` value). */
+export interface FacetRateLimitConfig {
+  /** Limit this facet. */
+  readonly enabled: boolean;
+  /** Requests per period (0 = inherit). */
+  readonly rate: number;
+  /** Requests at once (0 = inherit). */
+  readonly burst: number;
+  /** The period, ms (0 = inherit). */
+  readonly period_ms: number;
+}
+
+/** `rate_limit`: GCRA per client key (Cosmo's keys). */
+export interface RateLimitConfig {
+  /** Limit requests. */
+  readonly enabled: boolean;
+  /** `client_ip`, `token_subject` or `header:<Name>`. */
+  readonly key: string;
+  /** Requests per period. */
+  readonly rate: number;
+  /** Requests at once (the bucket's depth). */
+  readonly burst: number;
+  /** The period, ms. */
+  readonly period_ms: number;
+  /** Answer 429; false: only count and log (the rollout mode). */
+  readonly reject_exceeding_requests: boolean;
+  /** While the store is unavailable: let requests through (true) or answer 503. */
+  readonly fail_open: boolean;
+  /** Peers (CIDRs) whose `X-Forwarded-For` is believed. */
+  readonly trusted_proxies: readonly string[];
+  /** Keys tracked in memory (memory store). */
+  readonly max_keys: number;
+  /** Shared budgets in Redis. */
+  readonly storage: FeatureStorageConfig;
+  /** GraphQL over HTTP's own numbers. */
+  readonly graphql: FacetRateLimitConfig;
+  /** MCP's own numbers. */
+  readonly mcp: FacetRateLimitConfig;
+  /** Connect's own numbers. */
+  readonly connect: FacetRateLimitConfig;
+}
+
 /** The whole configuration. */
 export interface Config {
   /** `host:port` of the one listener. */
@@ -457,6 +547,14 @@ export interface Config {
   readonly shutdown_delay_ms: number;
   /** Then in-flight requests get this long to finish, ms; those still running get 503. */
   readonly grace_period_ms: number;
+  /** Shared stores (issue 30). */
+  readonly storage_providers: StorageProvidersConfig;
+  /** Trusted documents (issue 30). */
+  readonly persisted_operations: PersistedOperationsConfig;
+  /** APQ (issue 30). */
+  readonly automatic_persisted_queries: AutomaticPersistedQueriesConfig;
+  /** Rate limits (issue 30). */
+  readonly rate_limit: RateLimitConfig;
 }
 
 /** `security.complexity_limits.*`. */

@@ -205,6 +205,8 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   REQUEST_TIMEOUT: "deadline_exceeded",
   RESPONSE_TOO_LARGE: "resource_exhausted",
   PAYLOAD_TOO_LARGE: "resource_exhausted",
+  RATE_LIMITED: "resource_exhausted",
+  PERSISTED_QUERY_NOT_IN_LIST: "invalid_argument",
   SHUTTING_DOWN: "unavailable",
   ISOLATE_ENDED: "unavailable",
   KEYS_UNAVAILABLE: "unavailable",

@@ -363,6 +363,23 @@ export function prepare(
   return result;
 }
 
+/**
+ * Prepares a trusted document once, at load (persisted operations): the same
+ * checks as {@linkcode prepare}, never the parse cache.
+ * @param engine The engine.
+ * @param request The document and operation name.
+ * @returns The prepared operation or request errors.
+ */
+export function prepareUncached(
+  engine: Engine,
+  request: { readonly query: string; readonly operationName: string | null },
+): PrepareResult {
+  return prepareOperation(engine.model.apiSchema, request, {
+    limits: engine.limits,
+    introspection: engine.introspection,
+  });
+}
+
 function accessKeysOf(engine: Engine, operation: PreparedOperation): readonly string[] {
   let keys = engine.accessKeys.get(operation);
   if (keys === undefined) {

@@ -68,6 +68,8 @@ export class RequestFraming {
   #head = "";
   /** Body bytes, or chunk bytes, still to come. */
   #remaining = 0;
+  /** In a head whose request line has not ended yet. */
+  #inRequestLine = false;
   /** True once an HTTP/2 preface came as a request line. */
   http2 = false;
 
@@ -88,9 +90,12 @@ export class RequestFraming {
   /**
    * Reads bytes the client sent.
    * @param bytes The chunk.
+   * @param requestLineEnds Where told, the offsets in `bytes` just after each
+   *   request line that ends in it (an HTTP/2 preface's excepted): where the
+   *   connection guard adds the peer's address (`x-gw-peer`).
    * @returns How many request heads it completed.
    */
-  push(bytes: Uint8Array): number {
+  push(bytes: Uint8Array, requestLineEnds?: number[]): number {
     let heads = 0;
     let i = 0;
     const n = bytes.length;
@@ -108,9 +113,20 @@ export class RequestFraming {
           this.#state = "head";
           this.#line = 0;
           this.#head = "";
+          this.#inRequestLine = true;
           break;
         }
         case "head": {
+          if (this.#inRequestLine) {
+            const at = bytes.indexOf(LF, i);
+            if (at >= 0) {
+              this.#inRequestLine = false;
+              const start = this.#head + latin1.decode(bytes.subarray(i, Math.min(at, i + 4)));
+              if (requestLineEnds !== undefined && !start.startsWith("PRI ")) {
+                requestLineEnds.push(at + 1);
+              }
+            }
+          }
           const end = this.#lineEnd(bytes, i);
           this.#keep(bytes.subarray(i, end < 0 ? n : end));
           if (end < 0) return heads;

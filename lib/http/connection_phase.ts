@@ -189,15 +189,16 @@ export class ConnectionPhase {
    * Bytes the client sent.
    * @param bytes The chunk.
    * @param now The clock, ms.
+   * @param requestLineEnds Told where request lines end in the chunk (see `RequestFraming.push`).
    */
-  fromClient(bytes: Uint8Array, now: number): void {
+  fromClient(bytes: Uint8Array, now: number, requestLineEnds?: number[]): void {
     if (this.#fresh && bytes.length > 0) {
       this.#fresh = false;
       if (startsWith(bytes, H2_PREFACE)) return this.#expect("exempt", now);
     }
     if (this.phase === "exempt") return this.#expect("exempt", now);
     const before = this.#framing.at;
-    const heads = this.#framing.push(bytes);
+    const heads = this.#framing.push(bytes, requestLineEnds);
     this.#heads += heads;
     if (this.#framing.http2) return this.#expect("exempt", now);
     // A head begun in this chunk (and still unfinished) is owed from its first byte.

@@ -27,6 +27,7 @@ import type {
   ExecutionResult,
   GraphQLRequest,
   OperationLimits,
+  PrepareResult,
   UnsentAnswers,
 } from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
@@ -57,6 +58,12 @@ import { errorResponse, STATUS } from "./errors.ts";
 import { utf8Length } from "../limited_body.ts";
 import { signalOf } from "../cancellation.ts";
 import { parseJsonExact } from "../engine/execute/json_numbers.ts";
+import {
+  documentIdOf,
+  persistedQueryNotFound,
+  type PersistedState,
+  resolveDocument,
+} from "../persisted/mod.ts";
 
 /** What the GraphQL facet reads from the router state. */
 export interface GraphQLDeps {
@@ -77,6 +84,8 @@ export interface GraphQLDeps {
   readonly supergraph?: SupergraphCore;
   /** Metrics, access log and spans of the request; absent or null when off. */
   readonly telemetry?: Telemetry | null;
+  /** Trusted documents, safelist and APQ; absent: every hash is unknown (APQ clients send text). */
+  readonly persisted?: PersistedState;
 }
 
 /**
@@ -142,10 +151,10 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     }
     identity = resolved.token;
   }
-  let params: GraphQLRequest;
+  let raw: RawRequest;
   try {
     const limits = deps.engine.limits;
-    params = method === "GET"
+    raw = method === "GET"
       ? readSearchParams(new URL(request.url), limits)
       : await readJsonBody(request, limits);
   } catch (error) {
@@ -156,15 +165,37 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         requestId,
       });
     }
-    if (error instanceof PersistedQueryNotFound) {
-      const errors = [{
-        message: "PersistedQueryNotFound",
-        extensions: { code: "PERSISTED_QUERY_NOT_FOUND" },
-      }];
-      return graphQLResponse({ errors }, mediaType, { traced: false, requestId });
-    }
     return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
   }
+  // Persisted queries (issue 30): which document runs, and whether it was prepared at load.
+  let trusted: PrepareResult | null = null;
+  let query: string;
+  if (deps.persisted === undefined) {
+    if (raw.query === null) {
+      return persistedNotFoundResponse(mediaType, requestId);
+    }
+    query = raw.query;
+  } else {
+    const resolved = await resolveDocument(deps.persisted, {
+      query: raw.query,
+      operationName: raw.operationName,
+      hash: raw.hash,
+    });
+    if (!resolved.ok) {
+      if (resolved.error.code === "PERSISTED_QUERY_NOT_FOUND") {
+        return persistedNotFoundResponse(mediaType, requestId);
+      }
+      return errorResponse(resolved.error, { contentType: mediaType, log: deps.log, requestId });
+    }
+    query = resolved.query;
+    trusted = resolved.trusted;
+  }
+  const params: GraphQLRequest = {
+    query,
+    operationName: raw.operationName,
+    variables: raw.variables,
+    extensions: raw.extensions,
+  };
 
   const start = await startTrace(request, deps.trace);
   if (start.kind === "rejected") {
@@ -182,7 +213,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
 
   const scope = deps.telemetry?.scopeOf(request);
   const preparing = scope?.span ? performance.now() : 0;
-  const prepared = prepare(deps.engine, params, observer ? { observer } : {});
+  // A trusted document was parsed and validated at load: it skips the parse cache.
+  const prepared = trusted ?? prepare(deps.engine, params, observer ? { observer } : {});
   scope?.span?.stage("graphql.parse_validate", preparing, performance.now());
   let result: ExecutionResult;
   // Operation limits and disabled introspection are refused with 400 whatever the media type.
@@ -323,8 +355,28 @@ function isMutationText(params: GraphQLRequest): boolean {
 /** Invalid UTF-8 is refused, never replaced with U+FFFD and executed. */
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Thrown for an APQ hash without query text; answered as a GraphQL request error. */
-class PersistedQueryNotFound extends Error {}
+/**
+ * An unknown hash without query text: Apollo's `PersistedQueryNotFound`, a
+ * GraphQL request error (200 for `application/json`), so APQ clients send the text.
+ */
+function persistedNotFoundResponse(
+  mediaType: GraphQLMediaType,
+  requestId: string | null,
+): Response {
+  const error = persistedQueryNotFound();
+  const errors = [{ message: error.message, extensions: { code: error.code } }];
+  return graphQLResponse({ errors }, mediaType, { traced: false, requestId });
+}
+
+/** The request's parameters as sent: the text may be missing when a hash names the document. */
+interface RawRequest {
+  readonly query: string | null;
+  readonly operationName: string | null;
+  readonly variables: Readonly<Record<string, unknown>> | null;
+  readonly extensions: Readonly<Record<string, unknown>> | null;
+  /** `documentId` or `extensions.persistedQuery.sha256Hash`, normalized; null when absent. */
+  readonly hash: string | null;
+}
 
 /** Thrown for JSON nested past the depth limit, found before it is parsed; answered 400. */
 class JsonTooDeep extends Error {
@@ -362,7 +414,7 @@ function badRequest(message: string): RouterError {
  * @param limits The depth limit its JSON is held to.
  * @returns The GraphQL request.
  */
-async function readJsonBody(request: Request, limits: OperationLimits): Promise<GraphQLRequest> {
+async function readJsonBody(request: Request, limits: OperationLimits): Promise<RawRequest> {
   const contentType = request.headers.get("content-type");
   if (!isJsonContentType(contentType)) {
     throw new RouterError(
@@ -390,11 +442,17 @@ async function readJsonBody(request: Request, limits: OperationLimits): Promise<
     throw badRequest('Expected the request body to be a JSON object with a "query"');
   }
   const record = body as Record<string, unknown>;
-  return checkParams(record.query, record.operationName, record.variables, record.extensions);
+  return checkParams(
+    record.query,
+    record.operationName,
+    record.variables,
+    record.extensions,
+    record.documentId,
+  );
 }
 
 /** The parameters of a GraphQL GET request. */
-const GET_PARAMETERS = ["query", "operationName", "variables", "extensions"] as const;
+const GET_PARAMETERS = ["query", "operationName", "variables", "extensions", "documentId"] as const;
 
 /**
  * Reads the GET parameters (`variables` and `extensions` as JSON text); a
@@ -403,7 +461,7 @@ const GET_PARAMETERS = ["query", "operationName", "variables", "extensions"] as 
  * @param limits The depth limit its JSON is held to.
  * @returns The GraphQL request.
  */
-function readSearchParams(url: URL, limits: OperationLimits): GraphQLRequest {
+function readSearchParams(url: URL, limits: OperationLimits): RawRequest {
   if (!isUtf8QueryString(url.search)) {
     throw badRequest("The query string is not valid UTF-8 once percent-decoded");
   }
@@ -426,6 +484,7 @@ function readSearchParams(url: URL, limits: OperationLimits): GraphQLRequest {
     search.get("operationName") ?? undefined,
     json("variables"),
     json("extensions"),
+    search.get("documentId") ?? undefined,
   );
 }
 
@@ -455,16 +514,15 @@ function checkParams(
   operationName: unknown,
   variables: unknown,
   extensions: unknown,
-): GraphQLRequest {
-  if (
-    (query === undefined || query === null) && isMap(extensions) && isMap(extensions.persistedQuery)
-  ) {
-    // Automatic persisted queries: no store here, so ask the client to send the text
-    // (Apollo's APQ protocol); its retry with `query` then runs normally.
-    throw new PersistedQueryNotFound();
+  documentId: unknown,
+): RawRequest {
+  const hash = hashOf(extensions, documentId);
+  if ((query === undefined || query === null) && hash === null) {
+    throw badRequest('Missing the "query" parameter');
   }
-  if (query === undefined || query === null) throw badRequest('Missing the "query" parameter');
-  if (typeof query !== "string") throw badRequest('The "query" parameter must be a string');
+  if (query !== undefined && query !== null && typeof query !== "string") {
+    throw badRequest('The "query" parameter must be a string');
+  }
   if (operationName !== undefined && operationName !== null && typeof operationName !== "string") {
     throw badRequest('The "operationName" parameter must be a string or null');
   }
@@ -475,9 +533,32 @@ function checkParams(
     throw badRequest('The "extensions" parameter must be a JSON object or null');
   }
   return {
-    query,
+    query: query ?? null,
     operationName: operationName ?? null,
     variables: variables ?? null,
     extensions: extensions ?? null,
+    hash,
   };
+}
+
+/**
+ * The document's hash: `documentId` (GraphQL over HTTP; `sha256:<hex>` or
+ * bare hex) or Apollo's `extensions.persistedQuery.sha256Hash` (version 1).
+ */
+function hashOf(extensions: unknown, documentId: unknown): string | null {
+  if (documentId !== undefined && documentId !== null) {
+    if (typeof documentId !== "string" || documentId === "") {
+      throw badRequest('The "documentId" parameter must be a non-empty string');
+    }
+    return documentIdOf(documentId);
+  }
+  if (!isMap(extensions) || extensions.persistedQuery === undefined) return null;
+  const persisted = extensions.persistedQuery;
+  if (!isMap(persisted) || typeof persisted.sha256Hash !== "string") {
+    throw badRequest('"extensions.persistedQuery" must be an object with a string "sha256Hash"');
+  }
+  if (persisted.version !== undefined && persisted.version !== 1) {
+    throw badRequest('Unsupported "extensions.persistedQuery.version"; expected 1');
+  }
+  return documentIdOf(persisted.sha256Hash);
 }

@@ -14,6 +14,7 @@ import type { RouterState } from "../state/mod.ts";
 // prom-client and the OpenTelemetry SDK whether configured or not.
 import { acceptRequestId, REQUEST_ID_HEADER } from "../request/request_id.ts";
 import { withContext } from "../request/context.ts";
+import { peerAddress } from "../request/client_ip.ts";
 import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts";
 import type { RouteTable } from "../telemetry/telemetry.ts";
 import { type DecodedBody, readBodyDecoded } from "./body.ts";
@@ -24,6 +25,7 @@ import { compileCors, type CorsPolicy } from "./cors.ts";
 import { type EdgeErrorAnswer, errorResponse } from "./errors.ts";
 import { connectEdgeError, mcpEdgeError } from "./facet_errors.ts";
 import { handleGraphQL } from "./graphql.ts";
+import { compileRateLimit, type LimitedFacet, type RateLimitCheck } from "./rate_limit.ts";
 
 /** A route's handler. */
 export type FacetHandler = (request: Request, state: RouterState) => Promise<Response>;
@@ -46,6 +48,10 @@ interface Routes {
   readonly deadline: (controller: AbortController) => () => void;
   /** Counts an admission refusal (metrics on), made once per state rather than per request. */
   readonly refused: ((reason: string) => void) | null;
+  /** The facet a rate limit applies to (`rate_limit`), or null. */
+  readonly limitedFacet: (facet: FacetHandler) => LimitedFacet | null;
+  /** The rate-limit check; null when `rate_limit.enabled` is false. */
+  readonly rateLimit: RateLimitCheck | null;
 }
 
 /** Paths of the health endpoints. */
@@ -112,7 +118,7 @@ export interface HandlerOptions {
 export function createHandler(
   current: () => RouterState | null,
   options: HandlerOptions = {},
-): (request: Request) => Promise<Response> {
+): (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response> {
   const compiled = new WeakMap<RouterState, Routes>();
   const facets: Facets = { ...DEFAULT_FACETS, ...options.facets };
   function routesOf(state: RouterState): Routes {
@@ -125,8 +131,8 @@ export function createHandler(
   }
   const draining = options.draining;
   if (draining !== undefined) {
-    return async (request) => {
-      const response = await handle(request);
+    return async (request, info) => {
+      const response = await handle(request, info);
       if (draining()) {
         try {
           response.headers.set("connection", "close");
@@ -138,7 +144,7 @@ export function createHandler(
     };
   }
   return handle;
-  async function handle(request: Request): Promise<Response> {
+  async function handle(request: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
     const state = current();
     const { pathname } = new URL(request.url);
     // Liveness needs no state (and no route table).
@@ -160,10 +166,30 @@ export function createHandler(
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
     const log = state.log ?? options.log;
+    const answer = edgeAnswerOf(facet, facets);
+    // Rate limits (issue 30): before the body is read or a slot taken.
+    let limitHeaders: Readonly<Record<string, string>> | null = null;
+    const limited = routes.rateLimit === null ? null : routes.limitedFacet(facet);
+    if (limited !== null && routes.rateLimit !== null) {
+      const verdict = await routes.rateLimit(
+        limited,
+        request,
+        peerAddress(info?.remoteAddr, request),
+      );
+      limitHeaders = verdict.headers;
+      if (verdict.refusal !== null) {
+        await request.body?.cancel().catch(() => {});
+        response = answer(verdict.refusal, {
+          ...(log ? { log } : {}),
+          requestId,
+          headers: verdict.headers,
+        });
+        return finish(response);
+      }
+    }
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
     const keyWait = state.keySources?.beforeAdmission(request);
     if (keyWait) await keyWait;
-    const answer = edgeAnswerOf(facet, facets);
     if (routes.admits(facet, request)) {
       const gate = state.engine.admission;
       let read: DecodedBody | null = null;
@@ -212,9 +238,22 @@ export function createHandler(
         response = answer(error, { ...(log ? { log } : {}), requestId });
       }
     }
-    response = routes.cors.apply(request, response);
-    response.headers.set(REQUEST_ID_HEADER, requestId);
-    return scope && telemetry ? telemetry.end(scope, response) : response;
+    if (limitHeaders !== null) setHeaders(response, limitHeaders);
+    return finish(response);
+
+    function finish(answered: Response): Response | Promise<Response> {
+      answered = routes.cors.apply(request, answered);
+      answered.headers.set(REQUEST_ID_HEADER, requestId);
+      return scope && telemetry ? telemetry.end(scope, answered) : answered;
+    }
+  }
+}
+
+function setHeaders(response: Response, headers: Readonly<Record<string, string>>): void {
+  try {
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  } catch {
+    // Immutable headers (a forwarded response): sent without the RateLimit fields.
   }
 }
 
@@ -368,5 +407,16 @@ function compileRoutes(
       reason: () => new RequestTimeout(config.traffic_shaping.router.request_timeout_ms),
     }),
     refused: metrics ? (reason) => metrics.admissionRejected(reason) : null,
+    limitedFacet: (facet) =>
+      facet === graphql
+        ? "graphql"
+        : facet === facets.mcp
+        ? "mcp"
+        : facet === facets.connect
+        ? "connect"
+        : null,
+    rateLimit: compileRateLimit(state, {
+      ...(metrics ? { counted: (facet, outcome) => metrics.rateLimited(facet, outcome) } : {}),
+    }),
   };
 }

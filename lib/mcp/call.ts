@@ -14,7 +14,8 @@ import { operationAccess, type OperationAccessResult } from "../auth/mod.ts";
 import { execute, type ExecutionResult, prepare, type PrepareResult } from "../engine/mod.ts";
 import { validateArguments } from "../operations/mod.ts";
 import { checkRuntime } from "./policy.ts";
-import { type Caller, isRecord, type JsonRpcId, scopeDenied } from "./respond.ts";
+import { type Caller, isRecord, type JsonRpcId, rpcError, scopeDenied } from "./respond.ts";
+import { resolveDocument } from "../persisted/mod.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import { formatOperationInfo, type McpTool } from "./tools.ts";
 import { signalOf } from "../cancellation.ts";
@@ -190,8 +191,27 @@ export async function callTool(
     case "execute_graphql": {
       const query = String(args.query);
       const variables = isRecord(args.variables) ? args.variables : null;
+      // The safelist holds here too (issue 30): an inline query must be a trusted document.
+      let trusted: PrepareResult | null = null;
+      const persisted = deps.persisted;
+      if (persisted !== undefined && (persisted.safelist || persisted.logUnknown)) {
+        const resolved = await resolveDocument(persisted, {
+          query,
+          operationName: null,
+          hash: null,
+        });
+        if (!resolved.ok) {
+          return rpcError(request, context.id, {
+            status: 400,
+            code: -32602,
+            message: resolved.error.message,
+            data: { code: resolved.error.code },
+          });
+        }
+        trusted = resolved.trusted;
+      }
       // The engine parses (and caches) the query once; the gate reuses its document.
-      const prepared = prepare(deps.engine, { query, operationName: null, variables });
+      const prepared = trusted ?? prepare(deps.engine, { query, operationName: null, variables });
       if (mcp.oauth) {
         const access = runtimeAccess(mcp, prepared, query);
         // null: unparseable, spec §5.3 rule 6: the engine reports the syntax error.

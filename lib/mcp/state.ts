@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { PersistedState } from "../persisted/mod.ts";
 import type { GraphQLSchema } from "graphql";
 import {
   type AuthState,
@@ -84,6 +85,8 @@ export interface McpDeps {
    * `authorization.require_authentication`): who calls when `mcp.oauth` is off.
    */
   readonly authorization?: RequestAuthorization;
+  /** Trusted documents and the safelist (issue 30); absent: no safelist. */
+  readonly persisted?: PersistedState;
 }
 
 /** Options for {@linkcode buildMcpState} (tests). */

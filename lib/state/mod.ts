@@ -18,6 +18,7 @@ import {
   type Engine,
   type Http1Pool,
   operationLimitsOf,
+  prepareUncached,
   resilienceOf,
   subgraphErrorPolicyOf,
   type SubgraphFetch,
@@ -31,6 +32,13 @@ import {
   type OperationRegistry,
 } from "../operations/mod.ts";
 import { buildSupergraph, type SupergraphModel } from "../supergraph/mod.ts";
+import {
+  buildTrustedDocuments,
+  parseManifest,
+  type PersistedState,
+  sha256Hex,
+} from "../persisted/mod.ts";
+import { createStores, type Stores } from "../store/mod.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
 
@@ -61,6 +69,10 @@ export interface RouterState {
   readonly keySources: KeySources;
   /** Metrics, access logs and traces (one for the process, kept across reloads); null when off. */
   readonly telemetry: Telemetry | null;
+  /** Trusted documents, the safelist and APQ (issue 30). */
+  readonly persisted: PersistedState;
+  /** Shared state of the process (APQ, rate limits; kept across reloads). */
+  readonly stores: Stores;
 }
 
 /** Inputs of {@linkcode buildState}: the config plus every file it names, already read. */
@@ -88,6 +100,10 @@ export interface StateInputs {
   readonly previous?: RouterState | null;
   /** The process's telemetry (`lib/telemetry`); absent: none. */
   readonly telemetry?: Telemetry;
+  /** The files of `persisted_operations.manifests`, read. */
+  readonly manifests?: readonly { readonly path: string; readonly text: string }[];
+  /** The process's stores (kept across reloads); absent: memory stores of this state's own. */
+  readonly stores?: Stores;
 }
 
 /**
@@ -190,6 +206,8 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   });
   const connect = buildConnectState({ ...base, auth });
   const telemetry = inputs.telemetry ?? null;
+  const stores = inputs.stores ?? createStores(config, { log });
+  const persisted = await buildPersisted(inputs, { engine, stores });
   return {
     config,
     log,
@@ -202,5 +220,47 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     authorization,
     keySources,
     telemetry,
+    persisted,
+    stores,
+  };
+}
+
+/**
+ * The trusted documents (manifests, then `operations_dir` under each file's
+ * SHA-256), prepared once here, and the safelist and APQ settings.
+ */
+async function buildPersisted(
+  inputs: StateInputs,
+  options: { readonly engine: Engine; readonly stores: Stores },
+): Promise<PersistedState> {
+  const { config, log } = inputs;
+  const { engine, stores } = options;
+  const entries = [
+    ...(inputs.manifests ?? []).flatMap((file) => parseManifest(file.text, file.path)),
+    ...await Promise.all(
+      inputs.operationFiles.map(async (file) => ({
+        id: await sha256Hex(file.text),
+        body: file.text,
+      })),
+    ),
+  ];
+  const documents = await buildTrustedDocuments(entries, {
+    prepare: (query, operationName) => prepareUncached(engine, { query, operationName }),
+  });
+  for (const invalid of documents.invalid) {
+    log.warn("Persisted operation does not validate against this supergraph", invalid);
+  }
+  const safelist = config.persisted_operations.safelist.enabled;
+  const metrics = inputs.telemetry?.metrics;
+  return {
+    documents,
+    safelist,
+    logUnknown: config.persisted_operations.log_unknown,
+    // As Apollo Router: APQ registrations would let anyone add to the safelist.
+    apq: safelist || !config.automatic_persisted_queries.enabled ? null : stores.apq,
+    onUnknown: (refused, { hash }) => {
+      metrics?.persistedRefusal(refused ? "refused" : "logged");
+      if (!refused) log.info("Operation is not a trusted document (log_unknown)", { hash });
+    },
   };
 }

@@ -151,6 +151,18 @@ export interface RouterMetrics {
   connect(info: { readonly method: string; readonly code: string }): void;
   /** A JWKS refresh ended. */
   jwksRefresh(outcome: "success" | "failure"): void;
+  /**
+   * A request over its rate limit (issue 30), by facet and what happened:
+   * `rejected` (429), `logged` (`reject_exceeding_requests: false`), or the
+   * store's fallback `fail_open` / `fail_closed`.
+   */
+  rateLimited(facet: string, outcome: string): void;
+  /** A shared-store call answered by the feature's fallback (Redis unavailable), by feature. */
+  storeFallback(feature: string): void;
+  /** Whether a shared store (`storage_providers.redis[].id`) is reachable (1) or not (0). */
+  storeAvailable(provider: string, available: boolean): void;
+  /** A request refused (or logged) by the safelist: `refused` or `logged`. */
+  persistedRefusal(outcome: "refused" | "logged"): void;
   /** A reload ended. */
   reload(outcome: "success" | "failure"): void;
   /** The serving config and supergraph (`gw_router_info`, value 1). */
@@ -385,6 +397,32 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["outcome"],
     registry,
   });
+  const rateLimited = counterSeries({
+    name: "gw_router_rate_limited_total",
+    help:
+      "Requests over their rate limit, by facet and outcome (rejected, logged, fail_open, fail_closed).",
+    labelNames: ["facet", "outcome"],
+    registry,
+  });
+  const storeFallbacks = counterSeries({
+    name: "gw_router_store_fallbacks_total",
+    help: "Shared-store calls answered by the feature's fallback (Redis unavailable), by feature.",
+    labelNames: ["feature"],
+    registry,
+  });
+  const storeUp = new Gauge({
+    name: "gw_router_store_available",
+    help: "Whether a shared store (storage_providers.redis[].id) is reachable: 1 or 0.",
+    labelNames: ["provider"],
+    registers: [registry],
+  });
+  const persisted = counterSeries({
+    name: "gw_router_persisted_query_refusals_total",
+    help:
+      "Operations that are not trusted documents, refused by the safelist or logged (log_unknown).",
+    labelNames: ["outcome"],
+    registry,
+  });
   const reloads = counterSeries({
     name: "gw_router_reloads_total",
     help: "Configuration reloads by outcome.",
@@ -475,6 +513,18 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
     jwksRefresh(outcome) {
       jwks.at(outcome).cell().value++;
+    },
+    rateLimited(facet, outcome) {
+      rateLimited.at(facet).at(outcome).cell().value++;
+    },
+    storeFallback(feature) {
+      storeFallbacks.at(feature).cell().value++;
+    },
+    storeAvailable(provider, available) {
+      storeUp.set({ provider }, available ? 1 : 0);
+    },
+    persistedRefusal(outcome) {
+      persisted.at(outcome).cell().value++;
     },
     reload(outcome) {
       reloads.at(outcome).cell().value++;

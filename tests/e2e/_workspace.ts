@@ -40,3 +40,54 @@ ${options.extra ?? ""}`,
   );
   return dir;
 }
+
+/** A workspace whose one subgraph answers every query `{ hello: "world" }`. */
+export interface HelloWorkspace {
+  /** The folder. */
+  readonly dir: string;
+  /** Its `config.yaml`. */
+  readonly configPath: string;
+  /** Stops the subgraph and removes the folder. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a subgraph answering `{ hello: "world" }` to everything and writes a
+ * workspace for it (`type Query { hello: String }`).
+ * @param extra Config lines.
+ * @param options `mcp`: MCP on (base URL http://127.0.0.1), with `execute_graphql` when asked.
+ * @returns The workspace.
+ */
+export async function helloWorkspace(
+  extra: string,
+  options: { readonly mcp?: "on" | "arbitrary" } = {},
+): Promise<HelloWorkspace> {
+  const subgraph = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => Response.json({ data: { hello: "world" } }),
+  );
+  const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
+    sdl: "type Query { hello: String }",
+    extra,
+  });
+  const configPath = join(dir, "config.yaml");
+  if (options.mcp !== undefined) {
+    const arbitrary = options.mcp === "arbitrary" ? " enable_arbitrary_operations: true," : "";
+    const config = await Deno.readTextFile(configPath);
+    await Deno.writeTextFile(
+      configPath,
+      config.replace(
+        "mcp: { enabled: false }",
+        `mcp: { enabled: true,${arbitrary} server: { base_url: "http://127.0.0.1" } }`,
+      ),
+    );
+  }
+  return {
+    dir,
+    configPath,
+    async close() {
+      await subgraph.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}

@@ -159,6 +159,10 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     log_level: ["warn", "warn"],
     "subgraph_error_propagation.mode": ["pass-through", "pass-through"],
     "engine.subgraph_transport": ["fetch", "fetch"],
+    "automatic_persisted_queries.storage.provider_id": ["", ""],
+    "rate_limit.storage.provider_id": ["", ""],
+    "rate_limit.key": ["header:X-Api-Key", "header:X-Api-Key"],
+    "rate_limit.trusted_proxies": ["10.0.0.0/8,::1", ["10.0.0.0/8", "::1"]],
   };
   const byKind: Record<string, [string, unknown]> = {
     string: ["from-env", "from-env"],

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { sha256Hex } from "../../lib/persisted/mod.ts";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { AuthError, RouterError } from "../../lib/errors.ts";
@@ -421,7 +422,8 @@ Deno.test("GraphQL over HTTP: a query runs through the engine (POST JSON and GET
 Deno.test("GraphQL over HTTP: an APQ hash without query text asks for the text (PERSISTED_QUERY_NOT_FOUND)", async () => {
   const state = await stateWith();
   const handle = createHandler(() => state);
-  const extensions = { persistedQuery: { version: 1, sha256Hash: "ab".repeat(32) } };
+  const hash = await sha256Hex("{ hello }");
+  const extensions = { persistedQuery: { version: 1, sha256Hash: hash } };
   const response = await handle(
     post(JSON.stringify({ extensions }), { accept: "application/json", "x-request-id": "r1" }),
   );
@@ -434,6 +436,9 @@ Deno.test("GraphQL over HTTP: an APQ hash without query text asks for the text (
   });
   const retry = await handle(post(JSON.stringify({ query: "{ hello }", extensions })));
   assert.deepEqual(await retry.json(), { data: { hello: "world" } });
+  // Registered (APQ on by default): the hash alone now runs it.
+  const byHash = await handle(post(JSON.stringify({ extensions })));
+  assert.deepEqual(await byHash.json(), { data: { hello: "world" } });
 });
 
 Deno.test("DESIGN §1: a client that goes away cancels the subgraph fetches of its request", async () => {

@@ -1,0 +1,115 @@
+/**
+ * The in-memory {@linkcode SharedStore}: values in an LRU bounded in bytes
+ * (each entry's key and value length), expiring by TTL; rate-limit TATs in an
+ * LRU bounded in keys (a key that falls out starts with a full bucket).
+ *
+ * @module
+ */
+import { Lru } from "../engine/admission/_lru.ts";
+import { type GcraDecision, type GcraLimit, gcraStep } from "./gcra.ts";
+import type { SharedStore } from "./types.ts";
+
+/** Options for {@linkcode MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** Bytes of values kept (keys and values, UTF-16 length × 2 + 64 per entry). */
+  readonly maxBytes: number;
+  /** Rate-limit keys kept. @default 100000 */
+  readonly maxKeys?: number;
+  /** The clock, ms. @default Date.now */
+  readonly now?: () => number;
+}
+
+/**
+ * One replica's store.
+ *
+ * @example Values expire; the byte bound holds
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryStore } from "./memory.ts";
+ * let now = 0;
+ * const store = new MemoryStore({ maxBytes: 1000, now: () => now });
+ * await store.set("a", "1", 100);
+ * assert.equal(await store.get("a"), "1");
+ * now = 100;
+ * assert.equal(await store.get("a"), null);
+ * await store.set("big", "x".repeat(1000), 100);
+ * assert.equal(await store.get("big"), null);
+ * ```
+ */
+export class MemoryStore implements SharedStore {
+  /** Always `memory`. */
+  readonly kind = "memory" as const;
+  readonly #values: Lru<string, { readonly value: string; readonly expires: number }>;
+  readonly #tats: Lru<string, { readonly tat: number; readonly expires: number }>;
+  readonly #now: () => number;
+
+  /** @param options Bounds and clock. */
+  constructor(options: MemoryStoreOptions) {
+    this.#values = new Lru({ maxBytes: options.maxBytes });
+    const maxKeys = options.maxKeys ?? 100_000;
+    this.#tats = new Lru({ maxBytes: maxKeys, maxEntries: maxKeys });
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Reads a value synchronously (null: absent or expired).
+   * @param key The key.
+   * @returns The value.
+   */
+  getNow(key: string): string | null {
+    const entry = this.#values.get(key);
+    if (entry === undefined) return null;
+    // An expired entry stays until it is overwritten or the LRU drops it.
+    return entry.expires <= this.#now() ? null : entry.value;
+  }
+
+  /**
+   * Writes a value synchronously.
+   * @param key The key.
+   * @param value The value.
+   * @param ttlMs Its time to live, ms.
+   */
+  setNow(key: string, value: string, ttlMs: number): void {
+    this.#values.set(
+      key,
+      { value, expires: this.#now() + ttlMs },
+      64 + 2 * (key.length + value.length),
+    );
+  }
+
+  /**
+   * One GCRA step synchronously.
+   * @param key The client's key.
+   * @param limit The limit.
+   * @returns The decision.
+   */
+  rateLimitNow(key: string, limit: GcraLimit): GcraDecision {
+    const now = this.#now();
+    const entry = this.#tats.get(key);
+    const stored = entry === undefined || entry.expires <= now ? null : entry.tat;
+    const step = gcraStep(stored, now, limit);
+    if (step.tat !== null) this.#tats.set(key, { tat: step.tat, expires: now + step.ttlMs }, 1);
+    return step.decision;
+  }
+
+  /** {@inheritDoc SharedStore.get} */
+  get(key: string): Promise<string | null> {
+    return Promise.resolve(this.getNow(key));
+  }
+
+  /** {@inheritDoc SharedStore.set} */
+  set(key: string, value: string, ttlMs: number): Promise<void> {
+    this.setNow(key, value, ttlMs);
+    return Promise.resolve();
+  }
+
+  /** {@inheritDoc SharedStore.rateLimit} */
+  rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision> {
+    return Promise.resolve(this.rateLimitNow(key, limit));
+  }
+
+  /** Nothing to close. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The shared-state interface (issue 30): a key-value store with TTLs and an
+ * atomic GCRA rate-limit check. In memory by default ({@linkcode MemoryStore}
+ * in `memory.ts`), Redis across replicas (`redis.ts`).
+ *
+ * @module
+ */
+import type { GcraDecision, GcraLimit } from "./gcra.ts";
+
+/** State behind one small interface; every call may fail with {@linkcode StoreUnavailable}. */
+export interface SharedStore {
+  /** `memory` or `redis`. */
+  readonly kind: "memory" | "redis";
+  /** Reads a value (null: absent or expired). */
+  get(key: string): Promise<string | null>;
+  /** Writes a value that expires after `ttlMs`. */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** One GCRA step for `key`, atomic across every replica sharing the store. */
+  rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision>;
+  /** Closes connections. */
+  close(): Promise<void>;
+}
+
+/** A store call that could not be answered (Redis down, too slow); the feature's fallback answers. */
+export class StoreUnavailable extends Error {
+  /**
+   * @param message What failed.
+   * @param options The cause.
+   */
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, options);
+    this.name = "StoreUnavailable";
+  }
+}
