@@ -136,3 +136,10 @@ registerDifferential({
   label: "reachable fields from accounts",
   generator: { roots: ["accounts"], exclude: ["Account.score", "User.score", "Team.score"] },
 });
+registerDifferential({
+  area,
+  root,
+  label: "fields from accounts, unreachable ones refused",
+  generator: { roots: ["accounts"] },
+  unreachable: ["Account.score", "User.score", "Team.score"],
+});
