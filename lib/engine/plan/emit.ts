@@ -20,7 +20,6 @@ import type {
   PlanStep,
 } from "./types.ts";
 
-
 /**
  * Emits the plan of a fetch graph.
  *

@@ -23,7 +23,10 @@ const MODEL = compose({
   `,
 });
 
-function plan(query: string, options: { variables?: Record<string, unknown>; incremental?: boolean } = {}) {
+function plan(
+  query: string,
+  options: { variables?: Record<string, unknown>; incremental?: boolean } = {},
+) {
   const op = normalizeOperation(MODEL.apiSchema, parse(query), {
     variables: options.variables ?? {},
     incremental: options.incremental ?? true,
@@ -81,7 +84,11 @@ Deno.test("issue 31: nested defers: the inner branch depends on the outer one", 
   const { op, planned } = plan(
     `{ products { ... @defer(label: "outer") { price ... @defer(label: "inner") { reviews { body } } } } }`,
   );
-  assert.deepEqual(op.defers?.map((d) => [d.id, d.label, d.parent]), [[1, "outer", 0], [2, "inner", 1]]);
+  assert.deepEqual(op.defers?.map((d) => [d.id, d.label, d.parent]), [[1, "outer", 0], [
+    2,
+    "inner",
+    1,
+  ]]);
   const node = planned.plan.node;
   if (node?.kind !== "Defer") throw new Error("no Defer node");
   assert.deepEqual(node.deferred.map((d) => [d.label, d.depends, services(d.node)]), [

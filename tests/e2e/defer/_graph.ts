@@ -1,0 +1,107 @@
+/**
+ * The federated graph of the `@defer` tests and benchmark: `products` (the root list),
+ * `prices` (an entity field, optionally slow), `reviews` (a list per product and a
+ * `@requires(fields: "price")` field).
+ *
+ * @module
+ */
+import { type Area, fed2 } from "../federation/_harness.ts";
+
+const PRODUCTS = [
+  { id: "p1", name: "Table" },
+  { id: "p2", name: "Chair" },
+  { id: "p3", name: "Lamp" },
+];
+const PRICES: Record<string, number> = { p1: 120, p2: 45, p3: 30 };
+const REVIEWS: Record<string, { body: string; stars: number }[]> = {
+  p1: [{ body: "Solid", stars: 5 }, { body: "Heavy", stars: 3 }],
+  p2: [{ body: "Comfy", stars: 4 }],
+  p3: [],
+};
+
+/** The monolith's data (what the subgraphs serve together). */
+export const root = {
+  products: PRODUCTS.map((p) => ({
+    __typename: "Product",
+    ...p,
+    price: PRICES[p.id],
+    reviews: REVIEWS[p.id],
+    deal: PRICES[p.id]! < 50,
+  })),
+};
+
+/** Options of {@linkcode deferArea}. */
+export interface DeferGraphOptions {
+  /** Milliseconds `prices` waits before answering (default 0). */
+  readonly pricesDelayMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The area (subgraphs and no cases: the tests run their own operations).
+ * @param options The `prices` delay.
+ * @returns The area.
+ */
+export function deferArea(options: DeferGraphOptions = {}): Area {
+  const delay = options.pricesDelayMs ?? 0;
+  return {
+    name: "defer",
+    title: "@defer",
+    cases: [],
+    subgraphs: [
+      {
+        name: "products",
+        typeDefs: fed2("@key") + `
+          type Query { products: [Product!]! product(id: ID!): Product }
+          type Product @key(fields: "id") { id: ID! name: String! }
+        `,
+        resolvers: {
+          Query: {
+            products: () => PRODUCTS,
+            product: (_: unknown, args: { id: string }) => PRODUCTS.find((p) => p.id === args.id),
+          },
+          Product: {
+            __resolveReference: (ref: { id: string }) => PRODUCTS.find((p) => p.id === ref.id),
+          },
+        },
+      },
+      {
+        name: "prices",
+        typeDefs: fed2("@key") + `
+          type Product @key(fields: "id") { id: ID! price: Int! }
+        `,
+        resolvers: {
+          Product: {
+            __resolveReference: async (ref: { id: string }) => {
+              if (delay > 0) await sleep(delay);
+              return { id: ref.id, price: PRICES[ref.id] };
+            },
+          },
+        },
+      },
+      {
+        name: "reviews",
+        typeDefs: fed2("@key", "@external", "@requires") + `
+          type Product @key(fields: "id") {
+            id: ID!
+            price: Int! @external
+            reviews: [Review!]!
+            deal: Boolean! @requires(fields: "price")
+          }
+          type Review { body: String! stars: Int! }
+        `,
+        resolvers: {
+          Product: {
+            __resolveReference: (ref: { id: string; price?: number }) => ({ ...ref }),
+            reviews: (p: { id: string }) => REVIEWS[p.id],
+            deal: (p: { price?: number }) => {
+              if (p.price === undefined) throw new Error("price did not reach reviews");
+              return p.price < 50;
+            },
+          },
+        },
+      },
+    ],
+  };
+}
