@@ -40,7 +40,8 @@ import {
 } from "graphql";
 import { isDeepStrictEqual } from "node:util";
 import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
-import { createEngine, execute, prepare } from "../../../lib/engine/mod.ts";
+import { createEngine, execute, executeIncremental, prepare } from "../../../lib/engine/mod.ts";
+import { mergeParts } from "./_incremental.ts";
 import { isIncluded } from "../../../lib/engine/prepare/normalize.ts";
 import {
   type Area,
@@ -183,16 +184,26 @@ function settings(): { cases: number; seed: number } {
   };
 }
 
-/** Runs one operation through our engine. */
+/**
+ * Runs one operation through our engine; `incremental`: honouring `@defer`, with the parts
+ * merged as a client merges them.
+ */
 async function runEngine(
   engine: ReturnType<typeof createEngine>,
   query: string,
   variables: Record<string, unknown>,
+  incremental = false,
 ): Promise<ExecutionResult> {
   const prepared = prepare(engine, { query, operationName: null, variables });
-  return prepared.ok
-    ? await execute(engine, prepared.operation, { variables, headers: new Headers() })
-    : { errors: [...prepared.errors] };
+  if (!prepared.ok) return { errors: [...prepared.errors] };
+  const options = { variables, headers: new Headers() };
+  if (!incremental) return await execute(engine, prepared.operation, options);
+  const outcome = await executeIncremental(engine, prepared.operation, options);
+  if (!("initial" in outcome)) return outcome;
+  const parts: Record<string, unknown>[] = [{ ...outcome.initial }];
+  for await (const part of outcome.subsequent) parts.push({ ...part });
+  if (parts.at(-1)?.hasNext !== false) throw new Error("the last part must say hasNext: false");
+  return mergeParts(parts) as ExecutionResult;
 }
 
 /** Checks the area's expected responses (from the reference gateway) against the monolith. */
@@ -255,6 +266,8 @@ export async function compareWithMonolith(
     gaps: ReadonlySet<string>;
     /** The running area's request log (emptied before each run): refusals must send nothing. */
     requests?: unknown[];
+    /** Draw `@defer` too (this probability) and merge the incremental parts before comparing. */
+    defer?: number;
   },
 ): Promise<Comparison> {
   const supergraph = buildSupergraph(options.supergraphSdl);
@@ -269,7 +282,12 @@ export async function compareWithMonolith(
   const seen = new Set<string>();
   for (let i = 0; i < options.cases; i++) {
     const seed = options.seed + i;
-    const query = generateOperation(supergraph.apiSchema, { ...scenario.generator, seed });
+    const query = generateOperation(supergraph.apiSchema, {
+      ...scenario.generator,
+      seed,
+      ...(options.defer ? { defer: options.defer } : {}),
+    });
+    const incremental = options.defer !== undefined && options.defer > 0;
     if (seen.has(query)) continue;
     seen.add(query);
     // one engine for all runs: a plan cached for one assignment serves the other
@@ -283,7 +301,7 @@ export async function compareWithMonolith(
         : selectsUnreachable(supergraph.apiSchema, { query, variables, unreachable });
       if (blocked !== null) {
         if (options.requests) options.requests.length = 0;
-        const response = await runEngine(engine, query, variables);
+        const response = await runEngine(engine, query, variables, incremental);
         const problem = refusalProblem(response, options.requests?.length ?? 0);
         if (problem === null) refused++;
         else if (
@@ -304,7 +322,7 @@ export async function compareWithMonolith(
         continue;
       }
       const want = outcome(await runMonolith(monolith, { query, variables, root: scenario.root }));
-      const response = await runEngine(engine, query, variables);
+      const response = await runEngine(engine, query, variables, incremental);
       if (isDeepStrictEqual(outcome(response), want)) {
         if (options.gaps.has(name)) fixed.push(name);
         continue;
@@ -371,6 +389,25 @@ export function registerDifferential(scenario: DiffScenario): void {
           );
         }
       });
+      await t.step(
+        "generated operations with random @defer, parts merged, answer as the monolith",
+        async () => {
+          const { failures, compared } = await compareWithMonolith(scenario, {
+            supergraphSdl: started.supergraphSdl,
+            ...settings(),
+            gaps: knownGaps(),
+            requests: started.requests,
+            defer: 0.35,
+          });
+          console.log(`${area.name}: ${compared} distinct operations with @defer`);
+          if (failures.length > 0) {
+            fail(
+              `${failures.length} deferred operation(s) answer differently from the monolith:\n\n` +
+                failures.join("\n\n"),
+            );
+          }
+        },
+      );
     } finally {
       await started.close();
     }
