@@ -729,7 +729,7 @@ export async function executeIncremental(
   let run: PlanRun;
   let data: Record<string, unknown> | null;
   const errors: GraphQLFormattedError[] = [];
-  const denied = { from: planned.denied, to: new Set<NField>() };
+  const denied = { from: planned.denied, to: new Set<NField>(planned.denied) };
   const shape = (
     raw: Record<string, unknown>,
     selection: NSelection,

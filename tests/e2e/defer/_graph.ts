@@ -35,6 +35,8 @@ export const root = {
 export interface DeferGraphOptions {
   /** Milliseconds `prices` waits before answering (default 0). */
   readonly pricesDelayMs?: number;
+  /** `prices` is composed, then shut down (its fetches fail). */
+  readonly pricesDown?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -69,14 +71,15 @@ export function deferArea(options: DeferGraphOptions = {}): Area {
       },
       {
         name: "prices",
-        typeDefs: fed2("@key") + `
-          type Product @key(fields: "id") { id: ID! price: Int! }
+        ...(options.pricesDown ? { down: true } : {}),
+        typeDefs: fed2("@key", "@authenticated").replace("v2.3", "v2.5") + `
+          type Product @key(fields: "id") { id: ID! price: Int! cost: Int @authenticated }
         `,
         resolvers: {
           Product: {
             __resolveReference: async (ref: { id: string }) => {
               if (delay > 0) await sleep(delay);
-              return { id: ref.id, price: PRICES[ref.id] };
+              return { id: ref.id, price: PRICES[ref.id], cost: 1 };
             },
           },
         },
