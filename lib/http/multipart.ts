@@ -1,7 +1,9 @@
 /**
  * A `multipart/mixed` body (RFC 2046) of JSON parts, as Apollo's incremental delivery and
- * multipart subscriptions send them: each part is `\r\n--<boundary>\r\ncontent-type:
- * application/json; charset=utf-8\r\n\r\n<json>`, the body ends with `\r\n--<boundary>--\r\n`.
+ * multipart subscriptions send them: `\r\n--<boundary>`, then per part
+ * `\r\ncontent-type: application/json; charset=utf-8\r\n\r\n<json>\r\n--<boundary>`, and
+ * `--\r\n` to close. Each part is written with the delimiter after it, so a client (Apollo
+ * Client splits on the delimiter) reads a part when it arrives, not when the next one does.
  * Pulled one part at a time (a slow client holds back the producer: one part is buffered at
  * most); a cancelled body returns the producer.
  *
@@ -62,18 +64,25 @@ export function multipartBody(
   options: MultipartOptions = {},
 ): ReadableStream<Uint8Array> {
   const boundary = options.boundary ?? "-";
-  const head = `\r\n--${boundary}\r\ncontent-type: ${
+  const delimiter = `\r\n--${boundary}`;
+  const head = `\r\ncontent-type: ${
     options.contentType ?? "application/json; charset=utf-8"
   }\r\n\r\n`;
+  let started = false;
+  /** A part with its delimiters: the opening one before the first part. */
+  const part = (text: string): string => {
+    const open = started ? "" : delimiter;
+    started = true;
+    return `${open}${head}${text}${delimiter}`;
+  };
   const iterator = Symbol.asyncIterator in parts
     ? (parts as AsyncIterable<string>)[Symbol.asyncIterator]()
     : parts as AsyncIterator<string>;
   let ended = false;
   const end = (controller: ReadableStreamDefaultController<Uint8Array>, last: string | null) => {
     ended = true;
-    controller.enqueue(
-      encoder.encode(`${last === null ? "" : head + last}\r\n--${boundary}--\r\n`),
-    );
+    const tail = last === null ? "" : part(last);
+    controller.enqueue(encoder.encode(`${tail}${started ? "" : delimiter}--\r\n`));
     controller.close();
   };
   return new ReadableStream<Uint8Array>({
@@ -87,7 +96,7 @@ export function multipartBody(
         return;
       }
       if (next.done) end(controller, null);
-      else controller.enqueue(encoder.encode(head + next.value));
+      else controller.enqueue(encoder.encode(part(next.value)));
     },
     async cancel() {
       ended = true;
