@@ -762,6 +762,7 @@ export async function executeIncremental(
   const more = data !== null && defer.deferred.some((d) => d.step !== null);
   const observer = options.observer;
   observer?.part?.({ index: 0, labels: [], hasNext: more });
+  engine.events?.part?.(more ? "primary" : "last");
   const initial = { data, ...(errors.length > 0 ? { errors } : {}), hasNext: more };
   if (!more) {
     ticket.close();
@@ -780,6 +781,7 @@ export async function executeIncremental(
     try {
       for await (const part of parts) {
         if (ticket.exceeded) throw responseTooLarge(limit);
+        engine.events?.part?.(part.hasNext ? "deferred" : "last");
         yield part;
       }
     } finally {

@@ -219,6 +219,11 @@ export interface EngineEvents {
   /** A subgraph request is retried (once per retry, before its back-off). */
   retried?(subgraph: string): void;
   /**
+   * A part of an incremental answer (`@defer`) is ready: `primary` (the first), `deferred`
+   * (more follow) or `last`.
+   */
+  part?(kind: "primary" | "deferred" | "last"): void;
+  /**
    * The open circuit breaker refused a subgraph request (nothing sent; then
    * no `fetched` for it).
    */

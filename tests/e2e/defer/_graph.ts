@@ -114,6 +114,8 @@ export function deferArea(options: DeferGraphOptions = {}): Area {
 export interface DeferRouter {
   /** `http://127.0.0.1:<port>/graphql`. */
   readonly url: string;
+  /** The metrics listener's URL, when `telemetry.metrics.prometheus` is on. */
+  readonly metricsUrl?: string;
   /** Subgraph requests so far (subgraph name and query). */
   readonly requests: readonly { readonly subgraph: string; readonly query: string }[];
   close(): Promise<void>;
@@ -128,6 +130,8 @@ export async function startDeferRouter(
   options: DeferGraphOptions & {
     readonly config?: Record<string, unknown>;
     readonly listen?: string;
+    /** Files of the operations folder (`Name.graphql` → text), for Connect and MCP. */
+    readonly operations?: Readonly<Record<string, string>>;
   } = {},
 ): Promise<DeferRouter> {
   const { startArea } = await import("../federation/_harness.ts");
@@ -136,6 +140,9 @@ export async function startDeferRouter(
   const { silentLogger } = await import("../../../lib/log/mod.ts");
   const started = await startArea(deferArea(options));
   const operationsDir = await Deno.makeTempDir();
+  for (const [file, text] of Object.entries(options.operations ?? {})) {
+    await Deno.writeTextFile(`${operationsDir}/${file}`, text);
+  }
   try {
     const router = await startRouter({
       config: parseConfig({
@@ -149,6 +156,7 @@ export async function startDeferRouter(
     });
     return {
       url: `${router.url}/graphql`,
+      ...(router.metricsUrl ? { metricsUrl: router.metricsUrl } : {}),
       requests: started.requests,
       close: async () => {
         await router.shutdown();

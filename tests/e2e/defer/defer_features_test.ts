@@ -123,3 +123,48 @@ Deno.test("issue 31: ART: the trace (in the last part) shows the deferred branch
     await router.close();
   }
 });
+
+Deno.test("issue 31: Connect ignores @defer in an operation: one answer with every field", async () => {
+  const router = await startDeferRouter({
+    pricesDelayMs: 20,
+    operations: {
+      "ProductPrices.graphql":
+        `query ProductPrices { products { name ... @defer(label: "p") { price } } }`,
+    },
+  });
+  try {
+    const base = router.url.replace(/\/graphql$/, "");
+    const response = await fetch(`${base}/service.v1.GraphService/ProductPrices`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+      body: "{}",
+    });
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), {
+      products: root.products.map((p) => ({ name: p.name, price: p.price })),
+    });
+  } finally {
+    await router.close();
+  }
+});
+
+Deno.test("issue 31: metrics count the parts sent: gw_router_incremental_parts_total by kind", async () => {
+  const router = await startDeferRouter({
+    config: {
+      telemetry: { metrics: { prometheus: { enabled: true, listen_addr: "127.0.0.1:0" } } },
+    },
+  });
+  try {
+    await readParts(await post(router.url, `{ products { name ... @defer { price } } }`));
+    await readParts(await post(router.url, `{ products { name ... @defer { id } } }`));
+    const text = await (await fetch(router.metricsUrl!)).text();
+    const count = (kind: string) =>
+      Number(
+        new RegExp(`^gw_router_incremental_parts_total\\{kind="${kind}"\\} (\\d+)`, "m").exec(text)
+          ?.[1] ?? 0,
+      );
+    assert.deepEqual([count("primary"), count("deferred"), count("last")], [1, 0, 2]);
+  } finally {
+    await router.close();
+  }
+});
