@@ -6,33 +6,37 @@
  * `id` and `score` are reachable; `name`, `__typename` and member fragments
  * must be refused at planning (`QUERY_PLANNING_FAILED`, `data: null`, no
  * fetch). From `accounts`, `score` is reachable through audit's key.
- * Composition refuses such a graph, so the supergraph is hand-edited
- * (`supergraphs/`).
+ * Composition refuses such a graph, so the supergraph is
+ * `shape_unreachable`'s with the interface's keys edited.
  *
  * @module
  */
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { type Area, type CaseRun, fed2, registerArea } from "./_harness.ts";
 import { registerDifferential } from "./_differential.ts";
+import { ACCOUNTS_SUBGRAPH, PLANNING_FAILED, root, SCORES } from "./_unreachable_graph.ts";
 
-const ACCOUNTS = [
-  { __typename: "User", id: "u1", name: "Ada", email: "ada@example.com" },
-  { __typename: "Team", id: "t1", name: "Core", size: 4 },
-];
-const SCORES: Record<string, number> = { u1: 7, t1: 3 };
-const account = (id: string) => ACCOUNTS.find((a) => a.id === id)!;
+export { root };
 
-/** The monolith's data. */
-export const root = {
-  accounts: ACCOUNTS.map((a) => ({ ...a, score: SCORES[a.id] })),
-  audited: [{ ...account("t1"), score: SCORES.t1 }],
-};
-
-const PLANNING_FAILED = {
-  note: "Apollo Gateway answers INTERNAL_SERVER_ERROR without a data key; the issue asks for " +
-    "QUERY_PLANNING_FAILED with data: null",
-  response: { data: null, errors: [{ message: "planning failed" }] },
-};
+/**
+ * `shape_unreachable`'s supergraph with the interface's keys changed: none in `accounts`, a
+ * resolvable one in `audit` (composition refuses the unsatisfiable graph; a router may still be
+ * given one).
+ */
+function entrySupergraph(): string {
+  const sdl = Deno.readTextFileSync(
+    new URL("./supergraphs/shape_unreachable.graphql", import.meta.url),
+  );
+  const keys = 'interface Account @join__type(graph: ACCOUNTS, key: "id") ' +
+    '@join__type(graph: AUDIT, key: "id", resolvable: false, isInterfaceObject: true)';
+  if (!sdl.includes(keys)) {
+    throw new Error("shape_unreachable.graphql changed: edit entrySupergraph");
+  }
+  return sdl.replace(
+    keys,
+    'interface Account @join__type(graph: ACCOUNTS) @join__type(graph: AUDIT, key: "id", isInterfaceObject: true)',
+  );
+}
 
 /** The refusal: planning fails, data null, nothing fetched. */
 function refused(run: CaseRun): void {
@@ -54,41 +58,9 @@ const ACCOUNTS_ONLY = [
 export const area: Area = {
   name: "shape_unreachable_entry",
   title: "issue 31: an @interfaceObject that cannot be entered fails planning",
-  supergraphSdl: Deno.readTextFileSync(
-    new URL("./supergraphs/shape_unreachable_entry.graphql", import.meta.url),
-  ),
+  supergraphSdl: entrySupergraph(),
   subgraphs: [
-    {
-      name: "accounts",
-      typeDefs: fed2("@key") + `
-        type Query {
-          accounts: [Account!]!
-        }
-        interface Account @key(fields: "id") {
-          id: ID!
-          name: String!
-        }
-        type User implements Account @key(fields: "id") {
-          id: ID!
-          name: String!
-          email: String!
-        }
-        type Team implements Account @key(fields: "id") {
-          id: ID!
-          name: String!
-          size: Int!
-        }
-      `,
-      resolvers: {
-        Query: { accounts: () => ACCOUNTS },
-        Account: {
-          __resolveType: (a: { __typename: string }) => a.__typename,
-          __resolveReference: (ref: { id: string }) => account(ref.id),
-        },
-        User: { __resolveReference: (ref: { id: string }) => account(ref.id) },
-        Team: { __resolveReference: (ref: { id: string }) => account(ref.id) },
-      },
-    },
+    ACCOUNTS_SUBGRAPH,
     {
       name: "audit",
       typeDefs: fed2("@key", "@interfaceObject") + `
