@@ -168,3 +168,51 @@ Deno.test("issue 31: metrics count the parts sent: gw_router_incremental_parts_t
     await router.close();
   }
 });
+
+Deno.test("issue 31: MCP ignores @defer in an operation: the tool answers once with every field", async () => {
+  const router = await startDeferRouter({
+    pricesDelayMs: 20,
+    config: { mcp: { enabled: true } },
+    operations: {
+      "ProductPrices.graphql":
+        `query ProductPrices { products { name ... @defer(label: "p") { price } } }`,
+    },
+  });
+  try {
+    const mcp = router.url.replace(/\/graphql$/, "/mcp");
+    const call = async (body: unknown, session: string | null) => {
+      const response = await fetch(mcp, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(session ? { "mcp-session-id": session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      return { session: response.headers.get("mcp-session-id"), json: await response.json() };
+    };
+    const init = await call({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    }, null);
+    const result = await call({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "execute_operation_product_prices", arguments: {} },
+    }, init.session);
+    const content = result.json.result?.content?.[0]?.text;
+    assert.deepEqual(JSON.parse(content), {
+      data: { products: root.products.map((p) => ({ name: p.name, price: p.price })) },
+    });
+  } finally {
+    await router.close();
+  }
+});
