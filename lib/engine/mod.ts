@@ -206,6 +206,14 @@ interface CachedPlan {
   readonly denied: ReadonlySet<NField>;
   /** Their response paths (reject mode's errors). */
   readonly removed: readonly (readonly string[])[];
+  /**
+   * Incremental plans: each part's selection, made once for the plan (by the selection it
+   * filters and the deliveries it keeps), and the copies of `denied` fields in them.
+   */
+  readonly parts?: {
+    readonly selections: Map<NSelection, Map<string, NSelection>>;
+    readonly denied: { readonly from: ReadonlySet<NField>; readonly to: Set<NField> };
+  };
 }
 
 /** The engine state for one supergraph: model, plan cache, subgraph client. */
@@ -464,6 +472,14 @@ function planOrCached(
     error,
     denied: filtered.denied,
     removed: filtered.removed,
+    ...(planned.defer
+      ? {
+        parts: {
+          selections: new Map(),
+          denied: { from: filtered.denied, to: new Set(filtered.denied) },
+        },
+      }
+      : {}),
   };
   if (operation.key !== undefined && operation.key.length <= engine.maxCachedDocumentBytes) {
     engine.plans.set(key, entry, entryCost(key));
@@ -729,7 +745,17 @@ export async function executeIncremental(
   let run: PlanRun;
   let data: Record<string, unknown> | null;
   const errors: GraphQLFormattedError[] = [];
-  const denied = { from: planned.denied, to: new Set<NField>(planned.denied) };
+  const memo = planned.parts!;
+  const denied = memo.denied;
+  /** A part's selection, once per plan. */
+  const select = (selection: NSelection, deliveries: ReadonlySet<number>): NSelection => {
+    let bySet = memo.selections.get(selection);
+    if (!bySet) memo.selections.set(selection, bySet = new Map());
+    const key = [...deliveries].join(",");
+    let out = bySet.get(key);
+    if (!out) bySet.set(key, out = deliverySelection(selection, deliveries, denied));
+    return out;
+  };
   const shape = (
     raw: Record<string, unknown>,
     selection: NSelection,
@@ -753,7 +779,7 @@ export async function executeIncremental(
     if (ticket.exceeded) throw responseTooLarge(limit);
     errors.push(...run.takeErrors());
     mergeIntrospection(introspected, { data: run.data, errors });
-    const primary = deliverySelection(planned.selection, deliveriesOf(defer, 0), denied);
+    const primary = select(planned.selection, deliveriesOf(defer, 0));
     data = shape(run.data, primary, { errors });
   } catch (error) {
     ticket.close();
@@ -772,7 +798,7 @@ export async function executeIncremental(
     run: run!,
     defer,
     selection: planned.selection,
-    select: (selection, deliveries) => deliverySelection(selection, deliveries, denied),
+    select,
     sent: structuredClone(data!),
     shape: (raw, selection, at) => shape(raw, selection, at),
     ...(observer ? { onPart: (info: PartInfo) => observer.part?.(info) } : {}),
