@@ -416,6 +416,29 @@ class Normalizer {
     return fields;
   }
 
+  /**
+   * Incremental operations: an interface-level field takes the least deferred delivery of the
+   * same field in any member's selection. The planner may plan a member's field through the
+   * interface's (interface objects, interface-level selections): the fetch then serves both.
+   */
+  #leastDeferred(
+    fields: NField[],
+    byType: ReadonlyMap<string, readonly NField[]>,
+    outer: number,
+  ): NField[] {
+    if (this.defers === null || this.defers.length === 0) return fields;
+    return fields.map((f) => {
+      const tags = new Set([f.defer!]);
+      for (const list of byType.values()) {
+        for (const m of list) {
+          if (m.key === f.key && m.name === f.name && m.args === f.args) tags.add(m.defer!);
+        }
+      }
+      const defer = tags.has(outer) ? outer : Math.min(...tags);
+      return defer === f.defer ? f : { ...f, defer };
+    });
+  }
+
   selection(sets: readonly Sets[], type: GraphQLCompositeType, outer = 0): NSelection {
     if (isObjectType(type)) {
       return {
@@ -435,7 +458,7 @@ class Normalizer {
       abstract: true,
       fields: [],
       byType,
-      interfaceFields: this.fields(sets, type, outer),
+      interfaceFields: this.#leastDeferred(this.fields(sets, type, outer), byType, outer),
     };
   }
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parse } from "graphql";
+import { buildSchema, parse } from "graphql";
 import { normalizeOperation } from "../../../lib/engine/prepare/normalize.ts";
 import { type PlanNode, planOperation } from "../../../lib/engine/plan/mod.ts";
 import { compose, fed2, fetchesOf } from "./_planner_fixture.ts";
@@ -112,4 +112,20 @@ Deno.test("issue 31: a field both deferred and primary belongs to the primary pa
   const { op } = plan(`{ products { price ... @defer { price name } } }`);
   const fields = op.selection.fields[0]!.selection!.fields;
   assert.deepEqual(fields.map((f) => [f.key, f.defer]), [["price", 0], ["name", 1]]);
+});
+
+Deno.test("issue 31: an interface-level field takes the least deferred delivery of the same field in a member (the planner may serve both with one fetch)", () => {
+  const schema = buildSchema(`
+    type Query { i: I }
+    interface I { a: Int b: Int }
+    type T implements I { a: Int b: Int }
+  `);
+  const op = normalizeOperation(
+    schema,
+    parse(`{ i { ... on T { a } ... on I { ... @defer { a b } } } }`),
+    { incremental: true },
+  );
+  const selection = op.selection.fields[0]!.selection!;
+  assert.deepEqual(selection.interfaceFields.map((f) => [f.key, f.defer]), [["a", 0], ["b", 1]]);
+  assert.deepEqual(selection.byType.get("T")!.map((f) => [f.key, f.defer]), [["a", 0], ["b", 1]]);
 });
