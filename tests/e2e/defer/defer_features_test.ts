@@ -216,3 +216,22 @@ Deno.test("issue 31: MCP ignores @defer in an operation: the tool answers once w
     await router.close();
   }
 });
+
+Deno.test("issue 31: engine.max_response_bytes bounds the parts together: past it the stream ends with a RESPONSE_TOO_LARGE part", async () => {
+  const router = await startDeferRouter({ config: { engine: { max_response_bytes: 300 } } });
+  try {
+    const response = await post(
+      router.url,
+      `{ products { id name ... @defer { price reviews { body stars } } } }`,
+    );
+    assert.equal(response.status, 200);
+    const parts = await readParts(response);
+    assert.equal(parts.length, 2);
+    assert.equal(parts[0]?.hasNext, true);
+    const last = parts[1] as { hasNext: boolean; errors?: { extensions?: { code?: string } }[] };
+    assert.equal(last.hasNext, false);
+    assert.deepEqual(last.errors?.map((e) => e.extensions?.code), ["RESPONSE_TOO_LARGE"]);
+  } finally {
+    await router.close();
+  }
+});
