@@ -31,7 +31,13 @@ import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission/queue.ts";
-import { executePlan } from "./execute/execute.ts";
+import {
+  executePlan,
+  type ExecutePlanOptions,
+  type PlanRun,
+  startPlan,
+} from "./execute/execute.ts";
+import { deliveriesOf, deliverIncrementally, deliverySelection } from "./execute/incremental.ts";
 import {
   accessSignature,
   type FieldIdentity,
@@ -71,6 +77,8 @@ import type {
   ExecutionObserver,
   ExecutionResult,
   GraphQLRequest,
+  IncrementalResult,
+  PartInfo,
   PreparedOperation,
   PrepareResult,
   RequestHooks,
@@ -198,6 +206,14 @@ interface CachedPlan {
   readonly denied: ReadonlySet<NField>;
   /** Their response paths (reject mode's errors). */
   readonly removed: readonly (readonly string[])[];
+  /**
+   * Incremental plans: each part's selection, made once for the plan (by the selection it
+   * filters and the deliveries it keeps), and the copies of `denied` fields in them.
+   */
+  readonly parts?: {
+    readonly selections: Map<NSelection, Map<string, NSelection>>;
+    readonly denied: { readonly from: ReadonlySet<NField>; readonly to: Set<NField> };
+  };
 }
 
 /** The engine state for one supergraph: model, plan cache, subgraph client. */
@@ -399,6 +415,7 @@ function planFor(
     readonly observer?: ExecutionObserver;
     readonly identity: FieldIdentity | null;
     readonly hooks?: RequestHooks;
+    readonly incremental?: boolean;
   },
 ): CachedPlan {
   const hooks = options.hooks;
@@ -413,9 +430,14 @@ function planOrCached(
   engine: Engine,
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>>,
-  options: { readonly observer?: ExecutionObserver; readonly identity: FieldIdentity | null },
+  options: {
+    readonly observer?: ExecutionObserver;
+    readonly identity: FieldIdentity | null;
+    readonly incremental?: boolean;
+  },
 ): { readonly plan: CachedPlan; readonly cached: boolean } {
   const { observer, identity } = options;
+  const incremental = options.incremental === true && operation.hasDefer === true;
   const conditions = operation.conditionVariables ?? [];
   let key = operation.key ?? "";
   for (const name of conditions) key += variables[name] === true ? "\u00011" : "\u00010";
@@ -427,6 +449,7 @@ function planOrCached(
   const { labels, random } = engine.overrideLabels;
   const active = labels.length === 0 ? null : drawOverrideLabels(labels, random);
   for (const label of active ?? []) key += "\u0003" + label;
+  if (incremental) key += "\u0004";
   const cached = operation.key === undefined ? undefined : engine.plans.get(key);
   if (cached) {
     observer?.plan(cached.planned.plan, { cached: true });
@@ -436,6 +459,7 @@ function planOrCached(
   const normalized = normalizeOperation(engine.model.apiSchema, operation.document, {
     operation: operation.operation,
     variables,
+    incremental,
   });
   const t1 = observer?.now() ?? 0;
   observer?.stage("normalize", t0, t1);
@@ -465,6 +489,14 @@ function planOrCached(
     error,
     denied: filtered.denied,
     removed: filtered.removed,
+    ...(planned.defer
+      ? {
+        parts: {
+          selections: new Map(),
+          denied: { from: filtered.denied, to: new Set(filtered.denied) },
+        },
+      }
+      : {}),
   };
   if (operation.key !== undefined && operation.key.length <= engine.maxCachedDocumentBytes) {
     engine.plans.set(key, entry, entryCost(key));
@@ -517,55 +549,66 @@ function withRequestIdHeader(
   return copy;
 }
 
-/**
- * Coerces variables, plans (cached) and executes the operation. Requests that
- * merged the same shared subgraph answers get the same result object: treat
- * results as immutable (print one with {@linkcode resultJson}).
- * @param engine The engine.
- * @param operation The prepared operation.
- * @param options Variables, headers, signal, observer.
- * @returns The GraphQL response (no `data` key for request errors).
- */
-export async function execute(
+/** What {@linkcode begin} settled: an answer already, or the plan and the coerced variables. */
+type Begun =
+  | { readonly result: ExecutionResult }
+  | { readonly planned: CachedPlan; readonly variables: Record<string, unknown> };
+
+/** Coerces the variables and plans (cached): the steps before any fetch. */
+function begin(
   engine: Engine,
   operation: PreparedOperation,
-  options: ExecuteOptions = {},
-): Promise<ExecutionResult> {
-  const schema = engine.model.apiSchema;
+  options: ExecuteOptions,
+  incremental: boolean,
+): Begun {
   if (operation.kind === "subscription") {
     return {
-      errors: [{
-        message: "Subscriptions are not supported",
-        extensions: { code: "BAD_REQUEST" },
-      }],
+      result: {
+        errors: [{
+          message: "Subscriptions are not supported",
+          extensions: { code: "BAD_REQUEST" },
+        }],
+      },
     };
   }
   const given = (options.variables ?? {}) as Record<string, unknown>;
   // Coercion recurses per level of a value: its nesting is bounded first.
   const tooDeep = checkVariablesDepth(given, engine.limits);
-  if (tooDeep !== null) return { errors: [tooDeep] };
+  if (tooDeep !== null) return { result: { errors: [tooDeep] } };
   const coerced = coerceVariables(
-    schema,
+    engine.model.apiSchema,
     operation.operation.variableDefinitions ?? [],
     given,
     { maxErrors: 50, hideSuggestions: !engine.introspection },
   );
   if (coerced.errors) {
-    return { errors: coerced.errors.map((e) => formatted(e, "BAD_USER_INPUT")) };
+    return { result: { errors: coerced.errors.map((e) => formatted(e, "BAD_USER_INPUT")) } };
   }
   const variables = coerced.coerced;
-  const observer = options.observer;
   const planned = planFor(engine, operation, variables, {
-    ...(observer ? { observer } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
     identity: options.identity ?? null,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    incremental,
   });
-  if (planned.error) return { data: null, errors: [planned.error] };
+  if (planned.error) return { result: { data: null, errors: [planned.error] } };
   if (options.rejectUnauthorized && planned.removed.length > 0) {
     // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
-    return { errors: planned.removed.map((path) => unauthorizedError(path)) };
+    return { result: { errors: planned.removed.map((path) => unauthorizedError(path)) } };
   }
-  const ticket = engine.memory.open();
+  return { planned, variables };
+}
+
+/** The executor's options of one request: its subgraph sender (headers, sharing), observer. */
+function planOptionsOf(
+  engine: Engine,
+  operation: PreparedOperation,
+  options: ExecuteOptions & {
+    readonly ticket: ReturnType<MemoryBudget["open"]>;
+    readonly variables: Record<string, unknown>;
+  },
+): ExecutePlanOptions {
+  const { observer, ticket } = options;
   // Only header rules read the client's headers: the copy with the id is made for them.
   const headers = engine.forwardsHeaders
     ? withRequestIdHeader(options.headers, options.requestId)
@@ -583,43 +626,94 @@ export async function execute(
   // answer (its writes would land in the data that request reads).
   const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
+  return {
+    send: (subgraph, body, shareable) =>
+      engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
+    variables: options.variables,
+    operationKind: operation.kind,
+    abstractNames: engine.abstractNames,
+    sharedResponses: shared,
+    subgraphErrors: engine.subgraphErrors,
+    maxBytes: engine.memory.maxTicketBytes,
+    tooLarge: () => responseTooLarge(engine.memory.maxTicketBytes),
+    ...(observer
+      ? {
+        observer,
+        describe: (subgraph: string, body: string) =>
+          engine.client.describe(subgraph, body, headers),
+      }
+      : {}),
+  };
+}
+
+/** Runs the introspection part of an operation (graphql-js), or null when it has none. */
+function introspect(
+  engine: Engine,
+  planned: CachedPlan,
+  variables: Record<string, unknown>,
+) {
+  return planned.introspection
+    ? graphqlExecute({
+      schema: engine.model.apiSchema,
+      document: planned.introspection,
+      variableValues: variables,
+    })
+    : null;
+}
+
+/** Merges an introspection answer into the data and errors (plain objects). */
+function mergeIntrospection(
+  introspected: Awaited<ReturnType<typeof introspect>>,
+  into: { readonly data: Record<string, unknown>; readonly errors: GraphQLFormattedError[] },
+): void {
+  if (!introspected) return;
+  // Plain objects (graphql-js builds null-prototype ones); introspection only, so rare.
+  if (introspected.data) Object.assign(into.data, JSON.parse(JSON.stringify(introspected.data)));
+  for (const e of introspected.errors ?? []) into.errors.push(e.toJSON());
+}
+
+/**
+ * Coerces variables, plans (cached) and executes the operation. Requests that
+ * merged the same shared subgraph answers get the same result object: treat
+ * results as immutable (print one with {@linkcode resultJson}). `@defer` is
+ * ignored here (one answer); see {@linkcode executeIncremental}.
+ * @param engine The engine.
+ * @param operation The prepared operation.
+ * @param options Variables, headers, signal, observer.
+ * @returns The GraphQL response (no `data` key for request errors).
+ */
+export async function execute(
+  engine: Engine,
+  operation: PreparedOperation,
+  options: ExecuteOptions = {},
+): Promise<ExecutionResult> {
+  const begun = begin(engine, operation, options, false);
+  if ("result" in begun) return begun.result;
+  return await executeWhole(engine, operation, { ...options, ...begun });
+}
+
+async function executeWhole(
+  engine: Engine,
+  operation: PreparedOperation,
+  options: ExecuteOptions & {
+    readonly planned: CachedPlan;
+    readonly variables: Record<string, unknown>;
+  },
+): Promise<ExecutionResult> {
+  const { planned, variables, observer } = options;
+  const ticket = engine.memory.open();
   let executed, introspected;
   try {
     [executed, introspected] = await Promise.all([
-      executePlan(planned.planned.step, {
-        send: (subgraph, body, shareable) =>
-          engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
-        variables,
-        operationKind: operation.kind,
-        abstractNames: engine.abstractNames,
-        sharedResponses: shared,
-        subgraphErrors: engine.subgraphErrors,
-        maxBytes: engine.memory.maxTicketBytes,
-        tooLarge: () => responseTooLarge(engine.memory.maxTicketBytes),
-        ...(observer
-          ? {
-            observer,
-            describe: (subgraph: string, body: string) =>
-              engine.client.describe(subgraph, body, headers),
-          }
-          : {}),
-      }),
-      planned.introspection
-        ? graphqlExecute({ schema, document: planned.introspection, variableValues: variables })
-        : null,
+      executePlan(planned.planned.step, planOptionsOf(engine, operation, { ...options, ticket })),
+      introspect(engine, planned, variables),
     ]);
   } finally {
     ticket.close();
   }
   if (ticket.exceeded) throw responseTooLarge(engine.memory.maxTicketBytes);
   const errors = executed.errors;
-  if (introspected) {
-    // Plain objects (graphql-js builds null-prototype ones); introspection only, so rare.
-    if (introspected.data) {
-      Object.assign(executed.data, JSON.parse(JSON.stringify(introspected.data)));
-    }
-    for (const e of introspected.errors ?? []) errors.push(e.toJSON());
-  }
+  mergeIntrospection(introspected, { data: executed.data, errors });
   // Requests that merged the same shared answers under one cached plan built the
   // same data: the first one's result serves them all (shared_results.ts). A
   // trace or an introspection part is the request's own.
@@ -642,4 +736,100 @@ export async function execute(
   const result = errors.length > 0 ? { data, errors } : { data };
   if (answers !== null) engine.sharedResults.keep(planned, answers, result);
   return result;
+}
+
+/**
+ * Like {@linkcode execute}, honouring `@defer`: an operation with deferred fragments that
+ * need fetches of their own answers incrementally (the primary part, then each deferred part
+ * as its branch completes; `docs/defer.md`); any other answers once.
+ * @param engine The engine.
+ * @param operation The prepared operation.
+ * @param options Variables, headers, signal, observer.
+ * @returns One result, or an incremental one.
+ */
+export async function executeIncremental(
+  engine: Engine,
+  operation: PreparedOperation,
+  options: ExecuteOptions = {},
+): Promise<ExecutionResult | IncrementalResult> {
+  const begun = begin(engine, operation, options, operation.hasDefer === true);
+  if ("result" in begun) return begun.result;
+  const defer = begun.planned.planned.defer;
+  if (defer === undefined) return await executeWhole(engine, operation, { ...options, ...begun });
+  const { planned, variables } = begun;
+  const ticket = engine.memory.open();
+  const limit = engine.memory.maxTicketBytes;
+  let run: PlanRun;
+  let data: Record<string, unknown> | null;
+  const errors: GraphQLFormattedError[] = [];
+  const memo = planned.parts!;
+  const denied = memo.denied;
+  /** A part's selection, once per plan. */
+  const select = (selection: NSelection, deliveries: ReadonlySet<number>): NSelection => {
+    let bySet = memo.selections.get(selection);
+    if (!bySet) memo.selections.set(selection, bySet = new Map());
+    const key = [...deliveries].join(",");
+    let out = bySet.get(key);
+    if (!out) bySet.set(key, out = deliverySelection(selection, deliveries, denied));
+    return out;
+  };
+  const shape = (
+    raw: Record<string, unknown>,
+    selection: NSelection,
+    at: { readonly errors: GraphQLFormattedError[]; readonly at?: readonly (string | number)[] },
+  ) =>
+    shapeResponse(raw, selection, {
+      errors: at.errors,
+      layers: run.layers,
+      denied: denied.to,
+      bytes: run.errorBytes(),
+      maxBytes: limit,
+      tooLarge: () => responseTooLarge(limit),
+      ...(at.at ? { at: at.at } : {}),
+    });
+  try {
+    run = startPlan(planOptionsOf(engine, operation, { ...options, ticket, variables }));
+    const [, introspected] = await Promise.all([
+      run.run(defer.primary),
+      introspect(engine, planned, variables),
+    ]);
+    if (ticket.exceeded) throw responseTooLarge(limit);
+    errors.push(...run.takeErrors());
+    mergeIntrospection(introspected, { data: run.data, errors });
+    const primary = select(planned.selection, deliveriesOf(defer, 0));
+    data = shape(run.data, primary, { errors });
+  } catch (error) {
+    ticket.close();
+    throw error;
+  }
+  const more = data !== null && defer.deferred.some((d) => d.step !== null);
+  const observer = options.observer;
+  observer?.part?.({ index: 0, labels: [], hasNext: more });
+  engine.events?.part?.(more ? "primary" : "last");
+  const initial = { data, ...(errors.length > 0 ? { errors } : {}), hasNext: more };
+  if (!more) {
+    ticket.close();
+    return { initial, subsequent: (async function* () {})() };
+  }
+  const parts = deliverIncrementally({
+    run: run!,
+    defer,
+    selection: planned.selection,
+    select,
+    sent: structuredClone(data!),
+    shape: (raw, selection, at) => shape(raw, selection, at),
+    ...(observer ? { onPart: (info: PartInfo) => observer.part?.(info) } : {}),
+  });
+  const subsequent = (async function* () {
+    try {
+      for await (const part of parts) {
+        if (ticket.exceeded) throw responseTooLarge(limit);
+        engine.events?.part?.(part.hasNext ? "deferred" : "last");
+        yield part;
+      }
+    } finally {
+      ticket.close();
+    }
+  })();
+  return { initial, subsequent };
 }

@@ -29,6 +29,8 @@ export interface PreparedOperation {
   readonly key?: string;
   /** Variables deciding `@skip`/`@include` (part of the plan cache key); set by `prepare`. */
   readonly conditionVariables?: readonly string[];
+  /** The text names `@defer` (incremental delivery may apply); set by `prepare`. */
+  readonly hasDefer?: boolean;
 }
 
 /** Result of {@linkcode prepare}-like stages: the operation, or request errors. */
@@ -53,6 +55,32 @@ export interface ExecutionResult {
   data?: Record<string, unknown> | null;
   errors?: GraphQLFormattedError[];
   extensions?: Record<string, unknown>;
+}
+
+/** One entry of a subsequent incremental payload (`@defer`, Apollo's `deferSpec=20220824`). */
+export interface IncrementalEntry {
+  /** The deferred fragment's fields of the object at `path` (null: nulled by an error). */
+  readonly data: Record<string, unknown> | null;
+  /** The object's response path, list indexes included. */
+  readonly path: readonly (string | number)[];
+  readonly label?: string;
+  readonly errors?: GraphQLFormattedError[];
+}
+
+/** A payload after the first of an incremental answer. */
+export interface SubsequentResult {
+  readonly incremental?: readonly IncrementalEntry[];
+  readonly hasNext: boolean;
+}
+
+/**
+ * An incremental answer (`@defer`): the primary part now, the deferred parts as they
+ * complete. Iterate `subsequent` to the end (or `return()` it): it holds the request's
+ * memory ticket until then.
+ */
+export interface IncrementalResult {
+  readonly initial: ExecutionResult & { readonly hasNext: boolean };
+  readonly subsequent: AsyncGenerator<SubsequentResult>;
 }
 
 /** Per-request options of execution. */
@@ -139,6 +167,19 @@ export interface ExecutionObserver {
   plan(plan: unknown, info: { readonly cached: boolean }): void;
   /** A fetch settled. */
   fetch(record: FetchRecord): void;
+  /**
+   * A part of an incremental answer (`@defer`) is ready to send: `0` the primary part, then
+   * 1, 2, …; the labels of the deferred fragments it carries. Absent: parts are not recorded.
+   */
+  part?(info: PartInfo): void;
+}
+
+/** What {@linkcode ExecutionObserver.part} is told. */
+export interface PartInfo {
+  readonly index: number;
+  readonly labels: readonly string[];
+  /** More parts follow. */
+  readonly hasNext: boolean;
 }
 
 /**
@@ -177,6 +218,11 @@ export interface EngineEvents {
   shared(subgraph: string): void;
   /** A subgraph request is retried (once per retry, before its back-off). */
   retried?(subgraph: string): void;
+  /**
+   * A part of an incremental answer (`@defer`) is ready: `primary` (the first), `deferred`
+   * (more follow) or `last`.
+   */
+  part?(kind: "primary" | "deferred" | "last"): void;
   /**
    * The open circuit breaker refused a subgraph request (nothing sent; then
    * no `fetched` for it).

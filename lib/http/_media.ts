@@ -116,3 +116,39 @@ export function isJsonContentType(contentType: string | null): boolean {
   }
   return true;
 }
+
+/** The incremental delivery format GW speaks (Apollo's `deferSpec`). */
+export const DEFER_SPEC = "20220824";
+
+/**
+ * True when `Accept` allows a `multipart/mixed` answer in Apollo's incremental format:
+ * a `multipart/mixed` range with `q` above 0 whose `deferSpec`, when given, is
+ * {@linkcode DEFER_SPEC} (`multipart/mixed;deferSpec=20220824`, as Apollo Client sends).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { acceptsIncremental } from "./_media.ts";
+ * assert.equal(acceptsIncremental("multipart/mixed;deferSpec=20220824,application/json"), true);
+ * assert.equal(acceptsIncremental("application/json"), false);
+ * assert.equal(acceptsIncremental("multipart/mixed;deferSpec=20220824;q=0"), false);
+ * ```
+ * @param accept The `Accept` header value.
+ * @returns Whether deferred parts may be sent.
+ */
+export function acceptsIncremental(accept: string | null): boolean {
+  if (accept === null) return false;
+  for (const part of accept.split(",")) {
+    const [range = "", ...params] = part.split(";").map((s) => s.trim());
+    if (range.toLowerCase() !== "multipart/mixed") continue;
+    let q = 1;
+    let spec: string | null = null;
+    for (const param of params) {
+      const [name = "", value = ""] = param.split("=").map((s) => s.trim());
+      if (name.toLowerCase() === "q") q = Number(value);
+      if (name.toLowerCase() === "deferspec") spec = value.replace(/"/g, "");
+    }
+    if (q > 0 && (spec === null || spec === DEFER_SPEC)) return true;
+  }
+  return false;
+}

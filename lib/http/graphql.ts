@@ -17,6 +17,7 @@ import type { Config } from "../config/types.ts";
 import {
   checkJsonTextDepth,
   execute,
+  executeIncremental,
   isLimitRefusal,
   prepare,
   responseTooLarge,
@@ -26,6 +27,7 @@ import type {
   Engine,
   ExecutionResult,
   GraphQLRequest,
+  IncrementalResult,
   OperationLimits,
   PrepareResult,
   UnsentAnswers,
@@ -41,7 +43,9 @@ import {
   type TraceState,
 } from "../trace/mod.ts";
 import {
+  acceptsIncremental,
   APPLICATION_JSON,
+  DEFER_SPEC,
   GRAPHQL_RESPONSE_JSON,
   type GraphQLMediaType,
   isJsonContentType,
@@ -55,6 +59,7 @@ import { bodyOf, requestIdOf } from "../request/context.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import { errorResponse, STATUS } from "./errors.ts";
+import { multipartBody, multipartContentType } from "./multipart.ts";
 import { utf8Length } from "../limited_body.ts";
 import { signalOf } from "../cancellation.ts";
 import { parseJsonExact } from "../engine/execute/json_numbers.ts";
@@ -126,7 +131,10 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     await request.body?.cancel().catch(() => {});
     return errorResponse(csrf, { requestId });
   }
-  const mediaType = negotiateMediaType(request.headers.get("accept"));
+  // `@defer` parts need `multipart/mixed` in Accept; without it the answer comes whole.
+  const incremental = acceptsIncremental(request.headers.get("accept"));
+  const mediaType = negotiateMediaType(request.headers.get("accept")) ??
+    (incremental ? APPLICATION_JSON : null);
   if (mediaType === null) {
     return errorResponse(
       new RouterError(
@@ -249,7 +257,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       }
     }
     try {
-      result = await execute(deps.engine, prepared.operation, {
+      const run = incremental && prepared.operation.hasDefer ? executeIncremental : execute;
+      const outcome = await run(deps.engine, prepared.operation, {
         variables: params.variables,
         headers: request.headers,
         requestId,
@@ -258,6 +267,22 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),
       });
+      if ("initial" in outcome) {
+        deps.telemetry?.operation(request, {
+          prepared,
+          result: outcome.initial,
+          query: params.query,
+          operationName: params.operationName,
+        });
+        return incrementalResponse(outcome, {
+          requestId,
+          limit: deps.engine.memory.maxTicketBytes,
+          finish: (last) =>
+            start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
+          traced: start.kind === "on",
+        });
+      }
+      result = outcome;
     } catch (error) {
       return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
     }
@@ -320,6 +345,64 @@ function graphQLResponse(
   // A large one goes out counted until its client took it (unsent_answers.ts).
   const body = options.unsent ? options.unsent.body(text, bytes) : text;
   return withBodySize(new Response(body, { status, headers }), bytes);
+}
+
+/**
+ * An incremental answer as `multipart/mixed; boundary="-"; deferSpec=20220824`: the primary
+ * part, then each deferred part as it completes (the trace, when on, in the last one). The
+ * parts together are bounded by `engine.max_response_bytes`: past it, a last part says so.
+ */
+function incrementalResponse(
+  outcome: IncrementalResult,
+  options: {
+    readonly requestId: string | null;
+    readonly limit: number;
+    readonly finish: (last: ExecutionResult) => ExecutionResult;
+    readonly traced: boolean;
+  },
+): Response {
+  const { requestId, limit } = options;
+  let bytes = 0;
+  const text = (payload: object): string => {
+    const json = resultJson(payload as ExecutionResult);
+    bytes += utf8Length(json);
+    if (bytes > limit) throw responseTooLarge(limit);
+    return json;
+  };
+  const withIds = <T extends { errors?: GraphQLFormattedError[] }>(payload: T): T =>
+    requestId !== null && payload.errors !== undefined
+      ? { ...payload, errors: withRequestId(payload.errors, requestId) }
+      : payload;
+  async function* parts(): AsyncGenerator<string> {
+    const { initial, subsequent } = outcome;
+    if (!initial.hasNext) {
+      yield text(options.finish(withIds(initial)));
+      return;
+    }
+    yield text(withIds(initial));
+    for await (const part of subsequent) {
+      const incremental = part.incremental?.map((entry) => withIds({ ...entry }));
+      const payload = { ...part, ...(incremental ? { incremental } : {}) };
+      yield text(part.hasNext ? payload : options.finish(payload as ExecutionResult));
+    }
+  }
+  const headers = new Headers({
+    "content-type": multipartContentType("-", { deferSpec: DEFER_SPEC }),
+    "cache-control": "no-cache",
+  });
+  if (options.traced) {
+    for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
+  }
+  const body = multipartBody(parts(), {
+    onError: (error) => {
+      const known = error instanceof RouterError
+        ? error
+        : new RouterError("INTERNAL", "Internal server error");
+      const errors = [{ message: known.message, extensions: { code: known.code } }];
+      return JSON.stringify({ hasNext: false, errors: withIds({ errors }).errors });
+    },
+  });
+  return new Response(body, { status: 200, headers });
 }
 
 /** 405 for a mutation or subscription sent with GET, naming which it is. */

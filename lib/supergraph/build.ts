@@ -381,6 +381,11 @@ export function buildSupergraph(sdl: string): SupergraphModel {
   return { apiSchema, subgraphs, access, types, rootTypes, federationVersion };
 }
 
+/** `@defer` as the incremental delivery RFC (and Apollo Router's API schema) defines it. */
+const DEFER_DIRECTIVE: DefinitionNode = parse(
+  "directive @defer(label: String, if: Boolean! = true) on FRAGMENT_SPREAD | INLINE_FRAGMENT",
+).definitions[0]!;
+
 function buildApiSchema(document: DocumentNode, links: LinkTable, names: Names): GraphQLSchema {
   const hidden = (node: { readonly directives?: readonly DirectiveNode[] | undefined }) =>
     directivesNamed(node, names.inaccessible).length > 0;
@@ -438,6 +443,10 @@ function buildApiSchema(document: DocumentNode, links: LinkTable, names: Names):
       copy.types = (def.types ?? []).filter((t) => !hiddenTypes.has(t.name.value));
     }
     definitions.push(copy as unknown as DefinitionNode);
+  }
+  if (!definitions.some((d) => d.kind === Kind.DIRECTIVE_DEFINITION && d.name.value === "defer")) {
+    // Incremental delivery (`docs/defer.md`): clients may send `@defer`, as to Apollo Router.
+    definitions.push(DEFER_DIRECTIVE);
   }
   try {
     return buildASTSchema({ kind: Kind.DOCUMENT, definitions }, { assumeValidSDL: true });

@@ -131,6 +131,11 @@ export interface RouterMetrics {
   subgraphFetch(record: FetchMetric): void;
   /** A subgraph request was retried (for the retry policy). */
   subgraphRetry(subgraph: string): void;
+  /**
+   * A part of an incremental answer (`@defer`) was handed to the client's stream: `primary`
+   * (the first), `deferred` (one with more to come) or `last`.
+   */
+  incrementalPart(kind: "primary" | "deferred" | "last"): void;
   /** A subgraph request was refused by an open circuit breaker. */
   circuitBreakerRejected(subgraph: string): void;
   /** A subgraph response was shared with an identical in-flight request. */
@@ -258,6 +263,12 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     name: "gw_router_subgraph_retries_total",
     help: "Subgraph requests retried.",
     labelNames: ["subgraph"],
+    registry,
+  });
+  const parts = counterSeries({
+    name: "gw_router_incremental_parts_total",
+    help: "Parts of incremental (@defer) answers sent, by kind: primary, deferred, last.",
+    labelNames: ["kind"],
     registry,
   });
   const shares = counterSeries({
@@ -480,6 +491,9 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     subgraphFetch({ subgraph, seconds, status, outcome }) {
       fetches.at(subgraph).at(outcome).cell().value++;
       observe(clientDuration.at(subgraph).at(status).cell(), seconds);
+    },
+    incrementalPart(kind) {
+      parts.at(kind).cell().value++;
     },
     subgraphRetry(subgraph) {
       retries.at(subgraph).cell().value++;

@@ -90,6 +90,16 @@ export function buildFetchTree(
       case "Sequence":
       case "Parallel":
         return withChildren(node.kind, visitAll(node.nodes));
+      case "Defer": {
+        // `@defer`: the primary part, then the deferred branches (each after its dependency).
+        const primary = isRecord(node.primary) ? visitAll([node.primary.node]) : [];
+        const deferred = Array.isArray(node.deferred)
+          ? visitAll(node.deferred.map((d) => isRecord(d) ? d.node : null))
+          : [];
+        const branches = deferred.length > 1 ? [withChildren("Parallel", deferred)] : deferred;
+        const children = [...primary, ...branches];
+        return children.length === 1 ? children[0] ?? null : withChildren("Sequence", children);
+      }
       default: {
         // Unknown wrappers: keep their fetches in order.
         const children = [...visitAll(node.nodes), ...visitAll([node.node])];

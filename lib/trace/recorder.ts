@@ -146,6 +146,7 @@ export function createTraceRecorder(config: TraceRecorderOptions): TraceRecorder
   const startNs = config.now();
   const stages = new Map<StageName, { startNs: number; endNs: number }>();
   const records: FetchRecord[] = [];
+  const parts: { index: number; labels: string[]; hasNext: boolean; atNs: number }[] = [];
   let plan: unknown = undefined;
   let planCached: boolean | undefined;
   const observer: ExecutionObserver = {
@@ -156,6 +157,9 @@ export function createTraceRecorder(config: TraceRecorderOptions): TraceRecorder
     plan(value, info) {
       plan = value;
       planCached = info.cached;
+    },
+    part(info) {
+      parts.push({ ...info, labels: [...info.labels], atNs: config.now() });
     },
     fetch(record) {
       // Snapshot the raw input: the engine merges results into its objects later.
@@ -176,6 +180,7 @@ export function createTraceRecorder(config: TraceRecorderOptions): TraceRecorder
         plan,
         planCached,
         body,
+        parts,
       });
     },
   };
@@ -188,6 +193,7 @@ interface Collected {
   readonly plan: unknown;
   readonly planCached: boolean | undefined;
   readonly body: InboundBody | undefined;
+  readonly parts: readonly { index: number; labels: string[]; hasNext: boolean; atNs: number }[];
 }
 
 function renderTrace(config: TraceRecorderOptions, collected: Collected): TraceData {
@@ -220,6 +226,16 @@ function renderTrace(config: TraceRecorderOptions, collected: Collected): TraceD
   const trace: TraceData = { version: "1", info: orderedInfo, fetches };
   if (config.request !== undefined) {
     trace.request = renderRequest(config, config.request, collected.body);
+  }
+  if (collected.parts.length > 0) {
+    trace.incremental_parts = collected.parts.map((p) => ({
+      index: p.index,
+      labels: p.labels,
+      has_next: p.hasNext,
+      sent_at_nanoseconds: predictable
+        ? PREDICTABLE_PHASE_NS * (p.index + 1)
+        : p.atNs - collected.startNs,
+    }));
   }
   return trace;
 }

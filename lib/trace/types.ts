@@ -143,4 +143,18 @@ export interface TraceData {
   /** The fetch tree; null when no plan ran (e.g. a validation error). */
   fetches: FetchTreeTraceNode | null;
   request?: TraceRequestData;
+  /**
+   * Incremental answers (`@defer`) only: each part as it was handed to the client's stream,
+   * `0` the primary part (a GW addition; Cosmo's viewers ignore it).
+   */
+  incremental_parts?: IncrementalPartTrace[];
+}
+
+/** When a part of an incremental answer was sent. */
+export interface IncrementalPartTrace {
+  index: number;
+  labels: string[];
+  has_next: boolean;
+  /** Since the trace started; predictable timings: a constant per part. */
+  sent_at_nanoseconds: number;
 }

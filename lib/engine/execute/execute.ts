@@ -120,6 +120,8 @@ class Executor {
   answers: (object | undefined)[] | null;
   /** A lower bound of the JSON size of the subgraph errors forwarded so far. */
   errorBytes = 0;
+  /** Fetches started (deferred branches share one: it runs once). */
+  readonly #runs = new Map<FetchStep, Promise<void>>();
 
   constructor(options: ExecutePlanOptions) {
     this.#options = options;
@@ -130,8 +132,11 @@ class Executor {
 
   async run(step: PlanStep): Promise<void> {
     switch (step.kind) {
-      case "Fetch":
-        return await this.#fetch(step);
+      case "Fetch": {
+        let running = this.#runs.get(step);
+        if (!running) this.#runs.set(step, running = this.#fetch(step));
+        return await running;
+      }
       case "Sequence":
         for (const s of step.steps) await this.run(s);
         return;
@@ -535,6 +540,47 @@ function jsonSize(value: unknown): number {
 function withoutPath(error: Json): GraphQLFormattedError {
   const { path: _path, ...rest } = error;
   return rest as unknown as GraphQLFormattedError;
+}
+
+/** A plan being run in parts (an incremental operation's primary part, then its branches). */
+export interface PlanRun {
+  /** The data merged so far (read through `layers`). */
+  readonly data: Record<string, unknown>;
+  readonly layers: Layers;
+  /** Runs a part of the plan (a fetch already run or running by another part is not sent again). */
+  run(step: PlanStep | null): Promise<void>;
+  /**
+   * The errors of the fetches `of` accepts (by plan index) not taken yet, in plan order.
+   * @param of Which fetches; all when omitted.
+   */
+  takeErrors(of?: (index: number) => boolean): GraphQLFormattedError[];
+  /** A lower bound of the JSON size of the subgraph errors forwarded so far. */
+  errorBytes(): number;
+}
+
+/**
+ * Starts running a plan in parts: the executor of {@linkcode executePlan}, kept between parts.
+ * @param options Subgraph sender, variables, observer.
+ * @returns The run.
+ */
+export function startPlan(options: ExecutePlanOptions): PlanRun {
+  const executor = new Executor(options);
+  const taken = new Set<number>();
+  return {
+    data: executor.data,
+    layers: executor.layers,
+    run: (step) => step ? executor.run(step) : Promise.resolve(),
+    takeErrors(of) {
+      const errors: GraphQLFormattedError[] = [];
+      executor.errorsByFetch.forEach((list, index) => {
+        if (!list || taken.has(index) || (of && !of(index))) return;
+        taken.add(index);
+        errors.push(...list);
+      });
+      return errors;
+    },
+    errorBytes: () => executor.errorBytes,
+  };
 }
 
 /**

@@ -39,6 +39,11 @@ export interface ShapeOptions {
   readonly bytes?: number;
   /** The error thrown when the output passes `maxBytes`. */
   readonly tooLarge?: () => Error;
+  /**
+   * Response path of the object shaped (a deferred part's object): error paths start with it.
+   * @default []
+   */
+  readonly at?: readonly (string | number)[];
 }
 
 /** A non-null position got null: the parent must be nulled (the error is recorded). */
@@ -140,7 +145,7 @@ class Shaper {
    * each field and list item: copied only for an error, so shaping allocates
    * nothing per field but the output itself.
    */
-  readonly #path: (string | number)[] = [];
+  readonly #path: (string | number)[];
   readonly #layers: Layers | undefined;
   readonly #denied: ReadonlySet<NField> | undefined;
   /** A lower bound of the output's JSON size so far (punctuation and string lengths). */
@@ -150,6 +155,7 @@ class Shaper {
 
   constructor(errors: GraphQLFormattedError[], options: ShapeOptions) {
     this.#errors = errors;
+    this.#path = [...(options.at ?? [])];
     this.#initialErrors = errors.length;
     this.#layers = options.layers;
     this.#denied = options.denied !== undefined && options.denied.size > 0

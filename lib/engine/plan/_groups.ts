@@ -32,6 +32,8 @@ export interface Group {
   readonly merged: Group[];
   /** `@fromContext` arguments: variables whose values are read from an ancestor per object. */
   readonly contexts: ContextVariable[];
+  /** Incremental operations: the deliveries (`NField.defer`) of the client fields it selects. */
+  readonly defers: Set<number>;
 }
 
 /** A place in a group's selection where fields are added. */
@@ -70,6 +72,7 @@ export function createGroup(
     root: options.root,
     merged: [],
     contexts: [],
+    defers: new Set(),
   };
 }
 

@@ -136,6 +136,10 @@ function interfaceObject(
   const local = [...selection.interfaceFields];
   const localKeys = keysOf(local);
   let concrete = local.some((f) => f.name === "__typename");
+  // Incremental operations: the deliveries that need the concrete type (their `__typename`s
+  // and member selections) wait for the owner's fetch.
+  const typed = new Set<number>();
+  for (const f of local) if (f.name === "__typename" && f.defer !== undefined) typed.add(f.defer);
   const remote = new Map<string, NField[]>();
   for (const [type, fields] of selection.byType) {
     for (const f of fields) {
@@ -174,6 +178,11 @@ function interfaceObject(
   if (!owner) throw new PlanningError(`No subgraph resolves the concrete type of "${iface}"`);
   const epos = walk.enter(b, pos, { target: owner, requires: undefined });
   epos.sel.typename();
+  // Every member field is shaped under its member type once that is known.
+  for (const fields of selection.byType.values()) {
+    for (const f of fields) if (f.defer !== undefined) typed.add(f.defer);
+  }
+  for (const d of typed) epos.group.defers.add(d);
   for (const [type, extra] of remote) {
     walk.planFields(b, {
       pos: {

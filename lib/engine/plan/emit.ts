@@ -10,6 +10,7 @@ import { printReps, type RepSelection } from "./rep.ts";
 import { Sel } from "./sel.ts";
 import type { QueryGraph } from "./graph.ts";
 import { dependencyLevels, type Group, lastDependency } from "./_groups.ts";
+import { type Built, splitDeferred } from "./defer.ts";
 import type {
   FetchNode,
   FetchStep,
@@ -18,12 +19,6 @@ import type {
   PlanNode,
   PlanStep,
 } from "./types.ts";
-
-/** A plan node and its executable twin. */
-interface Built {
-  readonly node: PlanNode;
-  readonly step: PlanStep;
-}
 
 /**
  * Emits the plan of a fetch graph.
@@ -37,10 +32,17 @@ export function emitPlan(
   input: { readonly operation: NormalizedOperation; readonly groups: readonly Group[] },
 ): PlannedOperation {
   const { groups, operation } = input;
-  if (groups.length === 0) return { plan: { kind: "QueryPlan", node: null }, step: null };
-  const built = new Map<Group, Built>();
-  for (const g of groups) built.set(g, emitFetch(graph, { op: operation, group: g }));
-  const top = asTree(groups, built) ?? asLevels(groups, built);
+  let top: Built | null = null;
+  if (groups.length > 0) {
+    const built = new Map<Group, Built>();
+    for (const g of groups) built.set(g, emitFetch(graph, { op: operation, group: g }));
+    top = asTree(groups, built) ?? asLevels(groups, built);
+  }
+  if (operation.defers !== undefined && operation.defers.length > 0) {
+    const { node, defer } = splitDeferred(top, { groups, defers: operation.defers });
+    return { plan: { kind: "QueryPlan", node }, step: top?.step ?? null, defer };
+  }
+  if (top === null) return { plan: { kind: "QueryPlan", node: null }, step: null };
   return { plan: { kind: "QueryPlan", node: top.node }, step: top.step };
 }
 

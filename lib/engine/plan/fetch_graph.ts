@@ -345,6 +345,7 @@ export function addLocal(
   const sf = pos.sel.field(key, f.name, f.args, type);
   if (!sf) throw new PlanningError(`Conflicting selections of "${f.key}" in "${pos.type}"`);
   touch(b, pos.group);
+  if (f.defer !== undefined) pos.group.defers.add(f.defer);
   for (const v of f.variables) pos.group.variables.add(v);
   if (!f.selection || !model) return;
   const path = [...pos.path, f.key];

@@ -21,7 +21,30 @@ export interface QueryPlan {
 }
 
 /** A node of the plan tree. */
-export type PlanNode = FetchNode | SequenceNode | ParallelNode | FlattenNode;
+export type PlanNode = FetchNode | SequenceNode | ParallelNode | FlattenNode | DeferNode;
+
+/**
+ * An incremental operation (`@defer`): the primary part's fetches, then each deferred
+ * fragment's, started once the delivery it `depends` on is in (Apollo's node name).
+ */
+export interface DeferNode {
+  readonly kind: "Defer";
+  readonly primary: { readonly node: PlanNode | null };
+  readonly deferred: readonly DeferredNode[];
+}
+
+/** One deferred fragment's branch of a {@linkcode DeferNode}. */
+export interface DeferredNode {
+  /** The fragment's id (`DeferredFragment.id`). */
+  readonly id: number;
+  readonly label?: string;
+  /** Response keys to the object the fragment is on. */
+  readonly path: readonly string[];
+  /** The delivery whose data it starts from: `0` (primary) or a fragment's id. */
+  readonly depends: number;
+  /** Its own fetches; null when its fields come with the delivery it depends on. */
+  readonly node: PlanNode | null;
+}
 
 /** Fetches run one after the other. */
 export interface SequenceNode {
@@ -133,10 +156,30 @@ export type PlanStep =
   | FetchStep
   | { readonly kind: "Sequence" | "Parallel"; readonly steps: readonly PlanStep[] };
 
+/** The executable twin of a {@linkcode DeferredNode}. */
+export interface DeferredStep {
+  readonly id: number;
+  readonly label?: string;
+  readonly path: readonly string[];
+  readonly depends: number;
+  readonly step: PlanStep | null;
+  /** Plan indexes of its fetches (their errors go to its part). */
+  readonly fetches: ReadonlySet<number>;
+}
+
+/** The executable twin of a {@linkcode DeferNode}. */
+export interface DeferStep {
+  readonly primary: PlanStep | null;
+  readonly deferred: readonly DeferredStep[];
+}
+
 /** A planned operation. */
 export interface PlannedOperation {
   readonly plan: QueryPlan;
+  /** Every fetch (an incremental operation's primary and deferred ones together). */
   readonly step: PlanStep | null;
+  /** Incremental operations with `@defer` fragments: the fetches split by delivery. */
+  readonly defer?: DeferStep;
 }
 
 /** Planning failed: the operation cannot be served by the subgraphs. */

@@ -3,6 +3,8 @@
  * inlined, fields merged by response key, `@skip`/`@include` applied, and
  * selections on abstract types split per possible concrete type (the
  * spec's CollectFields, run once per operation and variable condition set).
+ * With `incremental`, each `@defer` fragment becomes a {@linkcode DeferredFragment} and every
+ * field says which delivery it belongs to (`defer`): the planner splits fetches by it.
  *
  * @module
  */
@@ -62,6 +64,24 @@ export interface NField {
   readonly selection: NSelection | null;
   /** True for `__schema` / `__type` (answered by the router). */
   readonly introspection: boolean;
+  /**
+   * Incremental operations only: the delivery the field belongs to, `0` for the primary part,
+   * else the id of its {@linkcode DeferredFragment} (the least deferred of its occurrences).
+   * Absent: not a client field of an incremental operation (the planner's own fields).
+   */
+  readonly defer?: number;
+}
+
+/** One `@defer` fragment of an incremental operation (at one response path). */
+export interface DeferredFragment {
+  /** 1, 2, … in document order (a nested fragment after its parent). */
+  readonly id: number;
+  /** The `label` argument, when given. */
+  readonly label?: string;
+  /** Response keys from the root to the object the fragment is on. */
+  readonly path: readonly string[];
+  /** The delivery it is nested in: `0` (primary) or a fragment's id. */
+  readonly parent: number;
 }
 
 /** A normalized selection set. */
@@ -94,12 +114,19 @@ export interface NormalizedOperation {
    * with a default may stand where a non-null one is expected, so the default is declared too.
    */
   readonly variableDefaults: ReadonlyMap<string, string>;
+  /** Incremental operations: the `@defer` fragments that apply (absent or empty: none). */
+  readonly defers?: readonly DeferredFragment[];
 }
 
 /** Options for {@linkcode normalizeOperation}. */
 export interface NormalizeOptions {
-  /** Coerced variable values (used only to evaluate `@skip`/`@include`). */
+  /** Coerced variable values (used only to evaluate `@skip`/`@include` and `@defer(if:)`). */
   readonly variables?: Readonly<Record<string, unknown>>;
+  /**
+   * Honour `@defer` (the client takes incremental delivery): fragments and fields are tagged.
+   * False: `@defer` is ignored and the whole answer is one part. @default false
+   */
+  readonly incremental?: boolean;
 }
 
 function conditionValue(value: ValueNode, variables: Readonly<Record<string, unknown>>): boolean {
@@ -129,7 +156,8 @@ export function isIncluded(
 }
 
 /**
- * The variables that decide `@skip`/`@include` in a document (part of the plan cache key).
+ * The variables that decide `@skip`/`@include`/`@defer(if:)` in a document (part of the plan
+ * cache key).
  * @param document The document.
  * @returns Sorted variable names.
  */
@@ -138,7 +166,8 @@ export function conditionVariables(document: DocumentNode): string[] {
   const scan = (set: SelectionSetNode | undefined) => {
     for (const s of set?.selections ?? []) {
       for (const d of s.directives ?? []) {
-        if (d.name.value !== "skip" && d.name.value !== "include") continue;
+        const name = d.name.value;
+        if (name !== "skip" && name !== "include" && name !== "defer") continue;
         for (const a of d.arguments ?? []) {
           if (a.value.kind === Kind.VARIABLE) names.add(a.value.name.value);
         }
@@ -182,20 +211,76 @@ function collectValueVariables(value: ValueNode, out: Set<string>): void {
 
 const TYPENAME_TYPE: TypeRef = { kind: "nonNull", of: { kind: "scalar", name: "String" } };
 
+/** A selection set and the delivery its selections belong to (incremental operations). */
+interface Sets {
+  readonly set: SelectionSetNode;
+  readonly defer: number;
+}
+
+/** A field occurrence and the delivery it belongs to. */
+interface Occurrence {
+  readonly node: FieldNode;
+  readonly defer: number;
+}
+
+/** The `@defer` of a fragment that applies (`if` not false), or undefined. */
+function deferOf(
+  directives: readonly DirectiveNode[] | undefined,
+  variables: Readonly<Record<string, unknown>>,
+): DirectiveNode | undefined {
+  const d = directives?.find((x) => x.name.value === "defer");
+  if (!d) return undefined;
+  const ifArg = d.arguments?.find((a) => a.name.value === "if");
+  if (ifArg && !conditionValue(ifArg.value, variables)) return undefined;
+  return d;
+}
+
 class Normalizer {
   readonly #schema: GraphQLSchema;
   readonly #fragments: Map<string, FragmentDefinitionNode>;
   readonly #variables: Readonly<Record<string, unknown>>;
   readonly #typeCache = new Map<GraphQLOutputType, TypeRef>();
+  /** Incremental operations: the `@defer` fragments found, by fragment node and path. */
+  readonly defers: DeferredFragment[] | null;
+  readonly #deferIds = new Map<object, Map<string, number>>();
+  /** Response keys from the root to the selection being collected. */
+  readonly #path: string[] = [];
 
   constructor(
     schema: GraphQLSchema,
     fragments: Map<string, FragmentDefinitionNode>,
-    variables: Readonly<Record<string, unknown>>,
+    options: { variables: Readonly<Record<string, unknown>>; incremental: boolean },
   ) {
     this.#schema = schema;
     this.#fragments = fragments;
-    this.#variables = variables;
+    this.#variables = options.variables;
+    this.defers = options.incremental ? [] : null;
+  }
+
+  /** The id of a `@defer` fragment at the current path (one id whatever the runtime type). */
+  #deferId(node: object, directive: DirectiveNode, parent: number): number {
+    let byPath = this.#deferIds.get(node);
+    if (!byPath) this.#deferIds.set(node, byPath = new Map());
+    const pathKey = this.#path.join("\u0000");
+    const known = byPath.get(pathKey);
+    if (known !== undefined) return known;
+    const id = this.defers!.length + 1;
+    const label = directive.arguments?.find((a) => a.name.value === "label")?.value;
+    this.defers!.push({
+      id,
+      ...(label?.kind === Kind.STRING ? { label: label.value } : {}),
+      path: [...this.#path],
+      parent,
+    });
+    byPath.set(pathKey, id);
+    return id;
+  }
+
+  /** The delivery of a fragment's selections: a new one when it is deferred. */
+  #fragmentDefer(node: object, directives: readonly DirectiveNode[] | undefined, defer: number) {
+    if (this.defers === null) return defer;
+    const directive = deferOf(directives, this.#variables);
+    return directive ? this.#deferId(node, directive, defer) : defer;
   }
 
   typeRef(type: GraphQLOutputType): TypeRef {
@@ -218,22 +303,23 @@ class Normalizer {
   }
 
   #collect(
-    sets: readonly SelectionSetNode[],
+    sets: readonly Sets[],
     runtime: GraphQLCompositeType,
-    out: Map<string, FieldNode[]>,
+    out: Map<string, Occurrence[]>,
     visited: Set<string>,
   ): void {
-    for (const set of sets) {
+    for (const { set, defer } of sets) {
       for (const s of set.selections) {
         if (!isIncluded(s.directives, this.#variables)) continue;
         if (s.kind === Kind.FIELD) {
           const key = s.alias?.value ?? s.name.value;
           const list = out.get(key);
-          if (list) list.push(s);
-          else out.set(key, [s]);
+          if (list) list.push({ node: s, defer });
+          else out.set(key, [{ node: s, defer }]);
         } else if (s.kind === Kind.INLINE_FRAGMENT) {
           if (this.#applies(s.typeCondition?.name.value, runtime)) {
-            this.#collect([s.selectionSet], runtime, out, visited);
+            const inner = this.#fragmentDefer(s, s.directives, defer);
+            this.#collect([{ set: s.selectionSet, defer: inner }], runtime, out, visited);
           }
         } else {
           const name = s.name.value;
@@ -241,23 +327,30 @@ class Normalizer {
           const fragment = this.#fragments.get(name);
           if (!fragment || !this.#applies(fragment.typeCondition.name.value, runtime)) continue;
           visited.add(name);
-          this.#collect([fragment.selectionSet], runtime, out, visited);
+          const inner = this.#fragmentDefer(s, s.directives, defer);
+          this.#collect([{ set: fragment.selectionSet, defer: inner }], runtime, out, visited);
           visited.delete(name);
         }
       }
     }
   }
 
-  fields(sets: readonly SelectionSetNode[], runtime: GraphQLCompositeType): NField[] {
-    const grouped = new Map<string, FieldNode[]>();
+  fields(sets: readonly Sets[], runtime: GraphQLCompositeType, outer = 0): NField[] {
+    const grouped = new Map<string, Occurrence[]>();
     this.#collect(sets, runtime, grouped, new Set());
     const fields: NField[] = [];
     const defs: Record<string, GraphQLField<unknown, unknown>> = isUnionType(runtime)
       ? {}
       : runtime.getFields();
-    for (const [key, nodes] of grouped) {
-      const first = nodes[0]!;
+    const tagged = this.defers !== null;
+    for (const [key, occurrences] of grouped) {
+      const first = occurrences[0]!.node;
       const name = first.name.value;
+      // The least deferred occurrence decides: the parent's delivery, else the first deferral.
+      const defer = occurrences.some((o) => o.defer === outer)
+        ? outer
+        : Math.min(...occurrences.map((o) => o.defer));
+      const tag = tagged ? { defer } : {};
       if (name === "__typename") {
         fields.push({
           key,
@@ -269,6 +362,7 @@ class Normalizer {
           type: TYPENAME_TYPE,
           selection: null,
           introspection: false,
+          ...tag,
         });
         continue;
       }
@@ -284,6 +378,7 @@ class Normalizer {
           type: { kind: "scalar" },
           selection: null,
           introspection: true,
+          ...tag,
         });
         continue;
       }
@@ -297,9 +392,13 @@ class Normalizer {
       const named = getNamedType(def.type);
       let selection: NSelection | null = null;
       if (isObjectType(named) || isAbstractType(named)) {
-        const subSets: SelectionSetNode[] = [];
-        for (const n of nodes) if (n.selectionSet) subSets.push(n.selectionSet);
-        selection = this.selection(subSets, named);
+        const subSets: Sets[] = [];
+        for (const o of occurrences) {
+          if (o.node.selectionSet) subSets.push({ set: o.node.selectionSet, defer: o.defer });
+        }
+        this.#path.push(key);
+        selection = this.selection(subSets, named, defer);
+        this.#path.pop();
       }
       fields.push({
         key,
@@ -311,31 +410,55 @@ class Normalizer {
         type: this.typeRef(def.type),
         selection,
         introspection: false,
+        ...tag,
       });
     }
     return fields;
   }
 
-  selection(sets: readonly SelectionSetNode[], type: GraphQLCompositeType): NSelection {
+  /**
+   * Incremental operations: an interface-level field takes the least deferred delivery of the
+   * same field in any member's selection. The planner may plan a member's field through the
+   * interface's (interface objects, interface-level selections): the fetch then serves both.
+   */
+  #leastDeferred(
+    fields: NField[],
+    byType: ReadonlyMap<string, readonly NField[]>,
+    outer: number,
+  ): NField[] {
+    if (this.defers === null || this.defers.length === 0) return fields;
+    return fields.map((f) => {
+      const tags = new Set([f.defer!]);
+      for (const list of byType.values()) {
+        for (const m of list) {
+          if (m.key === f.key && m.name === f.name && m.args === f.args) tags.add(m.defer!);
+        }
+      }
+      const defer = tags.has(outer) ? outer : Math.min(...tags);
+      return defer === f.defer ? f : { ...f, defer };
+    });
+  }
+
+  selection(sets: readonly Sets[], type: GraphQLCompositeType, outer = 0): NSelection {
     if (isObjectType(type)) {
       return {
         typeName: type.name,
         abstract: false,
-        fields: this.fields(sets, type),
+        fields: this.fields(sets, type, outer),
         byType: new Map(),
         interfaceFields: [],
       };
     }
     const byType = new Map<string, readonly NField[]>();
     for (const possible of this.#schema.getPossibleTypes(type)) {
-      byType.set(possible.name, this.fields(sets, possible));
+      byType.set(possible.name, this.fields(sets, possible, outer));
     }
     return {
       typeName: type.name,
       abstract: true,
       fields: [],
       byType,
-      interfaceFields: this.fields(sets, type),
+      interfaceFields: this.#leastDeferred(this.fields(sets, type, outer), byType, outer),
     };
   }
 }
@@ -379,7 +502,10 @@ export function normalizeOperation(
     ? schema.getSubscriptionType()
     : schema.getQueryType();
   if (!root) throw new TypeError(`The schema has no ${operation.operation} type`);
-  const normalizer = new Normalizer(schema, fragments, options.variables ?? {});
+  const normalizer = new Normalizer(schema, fragments, {
+    variables: options.variables ?? {},
+    incremental: options.incremental === true,
+  });
   const variableTypes = new Map<string, string>();
   const variableDefaults = new Map<string, string>();
   for (const v of operation.variableDefinitions ?? []) {
@@ -390,8 +516,11 @@ export function normalizeOperation(
     kind: operation.operation,
     name: operation.name?.value ?? null,
     rootType: root.name,
-    selection: normalizer.selection([operation.selectionSet], root),
+    selection: normalizer.selection([{ set: operation.selectionSet, defer: 0 }], root),
     variableTypes,
     variableDefaults,
+    ...(normalizer.defers !== null && normalizer.defers.length > 0
+      ? { defers: normalizer.defers }
+      : {}),
   };
 }

@@ -189,6 +189,7 @@ export function prepareOperation(
       operation,
       key: `${request.query}\u0000${operation.name?.value ?? ""}`,
       conditionVariables: conditionVariables(document),
+      hasDefer: /@\s*defer\b/.test(request.query),
     },
   };
 }

@@ -55,6 +55,12 @@ export interface OpGenOptions {
   readonly roots?: readonly string[];
   /** Fields (`Type.field`) the generator must not select. */
   readonly exclude?: readonly string[];
+  /**
+   * Probability of `@defer` (with a label, and now and then `if:` a variable) on each fragment
+   * drawn, and of wrapping a selection's tail in a deferred inline fragment. Default 0: no
+   * `@defer`, and the same operations as without the option.
+   */
+  readonly defer?: number;
 }
 
 /** Default argument pools by named type. */
@@ -114,6 +120,10 @@ interface Draft {
   aliases: number;
   /** Boolean variables drawn so far (`$c1` …), for `@skip`/`@include`. */
   conditions: number;
+  /** Probability of `@defer` on a fragment (0: never drawn). */
+  readonly defer: number;
+  /** `@defer` labels drawn so far (`d1` …). */
+  defers: number;
 }
 
 /** The literal pool of an argument, or undefined when it has none. */
@@ -163,6 +173,14 @@ function condition(draft: Draft): string {
   const name = random.pick(["skip", "include"]);
   const value = roll < 0.03 ? random.pick(["true", "false"]) : `$c${++draft.conditions}`;
   return ` @${name}(if: ${value})`;
+}
+
+/** Now and then a `@defer` (leading space); draws nothing when the option is off. */
+function deferDirective(draft: Draft): string {
+  if (draft.defer <= 0 || !draft.random.chance(draft.defer)) return "";
+  const label = `label: "d${++draft.defers}"`;
+  if (!draft.random.chance(0.2)) return ` @defer(${label})`;
+  return ` @defer(${label}, if: $c${++draft.conditions})`;
 }
 
 /** One field selection, or null when it cannot be selected at this depth. */
@@ -217,17 +235,17 @@ function selectionSet(draft: Draft, type: GraphQLCompositeType, depth: number): 
     for (const member of draft.schema.getPossibleTypes(type)) {
       if (!random.chance(0.5)) continue;
       const inner = selectionSet(draft, member, depth);
-      if (inner !== null) parts.push(`... on ${member.name} ${inner}`);
+      if (inner !== null) parts.push(`... on ${member.name}${deferDirective(draft)} ${inner}`);
     }
     if (isInterfaceType(type) && random.chance(0.15)) {
       const inner = selectionSet(draft, type, depth);
-      if (inner !== null) parts.push(`... on ${type.name} ${inner}`);
+      if (inner !== null) parts.push(`... on ${type.name}${deferDirective(draft)} ${inner}`);
     }
   } else if (isObjectType(type)) {
     for (const iface of type.getInterfaces()) {
       if (!random.chance(0.15)) continue;
       const inner = selectionSet(draft, iface, depth);
-      if (inner !== null) parts.push(`... on ${iface.name} ${inner}`);
+      if (inner !== null) parts.push(`... on ${iface.name}${deferDirective(draft)} ${inner}`);
     }
   }
   if (random.chance(0.15) || parts.length === 0) {
@@ -238,12 +256,18 @@ function selectionSet(draft: Draft, type: GraphQLCompositeType, depth: number): 
     draft.fragments.push(""); // reserve the name before nested fragments are written
     const index = draft.fragments.length - 1;
     draft.fragments[index] = `fragment ${name} on ${type.name} { ${parts.join(" ")} }`;
-    return `{ ...${name} }`;
+    return `{ ...${name}${deferDirective(draft)} }`;
   }
   if (parts.length > 1 && random.chance(0.1)) {
     const split = random.int(1, parts.length - 1);
     const rest = parts.slice(split).join(" ");
     return `{ ${parts.slice(0, split).join(" ")} ...${condition(draft)} { ${rest} } }`;
+  }
+  if (draft.defer > 0 && parts.length > 1 && random.chance(draft.defer)) {
+    const split = random.int(1, parts.length - 1);
+    const rest = parts.slice(split).join(" ");
+    const directive = deferDirective(draft) || ` @defer(label: "d${++draft.defers}")`;
+    return `{ ${parts.slice(0, split).join(" ")} ...${directive} { ${rest} } }`;
   }
   return `{ ${parts.join(" ")} }`;
 }
@@ -279,6 +303,8 @@ export function generateOperation(schema: GraphQLSchema, options: OpGenOptions):
       fragments: [],
       aliases: 0,
       conditions: 0,
+      defer: options.defer ?? 0,
+      defers: 0,
     };
     const parts: string[] = [];
     for (const field of draft.random.sample(rootFields, draft.random.int(1, 2))) {

@@ -12,25 +12,9 @@
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { type Area, fed2, registerArea } from "./_harness.ts";
 import { registerDifferential } from "./_differential.ts";
+import { ACCOUNTS_SUBGRAPH, PLANNING_FAILED, root, SCORES } from "./_unreachable_graph.ts";
 
-const ACCOUNTS = [
-  { __typename: "User", id: "u1", name: "Ada", email: "ada@example.com" },
-  { __typename: "Team", id: "t1", name: "Core", size: 4 },
-];
-const SCORES: Record<string, number> = { u1: 7, t1: 3 };
-const account = (id: string) => ACCOUNTS.find((a) => a.id === id)!;
-
-/** The monolith's data. */
-export const root = {
-  accounts: ACCOUNTS.map((a) => ({ ...a, score: SCORES[a.id] })),
-  audited: [{ ...account("t1"), score: SCORES.t1 }],
-};
-
-const PLANNING_FAILED = {
-  note: "Apollo Gateway answers INTERNAL_SERVER_ERROR without a data key; the issue asks for " +
-    "QUERY_PLANNING_FAILED with data: null",
-  response: { data: null, errors: [{ message: "planning failed" }] },
-};
+export { root };
 
 /** The graph: `accounts` owns the entity interface, `audit` adds `score` behind a non-resolvable key. */
 export const area: Area = {
@@ -40,37 +24,7 @@ export const area: Area = {
     new URL("./supergraphs/shape_unreachable.graphql", import.meta.url),
   ),
   subgraphs: [
-    {
-      name: "accounts",
-      typeDefs: fed2("@key") + `
-        type Query {
-          accounts: [Account!]!
-        }
-        interface Account @key(fields: "id") {
-          id: ID!
-          name: String!
-        }
-        type User implements Account @key(fields: "id") {
-          id: ID!
-          name: String!
-          email: String!
-        }
-        type Team implements Account @key(fields: "id") {
-          id: ID!
-          name: String!
-          size: Int!
-        }
-      `,
-      resolvers: {
-        Query: { accounts: () => ACCOUNTS },
-        Account: {
-          __resolveType: (a: { __typename: string }) => a.__typename,
-          __resolveReference: (ref: { id: string }) => account(ref.id),
-        },
-        User: { __resolveReference: (ref: { id: string }) => account(ref.id) },
-        Team: { __resolveReference: (ref: { id: string }) => account(ref.id) },
-      },
-    },
+    ACCOUNTS_SUBGRAPH,
     {
       name: "audit",
       typeDefs: fed2("@key", "@interfaceObject") + `
@@ -135,4 +89,11 @@ registerDifferential({
   root,
   label: "reachable fields from accounts",
   generator: { roots: ["accounts"], exclude: ["Account.score", "User.score", "Team.score"] },
+});
+registerDifferential({
+  area,
+  root,
+  label: "fields from accounts, unreachable ones refused",
+  generator: { roots: ["accounts"] },
+  unreachable: ["Account.score", "User.score", "Team.score"],
 });

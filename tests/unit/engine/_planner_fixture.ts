@@ -44,5 +44,8 @@ export function fetchesOf(node: PlanNode | null): string[] {
   if (!node) return [];
   if (node.kind === "Fetch") return [`${node.serviceName} ${node.operation}`];
   if (node.kind === "Flatten") return fetchesOf(node.node);
+  if (node.kind === "Defer") {
+    return [node.primary.node, ...node.deferred.map((d) => d.node)].flatMap(fetchesOf);
+  }
   return node.nodes.flatMap(fetchesOf);
 }
