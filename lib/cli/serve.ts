@@ -16,13 +16,30 @@ import {
   withBoundPort,
 } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
-import { createHttp1Pool, http1Eligible, type SubgraphFetch } from "../engine/mod.ts";
+import {
+  createHttp1Pool,
+  endSubscriptions,
+  http1Eligible,
+  type SubgraphFetch,
+} from "../engine/mod.ts";
 import { describeError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { closeMcpStreams, handOverMcp } from "../mcp/mod.ts";
 import type { OperationFile } from "../operations/mod.ts";
 import { buildState, type RouterState } from "../state/mod.ts";
+
+/** The last result of a subscription ended by a reload (clients resubscribe). */
+const SCHEMA_RELOAD = {
+  message: "The router reloaded its configuration or supergraph; subscribe again",
+  extensions: { code: "SUBSCRIPTION_SCHEMA_RELOAD" },
+};
+
+/** The last result of a subscription ended by a shutdown (SIGTERM). */
+const SERVER_SHUTDOWN = {
+  message: "The router is shutting down; subscribe again (to another replica)",
+  extensions: { code: "SUBSCRIPTION_SERVER_SHUTDOWN" },
+};
 import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 import { drainWithin } from "./_grace.ts";
@@ -288,6 +305,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       const previous = state;
       previous?.keySources.close(); // in-flight requests keep its loaded keys
       state = nextState;
+      // Subscriptions run on the state they started with: they end, and clients resubscribe.
+      if (previous !== null) endSubscriptions(previous.engine.subscriptions, SCHEMA_RELOAD);
       handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;
       log = nextLog;
@@ -403,6 +422,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       }
       // Open MCP streams never end by themselves: close them before waiting.
       closeMcpStreams(state?.mcp ?? null);
+      if (state !== null) endSubscriptions(state.engine.subscriptions, SERVER_SHUTDOWN);
       await drainWithin(server.shutdown(), { graceMs, expire: () => stop.abort(), log });
       state?.keySources.close();
       http1?.close();

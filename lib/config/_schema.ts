@@ -409,6 +409,24 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     all: SUBGRAPH_TRAFFIC,
     subgraphs: { kind: "record", value: SUBGRAPH_TRAFFIC },
   }),
+  // Issue 29: federated subscriptions (docs/subscriptions.md).
+  subscriptions: object({
+    enabled: bool(true),
+    max_per_connection: { kind: "int", default: 100, min: 1 },
+    max_total: { kind: "int", default: 10_000, min: 1 },
+    max_buffered_events: { kind: "int", default: 64, min: 1 },
+    max_unsent_bytes: { kind: "size", default: 1_000_000, min: 1 },
+    keep_alive_interval_ms: { kind: "duration", default: 15_000, min: 1 },
+    heartbeat_interval_ms: { kind: "duration", default: 5_000, min: 1 },
+    deduplicate: bool(true),
+    subgraphs: {
+      kind: "record",
+      value: object({
+        url: { kind: "string", optional: true },
+        protocol: { kind: "enum", values: ["ws", "sse"], default: "ws" },
+      }),
+    },
+  }),
   shutdown_delay_ms: { kind: "duration", default: 0 },
   grace_period_ms: { kind: "duration", default: 30_000 },
 });

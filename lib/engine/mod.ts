@@ -65,6 +65,17 @@ import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } f
 import { formatted, prepareOperation } from "./prepare/prepare.ts";
 import { shapeResponse } from "./execute/shape.ts";
 import { createSubgraphClient, type SubgraphClient } from "./fetch/subgraph_client.ts";
+import {
+  createSubscriptions,
+  refusal,
+  rootFetchOf,
+  startSubscription,
+  type SubscribeOptions,
+  type SubscribeResult,
+  type Subscriptions,
+  type SubscriptionsOptions,
+} from "./execute/subscribe.ts";
+import type { UpstreamEvent } from "./fetch/subscription_hub.ts";
 import type {
   EngineEvents,
   ExecuteOptions,
@@ -115,6 +126,19 @@ export {
   type UnsentAnswers,
 } from "./admission/unsent_answers.ts";
 export { createHttp1Pool, http1Eligible, type Http1Pool } from "./fetch/http1.ts";
+export {
+  endSubscriptions,
+  type SubscribeOptions,
+  type SubscribeResult,
+  type SubscriptionsOptions,
+  type SubscriptionTargetOption,
+} from "./execute/subscribe.ts";
+export { EventStream, tooSlowError } from "./execute/subscription.ts";
+export {
+  openUpstream,
+  type SubscriptionProtocol,
+  type UpstreamTarget,
+} from "./fetch/subscription_stream.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -186,6 +210,8 @@ export interface EngineOptions {
   readonly events?: EngineEvents;
   /** Random source drawing progressive `@override` `percent(n)` labels per request. @default Math.random */
   readonly random?: () => number;
+  /** Subscriptions (`subscriptions`); absent: enabled with the defaults. */
+  readonly subscriptions?: SubscriptionsOptions;
 }
 
 /** A cached plan with what shaping needs. */
@@ -241,6 +267,8 @@ export interface Engine {
     readonly labels: readonly OverrideLabel[];
     readonly random: () => number;
   };
+  /** Subscriptions: their upstream streams (deduplicated), the active ones and their counts. */
+  readonly subscriptions: Subscriptions;
 }
 
 /**
@@ -312,6 +340,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
+    subscriptions: createSubscriptions(model, { ...options.subscriptions, propagators }),
   };
 }
 
@@ -500,6 +529,124 @@ function withRequestIdHeader(
   return copy;
 }
 
+/** The operation's variables coerced (their nesting bounded first), or the request errors. */
+function variablesOf(
+  engine: Engine,
+  operation: PreparedOperation,
+  given: Readonly<Record<string, unknown>> | null | undefined,
+): { readonly variables: Record<string, unknown> } | ExecutionResult & { errors: unknown[] } {
+  const values = (given ?? {}) as Record<string, unknown>;
+  // Coercion recurses per level of a value: its nesting is bounded first.
+  const tooDeep = checkVariablesDepth(values, engine.limits);
+  if (tooDeep !== null) return { errors: [tooDeep] };
+  const coerced = coerceVariables(
+    engine.model.apiSchema,
+    operation.operation.variableDefinitions ?? [],
+    values,
+    { maxErrors: 50, hideSuggestions: !engine.introspection },
+  );
+  if (coerced.errors) {
+    return { errors: coerced.errors.map((e) => formatted(e, "BAD_USER_INPUT")) };
+  }
+  return { variables: coerced.coerced };
+}
+
+/**
+ * Starts a subscription: coerces its variables, plans it (cached, with the identity's
+ * protected fields removed), joins the upstream stream of its root fetch (deduplicated) and
+ * gives the client's stream, whose results are each event run through the rest of the plan
+ * and shaped like a query's answer.
+ * @param engine The engine.
+ * @param operation The prepared subscription.
+ * @param options Variables, connect headers, identity.
+ * @returns The client's stream, or the request errors.
+ */
+export function subscribe(
+  engine: Engine,
+  operation: PreparedOperation,
+  options: SubscribeOptions = {},
+): SubscribeResult {
+  const subs = engine.subscriptions;
+  if (operation.kind !== "subscription") {
+    return refusal(`Not a subscription: this is a ${operation.kind}`, "BAD_REQUEST");
+  }
+  if (!subs.enabled) {
+    return refusal("Subscriptions are disabled (subscriptions.enabled)", "SUBSCRIPTIONS_DISABLED");
+  }
+  const coerced = variablesOf(engine, operation, options.variables);
+  if ("errors" in coerced) return { ok: false, result: coerced };
+  const variables = coerced.variables;
+  const planned = planFor(engine, operation, variables, { identity: options.identity ?? null });
+  if (planned.error) return { ok: false, result: { errors: [planned.error] } };
+  if (options.rejectUnauthorized && planned.removed.length > 0) {
+    return {
+      ok: false,
+      result: { errors: planned.removed.map((path) => unauthorizedError(path)) },
+    };
+  }
+  const root = rootFetchOf(planned.planned.step);
+  if (root === null) {
+    return refusal(
+      planned.removed.length > 0
+        ? "The subscription's field is not authorized for this identity"
+        : "The subscription selects no field a subgraph streams",
+      planned.removed.length > 0 ? "UNAUTHORIZED_FIELD_OR_TYPE" : "BAD_REQUEST",
+    );
+  }
+  const headers = engine.forwardsHeaders
+    ? withRequestIdHeader(options.headers, options.requestId)
+    : options.headers;
+  const step = planned.planned.step;
+  const limit = engine.memory.maxTicketBytes;
+  const run = async (event: UpstreamEvent): Promise<ExecutionResult> => {
+    const ticket = engine.memory.open();
+    const sendOptions = { ticket, idempotent: true, ...(headers ? { headers } : {}) };
+    let executed;
+    try {
+      executed = await executePlan(step, {
+        send: (subgraph, body) => engine.client.send(subgraph, body, sendOptions),
+        answered: {
+          step: root,
+          response: {
+            status: 200,
+            headers: EMPTY_HEADERS,
+            body: event.body,
+            deduplicated: true,
+            parsed: event.parsed,
+          },
+        },
+        variables,
+        operationKind: "subscription",
+        abstractNames: engine.abstractNames,
+        sharedResponses: true,
+        subgraphErrors: engine.subgraphErrors,
+        maxBytes: limit,
+        tooLarge: () => responseTooLarge(limit),
+      });
+    } finally {
+      ticket.close();
+    }
+    if (ticket.exceeded) {
+      const error = responseTooLarge(limit);
+      return { data: null, errors: [{ message: error.message, extensions: { code: error.code } }] };
+    }
+    const errors = executed.errors;
+    const data = shapeResponse(executed.data, planned.selection, {
+      errors,
+      layers: executed.layers,
+      denied: planned.denied,
+      bytes: executed.errorBytes,
+      maxBytes: limit,
+      tooLarge: () => responseTooLarge(limit),
+    });
+    return errors.length > 0 ? { data, errors } : { data };
+  };
+  return startSubscription(subs, { root, variables, headers, run });
+}
+
+/** The headers of an event's answer (none: it came over a stream). */
+const EMPTY_HEADERS = new Headers();
+
 /**
  * Coerces variables, plans (cached) and executes the operation. Requests that
  * merged the same shared subgraph answers get the same result object: treat
@@ -518,25 +665,15 @@ export async function execute(
   if (operation.kind === "subscription") {
     return {
       errors: [{
-        message: "Subscriptions are not supported",
+        message:
+          "A subscription is served as a stream: use GraphQL over WebSocket, GraphQL over SSE or multipart HTTP",
         extensions: { code: "BAD_REQUEST" },
       }],
     };
   }
-  const given = (options.variables ?? {}) as Record<string, unknown>;
-  // Coercion recurses per level of a value: its nesting is bounded first.
-  const tooDeep = checkVariablesDepth(given, engine.limits);
-  if (tooDeep !== null) return { errors: [tooDeep] };
-  const coerced = coerceVariables(
-    schema,
-    operation.operation.variableDefinitions ?? [],
-    given,
-    { maxErrors: 50, hideSuggestions: !engine.introspection },
-  );
-  if (coerced.errors) {
-    return { errors: coerced.errors.map((e) => formatted(e, "BAD_USER_INPUT")) };
-  }
-  const variables = coerced.coerced;
+  const coerced = variablesOf(engine, operation, options.variables);
+  if ("errors" in coerced) return coerced;
+  const variables = coerced.variables;
   const observer = options.observer;
   const planned = planFor(engine, operation, variables, {
     ...(observer ? { observer } : {}),

@@ -27,6 +27,7 @@ import type {
   ExecutionResult,
   GraphQLRequest,
   OperationLimits,
+  PreparedOperation,
   UnsentAnswers,
 } from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
@@ -47,6 +48,14 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
+import {
+  multipartResponse,
+  sseResponse,
+  startClientSubscription,
+  type StreamTransport,
+  streamTransportOf,
+} from "./subscriptions.ts";
+import { handleWebSocket, isWebSocketUpgrade } from "./subscriptions_ws.ts";
 import { isUtf8QueryString } from "../request/query_string.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
 import { withRequestId } from "../request/request_id.ts";
@@ -100,6 +109,7 @@ export interface GraphQLDeps {
 export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
   const method = request.method;
   const requestId = requestIdOf(request);
+  if (method === "GET" && isWebSocketUpgrade(request)) return handleWebSocket(request, deps);
   if (method !== "GET" && method !== "POST") {
     return errorResponse(
       new RouterError(
@@ -117,7 +127,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     await request.body?.cancel().catch(() => {});
     return errorResponse(csrf, { requestId });
   }
-  const mediaType = negotiateMediaType(request.headers.get("accept"));
+  // A subscription's stream (SSE, multipart) is asked for by Accept; its errors are JSON.
+  const stream = streamTransportOf(request.headers.get("accept"));
+  const mediaType = stream !== null
+    ? APPLICATION_JSON
+    : negotiateMediaType(request.headers.get("accept"));
   if (mediaType === null) {
     return errorResponse(
       new RouterError(
@@ -196,12 +210,23 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   } else if (method === "GET" && prepared.operation.kind !== "query") {
     return notQueryOverGet(prepared.operation.kind, { mediaType, requestId });
   } else if (prepared.operation.kind === "subscription") {
-    result = {
-      errors: [{
-        message: "Subscriptions are not supported over GraphQL over HTTP by this router",
-        extensions: { code: "BAD_REQUEST" },
-      }],
-    };
+    if (stream === null) {
+      result = {
+        errors: [{
+          message:
+            "A subscription is a stream: ask for text/event-stream (GraphQL over SSE) or multipart/mixed (multipart subscriptions) in Accept, or use GraphQL over WebSocket",
+          extensions: { code: "BAD_REQUEST" },
+        }],
+      };
+    } else {
+      return subscriptionResponse(request, deps, {
+        stream,
+        operation: prepared.operation,
+        variables: params.variables,
+        identity,
+        requestId,
+      });
+    }
   } else {
     if (authorization?.rejectUnauthorized && deps.supergraph !== undefined) {
       // reject_operation_if_unauthorized: the whole operation's requirement must hold.
@@ -246,6 +271,42 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     limit: deps.engine.memory.maxTicketBytes,
     unsent: deps.engine.unsent,
   });
+}
+
+/** Answers a subscription with its HTTP stream (SSE or multipart). */
+function subscriptionResponse(
+  request: Request,
+  deps: GraphQLDeps,
+  options: {
+    readonly stream: StreamTransport;
+    readonly operation: PreparedOperation;
+    readonly variables: Readonly<Record<string, unknown>> | null | undefined;
+    readonly identity: VerifiedToken | null;
+    readonly requestId: string | null;
+  },
+): Response {
+  const { requestId } = options;
+  const started = startClientSubscription(deps, {
+    operation: options.operation,
+    variables: options.variables,
+    headers: request.headers,
+    identity: options.identity,
+    requestId,
+  });
+  const streamOptions = {
+    heartbeatMs: deps.config.subscriptions.heartbeat_interval_ms,
+    signal: signalOf(request),
+    print: (result: ExecutionResult) =>
+      resultJson(
+        requestId !== null && result.errors !== undefined
+          ? { ...result, errors: withRequestId(result.errors, requestId) }
+          : result,
+      ),
+  };
+  const subscription = started.ok ? started.subscription : started.errors;
+  return options.stream === "sse"
+    ? sseResponse(subscription, streamOptions)
+    : multipartResponse(subscription, streamOptions);
 }
 
 function graphQLResponse(
@@ -301,7 +362,7 @@ function notQueryOverGet(
       "METHOD_NOT_ALLOWED",
       kind === "mutation"
         ? "Only queries can be sent with GET; send mutations with POST"
-        : "Only queries can be sent with GET, and this is a subscription (not supported over GraphQL over HTTP here)",
+        : "Only queries can be sent with GET, and this is a subscription: POST it with Accept text/event-stream or multipart/mixed, or use GraphQL over WebSocket",
       { details: { allow: "POST" } },
     ),
     { contentType: mediaType, requestId },

@@ -1,0 +1,289 @@
+/**
+ * Issue 29: federated subscriptions over GraphQL over WebSocket, with the real `graphql-ws`
+ * client against a real router whose subgraph streams with the real `graphql-ws` server.
+ */
+import assert from "node:assert/strict";
+import { type Client, createClient } from "graphql-ws";
+import {
+  review,
+  startSubscriptionFixture,
+  type SubscriptionFixture,
+  until,
+} from "./_subscription_fixture.ts";
+
+const FEED = `subscription Feed($min: Int) {
+  reviewAdded(minStars: $min) {
+    id body
+    product { upc name price priceLabel }
+    author { name }
+  }
+}`;
+
+type Result = {
+  data?: unknown;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+};
+
+/** Collects a subscription's results; `done` resolves when it completes or fails. */
+function collect(client: Client, query: string, variables: Record<string, unknown> = {}) {
+  const results: Result[] = [];
+  let failure: unknown = null;
+  let finished = false;
+  let stop = () => {};
+  const done = new Promise<void>((resolve) => {
+    const unsubscribe = client.subscribe({ query, variables }, {
+      next: (value) => void results.push(value as Result),
+      error: (error) => {
+        failure = error;
+        finished = true;
+        resolve();
+      },
+      complete: () => {
+        finished = true;
+        resolve();
+      },
+    });
+    stop = unsubscribe;
+  });
+  return {
+    results,
+    done,
+    get finished() {
+      return finished;
+    },
+    get failure() {
+      return failure;
+    },
+    stop: () => stop(),
+  };
+}
+
+function wsClient(fixture: SubscriptionFixture, params?: Record<string, unknown>): Client {
+  return createClient({
+    url: fixture.wsUrl,
+    retryAttempts: 0,
+    lazy: false,
+    ...(params ? { connectionParams: params } : {}),
+  });
+}
+
+async function withFixture(
+  options: Parameters<typeof startSubscriptionFixture>[0],
+  run: (fixture: SubscriptionFixture) => Promise<void>,
+): Promise<void> {
+  const fixture = await startSubscriptionFixture(options);
+  try {
+    await run(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+Deno.test("issue 29: a graphql-ws client gets events carrying entity data of two other subgraphs (@requires included)", async () => {
+  await withFixture({}, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      const sub = collect(client, FEED, { min: 3 });
+      await until(() => fixture.feed.open === 1, "the upstream subscription");
+      fixture.feed.publish(review("r1", { product: { upc: "p2" }, author: { id: "u2" } }));
+      fixture.feed.publish(review("r2", { stars: 1 }));
+      fixture.feed.publish(review("r3"));
+      await until(() => sub.results.length === 2, "two events");
+      assert.deepEqual(sub.results, [
+        {
+          data: {
+            reviewAdded: {
+              id: "r1",
+              body: "Review r1",
+              product: { upc: "p2", name: "Chair", price: 45, priceLabel: "$45" },
+              author: { name: "Grace" },
+            },
+          },
+        },
+        {
+          data: {
+            reviewAdded: {
+              id: "r3",
+              body: "Review r3",
+              product: { upc: "p1", name: "Table", price: 120, priceLabel: "$120" },
+              author: { name: "Ada" },
+            },
+          },
+        },
+      ]);
+      assert.ok(
+        fixture.entityQueries.some((q) => q.includes("_entities") && q.includes("priceLabel")),
+        "the @requires field came from an entity fetch",
+      );
+      sub.stop();
+      await until(() => fixture.feed.open === 0, "the subgraph to see the client leave");
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+Deno.test("issue 29: 100 identical graphql-ws subscribers share one upstream stream; it closes when the last leaves", async () => {
+  await withFixture({}, async (fixture) => {
+    const clients = Array.from({ length: 10 }, () => wsClient(fixture));
+    try {
+      const subs = clients.flatMap((client) =>
+        Array.from({ length: 10 }, () => collect(client, FEED, { min: 1 }))
+      );
+      await until(
+        () => fixture.router.state().engine.subscriptions.active.size === 100,
+        "100 subscriptions",
+      );
+      assert.equal(fixture.feed.open, 1);
+      assert.equal(fixture.feed.opened, 1);
+      fixture.feed.publish(review("r1"));
+      await until(() => subs.every((s) => s.results.length === 1), "every subscriber's event");
+      for (const s of subs) {
+        assert.equal(
+          (s.results[0]!.data as { reviewAdded: { author: { name: string } } }).reviewAdded.author
+            .name,
+          "Ada",
+        );
+      }
+      for (const s of subs.slice(0, 99)) s.stop();
+      await until(
+        () => fixture.router.state().engine.subscriptions.active.size === 1,
+        "99 to leave",
+      );
+      assert.equal(fixture.feed.open, 1, "one listener left keeps the upstream open");
+      subs[99]!.stop();
+      await until(() => fixture.feed.open === 0, "the upstream to close");
+      assert.equal(fixture.router.state().engine.subscriptions.hub.upstreams, 0);
+    } finally {
+      await Promise.all(clients.map((c) => c.dispose()));
+    }
+  });
+});
+
+Deno.test("issue 29: different variables are different upstream streams", async () => {
+  await withFixture({}, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      collect(client, FEED, { min: 1 });
+      collect(client, FEED, { min: 4 });
+      await until(() => fixture.feed.open === 2, "two upstream streams");
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+Deno.test("issue 29: an upstream error ends the client's subscription with SUBSCRIPTION_UPSTREAM_ERROR", async () => {
+  await withFixture({}, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      const sub = collect(client, FEED);
+      await until(() => fixture.feed.open === 1, "the upstream");
+      fixture.feed.fail("feed broke");
+      await sub.done;
+      const last = sub.results.at(-1)!;
+      assert.equal(last.errors?.at(-1)?.extensions?.code, "SUBSCRIPTION_UPSTREAM_ERROR");
+      assert.match(last.errors!.at(-1)!.message, /The subgraph "reviews" ended the subscription/);
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+Deno.test("issue 29: a reload ends subscriptions with SUBSCRIPTION_SCHEMA_RELOAD and closes their upstream", async () => {
+  await withFixture({}, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      const sub = collect(client, FEED);
+      await until(() => fixture.feed.open === 1, "the upstream");
+      const { endSubscriptions } = await import("../../lib/engine/mod.ts");
+      // What serve.ts does to the previous state when a reload swaps it.
+      endSubscriptions(fixture.router.state().engine.subscriptions, {
+        message: "reloaded",
+        extensions: { code: "SUBSCRIPTION_SCHEMA_RELOAD" },
+      });
+      await sub.done;
+      assert.equal(sub.results.at(-1)?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_SCHEMA_RELOAD");
+      await until(() => fixture.feed.open === 0, "the upstream to close");
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+Deno.test("issue 29: subscriptions.max_per_connection refuses one more on the connection with a clear error", async () => {
+  await withFixture({ subscriptions: { max_per_connection: 2 } }, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      collect(client, FEED);
+      collect(client, FEED);
+      const third = collect(client, FEED);
+      await third.done;
+      const errors = third.failure as { message: string; extensions: { code: string } }[];
+      assert.equal(errors[0]!.extensions.code, "SUBSCRIPTION_LIMIT_REACHED");
+      assert.match(errors[0]!.message, /subscriptions\.max_per_connection/);
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+Deno.test("issue 29: subscriptions.max_total refuses one more on the router with a clear error", async () => {
+  await withFixture({ subscriptions: { max_total: 1 } }, async (fixture) => {
+    const a = wsClient(fixture);
+    const b = wsClient(fixture);
+    try {
+      collect(a, FEED);
+      await until(() => fixture.feed.open === 1, "the first");
+      const second = collect(b, FEED);
+      await second.done;
+      const errors = second.failure as { message: string; extensions: { code: string } }[];
+      assert.equal(errors[0]!.extensions.code, "SUBSCRIPTION_LIMIT_REACHED");
+      assert.match(errors[0]!.message, /subscriptions\.max_total/);
+    } finally {
+      await Promise.all([a.dispose(), b.dispose()]);
+    }
+  });
+});
+
+Deno.test("issue 29: subscriptions.enabled false refuses subscriptions with SUBSCRIPTIONS_DISABLED", async () => {
+  await withFixture({ subscriptions: { enabled: false } }, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      const sub = collect(client, FEED);
+      await sub.done;
+      const errors = sub.failure as { extensions: { code: string } }[];
+      assert.equal(errors[0]!.extensions.code, "SUBSCRIPTIONS_DISABLED");
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+Deno.test("issue 29: the upstream connect carries the headers the rules forward, and no others", async () => {
+  await withFixture({
+    headers: { all: { request: [{ op: "propagate", named: "x-tenant" }] } },
+  }, async (fixture) => {
+    const client = createClient({
+      url: fixture.wsUrl,
+      retryAttempts: 0,
+      webSocketImpl: class extends WebSocket {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, {
+            protocols: typeof protocols === "string" ? [protocols] : protocols ?? [],
+            headers: { "x-tenant": "t1", "x-other": "no" },
+          } as unknown as string[]);
+        }
+      },
+    });
+    try {
+      collect(client, FEED);
+      await until(() => fixture.feed.open === 1, "the upstream");
+      const headers = fixture.feed.connectHeaders.at(-1)!;
+      assert.equal(headers.get("x-tenant"), "t1");
+      assert.equal(headers.get("x-other"), null);
+    } finally {
+      await client.dispose();
+    }
+  });
+});
