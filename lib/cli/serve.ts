@@ -204,6 +204,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let log = makeLog(config);
 
   let state: RouterState | null = null;
+  // The totals of the subscriptions of replaced states (the counters never go down).
+  const retiredSubscriptions = { eventsIn: 0, eventsOut: 0, opened: 0 };
   // One HTTP/1.1 pool for the process, kept across reloads. Deno's fetch honours
   // proxy variables; with one set, every subgraph request stays with fetch.
   const http1 = options.fetch === undefined && http1Eligible("http://x/", proxyVariables())
@@ -218,6 +220,17 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         state === null ? null : { parse: state.engine.prepared, plan: state.engine.plans },
       memory: () => state?.engine.memory ?? null,
       connections: () => guard?.counts() ?? null,
+      subscriptions: () => {
+        if (state === null) return null;
+        const subs = state.engine.subscriptions;
+        return {
+          active: subs.active.size,
+          upstreams: subs.hub.upstreams,
+          eventsIn: retiredSubscriptions.eventsIn + subs.hub.eventsIn,
+          eventsOut: retiredSubscriptions.eventsOut + subs.counts.eventsOut,
+          upstreamsOpened: retiredSubscriptions.opened + subs.hub.opened,
+        };
+      },
     },
     // Access lines are at info: below that threshold they cost nothing.
     accessLogs: () =>
@@ -306,7 +319,13 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       previous?.keySources.close(); // in-flight requests keep its loaded keys
       state = nextState;
       // Subscriptions run on the state they started with: they end, and clients resubscribe.
-      if (previous !== null) endSubscriptions(previous.engine.subscriptions, SCHEMA_RELOAD);
+      if (previous !== null) {
+        const subs = previous.engine.subscriptions;
+        endSubscriptions(subs, SCHEMA_RELOAD);
+        retiredSubscriptions.eventsIn += subs.hub.eventsIn;
+        retiredSubscriptions.eventsOut += subs.counts.eventsOut;
+        retiredSubscriptions.opened += subs.hub.opened;
+      }
       handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;
       log = nextLog;

@@ -227,6 +227,8 @@ export interface SubscriptionFixtureOptions {
   readonly headers?: Record<string, unknown>;
   /** Verify bearer tokens (a JWKS stub). */
   readonly authentication?: boolean;
+  /** Other config keys (`telemetry`, …). */
+  readonly config?: Record<string, unknown>;
 }
 
 /** A running fixture. */
@@ -302,6 +304,7 @@ export async function startSubscriptionFixture(
       log_level: "error",
       ...(options.subscriptions ? { subscriptions: options.subscriptions } : {}),
       ...(options.headers ? { headers: options.headers } : {}),
+      ...options.config,
       ...(jwks !== null
         ? { authentication: { jwt: { jwks: [{ url: jwks.url, algorithms: ["ES256"] }] } } }
         : {}),

@@ -283,3 +283,62 @@ Deno.test("issue 29: the upstream connect carries the headers the rules forward,
     }
   });
 });
+
+Deno.test("issue 29: metrics count active subscriptions, upstream streams and events in and out", async () => {
+  await withFixture({
+    config: {
+      telemetry: { metrics: { prometheus: { enabled: true, listen_addr: "127.0.0.1:0" } } },
+    },
+  }, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      const a = collect(client, FEED);
+      const b = collect(client, FEED);
+      await until(
+        () => fixture.router.state().engine.subscriptions.active.size === 2,
+        "both subscriptions",
+      );
+      await until(() => fixture.feed.open === 1, "the shared upstream");
+      fixture.feed.publish(review("r1"));
+      await until(() => a.results.length === 1 && b.results.length === 1, "both events");
+      const text = await (await fetch(fixture.router.metricsUrl!)).text();
+      assert.match(text, /^gw_router_subscriptions_active 2$/m);
+      assert.match(text, /^gw_router_subscription_upstreams 1$/m);
+      assert.match(text, /^gw_router_subscription_upstreams_opened_total 1$/m);
+      assert.match(text, /^gw_router_subscription_events_total\{direction="in"\} 1$/m);
+      assert.match(text, /^gw_router_subscription_events_total\{direction="out"\} 2$/m);
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+Deno.test("issue 29: the connection gets a protocol ping every subscriptions.keep_alive_interval", async () => {
+  await withFixture({ subscriptions: { keep_alive_interval: "30ms" } }, async (fixture) => {
+    let pings = 0;
+    const client = createClient({
+      url: fixture.wsUrl,
+      retryAttempts: 0,
+      lazy: false,
+      on: { ping: (received) => void (received && pings++) },
+    });
+    try {
+      await until(() => pings >= 2, "two pings");
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+Deno.test("issue 29: queries over the WebSocket are executed like GraphQL over HTTP", async () => {
+  await withFixture({}, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      const sub = collect(client, `{ product(upc: "p2") { name priceLabel } }`);
+      await sub.done;
+      assert.deepEqual(sub.results, [{ data: { product: { name: "Chair", priceLabel: "$45" } } }]);
+    } finally {
+      await client.dispose();
+    }
+  });
+});
