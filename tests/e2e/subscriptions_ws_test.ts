@@ -342,3 +342,55 @@ Deno.test("issue 29: queries over the WebSocket are executed like GraphQL over H
     }
   });
 });
+
+/** A masked client text frame (RFC 6455 §5.2). */
+function clientFrame(text: string): Uint8Array {
+  const payload = new TextEncoder().encode(text);
+  const head = payload.length < 126 ? [0x81, 0x80 | payload.length] : [
+    0x81,
+    0x80 | 126,
+    payload.length >> 8,
+    payload.length & 0xff,
+  ];
+  const mask = [1, 2, 3, 4];
+  const frame = new Uint8Array(head.length + 4 + payload.length);
+  frame.set(head, 0);
+  frame.set(mask, head.length);
+  for (let i = 0; i < payload.length; i++) {
+    frame[head.length + 4 + i] = payload[i]! ^ mask[i % 4]!;
+  }
+  return frame;
+}
+
+Deno.test("issue 29: a WebSocket client that never reads is dropped once its unsent bytes pass subscriptions.max_unsent_bytes; the upstream closes", async () => {
+  await withFixture({ subscriptions: { max_unsent_bytes: "256KB" } }, async (fixture) => {
+    const url = new URL(fixture.wsUrl);
+    const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
+    try {
+      const write = (bytes: Uint8Array) => conn.write(bytes);
+      await write(new TextEncoder().encode(
+        `GET /graphql HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n` +
+          `Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
+      ));
+      await write(clientFrame('{"type":"connection_init"}'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await write(clientFrame(JSON.stringify({
+        id: "1",
+        type: "subscribe",
+        payload: { query: "subscription { reviewAdded { id body } }" },
+      })));
+      await until(() => fixture.feed.open === 1, "the upstream");
+      // Never read: the events pile up in the socket's buffers, then in the router's.
+      const body = "x".repeat(64_000);
+      for (let i = 0; i < 2000 && fixture.feed.open === 1; i++) {
+        fixture.feed.publish(review(`r${i}`, { body }));
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await until(() => fixture.feed.open === 0, "the slow client's upstream to close");
+      assert.equal(fixture.router.state().engine.subscriptions.active.size, 0);
+    } finally {
+      conn.close();
+    }
+  });
+});
