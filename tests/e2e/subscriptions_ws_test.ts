@@ -63,6 +63,8 @@ function wsClient(fixture: SubscriptionFixture, params?: Record<string, unknown>
     url: fixture.wsUrl,
     retryAttempts: 0,
     lazy: false,
+    // The connection closing at the end of a test is expected.
+    onNonLazyError: () => {},
     ...(params ? { connectionParams: params } : {}),
   });
 }
@@ -391,6 +393,27 @@ Deno.test("issue 29: a WebSocket client that never reads is dropped once its uns
       assert.equal(fixture.router.state().engine.subscriptions.active.size, 0);
     } finally {
       conn.close();
+    }
+  });
+});
+
+Deno.test("issue 29: a shutdown (SIGTERM) ends subscriptions with SUBSCRIPTION_SERVER_SHUTDOWN inside grace_period, and closes their upstream", async () => {
+  await withFixture({ config: { grace_period: "2s" } }, async (fixture) => {
+    const client = wsClient(fixture);
+    try {
+      const sub = collect(client, FEED);
+      await until(() => fixture.feed.open === 1, "the upstream");
+      const started = performance.now();
+      await fixture.router.shutdown();
+      await sub.done;
+      assert.ok(performance.now() - started < 2_000, "within grace_period");
+      assert.equal(
+        sub.results.at(-1)?.errors?.[0]?.extensions?.code,
+        "SUBSCRIPTION_SERVER_SHUTDOWN",
+      );
+      await until(() => fixture.feed.open === 0, "the upstream to close");
+    } finally {
+      await client.dispose();
     }
   });
 });
