@@ -91,7 +91,7 @@ export function handleWebSocket(request: Request, deps: GraphQLDeps): Response {
       connection.headers = merged;
       return true;
     },
-    async onSubscribe(_ctx, id, payload) {
+    onSubscribe(_ctx, id, payload) {
       const prepared = prepare(deps.engine, {
         query: payload.query,
         operationName: payload.operationName ?? null,
@@ -128,7 +128,6 @@ export function handleWebSocket(request: Request, deps: GraphQLDeps): Response {
       });
       if (!started.ok) return graphQLErrors(started.errors);
       connection.subscriptions.set(id, started.subscription);
-      await Promise.resolve();
       return {
         schema: deps.engine.model.apiSchema,
         document: operation.document,

@@ -174,7 +174,7 @@ Deno.test("issue 29: subgraphs streaming over SSE (subscriptions.subgraphs.<name
 
 Deno.test("issue 29: a token in connection_init authorizes per field like a query; without the scope the field is null + UNAUTHORIZED_FIELD_OR_TYPE", async () => {
   await withFixture({ authentication: true }, async (fixture) => {
-    const run = async (params: Record<string, unknown> | undefined) => {
+    const run = (params: Record<string, unknown> | undefined) => {
       const client = createWsClient({
         url: fixture.wsUrl,
         retryAttempts: 0,
@@ -188,8 +188,8 @@ Deno.test("issue 29: a token in connection_init authorizes per field like a quer
       });
       return { client, results };
     };
-    const strong = await run({ Authorization: `Bearer ${await fixture.token("read:email")}` });
-    const anonymous = await run(undefined);
+    const strong = run({ Authorization: `Bearer ${await fixture.token("read:email")}` });
+    const anonymous = run(undefined);
     try {
       await until(() => fixture.router.state().engine.subscriptions.active.size === 2, "two");
       // Both identities subscribe to the same subgraph stream (the root fetch is the same).
