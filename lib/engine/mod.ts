@@ -128,6 +128,7 @@ export {
 export { createHttp1Pool, http1Eligible, type Http1Pool } from "./fetch/http1.ts";
 export {
   endSubscriptions,
+  type EventTrace,
   type SubscribeOptions,
   type SubscribeResult,
   type SubscriptionsOptions,
@@ -598,7 +599,11 @@ export function subscribe(
     : options.headers;
   const step = planned.planned.step;
   const limit = engine.memory.maxTicketBytes;
+  let events = 0;
   const run = async (event: UpstreamEvent): Promise<ExecutionResult> => {
+    const trace = options.traceEvent?.(events++) ?? null;
+    const observer = trace?.observer;
+    observer?.plan(planned.planned.plan, { cached: true });
     const ticket = engine.memory.open();
     const sendOptions = { ticket, idempotent: true, ...(headers ? { headers } : {}) };
     let executed;
@@ -622,6 +627,13 @@ export function subscribe(
         subgraphErrors: engine.subgraphErrors,
         maxBytes: limit,
         tooLarge: () => responseTooLarge(limit),
+        ...(observer
+          ? {
+            observer,
+            describe: (subgraph: string, body: string) =>
+              engine.client.describe(subgraph, body, headers),
+          }
+          : {}),
       });
     } finally {
       ticket.close();
@@ -639,7 +651,8 @@ export function subscribe(
       maxBytes: limit,
       tooLarge: () => responseTooLarge(limit),
     });
-    return errors.length > 0 ? { data, errors } : { data };
+    const result = errors.length > 0 ? { data, errors } : { data };
+    return trace === null ? result : trace.finish(result);
   };
   return startSubscription(subs, { root, variables, headers, run });
 }

@@ -24,6 +24,7 @@ import {
 } from "../engine/mod.ts";
 import type {
   Engine,
+  EventTrace,
   ExecutionResult,
   GraphQLRequest,
   OperationLimits,
@@ -36,6 +37,7 @@ import type { SupergraphCore } from "../supergraph/types.ts";
 import {
   finishTrace,
   startTrace,
+  traceAgain,
   TRACED_RESPONSE_HEADERS,
   traceRejectionResult,
   type TraceState,
@@ -225,6 +227,21 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         variables: params.variables,
         identity,
         requestId,
+        ...(start.kind === "on"
+          ? {
+            // The first events carry a trace each (the plan and that event's fetches).
+            traceEvent: (index: number) => {
+              if (index >= TRACED_EVENTS) return null;
+              const again = index === 0 ? start : traceAgain(request, deps.trace, start);
+              if (again.kind !== "on") return null;
+              return {
+                observer: again.observer,
+                finish: (result: ExecutionResult) =>
+                  finishTrace(again, result, { request: params }),
+              };
+            },
+          }
+          : {}),
       });
     }
   } else {
@@ -273,6 +290,9 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   });
 }
 
+/** Events of a traced subscription that carry a trace (the first ones). */
+const TRACED_EVENTS = 3;
+
 /** Answers a subscription with its HTTP stream (SSE or multipart). */
 function subscriptionResponse(
   request: Request,
@@ -283,6 +303,7 @@ function subscriptionResponse(
     readonly variables: Readonly<Record<string, unknown>> | null | undefined;
     readonly identity: VerifiedToken | null;
     readonly requestId: string | null;
+    readonly traceEvent?: (index: number) => EventTrace | null;
   },
 ): Response {
   const { requestId } = options;
@@ -292,6 +313,7 @@ function subscriptionResponse(
     headers: request.headers,
     identity: options.identity,
     requestId,
+    ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
   });
   const streamOptions = {
     heartbeatMs: deps.config.subscriptions.heartbeat_interval_ms,

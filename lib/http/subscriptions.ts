@@ -16,6 +16,7 @@ import type { GraphQLFormattedError } from "graphql";
 import { checkRequirement, operationRequirement, type VerifiedToken } from "../auth/mod.ts";
 import {
   type EventStream,
+  type EventTrace,
   type ExecutionResult,
   type PreparedOperation,
   subscribe,
@@ -72,6 +73,8 @@ export function startClientSubscription(
     readonly headers: Headers;
     readonly identity: VerifiedToken | null;
     readonly requestId: string | null;
+    /** Traces of the first events (ART), when the request is traced. */
+    readonly traceEvent?: (index: number) => EventTrace | null;
   },
 ): { readonly ok: true; readonly subscription: ClientSubscription } | {
   readonly ok: false;
@@ -99,6 +102,7 @@ export function startClientSubscription(
     headers: options.headers,
     requestId: options.requestId,
     identity,
+    ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
   });
   if (!started.ok) return { ok: false, errors: started.result.errors ?? [] };
   const stream = started.stream;

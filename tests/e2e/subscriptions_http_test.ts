@@ -295,3 +295,38 @@ Deno.test("issue 29: a subscription without a stream Accept is refused with a me
     assert.match(body.errors[0].message, /text\/event-stream/);
   });
 });
+
+Deno.test("issue 29: a traced subscription (ART) carries a trace on its first 3 events: the plan's fetches, the event's entity fetch", async () => {
+  await withFixture({ config: { dev_mode: true } }, async (fixture) => {
+    const response = await fetch(fixture.httpUrl, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "text/event-stream",
+        "x-gw-trace": "true",
+      },
+      body: JSON.stringify({ query: FEED }),
+    });
+    assert.equal(response.status, 200);
+    await until(() => fixture.feed.open === 1, "the upstream");
+    for (let i = 0; i < 4; i++) fixture.feed.publish(review(`r${i}`));
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while ((text.match(/event: next/g) ?? []).length < 4) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    await reader.cancel();
+    const results = [...text.matchAll(/^data: (.+)$/gm)].map((m) => JSON.parse(m[1]!));
+    assert.equal(results.length, 4);
+    for (const result of results.slice(0, 3)) {
+      const trace = JSON.stringify(result.extensions?.trace);
+      assert.match(trace, /"fetches"/);
+      assert.match(trace, /products/, "the event's entity fetch is traced");
+      assert.match(trace, /subscription\{reviewAdded/, "the root fetch (the event) is traced");
+    }
+    assert.equal(results[3].extensions, undefined, "only the first events are traced");
+    assert.equal(results[3].data.reviewAdded.id, "r3");
+  });
+});

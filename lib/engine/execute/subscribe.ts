@@ -25,7 +25,7 @@ import {
   type UpstreamFailure,
   type UpstreamTarget,
 } from "../fetch/subscription_stream.ts";
-import type { ExecutionResult } from "../types.ts";
+import type { ExecutionObserver, ExecutionResult } from "../types.ts";
 import { EventStream } from "./subscription.ts";
 
 /** `subscriptions.subgraphs.<name>`: where a subgraph's subscriptions are opened. */
@@ -115,6 +115,19 @@ export interface SubscribeOptions {
   /** The verified identity (`@authenticated` / `@requiresScopes`), null: anonymous. */
   readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
   readonly rejectUnauthorized?: boolean;
+  /**
+   * Traces of the first events (ART): called with each event's index, it gives the observer
+   * that records the plan and the event's fetches, and the step that puts the trace into the
+   * result; null past the events traced (the edge bounds them).
+   */
+  readonly traceEvent?: (index: number) => EventTrace | null;
+}
+
+/** The trace of one event of a subscription. */
+export interface EventTrace {
+  readonly observer: ExecutionObserver;
+  /** The result with its trace (`extensions.trace`). */
+  finish(result: ExecutionResult): ExecutionResult;
 }
 
 /**
