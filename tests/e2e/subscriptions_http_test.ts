@@ -330,3 +330,27 @@ Deno.test("issue 29: a traced subscription (ART) carries a trace on its first 3 
     assert.equal(results[3].data.reviewAdded.id, "r3");
   });
 });
+
+Deno.test("issue 29: a subscription outlives traffic_shaping.router.request_timeout (the deadline bounds answering, not the stream)", async () => {
+  await withFixture({
+    config: { traffic_shaping: { router: { request_timeout: "300ms" } } },
+  }, async (fixture) => {
+    const response = await fetch(fixture.httpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ query: "subscription { reviewAdded { id } }" }),
+    });
+    await until(() => fixture.feed.open === 1, "the upstream");
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    fixture.feed.publish(review("late"));
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("late")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    await reader.cancel();
+    assert.match(text, /"id":"late"/);
+  });
+});

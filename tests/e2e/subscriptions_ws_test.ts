@@ -417,3 +417,28 @@ Deno.test("issue 29: a shutdown (SIGTERM) ends subscriptions with SUBSCRIPTION_S
     }
   });
 });
+
+Deno.test("issue 29: a browser's WebSocket (with an Origin header, CORS on) is upgraded and served", async () => {
+  await withFixture({}, async (fixture) => {
+    const client = createClient({
+      url: fixture.wsUrl,
+      retryAttempts: 0,
+      webSocketImpl: class extends WebSocket {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, {
+            protocols: typeof protocols === "string" ? [protocols] : protocols ?? [],
+            headers: { origin: "https://app.example" },
+          } as unknown as string[]);
+        }
+      },
+    });
+    try {
+      const sub = collect(client, FEED);
+      await until(() => fixture.feed.open === 1, "the upstream");
+      fixture.feed.publish(review("r1"));
+      await until(() => sub.results.length === 1, "the event");
+    } finally {
+      await client.dispose();
+    }
+  });
+});
