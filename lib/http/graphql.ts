@@ -209,7 +209,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       return notQueryOverGet("mutation", { mediaType, requestId });
     }
     result = { errors: [...prepared.errors] };
-  } else if (method === "GET" && prepared.operation.kind !== "query") {
+  } else if (
+    method === "GET" && prepared.operation.kind !== "query" &&
+    // GraphQL over SSE and multipart subscriptions may be GETs (an EventSource's).
+    !(prepared.operation.kind === "subscription" && stream !== null)
+  ) {
     return notQueryOverGet(prepared.operation.kind, { mediaType, requestId });
   } else if (prepared.operation.kind === "subscription") {
     if (stream === null) {

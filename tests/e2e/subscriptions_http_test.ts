@@ -354,3 +354,26 @@ Deno.test("issue 29: a subscription outlives traffic_shaping.router.request_time
     assert.match(text, /"id":"late"/);
   });
 });
+
+Deno.test("issue 29: GraphQL over SSE also takes a GET (with a CSRF preflight header)", async () => {
+  await withFixture({}, async (fixture) => {
+    const url = new URL(fixture.httpUrl);
+    url.searchParams.set("query", "subscription { reviewAdded { id } }");
+    const response = await fetch(url, {
+      headers: { accept: "text/event-stream", "apollo-require-preflight": "true" },
+    });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type")!, /^text\/event-stream/);
+    await until(() => fixture.feed.open === 1, "the upstream");
+    fixture.feed.publish(review("g1"));
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("g1")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    await reader.cancel();
+    assert.match(text, /event: next\ndata: \{"data":\{"reviewAdded":\{"id":"g1"\}\}\}/);
+  });
+});
