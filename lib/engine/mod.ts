@@ -31,7 +31,7 @@ import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission/queue.ts";
-import { executePlan } from "./execute/execute.ts";
+import { type ExecutedData, executePlan } from "./execute/execute.ts";
 import {
   accessSignature,
   type FieldIdentity,
@@ -642,19 +642,24 @@ export function subscribe(
       const error = responseTooLarge(limit);
       return { data: null, errors: [{ message: error.message, extensions: { code: error.code } }] };
     }
-    const errors = executed.errors;
-    const data = shapeResponse(executed.data, planned.selection, {
-      errors,
-      layers: executed.layers,
-      denied: planned.denied,
-      bytes: executed.errorBytes,
-      maxBytes: limit,
-      tooLarge: () => responseTooLarge(limit),
-    });
-    const result = errors.length > 0 ? { data, errors } : { data };
+    const result = shaped(planned, executed, limit);
     return trace === null ? result : trace.finish(result);
   };
   return startSubscription(subs, { root, variables, headers, run });
+}
+
+/** The client's answer: its selection shaped over the merged data (null propagation, limit). */
+function shaped(planned: CachedPlan, executed: ExecutedData, limit: number): ExecutionResult {
+  const errors = executed.errors;
+  const data = shapeResponse(executed.data, planned.selection, {
+    errors,
+    layers: executed.layers,
+    denied: planned.denied,
+    bytes: executed.errorBytes,
+    maxBytes: limit,
+    tooLarge: () => responseTooLarge(limit),
+  });
+  return errors.length > 0 ? { data, errors } : { data };
 }
 
 /** The headers of an event's answer (none: it came over a stream). */
@@ -763,16 +768,7 @@ export async function execute(
     const kept = engine.sharedResults.find(planned, answers);
     if (kept !== undefined) return kept;
   }
-  const limit = engine.memory.maxTicketBytes;
-  const data = shapeResponse(executed.data, planned.selection, {
-    errors,
-    layers: executed.layers,
-    denied: planned.denied,
-    bytes: executed.errorBytes,
-    maxBytes: limit,
-    tooLarge: () => responseTooLarge(limit),
-  });
-  const result = errors.length > 0 ? { data, errors } : { data };
+  const result = shaped(planned, executed, engine.memory.maxTicketBytes);
   if (answers !== null) engine.sharedResults.keep(planned, answers, result);
   return result;
 }

@@ -371,3 +371,39 @@ export function review(id: string, options: Partial<ReviewEvent> = {}): ReviewEv
     ...options,
   };
 }
+
+/**
+ * Runs `run` with a started fixture, closed after.
+ * @param options Router config.
+ * @param run The test.
+ */
+export async function withFixture(
+  options: SubscriptionFixtureOptions,
+  run: (fixture: SubscriptionFixture) => Promise<void>,
+): Promise<void> {
+  const fixture = await startSubscriptionFixture(options);
+  try {
+    await run(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+/**
+ * Reads a streamed response's text until it contains `needle` (or ends), then cancels it.
+ * @param response The response.
+ * @param needle What to wait for.
+ * @returns The text read.
+ */
+export async function readUntil(response: Response, needle: string | RegExp): Promise<string> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const found = () => typeof needle === "string" ? text.includes(needle) : needle.test(text);
+  while (!found()) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  await reader.cancel();
+  return text;
+}

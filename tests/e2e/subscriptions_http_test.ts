@@ -8,10 +8,12 @@ import assert from "node:assert/strict";
 import { createClient as createSseClient } from "graphql-sse";
 import { createClient as createWsClient } from "graphql-ws";
 import {
+  readUntil,
   review,
   startSubscriptionFixture,
   type SubscriptionFixture,
   until,
+  withFixture,
 } from "./_subscription_fixture.ts";
 
 const FEED = `subscription { reviewAdded { id product { name priceLabel } author { name } } }`;
@@ -21,18 +23,6 @@ type Result = {
   data?: unknown;
   errors?: { message: string; extensions?: Record<string, unknown> }[];
 };
-
-async function withFixture(
-  options: Parameters<typeof startSubscriptionFixture>[0],
-  run: (fixture: SubscriptionFixture) => Promise<void>,
-): Promise<void> {
-  const fixture = await startSubscriptionFixture(options);
-  try {
-    await run(fixture);
-  } finally {
-    await fixture.close();
-  }
-}
 
 /** Reads `multipart/mixed` parts (RFC 2046 §5.1.1) as they arrive: each part's JSON body. */
 async function* multipartParts(response: Response): AsyncGenerator<unknown> {
@@ -343,14 +333,7 @@ Deno.test("issue 29: a subscription outlives traffic_shaping.router.request_time
     await until(() => fixture.feed.open === 1, "the upstream");
     await new Promise((resolve) => setTimeout(resolve, 700));
     fixture.feed.publish(review("late"));
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("late")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-    await reader.cancel();
+    const text = await readUntil(response, "late");
     assert.match(text, /"id":"late"/);
   });
 });
@@ -366,14 +349,7 @@ Deno.test("issue 29: GraphQL over SSE also takes a GET (with a CSRF preflight he
     assert.match(response.headers.get("content-type")!, /^text\/event-stream/);
     await until(() => fixture.feed.open === 1, "the upstream");
     fixture.feed.publish(review("g1"));
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("g1")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-    await reader.cancel();
+    const text = await readUntil(response, "g1");
     assert.match(text, /event: next\ndata: \{"data":\{"reviewAdded":\{"id":"g1"\}\}\}/);
   });
 });

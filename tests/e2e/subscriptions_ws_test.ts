@@ -6,9 +6,10 @@ import assert from "node:assert/strict";
 import { type Client, createClient } from "graphql-ws";
 import {
   review,
-  startSubscriptionFixture,
   type SubscriptionFixture,
+  type SubscriptionFixtureOptions,
   until,
+  withFixture,
 } from "./_subscription_fixture.ts";
 
 const FEED = `subscription Feed($min: Int) {
@@ -69,59 +70,57 @@ function wsClient(fixture: SubscriptionFixture, params?: Record<string, unknown>
   });
 }
 
-async function withFixture(
-  options: Parameters<typeof startSubscriptionFixture>[0],
-  run: (fixture: SubscriptionFixture) => Promise<void>,
+/** A fixture and one graphql-ws client, both closed after `run`. */
+function withWsClient(
+  options: SubscriptionFixtureOptions,
+  run: (fixture: SubscriptionFixture, client: Client) => Promise<void>,
 ): Promise<void> {
-  const fixture = await startSubscriptionFixture(options);
-  try {
-    await run(fixture);
-  } finally {
-    await fixture.close();
-  }
-}
-
-Deno.test("issue 29: a graphql-ws client gets events carrying entity data of two other subgraphs (@requires included)", async () => {
-  await withFixture({}, async (fixture) => {
+  return withFixture(options, async (fixture) => {
     const client = wsClient(fixture);
     try {
-      const sub = collect(client, FEED, { min: 3 });
-      await until(() => fixture.feed.open === 1, "the upstream subscription");
-      fixture.feed.publish(review("r1", { product: { upc: "p2" }, author: { id: "u2" } }));
-      fixture.feed.publish(review("r2", { stars: 1 }));
-      fixture.feed.publish(review("r3"));
-      await until(() => sub.results.length === 2, "two events");
-      assert.deepEqual(sub.results, [
-        {
-          data: {
-            reviewAdded: {
-              id: "r1",
-              body: "Review r1",
-              product: { upc: "p2", name: "Chair", price: 45, priceLabel: "$45" },
-              author: { name: "Grace" },
-            },
-          },
-        },
-        {
-          data: {
-            reviewAdded: {
-              id: "r3",
-              body: "Review r3",
-              product: { upc: "p1", name: "Table", price: 120, priceLabel: "$120" },
-              author: { name: "Ada" },
-            },
-          },
-        },
-      ]);
-      assert.ok(
-        fixture.entityQueries.some((q) => q.includes("_entities") && q.includes("priceLabel")),
-        "the @requires field came from an entity fetch",
-      );
-      sub.stop();
-      await until(() => fixture.feed.open === 0, "the subgraph to see the client leave");
+      await run(fixture, client);
     } finally {
       await client.dispose();
     }
+  });
+}
+
+Deno.test("issue 29: a graphql-ws client gets events carrying entity data of two other subgraphs (@requires included)", async () => {
+  await withWsClient({}, async (fixture, client) => {
+    const sub = collect(client, FEED, { min: 3 });
+    await until(() => fixture.feed.open === 1, "the upstream subscription");
+    fixture.feed.publish(review("r1", { product: { upc: "p2" }, author: { id: "u2" } }));
+    fixture.feed.publish(review("r2", { stars: 1 }));
+    fixture.feed.publish(review("r3"));
+    await until(() => sub.results.length === 2, "two events");
+    assert.deepEqual(sub.results, [
+      {
+        data: {
+          reviewAdded: {
+            id: "r1",
+            body: "Review r1",
+            product: { upc: "p2", name: "Chair", price: 45, priceLabel: "$45" },
+            author: { name: "Grace" },
+          },
+        },
+      },
+      {
+        data: {
+          reviewAdded: {
+            id: "r3",
+            body: "Review r3",
+            product: { upc: "p1", name: "Table", price: 120, priceLabel: "$120" },
+            author: { name: "Ada" },
+          },
+        },
+      },
+    ]);
+    assert.ok(
+      fixture.entityQueries.some((q) => q.includes("_entities") && q.includes("priceLabel")),
+      "the @requires field came from an entity fetch",
+    );
+    sub.stop();
+    await until(() => fixture.feed.open === 0, "the subgraph to see the client leave");
   });
 });
 
@@ -164,65 +163,45 @@ Deno.test("issue 29: 100 identical graphql-ws subscribers share one upstream str
 });
 
 Deno.test("issue 29: different variables are different upstream streams", async () => {
-  await withFixture({}, async (fixture) => {
-    const client = wsClient(fixture);
-    try {
-      collect(client, FEED, { min: 1 });
-      collect(client, FEED, { min: 4 });
-      await until(() => fixture.feed.open === 2, "two upstream streams");
-    } finally {
-      await client.dispose();
-    }
+  await withWsClient({}, async (fixture, client) => {
+    collect(client, FEED, { min: 1 });
+    collect(client, FEED, { min: 4 });
+    await until(() => fixture.feed.open === 2, "two upstream streams");
   });
 });
 
 Deno.test("issue 29: an upstream error ends the client's subscription with SUBSCRIPTION_UPSTREAM_ERROR", async () => {
-  await withFixture({}, async (fixture) => {
-    const client = wsClient(fixture);
-    try {
-      const sub = collect(client, FEED);
-      await until(() => fixture.feed.open === 1, "the upstream");
-      fixture.feed.fail("feed broke");
-      await sub.done;
-      const last = sub.results.at(-1)!;
-      assert.equal(last.errors?.at(-1)?.extensions?.code, "SUBSCRIPTION_UPSTREAM_ERROR");
-      assert.match(last.errors!.at(-1)!.message, /The subgraph "reviews" ended the subscription/);
-    } finally {
-      await client.dispose();
-    }
+  await withWsClient({}, async (fixture, client) => {
+    const sub = collect(client, FEED);
+    await until(() => fixture.feed.open === 1, "the upstream");
+    fixture.feed.fail("feed broke");
+    await sub.done;
+    const last = sub.results.at(-1)!;
+    assert.equal(last.errors?.at(-1)?.extensions?.code, "SUBSCRIPTION_UPSTREAM_ERROR");
+    assert.match(last.errors!.at(-1)!.message, /The subgraph "reviews" ended the subscription/);
   });
 });
 
 Deno.test("issue 29: a reload ends subscriptions with SUBSCRIPTION_SCHEMA_RELOAD and closes their upstream", async () => {
-  await withFixture({}, async (fixture) => {
-    const client = wsClient(fixture);
-    try {
-      const sub = collect(client, FEED);
-      await until(() => fixture.feed.open === 1, "the upstream");
-      assert.equal(await fixture.router.reload(), true);
-      await sub.done;
-      assert.equal(sub.results.at(-1)?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_SCHEMA_RELOAD");
-      await until(() => fixture.feed.open === 0, "the upstream to close");
-    } finally {
-      await client.dispose();
-    }
+  await withWsClient({}, async (fixture, client) => {
+    const sub = collect(client, FEED);
+    await until(() => fixture.feed.open === 1, "the upstream");
+    assert.equal(await fixture.router.reload(), true);
+    await sub.done;
+    assert.equal(sub.results.at(-1)?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_SCHEMA_RELOAD");
+    await until(() => fixture.feed.open === 0, "the upstream to close");
   });
 });
 
 Deno.test("issue 29: subscriptions.max_per_connection refuses one more on the connection with a clear error", async () => {
-  await withFixture({ subscriptions: { max_per_connection: 2 } }, async (fixture) => {
-    const client = wsClient(fixture);
-    try {
-      collect(client, FEED);
-      collect(client, FEED);
-      const third = collect(client, FEED);
-      await third.done;
-      const errors = third.failure as { message: string; extensions: { code: string } }[];
-      assert.equal(errors[0]!.extensions.code, "SUBSCRIPTION_LIMIT_REACHED");
-      assert.match(errors[0]!.message, /subscriptions\.max_per_connection/);
-    } finally {
-      await client.dispose();
-    }
+  await withWsClient({ subscriptions: { max_per_connection: 2 } }, async (_fixture, client) => {
+    collect(client, FEED);
+    collect(client, FEED);
+    const third = collect(client, FEED);
+    await third.done;
+    const errors = third.failure as { message: string; extensions: { code: string } }[];
+    assert.equal(errors[0]!.extensions.code, "SUBSCRIPTION_LIMIT_REACHED");
+    assert.match(errors[0]!.message, /subscriptions\.max_per_connection/);
   });
 });
 
@@ -245,16 +224,11 @@ Deno.test("issue 29: subscriptions.max_total refuses one more on the router with
 });
 
 Deno.test("issue 29: subscriptions.enabled false refuses subscriptions with SUBSCRIPTIONS_DISABLED", async () => {
-  await withFixture({ subscriptions: { enabled: false } }, async (fixture) => {
-    const client = wsClient(fixture);
-    try {
-      const sub = collect(client, FEED);
-      await sub.done;
-      const errors = sub.failure as { extensions: { code: string } }[];
-      assert.equal(errors[0]!.extensions.code, "SUBSCRIPTIONS_DISABLED");
-    } finally {
-      await client.dispose();
-    }
+  await withWsClient({ subscriptions: { enabled: false } }, async (_fixture, client) => {
+    const sub = collect(client, FEED);
+    await sub.done;
+    const errors = sub.failure as { extensions: { code: string } }[];
+    assert.equal(errors[0]!.extensions.code, "SUBSCRIPTIONS_DISABLED");
   });
 });
 
@@ -333,15 +307,10 @@ Deno.test("issue 29: the connection gets a protocol ping every subscriptions.kee
 });
 
 Deno.test("issue 29: queries over the WebSocket are executed like GraphQL over HTTP", async () => {
-  await withFixture({}, async (fixture) => {
-    const client = wsClient(fixture);
-    try {
-      const sub = collect(client, `{ product(upc: "p2") { name priceLabel } }`);
-      await sub.done;
-      assert.deepEqual(sub.results, [{ data: { product: { name: "Chair", priceLabel: "$45" } } }]);
-    } finally {
-      await client.dispose();
-    }
+  await withWsClient({}, async (_fixture, client) => {
+    const sub = collect(client, `{ product(upc: "p2") { name priceLabel } }`);
+    await sub.done;
+    assert.deepEqual(sub.results, [{ data: { product: { name: "Chair", priceLabel: "$45" } } }]);
   });
 });
 
@@ -398,23 +367,18 @@ Deno.test("issue 29: a WebSocket client that never reads is dropped once its uns
 });
 
 Deno.test("issue 29: a shutdown (SIGTERM) ends subscriptions with SUBSCRIPTION_SERVER_SHUTDOWN inside grace_period, and closes their upstream", async () => {
-  await withFixture({ config: { grace_period: "2s" } }, async (fixture) => {
-    const client = wsClient(fixture);
-    try {
-      const sub = collect(client, FEED);
-      await until(() => fixture.feed.open === 1, "the upstream");
-      const started = performance.now();
-      await fixture.router.shutdown();
-      await sub.done;
-      assert.ok(performance.now() - started < 2_000, "within grace_period");
-      assert.equal(
-        sub.results.at(-1)?.errors?.[0]?.extensions?.code,
-        "SUBSCRIPTION_SERVER_SHUTDOWN",
-      );
-      await until(() => fixture.feed.open === 0, "the upstream to close");
-    } finally {
-      await client.dispose();
-    }
+  await withWsClient({ config: { grace_period: "2s" } }, async (fixture, client) => {
+    const sub = collect(client, FEED);
+    await until(() => fixture.feed.open === 1, "the upstream");
+    const started = performance.now();
+    await fixture.router.shutdown();
+    await sub.done;
+    assert.ok(performance.now() - started < 2_000, "within grace_period");
+    assert.equal(
+      sub.results.at(-1)?.errors?.[0]?.extensions?.code,
+      "SUBSCRIPTION_SERVER_SHUTDOWN",
+    );
+    await until(() => fixture.feed.open === 0, "the upstream to close");
   });
 });
 
