@@ -407,3 +407,20 @@ export async function readUntil(response: Response, needle: string | RegExp): Pr
   await reader.cancel();
   return text;
 }
+
+/**
+ * A WebSocket class for the `graphql-ws` client that sends these headers with the upgrade
+ * (Deno's WebSocket takes headers).
+ * @param headers The headers.
+ * @returns The class.
+ */
+export function socketWithHeaders(headers: Record<string, string>): unknown {
+  return class extends WebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, {
+        protocols: typeof protocols === "string" ? [protocols] : protocols ?? [],
+        headers,
+      } as unknown as string[]);
+    }
+  };
+}

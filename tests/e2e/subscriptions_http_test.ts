@@ -24,6 +24,25 @@ type Result = {
   errors?: { message: string; extensions?: Record<string, unknown> }[];
 };
 
+/** Subscribes with a `graphql-sse` or `graphql-ws` client, collecting the results. */
+function subscribeTo(
+  client: {
+    subscribe(
+      payload: { query: string },
+      sink: { next(value: never): void; error(error: unknown): void; complete(): void },
+    ): () => void;
+  },
+  query: string,
+): { results: Result[]; unsubscribe: () => void } {
+  const results: Result[] = [];
+  const unsubscribe = client.subscribe({ query }, {
+    next: (value: unknown) => void results.push(value as Result),
+    error: () => {},
+    complete: () => {},
+  });
+  return { results, unsubscribe };
+}
+
 /** Reads `multipart/mixed` parts (RFC 2046 §5.1.1) as they arrive: each part's JSON body. */
 async function* multipartParts(response: Response): AsyncGenerator<unknown> {
   const type = response.headers.get("content-type") ?? "";
@@ -52,12 +71,7 @@ async function* multipartParts(response: Response): AsyncGenerator<unknown> {
 Deno.test("issue 29: a graphql-sse client (distinct connections) gets events with entity data; leaving closes the upstream", async () => {
   await withFixture({}, async (fixture) => {
     const client = createSseClient({ url: fixture.httpUrl, retryAttempts: 0 });
-    const results: Result[] = [];
-    const unsubscribe = client.subscribe({ query: FEED }, {
-      next: (value) => void results.push(value as unknown as Result),
-      error: () => {},
-      complete: () => {},
-    });
+    const { results, unsubscribe } = subscribeTo(client, FEED);
     try {
       await until(() => fixture.feed.open === 1, "the upstream");
       fixture.feed.publish(review("r1"));
@@ -132,12 +146,7 @@ Deno.test("issue 29: subgraphs streaming over SSE (subscriptions.subgraphs.<name
     assert.equal(target.protocol, "sse");
     assert.match(target.url, /^http:\/\//);
     const client = createWsClient({ url: fixture.wsUrl, retryAttempts: 0 });
-    const results: Result[] = [];
-    const unsubscribe = client.subscribe({ query: FEED }, {
-      next: (value) => void results.push(value as unknown as Result),
-      error: () => {},
-      complete: () => {},
-    });
+    const { results, unsubscribe } = subscribeTo(client, FEED);
     try {
       await until(() => fixture!.feed.open === 1, "the SSE upstream");
       assert.match(fixture.feed.connectHeaders.at(-1)!.get("accept")!, /text\/event-stream/);

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { type Client, createClient } from "graphql-ws";
 import {
   review,
+  socketWithHeaders,
   type SubscriptionFixture,
   type SubscriptionFixtureOptions,
   until,
@@ -239,14 +240,7 @@ Deno.test("issue 29: the upstream connect carries the headers the rules forward,
     const client = createClient({
       url: fixture.wsUrl,
       retryAttempts: 0,
-      webSocketImpl: class extends WebSocket {
-        constructor(url: string | URL, protocols?: string | string[]) {
-          super(url, {
-            protocols: typeof protocols === "string" ? [protocols] : protocols ?? [],
-            headers: { "x-tenant": "t1", "x-other": "no" },
-          } as unknown as string[]);
-        }
-      },
+      webSocketImpl: socketWithHeaders({ "x-tenant": "t1", "x-other": "no" }),
     });
     try {
       collect(client, FEED);
@@ -387,14 +381,7 @@ Deno.test("issue 29: a browser's WebSocket (with an Origin header, CORS on) is u
     const client = createClient({
       url: fixture.wsUrl,
       retryAttempts: 0,
-      webSocketImpl: class extends WebSocket {
-        constructor(url: string | URL, protocols?: string | string[]) {
-          super(url, {
-            protocols: typeof protocols === "string" ? [protocols] : protocols ?? [],
-            headers: { origin: "https://app.example" },
-          } as unknown as string[]);
-        }
-      },
+      webSocketImpl: socketWithHeaders({ origin: "https://app.example" }),
     });
     try {
       const sub = collect(client, FEED);
