@@ -13,17 +13,36 @@
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
-import { checkRequirement, operationRequirement, type VerifiedToken } from "../auth/mod.ts";
 import {
+  checkRequirement,
+  operationRequirement,
+  type RequestAuthorization,
+  type VerifiedToken,
+} from "../auth/mod.ts";
+import type { Config } from "../config/types.ts";
+import type { Logger } from "../log/mod.ts";
+import type { SupergraphCore } from "../supergraph/types.ts";
+import {
+  type Engine,
   type EventStream,
   type EventTrace,
   type ExecutionResult,
   type PreparedOperation,
   subscribe,
 } from "../engine/mod.ts";
-import type { GraphQLDeps } from "./graphql.ts";
 import { MULTIPART_END, multipartContentType, multipartPart } from "./multipart.ts";
 import { unrefTimer } from "../timers.ts";
+
+/** What the subscription transports read (a part of the GraphQL facet's dependencies). */
+export interface SubscriptionDeps {
+  readonly config: Config;
+  readonly engine: Engine;
+  readonly log: Logger;
+  /** Token verification; absent: every client is anonymous. */
+  readonly authorization?: RequestAuthorization;
+  /** Schema and access map the checks read. */
+  readonly supergraph?: SupergraphCore;
+}
 
 /** The HTTP transports of a subscription. */
 export type StreamTransport = "sse" | "multipart";
@@ -66,7 +85,7 @@ const MAX_DELAY_MS = 2_147_483_647;
  * @returns The subscription, or the request errors.
  */
 export function startClientSubscription(
-  deps: GraphQLDeps,
+  deps: SubscriptionDeps,
   options: {
     readonly operation: PreparedOperation;
     readonly variables: Readonly<Record<string, unknown>> | null | undefined;

@@ -20,8 +20,11 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { makeServer } from "graphql-ws";
 import { resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
 import { execute, type ExecutionResult, prepare } from "../engine/mod.ts";
-import type { GraphQLDeps } from "./graphql.ts";
-import { type ClientSubscription, startClientSubscription } from "./subscriptions.ts";
+import {
+  type ClientSubscription,
+  startClientSubscription,
+  type SubscriptionDeps,
+} from "./subscriptions.ts";
 import { unrefTimer } from "../timers.ts";
 
 /** The `graphql-transport-ws` subprotocol. */
@@ -55,7 +58,7 @@ function graphQLErrors(errors: readonly GraphQLFormattedError[]): GraphQLError[]
  * @param deps The GraphQL facet's dependencies (engine, authorization, config).
  * @returns The 101 response.
  */
-export function handleWebSocket(request: Request, deps: GraphQLDeps): Response {
+export function handleWebSocket(request: Request, deps: SubscriptionDeps): Response {
   const protocols = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) =>
     p.trim()
   );
