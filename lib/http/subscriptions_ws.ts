@@ -30,6 +30,9 @@ import { unrefTimer } from "../timers.ts";
 /** The `graphql-transport-ws` subprotocol. */
 export const GRAPHQL_TRANSPORT_WS = "graphql-transport-ws";
 
+/** How long a retired connection waits for its subscriptions' last results, ms. */
+const RETIRE_WAIT_MS = 1_000;
+
 /** Per connection state. */
 interface Connection {
   identity: VerifiedToken | null;
@@ -146,10 +149,33 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
     onComplete(_ctx, id) {
       connection.subscriptions.get(id)?.close();
       connection.subscriptions.delete(id);
+      // After the library sent `complete` (it calls this hook first).
+      if (retiredBy !== null) setTimeout(closeIfRetired, 0);
     },
   });
   let interval: ReturnType<typeof setInterval> | null = null;
+  const subs = deps.engine.subscriptions;
+  // The engine's subscriptions ended for good (a reload, a shutdown): once this connection's
+  // subscriptions have sent their last result, it closes with 1012 (service restart) so the
+  // client reconnects to the new state.
+  let retiredBy: string | null = null;
+  const closeIfRetired = () => {
+    if (retiredBy === null || connection.subscriptions.size > 0) return;
+    if (socket.readyState === WebSocket.OPEN) socket.close(1012, retiredBy);
+  };
+  const onRetired = (error: GraphQLFormattedError) => {
+    retiredBy = `${String(error.extensions?.code ?? "SUBSCRIPTION_SCHEMA_RELOAD")}: reconnect`;
+    closeIfRetired();
+    // A subscription that never sends its last result does not hold the connection.
+    const deadline = setTimeout(() => {
+      connection.subscriptions.clear();
+      closeIfRetired();
+    }, RETIRE_WAIT_MS);
+    unrefTimer(deadline);
+  };
+  subs.connections.add(onRetired);
   const closeAll = () => {
+    subs.connections.delete(onRetired);
     if (interval !== null) clearInterval(interval);
     interval = null;
     for (const s of connection.subscriptions.values()) s.close();

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { type Client, createClient } from "graphql-ws";
+import { prepare, subscribe } from "../../lib/engine/mod.ts";
 import {
   review,
   socketWithHeaders,
@@ -183,14 +184,43 @@ Deno.test("issue 29: an upstream error ends the client's subscription with SUBSC
   });
 });
 
-Deno.test("issue 29: a reload ends subscriptions with SUBSCRIPTION_SCHEMA_RELOAD and closes their upstream", async () => {
-  await withWsClient({}, async (fixture, client) => {
-    const sub = collect(client, FEED);
-    await until(() => fixture.feed.open === 1, "the upstream");
-    assert.equal(await fixture.router.reload(), true);
-    await sub.done;
-    assert.equal(sub.results.at(-1)?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_SCHEMA_RELOAD");
-    await until(() => fixture.feed.open === 0, "the upstream to close");
+Deno.test("issue 29: a reload ends subscriptions with SUBSCRIPTION_SCHEMA_RELOAD, closes their upstream and the connection (1012); a new connection subscribes on the new state", async () => {
+  await withFixture({}, async (fixture) => {
+    let closedWith = 0;
+    const client = createClient({
+      url: fixture.wsUrl,
+      retryAttempts: 0,
+      onNonLazyError: () => {},
+      on: { closed: (event) => void (closedWith = (event as CloseEvent).code) },
+    });
+    let again: Client | null = null;
+    try {
+      const sub = collect(client, FEED);
+      await until(() => fixture.feed.open === 1, "the upstream");
+      const before = fixture.router.state();
+      assert.equal(await fixture.router.reload(), true);
+      await sub.done;
+      assert.equal(sub.results.at(-1)?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_SCHEMA_RELOAD");
+      await until(() => fixture.feed.open === 0, "the upstream to close");
+      await until(() => closedWith === 1012, "the connection to close with 1012");
+      assert.notEqual(fixture.router.state(), before);
+      // The replaced state refuses new subscriptions (a connection opened on it reconnects).
+      const prepared = prepare(before.engine, { query: FEED });
+      assert.ok(prepared.ok);
+      const refused = subscribe(before.engine, prepared.operation);
+      assert.equal(refused.ok, false);
+      assert.equal(
+        !refused.ok && refused.result.errors?.[0]?.extensions?.code,
+        "SUBSCRIPTION_SCHEMA_RELOAD",
+      );
+      again = wsClient(fixture);
+      const resubscribed = collect(again, FEED);
+      await until(() => fixture.feed.open === 1, "the new upstream");
+      fixture.feed.publish(review("after"));
+      await until(() => resubscribed.results.length === 1, "the event on the new state");
+    } finally {
+      await Promise.all([client.dispose(), again?.dispose()]);
+    }
   });
 });
 

@@ -65,6 +65,14 @@ export interface Subscriptions {
   readonly propagators: ReadonlyMap<string, HeaderPropagator | null>;
   /** Counts: subscriptions started, results delivered to clients. */
   readonly counts: { started: number; eventsOut: number };
+  /**
+   * Told when the engine's subscriptions end for good (a reload, a shutdown): long-lived
+   * client connections (WebSocket) registered here close, so their clients reconnect to the
+   * state that replaced this one.
+   */
+  readonly connections: Set<(error: GraphQLFormattedError) => void>;
+  /** Set once ended for good: later subscriptions are refused with this error. */
+  retired: GraphQLFormattedError | null;
 }
 
 /**
@@ -98,6 +106,8 @@ export function createSubscriptions(
     maxBuffered: options.maxBuffered ?? 64,
     propagators: options.propagators,
     counts: { started: 0, eventsOut: 0 },
+    connections: new Set(),
+    retired: null,
   };
 }
 
@@ -166,6 +176,9 @@ export function startSubscription(
   },
 ): SubscribeResult {
   const { root } = options;
+  if (subs.retired !== null) {
+    return { ok: false, result: { errors: [subs.retired] } };
+  }
   if (subs.active.size >= subs.maxTotal) {
     return refusal(
       `The router serves at most ${subs.maxTotal} subscriptions at once (subscriptions.max_total); try again later`,
@@ -230,12 +243,16 @@ export function upstreamError(subgraph: string, failure: UpstreamFailure): Graph
 
 /**
  * Ends every active subscription of an engine with an error (a reload:
- * `SUBSCRIPTION_SCHEMA_RELOAD`; a shutdown: `SUBSCRIPTION_SERVER_SHUTDOWN`) and closes its
- * upstream streams.
+ * `SUBSCRIPTION_SCHEMA_RELOAD`; a shutdown: `SUBSCRIPTION_SERVER_SHUTDOWN`), closes its
+ * upstream streams and tells its client connections; later subscriptions on it are refused
+ * with the same error.
  * @param subs The engine's subscriptions (`engine.subscriptions`).
  * @param error The last result's error.
  */
 export function endSubscriptions(subs: Subscriptions, error: GraphQLFormattedError): void {
+  subs.retired = error;
   for (const stream of [...subs.active]) stream.end(error);
   subs.hub.closeAll();
+  for (const close of [...subs.connections]) close(error);
+  subs.connections.clear();
 }
