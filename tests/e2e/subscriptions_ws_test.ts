@@ -190,6 +190,8 @@ Deno.test("issue 29: a reload ends subscriptions with SUBSCRIPTION_SCHEMA_RELOAD
     const client = createClient({
       url: fixture.wsUrl,
       retryAttempts: 0,
+      // Not lazy: the client keeps the connection when its subscription completes.
+      lazy: false,
       onNonLazyError: () => {},
       on: { closed: (event) => void (closedWith = (event as CloseEvent).code) },
     });
