@@ -341,7 +341,11 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
-    subscriptions: createSubscriptions(model, { ...options.subscriptions, propagators }),
+    subscriptions: createSubscriptions(model, {
+      connectTimeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
+      ...options.subscriptions,
+      propagators,
+    }),
   };
 }
 

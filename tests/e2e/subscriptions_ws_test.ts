@@ -425,3 +425,27 @@ Deno.test("issue 29: a browser's WebSocket (with an Origin header, CORS on) is u
     }
   });
 });
+
+Deno.test("issue 29: a subgraph that never acknowledges the connection fails the subscription within engine.subgraph_request_timeout", async () => {
+  // Accepts the upgrade, then never answers `connection_init`.
+  const silent = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => {
+    const { response } = Deno.upgradeWebSocket(request, { protocol: "graphql-transport-ws" });
+    return response;
+  });
+  try {
+    await withWsClient({
+      subscriptions: {
+        subgraphs: { reviews: { url: `ws://127.0.0.1:${silent.addr.port}/graphql` } },
+      },
+      config: { engine: { subgraph_request_timeout: "300ms" } },
+    }, async (_fixture, client) => {
+      const sub = collect(client, FEED);
+      await sub.done;
+      const last = sub.results.at(-1)!;
+      assert.equal(last.errors?.[0]?.extensions?.code, "SUBSCRIPTION_UPSTREAM_ERROR");
+      assert.match(last.errors![0]!.message, /4504/);
+    });
+  } finally {
+    await silent.shutdown();
+  }
+});

@@ -50,6 +50,8 @@ export interface SubscriptionsOptions {
   readonly deduplicate?: boolean;
   /** Opens an upstream stream. @default openUpstream (graphql-ws / graphql-sse clients) */
   readonly open?: OpenUpstream;
+  /** How long a subgraph may take to accept a stream, ms (`engine.subgraph_request_timeout`). */
+  readonly connectTimeoutMs?: number;
 }
 
 /** The engine's subscriptions state. */
@@ -92,7 +94,13 @@ export function createSubscriptions(
     const given = options.subgraphs?.[name];
     const protocol = given?.protocol ?? "ws";
     const url = given?.url ?? (protocol === "ws" ? info.url.replace(/^http/i, "ws") : info.url);
-    targets.set(name, { url, protocol });
+    targets.set(name, {
+      url,
+      protocol,
+      ...(options.connectTimeoutMs === undefined
+        ? {}
+        : { connectTimeoutMs: options.connectTimeoutMs }),
+    });
   }
   return {
     enabled: options.enabled ?? true,

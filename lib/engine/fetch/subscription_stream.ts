@@ -17,6 +17,11 @@ export interface UpstreamTarget {
   /** `ws:`/`wss:` for `ws`, `http:`/`https:` for `sse`. */
   readonly url: string;
   readonly protocol: SubscriptionProtocol;
+  /**
+   * How long the subgraph may take to accept the stream (the `connection_ack`, the SSE
+   * response's head), ms; past it the stream fails. @default 30000
+   */
+  readonly connectTimeoutMs?: number;
 }
 
 /** The request of an upstream stream. */
@@ -72,6 +77,7 @@ export function openUpstream(
     sink.end(failure);
   };
   const payload = { query: request.query, variables: { ...request.variables } };
+  const connectTimeoutMs = target.connectTimeoutMs ?? 30_000;
   const handlers = {
     next: (value: unknown) => {
       if (!ended) sink.next(value);
@@ -85,6 +91,7 @@ export function openUpstream(
       singleConnection: false,
       retryAttempts: 0,
       headers: { ...request.headers },
+      fetchFn: fetchWithin(connectTimeoutMs),
     });
     const unsubscribe = client.subscribe(payload, handlers);
     return () => {
@@ -111,6 +118,7 @@ export function openUpstream(
     webSocketImpl: HeaderSocket,
     lazy: true,
     lazyCloseTimeout: 0,
+    connectionAckWaitTimeout: connectTimeoutMs,
     retryAttempts: 0,
     shouldRetry: () => false,
   });
@@ -122,19 +130,57 @@ export function openUpstream(
   };
 }
 
+/** `fetch` whose answer's head must arrive within `ms` (the body then streams unbounded in time). */
+function fetchWithin(ms: number): typeof fetch {
+  return async (input, init) => {
+    const controller = new AbortController();
+    const outer = init?.signal;
+    const forward = () => controller.abort(outer?.reason);
+    if (outer?.aborted) forward();
+    outer?.addEventListener("abort", forward, { once: true });
+    const timer = setTimeout(
+      () =>
+        controller.abort(new DOMException("The subgraph did not answer in time", "TimeoutError")),
+      ms,
+    );
+    try {
+      return await fetch(input, { ...init, signal: controller.signal });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** What the close codes of `graphql-transport-ws` (and WebSocket's common ones) mean. */
+const CLOSE_CODES: Readonly<Record<number, string>> = {
+  1000: "closed by the subgraph",
+  1001: "the subgraph is going away",
+  1006: "the connection was lost",
+  1011: "the subgraph failed",
+  4400: "the subgraph found a message malformed",
+  4401: "unauthorized",
+  4403: "forbidden",
+  4406: "subprotocol not acceptable",
+  4408: "connection initialisation timeout",
+  4500: "the subgraph failed",
+  4504: "no connection_ack in time",
+};
+
 /** What a library reported as the end of a stream, as an {@linkcode UpstreamFailure}. */
 function failureOf(error: unknown): UpstreamFailure {
   if (Array.isArray(error)) {
     return { reason: "the subgraph refused the subscription", errors: error };
   }
   if (typeof error === "object" && error !== null && "code" in error && "reason" in error) {
-    const { code, reason } = error as { code: unknown; reason: unknown };
-    return {
-      reason: `the connection closed with code ${String(code)}${
-        typeof reason === "string" && reason !== "" ? ` (${reason.slice(0, 120)})` : ""
-      }`,
-    };
+    // The subgraph's own close reason is not repeated (it may say more than clients should
+    // see); the code and, for the protocol's codes, what it means.
+    const code = Number((error as { code: unknown }).code);
+    const meaning = CLOSE_CODES[code];
+    return { reason: `the connection closed with code ${code}${meaning ? ` (${meaning})` : ""}` };
   }
-  if (error instanceof Error) return { reason: error.message.slice(0, 200) };
+  if (error instanceof DOMException && error.name === "TimeoutError") {
+    return { reason: "the subgraph did not accept the stream in time" };
+  }
+  if (error instanceof Error) return { reason: "the stream failed" };
   return { reason: "the stream failed" };
 }
