@@ -141,7 +141,11 @@ Deno.test("issue 29: 100 identical graphql-ws subscribers share one upstream str
       assert.equal(fixture.feed.opened, 1, "one upstream stream for 100 subscribers");
       assert.equal(fixture.router.state().engine.subscriptions.hub.upstreams, 1);
       fixture.feed.publish(review("r1"));
+      const before = fixture.entityQueries.length;
       await until(() => subs.every((s) => s.results.length === 1), "every subscriber's event");
+      // The event reaches the 100 listeners in one turn: their identical entity fetches are
+      // shared (single flight), one per subgraph.
+      assert.equal(fixture.entityQueries.length - before, 2);
       for (const s of subs) {
         assert.equal(
           (s.results[0]!.data as { reviewAdded: { author: { name: string } } }).reviewAdded.author
