@@ -67,6 +67,8 @@ import { shapeResponse } from "./execute/shape.ts";
 import { createSubgraphClient, type SubgraphClient } from "./fetch/subgraph_client.ts";
 import {
   createSubscriptions,
+  eventShareKey,
+  type EventTrace,
   refusal,
   rootFetchOf,
   startSubscription,
@@ -604,8 +606,23 @@ export function subscribe(
   const step = planned.planned.step;
   const limit = engine.memory.maxTicketBytes;
   let events = 0;
-  const run = async (event: UpstreamEvent): Promise<ExecutionResult> => {
+  // Subscribers with the same plan, variables and forwarded headers make the same result of
+  // an event: it is executed once for them all (a traced event is its subscriber's own).
+  const shareKey = eventShareKey(subs, { plan: planned, variables, headers });
+  const run = (event: UpstreamEvent): Promise<ExecutionResult> => {
     const trace = options.traceEvent?.(events++) ?? null;
+    if (trace !== null) return runEvent(event, trace);
+    let shared = event.shared.get(shareKey) as Promise<ExecutionResult> | undefined;
+    if (shared === undefined) {
+      shared = runEvent(event, null);
+      event.shared.set(shareKey, shared);
+    }
+    return shared;
+  };
+  const runEvent = async (
+    event: UpstreamEvent,
+    trace: EventTrace | null,
+  ): Promise<ExecutionResult> => {
     const observer = trace?.observer;
     observer?.plan(planned.planned.plan, { cached: true });
     const ticket = engine.memory.open();

@@ -65,8 +65,8 @@ export interface Subscriptions {
   readonly maxBuffered: number;
   /** Header rules per subgraph (the upstream connect's headers). */
   readonly propagators: ReadonlyMap<string, HeaderPropagator | null>;
-  /** Counts: subscriptions started, results delivered to clients. */
-  readonly counts: { started: number; eventsOut: number };
+  /** Counts: subscriptions started, results delivered to clients, plan ids given. */
+  readonly counts: { started: number; eventsOut: number; planIds: number };
   /**
    * Told when the engine's subscriptions end for good (a reload, a shutdown): long-lived
    * client connections (WebSocket) registered here close, so their clients reconnect to the
@@ -75,6 +75,8 @@ export interface Subscriptions {
   readonly connections: Set<(error: GraphQLFormattedError) => void>;
   /** Set once ended for good: later subscriptions are refused with this error. */
   retired: GraphQLFormattedError | null;
+  /** Ids of the plans subscriptions run (part of the key under which events' results are shared). */
+  readonly planIds: WeakMap<object, number>;
 }
 
 /**
@@ -113,9 +115,10 @@ export function createSubscriptions(
     maxTotal: options.maxTotal ?? 10_000,
     maxBuffered: options.maxBuffered ?? 64,
     propagators: options.propagators,
-    counts: { started: 0, eventsOut: 0 },
+    counts: { started: 0, eventsOut: 0, planIds: 0 },
     connections: new Set(),
     retired: null,
+    planIds: new WeakMap(),
   };
 }
 
@@ -222,7 +225,11 @@ export function startSubscription(
     end: (failure) => {
       if (failure?.errors !== undefined) {
         // The subgraph's own errors go through the plan like an event's (re-pathed, filtered).
-        stream.push({ body: JSON.stringify({ data: null, errors: failure.errors }), parsed: {} });
+        stream.push({
+          body: JSON.stringify({ data: null, errors: failure.errors }),
+          parsed: {},
+          shared: new Map(),
+        });
       }
       stream.end(failure === null ? null : upstreamError(root.subgraph, failure));
     },
@@ -263,4 +270,34 @@ export function endSubscriptions(subs: Subscriptions, error: GraphQLFormattedErr
   subs.hub.closeAll();
   for (const close of [...subs.connections]) close(error);
   subs.connections.clear();
+}
+
+/**
+ * The key under which subscriptions share what they make of one event: the same plan, the same
+ * variables and the same headers forwarded to subgraphs give the same result.
+ * @param subs The engine's subscriptions.
+ * @param options The plan (an object of the plan cache), the variables, the forwarded headers.
+ * @returns The key.
+ */
+export function eventShareKey(
+  subs: Subscriptions,
+  options: {
+    readonly plan: object;
+    readonly variables: Readonly<Record<string, unknown>>;
+    readonly headers: Headers | undefined;
+  },
+): string {
+  let id = subs.planIds.get(options.plan);
+  if (id === undefined) {
+    id = ++subs.counts.planIds;
+    subs.planIds.set(options.plan, id);
+  }
+  const forwarded: string[] = [];
+  for (const [name, propagate] of subs.propagators) {
+    if (propagate === null) continue;
+    const out = new Headers();
+    propagate(options.headers, out);
+    forwarded.push(name, ...[...out].flat());
+  }
+  return `${id}\u0000${JSON.stringify(options.variables)}\u0000${forwarded.join("\u0001")}`;
 }

@@ -18,6 +18,11 @@ export interface UpstreamEvent {
   readonly body: string;
   /** The parse of `body`, made once by the first listener that reads it. */
   readonly parsed: { value?: unknown };
+  /**
+   * What listeners made of this event, by a key of theirs: listeners whose work on it is the
+   * same (the engine's key: plan, variables, forwarded headers) share one result.
+   */
+  readonly shared: Map<string, unknown>;
 }
 
 /** A listener of an upstream stream. */
@@ -114,7 +119,11 @@ export class SubscriptionHub {
       created.close = this.#open(target, request, {
         next: (result) => {
           this.eventsIn++;
-          const event: UpstreamEvent = { body: JSON.stringify(result), parsed: {} };
+          const event: UpstreamEvent = {
+            body: JSON.stringify(result),
+            parsed: {},
+            shared: new Map(),
+          };
           for (const l of [...created.listeners]) l.next(event);
         },
         end: (failure) => {

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { EventStream } from "../../../lib/engine/execute/subscription.ts";
 import type { ExecutionResult } from "../../../lib/engine/types.ts";
+import { createSubscriptions, eventShareKey } from "../../../lib/engine/execute/subscribe.ts";
+import { compileHeaderRules } from "../../../lib/engine/fetch/headers.ts";
+import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
 
-const event = (n: number) => ({ body: String(n), parsed: {} });
+const event = (n: number) => ({ body: String(n), parsed: {}, shared: new Map() });
 
 function stream(
   options: { maxBuffered?: number; run?: (n: number) => Promise<ExecutionResult> } = {},
@@ -73,4 +76,33 @@ Deno.test("issue 29: an event whose execution throws gives an INTERNAL error res
   const next = await s.next();
   assert.equal(next.value?.errors?.[0]?.extensions?.code, "INTERNAL");
   assert.doesNotMatch(JSON.stringify(next.value), /boom/);
+});
+
+Deno.test("issue 29: subscribers share an event's result only with the same plan, variables and forwarded headers", () => {
+  const model = buildSupergraph(
+    Deno.readTextFileSync(new URL("../../../schema/supergraph.graphql", import.meta.url)),
+  );
+  const propagators = new Map(
+    [...model.subgraphs.keys()].map((name) => [
+      name,
+      compileHeaderRules({
+        all: { request: [{ op: "propagate", named: "x-tenant" }] },
+        subgraphs: {},
+      }, name),
+    ]),
+  );
+  const subs = createSubscriptions(model, { propagators });
+  const planA = {};
+  const planB = {};
+  const key = (plan: object, variables: Record<string, unknown>, tenant: string, other = "") =>
+    eventShareKey(subs, {
+      plan,
+      variables,
+      headers: new Headers({ "x-tenant": tenant, "x-other": other }),
+    });
+  assert.equal(key(planA, { a: 1 }, "t1"), key(planA, { a: 1 }, "t1"));
+  assert.equal(key(planA, { a: 1 }, "t1", "x"), key(planA, { a: 1 }, "t1", "y"), "not forwarded");
+  assert.notEqual(key(planA, { a: 1 }, "t1"), key(planB, { a: 1 }, "t1"));
+  assert.notEqual(key(planA, { a: 1 }, "t1"), key(planA, { a: 2 }, "t1"));
+  assert.notEqual(key(planA, { a: 1 }, "t1"), key(planA, { a: 1 }, "t2"));
 });
