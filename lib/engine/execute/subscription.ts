@@ -29,7 +29,7 @@ export interface EventStreamOptions {
 export function tooSlowError(maxBuffered: number): GraphQLFormattedError {
   return {
     message:
-      `The client did not take its events fast enough: ${maxBuffered} were waiting (subscriptions.max_buffered_events); the subscription ended`,
+      `The subscription fell behind its events: ${maxBuffered} results were waiting to be executed or taken by the client (subscriptions.max_buffered_events); it ended`,
     extensions: { code: "SUBSCRIPTION_CLIENT_TOO_SLOW" },
   };
 }
