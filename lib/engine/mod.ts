@@ -67,8 +67,8 @@ import { shapeResponse } from "./execute/shape.ts";
 import { createSubgraphClient, type SubgraphClient } from "./fetch/subgraph_client.ts";
 import {
   createSubscriptions,
+  eventRunner,
   eventShareKey,
-  type EventTrace,
   refusal,
   rootFetchOf,
   startSubscription,
@@ -605,25 +605,10 @@ export function subscribe(
     : options.headers;
   const step = planned.planned.step;
   const limit = engine.memory.maxTicketBytes;
-  let events = 0;
-  // Subscribers with the same plan, variables and forwarded headers make the same result of
-  // an event: it is executed once for them all (a traced event is its subscriber's own).
-  const shareKey = eventShareKey(subs, { plan: planned, variables, headers });
-  const run = (event: UpstreamEvent): Promise<ExecutionResult> => {
-    const trace = options.traceEvent?.(events++) ?? null;
-    if (trace !== null) return runEvent(event, trace);
-    let shared = event.shared.get(shareKey) as Promise<ExecutionResult> | undefined;
-    if (shared === undefined) {
-      shared = runEvent(event, null);
-      event.shared.set(shareKey, shared);
-    }
-    return shared;
-  };
   const runEvent = async (
     event: UpstreamEvent,
-    trace: EventTrace | null,
+    observer: ExecutionObserver | undefined,
   ): Promise<ExecutionResult> => {
-    const observer = trace?.observer;
     observer?.plan(planned.planned.plan, { cached: true });
     const ticket = engine.memory.open();
     const sendOptions = { ticket, idempotent: true, ...(headers ? { headers } : {}) };
@@ -643,18 +628,8 @@ export function subscribe(
         },
         variables,
         operationKind: "subscription",
-        abstractNames: engine.abstractNames,
         sharedResponses: true,
-        subgraphErrors: engine.subgraphErrors,
-        maxBytes: limit,
-        tooLarge: () => responseTooLarge(limit),
-        ...(observer
-          ? {
-            observer,
-            describe: (subgraph: string, body: string) =>
-              engine.client.describe(subgraph, body, headers),
-          }
-          : {}),
+        ...engineRunOptions(engine, { headers, observer }),
       });
     } finally {
       ticket.close();
@@ -663,10 +638,39 @@ export function subscribe(
       const error = responseTooLarge(limit);
       return { data: null, errors: [{ message: error.message, extensions: { code: error.code } }] };
     }
-    const result = shaped(planned, executed, limit);
-    return trace === null ? result : trace.finish(result);
+    return shaped(planned, executed, limit);
   };
+  const run = eventRunner({
+    shareKey: eventShareKey(subs, { plan: planned, variables, headers }),
+    run: runEvent,
+    ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
+  });
   return startSubscription(subs, { root, variables, headers, run });
+}
+
+/** What every plan run of the engine passes to `executePlan` (the rest is the request's). */
+function engineRunOptions(
+  engine: Engine,
+  options: {
+    readonly headers: Headers | undefined;
+    readonly observer: ExecutionObserver | undefined;
+  },
+) {
+  const { headers, observer } = options;
+  const limit = engine.memory.maxTicketBytes;
+  return {
+    abstractNames: engine.abstractNames,
+    subgraphErrors: engine.subgraphErrors,
+    maxBytes: limit,
+    tooLarge: () => responseTooLarge(limit),
+    ...(observer
+      ? {
+        observer,
+        describe: (subgraph: string, body: string) =>
+          engine.client.describe(subgraph, body, headers),
+      }
+      : {}),
+  };
 }
 
 /** The client's answer: its selection shaped over the merged data (null propagation, limit). */
@@ -750,18 +754,8 @@ export async function execute(
           engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
         variables,
         operationKind: operation.kind,
-        abstractNames: engine.abstractNames,
         sharedResponses: shared,
-        subgraphErrors: engine.subgraphErrors,
-        maxBytes: engine.memory.maxTicketBytes,
-        tooLarge: () => responseTooLarge(engine.memory.maxTicketBytes),
-        ...(observer
-          ? {
-            observer,
-            describe: (subgraph: string, body: string) =>
-              engine.client.describe(subgraph, body, headers),
-          }
-          : {}),
+        ...engineRunOptions(engine, { headers, observer }),
       }),
       planned.introspection
         ? graphqlExecute({ schema, document: planned.introspection, variableValues: variables })

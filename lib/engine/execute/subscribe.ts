@@ -301,3 +301,32 @@ export function eventShareKey(
   }
   return `${id}\u0000${JSON.stringify(options.variables)}\u0000${forwarded.join("\u0001")}`;
 }
+
+/**
+ * What a subscription does with each event: subscribers with the same plan, variables and
+ * forwarded headers (`shareKey`) share one execution of it; the first events of a traced
+ * subscription are executed for it alone, with its observer, and carry their trace.
+ * @param options The share key, the execution of one event, the traces of the first events.
+ * @returns The per-event run of `startSubscription`.
+ */
+export function eventRunner(options: {
+  readonly shareKey: string;
+  readonly run: (
+    event: UpstreamEvent,
+    observer: ExecutionObserver | undefined,
+  ) => Promise<ExecutionResult>;
+  readonly traceEvent?: (index: number) => EventTrace | null;
+}): (event: UpstreamEvent) => Promise<ExecutionResult> {
+  const { shareKey, run, traceEvent } = options;
+  let events = 0;
+  return (event) => {
+    const trace = traceEvent?.(events++) ?? null;
+    if (trace !== null) return run(event, trace.observer).then((r) => trace.finish(r));
+    let shared = event.shared.get(shareKey) as Promise<ExecutionResult> | undefined;
+    if (shared === undefined) {
+      shared = run(event, undefined);
+      event.shared.set(shareKey, shared);
+    }
+    return shared;
+  };
+}
