@@ -353,7 +353,8 @@ async function waitReady(url: string): Promise<void> {
  * @param what What is waited for (the error names it).
  */
 export async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
+  // Up to 10 s: generous for a loaded CI machine; a condition that holds returns at once.
+  for (let i = 0; i < 1000; i++) {
     if (condition()) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
