@@ -18,7 +18,12 @@ import {
   withBoundPort,
 } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
-import { createHttp1Pool, http1Eligible, type SubgraphFetch } from "../engine/mod.ts";
+import {
+  createHttp1Pool,
+  endSubscriptions,
+  http1Eligible,
+  type SubgraphFetch,
+} from "../engine/mod.ts";
 import { describeError, listenError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
 import { createStores, storesSignature } from "../store/mod.ts";
@@ -26,6 +31,18 @@ import { createLogger, type Logger } from "../log/mod.ts";
 import { closeMcpStreams, handOverMcp } from "../mcp/mod.ts";
 import type { OperationFile } from "../operations/mod.ts";
 import { buildState, type RouterState } from "../state/mod.ts";
+
+/** The last result of a subscription ended by a reload (clients resubscribe). */
+const SCHEMA_RELOAD = {
+  message: "The router reloaded its configuration or supergraph; subscribe again",
+  extensions: { code: "SUBSCRIPTION_SCHEMA_RELOAD" },
+};
+
+/** The last result of a subscription ended by a shutdown (SIGTERM). */
+const SERVER_SHUTDOWN = {
+  message: "The router is shutting down; subscribe again (to another replica)",
+  extensions: { code: "SUBSCRIPTION_SERVER_SHUTDOWN" },
+};
 import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 import { drainWithin } from "./_grace.ts";
@@ -190,6 +207,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let log = makeLog(config);
 
   let state: RouterState | null = null;
+  // The totals of the subscriptions of replaced states (the counters never go down).
+  const retiredSubscriptions = { eventsIn: 0, eventsOut: 0, opened: 0 };
   // One HTTP/1.1 pool for the process, kept across reloads. Deno's fetch honours
   // proxy variables; with one set, every subgraph request stays with fetch.
   const http1 = options.fetch === undefined && http1Eligible("http://x/", proxyVariables())
@@ -204,6 +223,17 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         state === null ? null : { parse: state.engine.prepared, plan: state.engine.plans },
       memory: () => state?.engine.memory ?? null,
       connections: () => guard?.counts() ?? null,
+      subscriptions: () => {
+        if (state === null) return null;
+        const subs = state.engine.subscriptions;
+        return {
+          active: subs.active.size,
+          upstreams: subs.hub.upstreams,
+          eventsIn: retiredSubscriptions.eventsIn + subs.hub.eventsIn,
+          eventsOut: retiredSubscriptions.eventsOut + subs.counts.eventsOut,
+          upstreamsOpened: retiredSubscriptions.opened + subs.hub.opened,
+        };
+      },
     },
     // Access lines are at info: below that threshold they cost nothing.
     accessLogs: () =>
@@ -320,6 +350,14 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       const previous = state;
       previous?.keySources.close(); // in-flight requests keep its loaded keys
       state = nextState;
+      // Subscriptions run on the state they started with: they end, and clients resubscribe.
+      if (previous !== null) {
+        const subs = previous.engine.subscriptions;
+        endSubscriptions(subs, SCHEMA_RELOAD);
+        retiredSubscriptions.eventsIn += subs.hub.eventsIn;
+        retiredSubscriptions.eventsOut += subs.counts.eventsOut;
+        retiredSubscriptions.opened += subs.hub.opened;
+      }
       handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;
       log = nextLog;
@@ -436,6 +474,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       }
       // Open MCP streams never end by themselves: close them before waiting.
       closeMcpStreams(state?.mcp ?? null);
+      if (state !== null) endSubscriptions(state.engine.subscriptions, SERVER_SHUTDOWN);
       await drainWithin(server.shutdown(), { graceMs, expire: () => stop.abort(), log });
       state?.keySources.close();
       http1?.close();

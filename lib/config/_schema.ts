@@ -870,6 +870,49 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     mcp: FACET_RATE_LIMIT,
     connect: FACET_RATE_LIMIT,
   }, "Per-client rate limits, answered 429 with `Retry-After` (docs/shared_state.md)."),
+  // Issue 29: federated subscriptions (docs/subscriptions.md).
+  subscriptions: object({
+    enabled: bool(true, "Serve subscriptions (off: refused with `SUBSCRIPTIONS_DISABLED`)."),
+    max_per_connection: int(100, "Subscriptions one client connection may hold.", { min: 1 }),
+    max_total: int(10_000, "Subscriptions this replica holds at once.", { min: 1 }),
+    max_buffered_events: int(
+      64,
+      "Results a client may fall behind by before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`).",
+      { min: 1 },
+    ),
+    max_unsent_bytes: size(
+      1_000_000,
+      "Bytes a WebSocket client may leave unread before it is closed (1008).",
+      { min: 1 },
+    ),
+    keep_alive_interval_ms: duration(15_000, "WebSocket ping interval (graphql-ws `ping`).", {
+      min: 1,
+    }),
+    heartbeat_interval_ms: duration(5_000, "SSE comment and multipart `{}` heartbeat interval.", {
+      min: 1,
+    }),
+    deduplicate: bool(
+      true,
+      "Identical upstream subscriptions (subgraph, document, variables, forwarded headers) share one stream.",
+    ),
+    subgraphs: {
+      kind: "record",
+      value: object({
+        url: {
+          kind: "string",
+          optional: true,
+          description: "The subgraph's subscription URL; default: its routing URL (`http` → `ws`).",
+        },
+        protocol: {
+          kind: "enum",
+          values: ["ws", "sse"],
+          default: "ws",
+          description: "`ws` (graphql-transport-ws) or `sse` (graphql-sse).",
+        },
+      }, "How the router opens this subgraph's subscription streams."),
+      description: "Per-subgraph subscription transport, by subgraph name.",
+    },
+  }, "Federated subscriptions over WebSocket, SSE and multipart (docs/subscriptions.md)."),
   shutdown_delay_ms: duration(
     0,
     "After SIGTERM, readiness answers 503 while the router still serves, for this long (a load balancer's time to notice).",

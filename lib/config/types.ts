@@ -543,6 +543,8 @@ export interface Config {
   readonly access_logs: AccessLogsConfig;
   /** Admission, deadlines, retries (issue 15). */
   readonly traffic_shaping: TrafficShapingConfig;
+  /** Federated subscriptions (docs/subscriptions.md). */
+  readonly subscriptions: SubscriptionsConfig;
   /** After SIGTERM: readiness 503 and still accepting for this long, ms (behind a load balancer). */
   readonly shutdown_delay_ms: number;
   /** Then in-flight requests get this long to finish, ms; those still running get 503. */
@@ -609,4 +611,34 @@ export interface SubgraphErrorPropagationConfig {
   readonly omit_locations: boolean;
   /** `extensions.code` of an error without an allowed one. */
   readonly default_extension_code: string;
+}
+
+/** `subscriptions`: federated subscriptions (docs/subscriptions.md). */
+export interface SubscriptionsConfig {
+  /** Serve subscriptions (WebSocket, SSE, multipart); off: refused with `SUBSCRIPTIONS_DISABLED`. */
+  readonly enabled: boolean;
+  /** Subscriptions one WebSocket connection may hold at once. */
+  readonly max_per_connection: number;
+  /** Subscriptions the router (each worker) serves at once. */
+  readonly max_total: number;
+  /** Results one client may leave untaken before it is dropped (`SUBSCRIPTION_CLIENT_TOO_SLOW`). */
+  readonly max_buffered_events: number;
+  /** Bytes sent to one WebSocket client and not yet taken before it is dropped. */
+  readonly max_unsent_bytes: number;
+  /** WebSocket ping interval, ms. */
+  readonly keep_alive_interval_ms: number;
+  /** SSE comment and multipart `{}` heartbeat interval, ms. */
+  readonly heartbeat_interval_ms: number;
+  /** Identical upstream subscriptions share one subgraph stream. */
+  readonly deduplicate: boolean;
+  /** Per subgraph: where its subscriptions are opened. */
+  readonly subgraphs: Readonly<Record<string, SubscriptionSubgraphConfig>>;
+}
+
+/** `subscriptions.subgraphs.<name>`. */
+export interface SubscriptionSubgraphConfig {
+  /** Absent: the routing URL (`http:` becomes `ws:` for `ws`). */
+  readonly url?: string;
+  /** `ws` (graphql-transport-ws) or `sse` (graphql-sse, distinct connections). */
+  readonly protocol: "ws" | "sse";
 }

@@ -32,6 +32,7 @@ import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission/queue.ts";
 import {
+  type ExecutedData,
   executePlan,
   type ExecutePlanOptions,
   type PlanRun,
@@ -71,6 +72,19 @@ import { type PlannedOperation, PlanningError, planOperation, type QueryPlan } f
 import { formatted, prepareOperation } from "./prepare/prepare.ts";
 import { shapeResponse } from "./execute/shape.ts";
 import { createSubgraphClient, type SubgraphClient } from "./fetch/subgraph_client.ts";
+import {
+  createSubscriptions,
+  eventRunner,
+  eventShareKey,
+  refusal,
+  rootFetchOf,
+  startSubscription,
+  type SubscribeOptions,
+  type SubscribeResult,
+  type Subscriptions,
+  type SubscriptionsOptions,
+} from "./execute/subscribe.ts";
+import type { UpstreamEvent } from "./fetch/subscription_hub.ts";
 import type {
   EngineEvents,
   ExecuteOptions,
@@ -123,6 +137,20 @@ export {
   type UnsentAnswers,
 } from "./admission/unsent_answers.ts";
 export { createHttp1Pool, http1Eligible, type Http1Pool } from "./fetch/http1.ts";
+export {
+  endSubscriptions,
+  type EventTrace,
+  type SubscribeOptions,
+  type SubscribeResult,
+  type SubscriptionsOptions,
+  type SubscriptionTargetOption,
+} from "./execute/subscribe.ts";
+export { EventStream, tooSlowError } from "./execute/subscription.ts";
+export {
+  openUpstream,
+  type SubscriptionProtocol,
+  type UpstreamTarget,
+} from "./fetch/subscription_stream.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -194,6 +222,8 @@ export interface EngineOptions {
   readonly events?: EngineEvents;
   /** Random source drawing progressive `@override` `percent(n)` labels per request. @default Math.random */
   readonly random?: () => number;
+  /** Subscriptions (`subscriptions`); absent: enabled with the defaults. */
+  readonly subscriptions?: SubscriptionsOptions;
 }
 
 /** A cached plan with what shaping needs. */
@@ -257,6 +287,8 @@ export interface Engine {
     readonly labels: readonly OverrideLabel[];
     readonly random: () => number;
   };
+  /** Subscriptions: their upstream streams (deduplicated), the active ones and their counts. */
+  readonly subscriptions: Subscriptions;
 }
 
 /**
@@ -328,6 +360,11 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
+    subscriptions: createSubscriptions(model, {
+      connectTimeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
+      ...options.subscriptions,
+      propagators,
+    }),
   };
 }
 
@@ -549,6 +586,160 @@ function withRequestIdHeader(
   return copy;
 }
 
+/** The operation's variables coerced (their nesting bounded first), or the request errors. */
+function variablesOf(
+  engine: Engine,
+  operation: PreparedOperation,
+  given: Readonly<Record<string, unknown>> | null | undefined,
+): { readonly variables: Record<string, unknown> } | ExecutionResult & { errors: unknown[] } {
+  const values = (given ?? {}) as Record<string, unknown>;
+  // Coercion recurses per level of a value: its nesting is bounded first.
+  const tooDeep = checkVariablesDepth(values, engine.limits);
+  if (tooDeep !== null) return { errors: [tooDeep] };
+  const coerced = coerceVariables(
+    engine.model.apiSchema,
+    operation.operation.variableDefinitions ?? [],
+    values,
+    { maxErrors: 50, hideSuggestions: !engine.introspection },
+  );
+  if (coerced.errors) {
+    return { errors: coerced.errors.map((e) => formatted(e, "BAD_USER_INPUT")) };
+  }
+  return { variables: coerced.coerced };
+}
+
+/**
+ * Starts a subscription: coerces its variables, plans it (cached, with the identity's
+ * protected fields removed), joins the upstream stream of its root fetch (deduplicated) and
+ * gives the client's stream, whose results are each event run through the rest of the plan
+ * and shaped like a query's answer.
+ * @param engine The engine.
+ * @param operation The prepared subscription.
+ * @param options Variables, connect headers, identity.
+ * @returns The client's stream, or the request errors.
+ */
+export function subscribe(
+  engine: Engine,
+  operation: PreparedOperation,
+  options: SubscribeOptions = {},
+): SubscribeResult {
+  const subs = engine.subscriptions;
+  if (operation.kind !== "subscription") {
+    return refusal(`Not a subscription: this is a ${operation.kind}`, "BAD_REQUEST");
+  }
+  if (!subs.enabled) {
+    return refusal("Subscriptions are disabled (subscriptions.enabled)", "SUBSCRIPTIONS_DISABLED");
+  }
+  const coerced = variablesOf(engine, operation, options.variables);
+  if ("errors" in coerced) return { ok: false, result: coerced };
+  const variables = coerced.variables;
+  const planned = planFor(engine, operation, variables, { identity: options.identity ?? null });
+  if (planned.error) return { ok: false, result: { errors: [planned.error] } };
+  if (options.rejectUnauthorized && planned.removed.length > 0) {
+    return {
+      ok: false,
+      result: { errors: planned.removed.map((path) => unauthorizedError(path)) },
+    };
+  }
+  const root = rootFetchOf(planned.planned.step);
+  if (root === null) {
+    return refusal(
+      planned.removed.length > 0
+        ? "The subscription's field is not authorized for this identity"
+        : "The subscription selects no field a subgraph streams",
+      planned.removed.length > 0 ? "UNAUTHORIZED_FIELD_OR_TYPE" : "BAD_REQUEST",
+    );
+  }
+  const headers = engine.forwardsHeaders
+    ? withRequestIdHeader(options.headers, options.requestId)
+    : options.headers;
+  const step = planned.planned.step;
+  const limit = engine.memory.maxTicketBytes;
+  const runEvent = async (
+    event: UpstreamEvent,
+    observer: ExecutionObserver | undefined,
+  ): Promise<ExecutionResult> => {
+    observer?.plan(planned.planned.plan, { cached: true });
+    const ticket = engine.memory.open();
+    const sendOptions = { ticket, idempotent: true, ...(headers ? { headers } : {}) };
+    let executed;
+    try {
+      executed = await executePlan(step, {
+        send: (subgraph, body) => engine.client.send(subgraph, body, sendOptions),
+        answered: {
+          step: root,
+          response: {
+            status: 200,
+            headers: EMPTY_HEADERS,
+            body: event.body,
+            deduplicated: true,
+            parsed: event.parsed,
+          },
+        },
+        variables,
+        operationKind: "subscription",
+        sharedResponses: true,
+        ...engineRunOptions(engine, { headers, observer }),
+      });
+    } finally {
+      ticket.close();
+    }
+    if (ticket.exceeded) {
+      const error = responseTooLarge(limit);
+      return { data: null, errors: [{ message: error.message, extensions: { code: error.code } }] };
+    }
+    return shaped(planned, executed, limit);
+  };
+  const run = eventRunner({
+    shareKey: eventShareKey(subs, { plan: planned, variables, headers }),
+    run: runEvent,
+    ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
+  });
+  return startSubscription(subs, { root, variables, headers, run });
+}
+
+/** What every plan run of the engine passes to `executePlan` (the rest is the request's). */
+function engineRunOptions(
+  engine: Engine,
+  options: {
+    readonly headers: Headers | undefined;
+    readonly observer: ExecutionObserver | undefined;
+  },
+) {
+  const { headers, observer } = options;
+  const limit = engine.memory.maxTicketBytes;
+  return {
+    abstractNames: engine.abstractNames,
+    subgraphErrors: engine.subgraphErrors,
+    maxBytes: limit,
+    tooLarge: () => responseTooLarge(limit),
+    ...(observer
+      ? {
+        observer,
+        describe: (subgraph: string, body: string) =>
+          engine.client.describe(subgraph, body, headers),
+      }
+      : {}),
+  };
+}
+
+/** The client's answer: its selection shaped over the merged data (null propagation, limit). */
+function shaped(planned: CachedPlan, executed: ExecutedData, limit: number): ExecutionResult {
+  const errors = executed.errors;
+  const data = shapeResponse(executed.data, planned.selection, {
+    errors,
+    layers: executed.layers,
+    denied: planned.denied,
+    bytes: executed.errorBytes,
+    maxBytes: limit,
+    tooLarge: () => responseTooLarge(limit),
+  });
+  return errors.length > 0 ? { data, errors } : { data };
+}
+
+/** The headers of an event's answer (none: it came over a stream). */
+const EMPTY_HEADERS = new Headers();
+
 /** What {@linkcode begin} settled: an answer already, or the plan and the coerced variables. */
 type Begun =
   | { readonly result: ExecutionResult }
@@ -565,26 +756,16 @@ function begin(
     return {
       result: {
         errors: [{
-          message: "Subscriptions are not supported",
+          message:
+            "A subscription is served as a stream: use GraphQL over WebSocket, GraphQL over SSE or multipart HTTP",
           extensions: { code: "BAD_REQUEST" },
         }],
       },
     };
   }
-  const given = (options.variables ?? {}) as Record<string, unknown>;
-  // Coercion recurses per level of a value: its nesting is bounded first.
-  const tooDeep = checkVariablesDepth(given, engine.limits);
-  if (tooDeep !== null) return { result: { errors: [tooDeep] } };
-  const coerced = coerceVariables(
-    engine.model.apiSchema,
-    operation.operation.variableDefinitions ?? [],
-    given,
-    { maxErrors: 50, hideSuggestions: !engine.introspection },
-  );
-  if (coerced.errors) {
-    return { result: { errors: coerced.errors.map((e) => formatted(e, "BAD_USER_INPUT")) } };
-  }
-  const variables = coerced.coerced;
+  const coerced = variablesOf(engine, operation, options.variables);
+  if ("errors" in coerced) return { result: coerced };
+  const variables = coerced.variables;
   const planned = planFor(engine, operation, variables, {
     ...(options.observer ? { observer: options.observer } : {}),
     identity: options.identity ?? null,
@@ -631,18 +812,8 @@ function planOptionsOf(
       engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
     variables: options.variables,
     operationKind: operation.kind,
-    abstractNames: engine.abstractNames,
     sharedResponses: shared,
-    subgraphErrors: engine.subgraphErrors,
-    maxBytes: engine.memory.maxTicketBytes,
-    tooLarge: () => responseTooLarge(engine.memory.maxTicketBytes),
-    ...(observer
-      ? {
-        observer,
-        describe: (subgraph: string, body: string) =>
-          engine.client.describe(subgraph, body, headers),
-      }
-      : {}),
+    ...engineRunOptions(engine, { headers, observer }),
   };
 }
 
@@ -724,16 +895,7 @@ async function executeWhole(
     const kept = engine.sharedResults.find(planned, answers);
     if (kept !== undefined) return kept;
   }
-  const limit = engine.memory.maxTicketBytes;
-  const data = shapeResponse(executed.data, planned.selection, {
-    errors,
-    layers: executed.layers,
-    denied: planned.denied,
-    bytes: executed.errorBytes,
-    maxBytes: limit,
-    tooLarge: () => responseTooLarge(limit),
-  });
-  const result = errors.length > 0 ? { data, errors } : { data };
+  const result = shaped(planned, executed, engine.memory.maxTicketBytes);
   if (answers !== null) engine.sharedResults.keep(planned, answers, result);
   return result;
 }

@@ -25,10 +25,12 @@ import {
 } from "../engine/mod.ts";
 import type {
   Engine,
+  EventTrace,
   ExecutionResult,
   GraphQLRequest,
   IncrementalResult,
   OperationLimits,
+  PreparedOperation,
   PrepareResult,
   UnsentAnswers,
 } from "../engine/mod.ts";
@@ -38,6 +40,7 @@ import type { SupergraphCore } from "../supergraph/types.ts";
 import {
   finishTrace,
   startTrace,
+  traceAgain,
   TRACED_RESPONSE_HEADERS,
   traceRejectionResult,
   type TraceState,
@@ -52,6 +55,14 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
+import {
+  multipartResponse,
+  sseResponse,
+  startClientSubscription,
+  type StreamTransport,
+  streamTransportOf,
+} from "./subscriptions.ts";
+import { handleWebSocket, isWebSocketUpgrade } from "./subscriptions_ws.ts";
 import { isUtf8QueryString } from "../request/query_string.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
 import { withRequestId } from "../request/request_id.ts";
@@ -114,6 +125,7 @@ export interface GraphQLDeps {
 export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
   const method = request.method;
   const requestId = requestIdOf(request);
+  if (method === "GET" && isWebSocketUpgrade(request)) return handleWebSocket(request, deps);
   if (method !== "GET" && method !== "POST") {
     return errorResponse(
       new RouterError(
@@ -131,10 +143,13 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     await request.body?.cancel().catch(() => {});
     return errorResponse(csrf, { requestId });
   }
-  // `@defer` parts need `multipart/mixed` in Accept; without it the answer comes whole.
-  const incremental = acceptsIncremental(request.headers.get("accept"));
-  const mediaType = negotiateMediaType(request.headers.get("accept")) ??
-    (incremental ? APPLICATION_JSON : null);
+  // `@defer` parts need `multipart/mixed` in Accept (without it the answer comes whole); a
+  // subscription's stream (SSE, multipart) is asked for by Accept too. Their errors are JSON.
+  const accept = request.headers.get("accept");
+  const incremental = acceptsIncremental(accept);
+  const stream = streamTransportOf(accept);
+  const mediaType = negotiateMediaType(accept) ??
+    (incremental || stream !== null ? APPLICATION_JSON : null);
   if (mediaType === null) {
     return errorResponse(
       new RouterError(
@@ -233,15 +248,45 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       return notQueryOverGet("mutation", { mediaType, requestId });
     }
     result = { errors: [...prepared.errors] };
-  } else if (method === "GET" && prepared.operation.kind !== "query") {
+  } else if (
+    method === "GET" && prepared.operation.kind !== "query" &&
+    // GraphQL over SSE and multipart subscriptions may be GETs (an EventSource's).
+    !(prepared.operation.kind === "subscription" && stream !== null)
+  ) {
     return notQueryOverGet(prepared.operation.kind, { mediaType, requestId });
   } else if (prepared.operation.kind === "subscription") {
-    result = {
-      errors: [{
-        message: "Subscriptions are not supported over GraphQL over HTTP by this router",
-        extensions: { code: "BAD_REQUEST" },
-      }],
-    };
+    if (stream === null) {
+      result = {
+        errors: [{
+          message:
+            "A subscription is a stream: ask for text/event-stream (GraphQL over SSE) or multipart/mixed (multipart subscriptions) in Accept, or use GraphQL over WebSocket",
+          extensions: { code: "BAD_REQUEST" },
+        }],
+      };
+    } else {
+      return subscriptionResponse(request, deps, {
+        stream,
+        operation: prepared.operation,
+        variables: params.variables,
+        identity,
+        requestId,
+        ...(start.kind === "on"
+          ? {
+            // The first events carry a trace each (the plan and that event's fetches).
+            traceEvent: (index: number) => {
+              if (index >= TRACED_EVENTS) return null;
+              const again = index === 0 ? start : traceAgain(request, deps.trace, start);
+              if (again.kind !== "on") return null;
+              return {
+                observer: again.observer,
+                finish: (result: ExecutionResult) =>
+                  finishTrace(again, result, { request: params }),
+              };
+            },
+          }
+          : {}),
+      });
+    }
   } else {
     if (authorization?.rejectUnauthorized && deps.supergraph !== undefined) {
       // reject_operation_if_unauthorized: the whole operation's requirement must hold.
@@ -303,6 +348,47 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     limit: deps.engine.memory.maxTicketBytes,
     unsent: deps.engine.unsent,
   });
+}
+
+/** Events of a traced subscription that carry a trace (the first ones). */
+const TRACED_EVENTS = 3;
+
+/** Answers a subscription with its HTTP stream (SSE or multipart). */
+function subscriptionResponse(
+  request: Request,
+  deps: GraphQLDeps,
+  options: {
+    readonly stream: StreamTransport;
+    readonly operation: PreparedOperation;
+    readonly variables: Readonly<Record<string, unknown>> | null | undefined;
+    readonly identity: VerifiedToken | null;
+    readonly requestId: string | null;
+    readonly traceEvent?: (index: number) => EventTrace | null;
+  },
+): Response {
+  const { requestId } = options;
+  const started = startClientSubscription(deps, {
+    operation: options.operation,
+    variables: options.variables,
+    headers: request.headers,
+    identity: options.identity,
+    requestId,
+    ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
+  });
+  const streamOptions = {
+    heartbeatMs: deps.config.subscriptions.heartbeat_interval_ms,
+    signal: signalOf(request),
+    print: (result: ExecutionResult) =>
+      resultJson(
+        requestId !== null && result.errors !== undefined
+          ? { ...result, errors: withRequestId(result.errors, requestId) }
+          : result,
+      ),
+  };
+  const subscription = started.ok ? started.subscription : started.errors;
+  return options.stream === "sse"
+    ? sseResponse(subscription, streamOptions)
+    : multipartResponse(subscription, streamOptions);
 }
 
 function graphQLResponse(
@@ -416,7 +502,7 @@ function notQueryOverGet(
       "METHOD_NOT_ALLOWED",
       kind === "mutation"
         ? "Only queries can be sent with GET; send mutations with POST"
-        : "Only queries can be sent with GET, and this is a subscription (not supported over GraphQL over HTTP here)",
+        : "Only queries can be sent with GET, and this is a subscription: POST it with Accept text/event-stream or multipart/mixed, or use GraphQL over WebSocket",
       { details: { allow: "POST" } },
     ),
     { contentType: mediaType, requestId },

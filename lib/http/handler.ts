@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { handleConnect } from "../connect/mod.ts";
+import { type ConnectDeps, handleConnect } from "../connect/mod.ts";
+import { connectSubscribeOf } from "./subscriptions.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { handleMcp, handleProtectedResourceMetadata } from "../mcp/mod.ts";
@@ -75,11 +76,24 @@ export interface Facets {
   readonly playground: FacetHandler;
 }
 
+/** Each state's Connect dependencies: the state plus its subscription start (made once). */
+const connectDeps = new WeakMap<RouterState, ConnectDeps>();
+
+/** Connect with its server-streaming methods wired to the subscription core. */
+function handleConnectCall(request: Request, state: RouterState): Promise<Response> {
+  let deps = connectDeps.get(state);
+  if (deps === undefined) {
+    deps = { ...state, subscribe: connectSubscribeOf(state) };
+    connectDeps.set(state, deps);
+  }
+  return handleConnect(request, deps);
+}
+
 const DEFAULT_FACETS: Facets = {
   graphql: handleGraphQL,
   mcp: handleMcp,
   protectedResource: handleProtectedResourceMetadata,
-  connect: handleConnect,
+  connect: handleConnectCall,
   playground: handlePlayground,
 };
 

@@ -25,6 +25,42 @@ export interface MultipartOptions {
 
 const encoder = new TextEncoder();
 
+/** The part header this module writes by default: every part is JSON text. */
+const JSON_PART = "application/json; charset=utf-8";
+
+/**
+ * The opening delimiter, written once before the first part.
+ * @param boundary The boundary.
+ * @returns `\r\n--<boundary>`.
+ */
+export function multipartOpening(boundary: string): string {
+  return `\r\n--${boundary}`;
+}
+
+/**
+ * One part followed by its delimiter, so that a client reads the part when it arrives (after
+ * {@linkcode multipartOpening}; the body ends with {@linkcode MULTIPART_CLOSE}).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { multipartPart } from "./multipart.ts";
+ * assert.equal(
+ *   multipartPart("{}", "graphql"),
+ *   "\r\ncontent-type: application/json; charset=utf-8\r\n\r\n{}\r\n--graphql",
+ * );
+ * ```
+ * @param text The part's body text.
+ * @param boundary The boundary.
+ * @param contentType The part's `content-type`.
+ * @returns The part's text.
+ */
+export function multipartPart(text: string, boundary: string, contentType = JSON_PART): string {
+  return `\r\ncontent-type: ${contentType}\r\n\r\n${text}\r\n--${boundary}`;
+}
+
+/** What ends a body after the last part's delimiter. */
+export const MULTIPART_CLOSE = "--\r\n";
+
 /**
  * The `Content-Type` of a multipart body.
  * @example
@@ -64,16 +100,13 @@ export function multipartBody(
   options: MultipartOptions = {},
 ): ReadableStream<Uint8Array> {
   const boundary = options.boundary ?? "-";
-  const delimiter = `\r\n--${boundary}`;
-  const head = `\r\ncontent-type: ${
-    options.contentType ?? "application/json; charset=utf-8"
-  }\r\n\r\n`;
+  const delimiter = multipartOpening(boundary);
   let started = false;
   /** A part with its delimiters: the opening one before the first part. */
   const part = (text: string): string => {
     const open = started ? "" : delimiter;
     started = true;
-    return `${open}${head}${text}${delimiter}`;
+    return `${open}${multipartPart(text, boundary, options.contentType)}`;
   };
   const iterator = Symbol.asyncIterator in parts
     ? (parts as AsyncIterable<string>)[Symbol.asyncIterator]()
@@ -82,7 +115,7 @@ export function multipartBody(
   const end = (controller: ReadableStreamDefaultController<Uint8Array>, last: string | null) => {
     ended = true;
     const tail = last === null ? "" : part(last);
-    controller.enqueue(encoder.encode(`${tail}${started ? "" : delimiter}--\r\n`));
+    controller.enqueue(encoder.encode(`${tail}${started ? "" : delimiter}${MULTIPART_CLOSE}`));
     controller.close();
   };
   return new ReadableStream<Uint8Array>({

@@ -153,6 +153,13 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       ? { http1: inputs.http1 }
       : {}),
     ...(inputs.telemetry?.engineEvents ? { events: inputs.telemetry.engineEvents } : {}),
+    subscriptions: {
+      enabled: config.subscriptions.enabled,
+      subgraphs: config.subscriptions.subgraphs,
+      maxTotal: config.subscriptions.max_total,
+      maxBuffered: config.subscriptions.max_buffered_events,
+      deduplicate: config.subscriptions.deduplicate,
+    },
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {
     limits: engine.limits,

@@ -96,6 +96,20 @@ export interface MetricSources {
       readonly refused: number;
     }
     | null;
+  /**
+   * Subscriptions (`lib/engine/execute/subscribe.ts`): active client subscriptions and
+   * upstream streams now; events received from subgraphs and results delivered to clients,
+   * and upstream streams opened, since start. Absent: not exported.
+   */
+  subscriptions?():
+    | {
+      readonly active: number;
+      readonly upstreams: number;
+      readonly eventsIn: number;
+      readonly eventsOut: number;
+      readonly upstreamsOpened: number;
+    }
+    | null;
 }
 
 /** Options for {@linkcode createRouterMetrics}. */
@@ -364,6 +378,50 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       this.inc({ limit: "keep_alive_timeout" }, guard.keepAliveTimeouts);
       this.inc({ limit: "answer_timeout" }, guard.answerTimeouts ?? 0);
       this.inc({ limit: "max_connections" }, guard.refused);
+    },
+  });
+  new Gauge({
+    name: "gw_router_subscriptions_active",
+    help: "Client subscriptions being served (WebSocket, SSE, multipart).",
+    registers,
+    collect() {
+      const subs = sources?.subscriptions?.();
+      if (subs) this.set(subs.active);
+    },
+  });
+  new Gauge({
+    name: "gw_router_subscription_upstreams",
+    help: "Subgraph subscription streams open (identical subscriptions share one).",
+    registers,
+    collect() {
+      const subs = sources?.subscriptions?.();
+      if (subs) this.set(subs.upstreams);
+    },
+  });
+  new Counter({
+    name: "gw_router_subscription_upstreams_opened_total",
+    help: "Subgraph subscription streams opened.",
+    registers,
+    collect() {
+      const subs = sources?.subscriptions?.();
+      if (!subs) return;
+      // The engine keeps the totals: the counter mirrors them at each scrape.
+      this.reset();
+      this.inc(subs.upstreamsOpened);
+    },
+  });
+  new Counter({
+    name: "gw_router_subscription_events_total",
+    help:
+      "Subscription events: received from subgraphs (direction=in), results delivered to clients (direction=out).",
+    labelNames: ["direction"],
+    registers,
+    collect() {
+      const subs = sources?.subscriptions?.();
+      if (!subs) return;
+      this.reset();
+      this.inc({ direction: "in" }, subs.eventsIn);
+      this.inc({ direction: "out" }, subs.eventsOut);
     },
   });
   new Gauge({

@@ -263,6 +263,22 @@ function begin(request: Request, state: TraceState, options: TraceOptions): Trac
   return { kind: "on", observer: session.observer, session, options };
 }
 
+/**
+ * A new trace with the decision of one already started: the next event of a traced
+ * subscription gets its own trace (its fetches), under the same options.
+ * @param request The inbound request.
+ * @param state The trace state.
+ * @param start The request's decision (`on`).
+ * @returns A fresh `on` decision.
+ */
+export function traceAgain(
+  request: Request,
+  state: TraceState,
+  start: Extract<TraceStart, { kind: "on" }>,
+): TraceStart {
+  return begin(request, state, start.options);
+}
+
 /** Options for {@linkcode finishTrace}. */
 export interface FinishTraceOptions {
   /** The GraphQL request (query, operationName, variables) for `request.body`. */

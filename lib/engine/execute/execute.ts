@@ -76,6 +76,12 @@ export interface ExecutePlanOptions {
   readonly maxBytes?: number;
   /** The error thrown when the forwarded errors pass `maxBytes`. */
   readonly tooLarge?: () => Error;
+  /**
+   * A fetch answered before the plan runs: the root fetch of a subscription, whose
+   * answer is one event of the subgraph's stream. It is merged like any answer
+   * (errors re-pathed, keys selected) and never sent.
+   */
+  readonly answered?: { readonly step: FetchStep; readonly response: SubgraphResponse };
 }
 
 /** What execution produced, before shaping. */
@@ -250,7 +256,9 @@ class Executor {
       : objects;
     let response: SubgraphResponse;
     try {
-      response = await options.send(step.subgraph, body, step.node.operationKind === "query");
+      response = options.answered?.step === step
+        ? options.answered.response
+        : await options.send(step.subgraph, body, step.node.operationKind === "query");
     } catch (error) {
       // The client's own errors (an answer over the size limit) say what was wrong.
       const own = error instanceof RouterError ? error : null;

@@ -121,7 +121,9 @@ function emitFetch(
   of: { readonly op: NormalizedOperation; readonly group: Group },
 ): Built {
   const { op, group: g } = of;
-  const operationKind = !g.entity && op.kind === "mutation" ? "mutation" : "query";
+  // Entity fetches are queries; a root fetch has the operation's kind (a subscription's root
+  // fetch is the subgraph stream; the fetches after it run once per event).
+  const operationKind = g.entity ? "query" : op.kind;
   const members = [g, ...g.merged];
   let sel = g.sel;
   let reqs: ReadonlyMap<string, RepSelection> = g.reqs;

@@ -78,7 +78,8 @@ export interface FetchNode {
   readonly variableUsages: readonly string[];
   /** The printed, minified subgraph operation. */
   readonly operation: string;
-  readonly operationKind: "query" | "mutation";
+  /** `subscription` only for the root fetch of a subscription (the stream its events come from). */
+  readonly operationKind: "query" | "mutation" | "subscription";
   /** Entity fetches only: the representation selection (`...on Product{__typename upc}`). */
   readonly requires?: string;
 }

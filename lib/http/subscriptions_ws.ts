@@ -1,0 +1,225 @@
+/**
+ * GraphQL over WebSocket on `graphql_path` (the `graphql-transport-ws` protocol): the
+ * `graphql-ws` library's server (`makeServer`) on a `Deno.upgradeWebSocket` socket. The
+ * protocol (init, ack, ping/pong, subscribe/next/complete, its close codes) is the
+ * library's; this module supplies the identity, the engine and the limits:
+ *
+ * - identity at connect: the upgrade's headers, or an `Authorization` (any case) member of
+ *   the `connection_init` payload; a bad token closes with 4403 Forbidden;
+ * - `subscriptions.max_per_connection` subscriptions at once per connection; one more is
+ *   refused (`error` message, `SUBSCRIPTION_LIMIT_REACHED`);
+ * - bytes sent and not yet taken by the client over `subscriptions.max_unsent_bytes` close
+ *   the connection with 1008 (`SUBSCRIPTION_CLIENT_TOO_SLOW`);
+ * - a protocol `ping` every `subscriptions.keep_alive_interval`.
+ *
+ * Queries and mutations sent over the socket are executed like GraphQL over HTTP ones.
+ *
+ * @module
+ */
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { makeServer } from "graphql-ws";
+import { resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
+import { execute, type ExecutionResult, prepare } from "../engine/mod.ts";
+import {
+  type ClientSubscription,
+  startClientSubscription,
+  type SubscriptionDeps,
+} from "./subscriptions.ts";
+import { unrefTimer } from "../timers.ts";
+
+/** The `graphql-transport-ws` subprotocol. */
+export const GRAPHQL_TRANSPORT_WS = "graphql-transport-ws";
+
+/** How long a retired connection waits for its subscriptions' last results, ms. */
+const RETIRE_WAIT_MS = 1_000;
+
+/** Per connection state. */
+interface Connection {
+  identity: VerifiedToken | null;
+  headers: Headers;
+  readonly subscriptions: Map<string, ClientSubscription>;
+}
+
+/**
+ * True when a request asks for a WebSocket upgrade.
+ * @param request The request.
+ * @returns Whether it is an upgrade to `websocket`.
+ */
+export function isWebSocketUpgrade(request: Request): boolean {
+  return request.headers.get("upgrade")?.toLowerCase() === "websocket";
+}
+
+function graphQLErrors(errors: readonly GraphQLFormattedError[]): GraphQLError[] {
+  return errors.map((e) =>
+    new GraphQLError(e.message, { extensions: { ...(e.extensions ?? {}) } })
+  );
+}
+
+/**
+ * Upgrades a request on `graphql_path` to GraphQL over WebSocket.
+ * @param request The upgrade request.
+ * @param deps The GraphQL facet's dependencies (engine, authorization, config).
+ * @returns The 101 response.
+ */
+export function handleWebSocket(request: Request, deps: SubscriptionDeps): Response {
+  const protocols = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) =>
+    p.trim()
+  );
+  if (!protocols.includes(GRAPHQL_TRANSPORT_WS)) {
+    return Response.json({
+      errors: [{
+        message: `Only the ${GRAPHQL_TRANSPORT_WS} WebSocket subprotocol is served`,
+        extensions: { code: "BAD_REQUEST" },
+      }],
+    }, { status: 400 });
+  }
+  const config = deps.config.subscriptions;
+  // The request's headers are gone once the socket is open: kept now.
+  const headers = new Headers(request.headers);
+  const url = request.url;
+  const { socket, response } = Deno.upgradeWebSocket(request, { protocol: GRAPHQL_TRANSPORT_WS });
+  const connection: Connection = { identity: null, headers, subscriptions: new Map() };
+  const server = makeServer<Record<string, unknown> | undefined, Connection>({
+    async onConnect(ctx) {
+      const authorization = deps.supergraph === undefined ? undefined : deps.authorization;
+      if (authorization === undefined) return true;
+      const given = ctx.connectionParams ?? {};
+      const key = Object.keys(given).find((k) => k.toLowerCase() === "authorization");
+      const merged = new Headers(headers);
+      if (key !== undefined && typeof given[key] === "string") {
+        merged.set("authorization", given[key] as string);
+      }
+      const resolved = await resolveIdentity(new Request(url, { headers: merged }), {
+        authorization,
+      });
+      if (!resolved.ok) return false;
+      connection.identity = resolved.token;
+      connection.headers = merged;
+      return true;
+    },
+    onSubscribe(_ctx, id, payload) {
+      const prepared = prepare(deps.engine, {
+        query: payload.query,
+        operationName: payload.operationName ?? null,
+        variables: payload.variables ?? null,
+        extensions: payload.extensions ?? null,
+      });
+      if (!prepared.ok) return graphQLErrors(prepared.errors);
+      const operation = prepared.operation;
+      if (operation.kind !== "subscription") {
+        const result: Promise<ExecutionResult> = execute(deps.engine, operation, {
+          variables: payload.variables ?? null,
+          headers: connection.headers,
+          identity: connection.identity,
+        });
+        return {
+          schema: deps.engine.model.apiSchema,
+          document: operation.document,
+          contextValue: result,
+        };
+      }
+      if (connection.subscriptions.size >= config.max_per_connection) {
+        return graphQLErrors([{
+          message:
+            `This connection holds ${config.max_per_connection} subscriptions already (subscriptions.max_per_connection)`,
+          extensions: { code: "SUBSCRIPTION_LIMIT_REACHED" },
+        }]);
+      }
+      const started = startClientSubscription(deps, {
+        operation,
+        variables: payload.variables,
+        headers: connection.headers,
+        identity: connection.identity,
+        requestId: null,
+      });
+      if (!started.ok) return graphQLErrors(started.errors);
+      connection.subscriptions.set(id, started.subscription);
+      return {
+        schema: deps.engine.model.apiSchema,
+        document: operation.document,
+        contextValue: started.subscription.stream,
+      };
+    },
+    // The engine answers: the library's graphql-js execution is never used.
+    execute: (args) => args.contextValue as Promise<never>,
+    subscribe: (args) => args.contextValue as AsyncGenerator<never>,
+    // Results are plain JSON already (the library would call `toJSON` on errors).
+    onNext: (_ctx, _id, _payload, _args, result) => result as unknown as never,
+    onError: (_ctx, _id, _payload, errors) => errors.map((e) => e.toJSON()),
+    onComplete(_ctx, id) {
+      connection.subscriptions.get(id)?.close();
+      connection.subscriptions.delete(id);
+      // After the library sent `complete` (it calls this hook first).
+      if (retiredBy !== null) setTimeout(closeIfRetired, 0);
+    },
+  });
+  let interval: ReturnType<typeof setInterval> | null = null;
+  const subs = deps.engine.subscriptions;
+  // The engine's subscriptions ended for good (a reload, a shutdown): once this connection's
+  // subscriptions have sent their last result, it closes with 1012 (service restart) so the
+  // client reconnects to the new state.
+  let retiredBy: string | null = null;
+  const closeIfRetired = () => {
+    if (retiredBy === null || connection.subscriptions.size > 0) return;
+    if (socket.readyState === WebSocket.OPEN) socket.close(1012, retiredBy);
+  };
+  const onRetired = (error: GraphQLFormattedError) => {
+    retiredBy = `${String(error.extensions?.code ?? "SUBSCRIPTION_SCHEMA_RELOAD")}: reconnect`;
+    closeIfRetired();
+    // A subscription that never sends its last result does not hold the connection.
+    const deadline = setTimeout(() => {
+      connection.subscriptions.clear();
+      closeIfRetired();
+    }, RETIRE_WAIT_MS);
+    unrefTimer(deadline);
+  };
+  subs.connections.add(onRetired);
+  const closeAll = () => {
+    subs.connections.delete(onRetired);
+    if (interval !== null) clearInterval(interval);
+    interval = null;
+    for (const s of connection.subscriptions.values()) s.close();
+    connection.subscriptions.clear();
+  };
+  socket.onopen = () => {
+    const send = (data: string) => {
+      if (socket.readyState !== WebSocket.OPEN) return;
+      if (socket.bufferedAmount > config.max_unsent_bytes) {
+        closeAll();
+        socket.close(
+          1008,
+          "SUBSCRIPTION_CLIENT_TOO_SLOW: unsent bytes over subscriptions.max_unsent_bytes",
+        );
+        return;
+      }
+      socket.send(data);
+    };
+    const closed = server.opened({
+      // The negotiated subprotocol (a server socket's `protocol` may read empty).
+      protocol: GRAPHQL_TRANSPORT_WS,
+      send,
+      close: (code, reason) => socket.close(code, reason),
+      onMessage: (cb) => {
+        socket.onmessage = async (event) => {
+          try {
+            await cb(String(event.data));
+          } catch (error) {
+            deps.log.error("GraphQL over WebSocket: a message failed", {
+              error: error instanceof Error ? error.message : String(error),
+            });
+            socket.close(1011, "Internal server error");
+          }
+        };
+      },
+    }, connection);
+    const ping = setInterval(() => send('{"type":"ping"}'), config.keep_alive_interval_ms);
+    unrefTimer(ping);
+    interval = ping;
+    socket.onclose = (event) => {
+      closeAll();
+      void closed(event.code, event.reason);
+    };
+  };
+  socket.onerror = () => closeAll();
+  return response;
+}

@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { EventStream } from "../../../lib/engine/execute/subscription.ts";
+import type { ExecutionResult } from "../../../lib/engine/types.ts";
+import { createSubscriptions, eventShareKey } from "../../../lib/engine/execute/subscribe.ts";
+import { compileHeaderRules } from "../../../lib/engine/fetch/headers.ts";
+import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
+
+const event = (n: number) => ({ body: String(n), parsed: {}, shared: new Map() });
+
+function stream(
+  options: { maxBuffered?: number; run?: (n: number) => Promise<ExecutionResult> } = {},
+) {
+  let ended = 0;
+  const s = new EventStream({
+    maxBuffered: options.maxBuffered ?? 8,
+    run: (e) => (options.run ?? ((n) => Promise.resolve({ data: { n } })))(Number(e.body)),
+    onEnd: () => void ended++,
+  });
+  return { s, ended: () => ended };
+}
+
+Deno.test("issue 29: results come in event order even when a later event executes faster", async () => {
+  let release = () => {};
+  const slow = new Promise<void>((resolve) => (release = resolve));
+  const { s } = stream({
+    run: async (n) => {
+      if (n === 1) await slow;
+      return { data: { n } };
+    },
+  });
+  s.push(event(1));
+  s.push(event(2));
+  const first = s.next();
+  release();
+  assert.deepEqual((await first).value, { data: { n: 1 } });
+  assert.deepEqual((await s.next()).value, { data: { n: 2 } });
+});
+
+Deno.test("issue 29: one result past max_buffered_events ends the stream with SUBSCRIPTION_CLIENT_TOO_SLOW, its buffer dropped", async () => {
+  const { s, ended } = stream({ maxBuffered: 3 });
+  for (let i = 0; i < 4; i++) s.push(event(i));
+  assert.equal(ended(), 1);
+  const next = await s.next();
+  assert.equal(next.value?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_CLIENT_TOO_SLOW");
+  assert.equal((await s.next()).done, true);
+  s.push(event(9));
+  assert.equal((await s.next()).done, true, "nothing is taken after the end");
+});
+
+Deno.test("issue 29: an end with an error delivers the results queued, then the error, then done; onEnd runs once", async () => {
+  const { s, ended } = stream();
+  s.push(event(1));
+  s.end({ message: "reloaded", extensions: { code: "SUBSCRIPTION_SCHEMA_RELOAD" } });
+  s.end(null);
+  assert.equal(ended(), 1);
+  assert.deepEqual((await s.next()).value, { data: { n: 1 } });
+  assert.equal((await s.next()).value?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_SCHEMA_RELOAD");
+  assert.equal((await s.next()).done, true);
+});
+
+Deno.test("issue 29: return() (the client left) ends the stream at once and drops what waits", async () => {
+  const { s, ended } = stream();
+  s.push(event(1));
+  const waiting = stream();
+  const pending = waiting.s.next();
+  await waiting.s.return();
+  assert.equal((await pending).done, true, "a waiting next() is released");
+  await s.return();
+  assert.equal(ended(), 1);
+  assert.equal((await s.next()).done, true);
+});
+
+Deno.test("issue 29: an event whose execution throws gives an INTERNAL error result, never a rejected stream", async () => {
+  const { s } = stream({ run: () => Promise.reject(new Error("boom")) });
+  s.push(event(1));
+  const next = await s.next();
+  assert.equal(next.value?.errors?.[0]?.extensions?.code, "INTERNAL");
+  assert.doesNotMatch(JSON.stringify(next.value), /boom/);
+});
+
+Deno.test("issue 29: subscribers share an event's result only with the same plan, variables and forwarded headers", () => {
+  const model = buildSupergraph(
+    Deno.readTextFileSync(new URL("../../../schema/supergraph.graphql", import.meta.url)),
+  );
+  const propagators = new Map(
+    [...model.subgraphs.keys()].map((name) => [
+      name,
+      compileHeaderRules({
+        all: { request: [{ op: "propagate", named: "x-tenant" }] },
+        subgraphs: {},
+      }, name),
+    ]),
+  );
+  const subs = createSubscriptions(model, { propagators });
+  const planA = {};
+  const planB = {};
+  const key = (plan: object, variables: Record<string, unknown>, tenant: string, other = "") =>
+    eventShareKey(subs, {
+      plan,
+      variables,
+      headers: new Headers({ "x-tenant": tenant, "x-other": other }),
+    });
+  assert.equal(key(planA, { a: 1 }, "t1"), key(planA, { a: 1 }, "t1"));
+  assert.equal(key(planA, { a: 1 }, "t1", "x"), key(planA, { a: 1 }, "t1", "y"), "not forwarded");
+  assert.notEqual(key(planA, { a: 1 }, "t1"), key(planB, { a: 1 }, "t1"));
+  assert.notEqual(key(planA, { a: 1 }, "t1"), key(planA, { a: 2 }, "t1"));
+  assert.notEqual(key(planA, { a: 1 }, "t1"), key(planA, { a: 1 }, "t2"));
+});
