@@ -302,7 +302,9 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       }
     }
     try {
-      const run = incremental && prepared.operation.hasDefer ? executeIncremental : execute;
+      // `@defer` parts go out as multipart parts, or as SSE `next` events (GraphQL over SSE).
+      const parts = incremental ? "multipart" : stream === "sse" ? "sse" : null;
+      const run = parts !== null && prepared.operation.hasDefer ? executeIncremental : execute;
       const outcome = await run(deps.engine, prepared.operation, {
         variables: params.variables,
         headers: request.headers,
@@ -320,6 +322,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
           operationName: params.operationName,
         });
         return incrementalResponse(outcome, {
+          transport: parts ?? "multipart",
           requestId,
           limit: deps.engine.memory.maxTicketBytes,
           finish: (last) =>
@@ -441,6 +444,8 @@ function graphQLResponse(
 function incrementalResponse(
   outcome: IncrementalResult,
   options: {
+    /** Multipart parts, or SSE `next` events then `complete` (GraphQL over SSE). */
+    readonly transport: "multipart" | "sse";
     readonly requestId: string | null;
     readonly limit: number;
     readonly finish: (last: ExecutionResult) => ExecutionResult;
@@ -472,23 +477,58 @@ function incrementalResponse(
       yield text(part.hasNext ? payload : options.finish(payload as ExecutionResult));
     }
   }
+  const sse = options.transport === "sse";
   const headers = new Headers({
-    "content-type": multipartContentType("-", { deferSpec: DEFER_SPEC }),
+    "content-type": sse
+      ? "text/event-stream; charset=utf-8"
+      : multipartContentType("-", { deferSpec: DEFER_SPEC }),
     "cache-control": "no-cache",
   });
   if (options.traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
   }
-  const body = multipartBody(parts(), {
-    onError: (error) => {
-      const known = error instanceof RouterError
-        ? error
-        : new RouterError("INTERNAL", "Internal server error");
-      const errors = [{ message: known.message, extensions: { code: known.code } }];
-      return JSON.stringify({ hasNext: false, errors: withIds({ errors }).errors });
-    },
-  });
+  const onError = (error: unknown): string => {
+    const known = error instanceof RouterError
+      ? error
+      : new RouterError("INTERNAL", "Internal server error");
+    const errors = [{ message: known.message, extensions: { code: known.code } }];
+    return JSON.stringify({ hasNext: false, errors: withIds({ errors }).errors });
+  };
+  const body = sse ? sseBody(parts(), onError) : multipartBody(parts(), { onError });
   return new Response(body, { status: 200, headers });
+}
+
+const SSE_ENCODER = new TextEncoder();
+
+/**
+ * Parts as GraphQL-over-SSE events (distinct connections mode): each a `next` event, then
+ * `complete`; an error after the head is a last `next` event that says so. Pulled one part at a
+ * time, like the multipart body.
+ */
+function sseBody(
+  parts: AsyncGenerator<string>,
+  onError: (error: unknown) => string,
+): ReadableStream<Uint8Array> {
+  const event = (json: string) => SSE_ENCODER.encode(`event: next\ndata: ${json}\n\n`);
+  const complete = SSE_ENCODER.encode("event: complete\ndata:\n\n");
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let next: IteratorResult<string>;
+      try {
+        next = await parts.next();
+      } catch (error) {
+        controller.enqueue(event(onError(error)));
+        next = { done: true, value: undefined };
+      }
+      if (next.done) {
+        controller.enqueue(complete);
+        controller.close();
+      } else controller.enqueue(event(next.value));
+    },
+    async cancel() {
+      await parts.return(undefined);
+    },
+  }, { highWaterMark: 0 });
 }
 
 /** 405 for a mutation or subscription sent with GET, naming which it is. */

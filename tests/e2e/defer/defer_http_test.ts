@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { ApolloClient, gql, HttpLink, InMemoryCache } from "@apollo/client";
 import { Defer20220824Handler } from "@apollo/client/incremental";
+import { createClient as createSseClient } from "graphql-sse";
 import { mergeParts, readParts, root, startDeferRouter } from "./_graph.ts";
 
 const QUERY = `{ products { id name ... @defer(label: "more") { price deal reviews { body } } } }`;
@@ -142,6 +143,31 @@ Deno.test("issue 31: Apollo Client (HttpLink, Defer20220824Handler) reads the de
     assert.deepEqual(seen.at(-1), WHOLE.data);
   } finally {
     client.stop();
+    await router.close();
+  }
+});
+
+Deno.test("issue 31: @defer over GraphQL over SSE: the graphql-sse client gets the primary part, then the deferred entries, as next events", async () => {
+  const router = await startDeferRouter({ pricesDelayMs: 50 });
+  const client = createSseClient({ url: router.url, retryAttempts: 0 });
+  try {
+    const parts: Record<string, unknown>[] = [];
+    await new Promise<void>((resolve, reject) => {
+      client.subscribe({ query: QUERY }, {
+        next: (part) => void parts.push(part as Record<string, unknown>),
+        error: reject,
+        complete: resolve,
+      });
+    });
+    assert.deepEqual(parts[0], {
+      data: { products: root.products.map((p) => ({ id: p.id, name: p.name })) },
+      hasNext: true,
+    });
+    assert.ok(parts.length > 1, "deferred parts follow the primary one");
+    assert.equal(parts.at(-1)!.hasNext, false);
+    assert.deepEqual(mergeParts(parts as never), WHOLE);
+  } finally {
+    client.dispose();
     await router.close();
   }
 });
