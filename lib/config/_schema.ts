@@ -200,11 +200,15 @@ const HEADER_RULES = object({ request: { kind: "array", item: HEADER_RULE } });
 
 /** `traffic_shaping.all` and `traffic_shaping.subgraphs.<name>` (Cosmo's keys). */
 const SUBGRAPH_TRAFFIC = object({
+  // Issue 34: on by default for queries, held to a retry budget (Apollo Router's defaults).
   retry: object({
-    enabled: bool(false),
+    enabled: bool(true),
     max_attempts: { kind: "int", default: 5 },
-    interval_ms: { kind: "duration", default: 3_000 },
+    interval_ms: { kind: "duration", default: 100 },
     max_duration_ms: { kind: "duration", default: 10_000 },
+    ttl_ms: { kind: "duration", default: 10_000, min: 1_000 },
+    min_per_sec: { kind: "int", default: 10 },
+    retry_percent: { kind: "ratio", default: 0.2 },
   }),
   circuit_breaker: object({
     enabled: bool(false),

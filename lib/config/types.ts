@@ -357,7 +357,7 @@ export interface RouterTrafficConfig {
 
 /** `traffic_shaping.{all,subgraphs.<name>}.retry`: queries only. */
 export interface RetryConfig {
-  /** Retry connection errors, 502/503/504, and 429 with `Retry-After`. */
+  /** Retry connection errors, 502/503/504, and 429 with `Retry-After` (on by default). */
   readonly enabled: boolean;
   /** Retries after the first attempt. */
   readonly max_attempts: number;
@@ -365,6 +365,12 @@ export interface RetryConfig {
   readonly interval_ms: number;
   /** Longest back-off, ms. */
   readonly max_duration_ms: number;
+  /** How long a fetch counts toward the retry budget, ms. */
+  readonly ttl_ms: number;
+  /** Retries allowed per second whatever the traffic (the budget's reserve). */
+  readonly min_per_sec: number;
+  /** Retries earned per fetch, 0 to 1: at most this share of extra requests over `ttl`. */
+  readonly retry_percent: number;
 }
 
 /** `traffic_shaping.{all,subgraphs.<name>}.circuit_breaker`. */

@@ -177,6 +177,8 @@ export interface EngineEvents {
   shared(subgraph: string): void;
   /** A subgraph request is retried (once per retry, before its back-off). */
   retried?(subgraph: string): void;
+  /** A retry was not sent: the subgraph's retry budget is spent. */
+  retryBudgetExhausted?(subgraph: string): void;
   /**
    * The open circuit breaker refused a subgraph request (nothing sent; then
    * no `fetched` for it).

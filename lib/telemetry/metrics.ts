@@ -131,6 +131,8 @@ export interface RouterMetrics {
   subgraphFetch(record: FetchMetric): void;
   /** A subgraph request was retried (for the retry policy). */
   subgraphRetry(subgraph: string): void;
+  /** A subgraph request was not retried: its retry budget was spent. */
+  retryBudgetExhausted(subgraph: string): void;
   /** A subgraph request was refused by an open circuit breaker. */
   circuitBreakerRejected(subgraph: string): void;
   /** A subgraph response was shared with an identical in-flight request. */
@@ -245,6 +247,12 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
   const retries = counterSeries({
     name: "gw_router_subgraph_retries_total",
     help: "Subgraph requests retried.",
+    labelNames: ["subgraph"],
+    registry,
+  });
+  const budgetExhausted = counterSeries({
+    name: "gw_router_subgraph_retry_budget_exhausted_total",
+    help: "Subgraph retries not sent because the subgraph's retry budget was spent.",
     labelNames: ["subgraph"],
     registry,
   });
@@ -445,6 +453,9 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
     subgraphRetry(subgraph) {
       retries.at(subgraph).cell().value++;
+    },
+    retryBudgetExhausted(subgraph) {
+      budgetExhausted.at(subgraph).cell().value++;
     },
     circuitBreakerRejected(subgraph) {
       fetches.at(subgraph).at("circuit_open").cell().value++;

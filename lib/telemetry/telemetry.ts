@@ -258,6 +258,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     },
     shared: (subgraph) => metrics.singleFlightShared(subgraph),
     retried: (subgraph) => metrics.subgraphRetry(subgraph),
+    retryBudgetExhausted: (subgraph) => metrics.retryBudgetExhausted(subgraph),
     circuitOpen: (subgraph) => metrics.circuitBreakerRejected(subgraph),
   };
 
