@@ -253,6 +253,8 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       header_value_prefix: str("Bearer"),
       clock_skew_ms: { kind: "duration", default: 60_000 },
       readiness_requires_keys: bool(true),
+      // Issue 34: RFC 6750 §2.3 (SHOULD NOT): a URL ends up in logs and browser history.
+      allow_query_token: bool(false),
     }),
   }),
   authorization: object({
@@ -285,7 +287,8 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     server: object({ base_url: { kind: "string", derived: true } }),
     exclude_mutations: bool(false),
     enable_arbitrary_operations: bool(false),
-    expose_schema: bool(false),
+    // Issue 34: unset, it follows introspection.enabled (the SDL is what introspection tells).
+    expose_schema: { kind: "boolean", default: false, derived: true },
     omit_tool_name_prefix: bool(false),
     session_secret: str(""),
     oauth: object({

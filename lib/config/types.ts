@@ -96,6 +96,11 @@ export interface AuthenticationConfig {
     readonly clock_skew_ms: number;
     /** `/health/ready` stays 503 until every URL key source has loaded once. */
     readonly readiness_requires_keys: boolean;
+    /**
+     * Read a token from `?access_token=` on GET requests without the header
+     * (RFC 6750 §2.3; discouraged). Off: a token in the URL is refused (400).
+     */
+    readonly allow_query_token: boolean;
   };
 }
 
@@ -137,7 +142,7 @@ export interface McpConfig {
   readonly exclude_mutations: boolean;
   /** Register `execute_graphql` (inline GraphQL). */
   readonly enable_arbitrary_operations: boolean;
-  /** Register `get_schema`. */
+  /** Register `get_schema`; unset, it follows `introspection.enabled`. */
   readonly expose_schema: boolean;
   /** Name tools `<snake_case name>` instead of `execute_operation_<snake_case name>`. */
   readonly omit_tool_name_prefix: boolean;
