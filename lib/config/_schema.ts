@@ -343,6 +343,8 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     parser_limits: object({
       approximate_depth_limit: { kind: "int", default: 200, min: 1 },
       total_fields_limit: { kind: "int", default: 3500, min: 1 },
+      // Issue 34: coercion costs per value; a 5 MB body holds 600 000 of them.
+      max_input_values: { kind: "int", default: 100_000, min: 1 },
     }),
     complexity_limits: object({
       depth: COMPLEXITY_LIMIT,

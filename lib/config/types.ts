@@ -485,6 +485,8 @@ export interface SecurityConfig {
     readonly approximate_depth_limit: number;
     /** Fields after fragment expansion (counted, never expanded). */
     readonly total_fields_limit: number;
+    /** Input values (variables and argument literals) of one request, counted before coercion. */
+    readonly max_input_values: number;
   };
   readonly complexity_limits: {
     readonly depth: ComplexityLimitConfig;

@@ -49,7 +49,7 @@ import { entryCost } from "./admission/cache_cost.ts";
 import { introspectionDocument } from "./prepare/introspection.ts";
 import { coerceVariables } from "./prepare/coerce_variables.ts";
 import {
-  checkVariablesDepth,
+  checkVariableValues,
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
 } from "./prepare/limits.ts";
@@ -91,8 +91,9 @@ export {
   checkJsonTextDepth,
   checkOperationLimits,
   checkTextDepth,
-  checkVariablesDepth,
+  checkVariableValues,
   type ComplexityLimit,
+  countInputValues,
   DEFAULT_OPERATION_LIMITS,
   isLimitRefusal,
   measureDocument,
@@ -524,9 +525,11 @@ export async function execute(
     };
   }
   const given = (options.variables ?? {}) as Record<string, unknown>;
-  // Coercion recurses per level of a value: its nesting is bounded first.
-  const tooDeep = checkVariablesDepth(given, engine.limits);
-  if (tooDeep !== null) return { errors: [tooDeep] };
+  // Coercion recurses per level of a value and costs per value: both are bounded first.
+  const overLimit = checkVariableValues(given, engine.limits, {
+    counted: operation.inputValues ?? 0,
+  });
+  if (overLimit !== null) return { errors: [overLimit] };
   const coerced = coerceVariables(
     schema,
     operation.operation.variableDefinitions ?? [],

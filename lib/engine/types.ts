@@ -29,6 +29,8 @@ export interface PreparedOperation {
   readonly key?: string;
   /** Variables deciding `@skip`/`@include` (part of the plan cache key); set by `prepare`. */
   readonly conditionVariables?: readonly string[];
+  /** Input values written in the document (`max_input_values`); set by `prepare`. */
+  readonly inputValues?: number;
 }
 
 /** Result of {@linkcode prepare}-like stages: the operation, or request errors. */
