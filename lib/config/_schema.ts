@@ -203,7 +203,7 @@ const SUBGRAPH_TRAFFIC = object({
   // Issue 34: on by default for queries, held to a retry budget (Apollo Router's defaults).
   retry: object({
     enabled: bool(true),
-    max_attempts: { kind: "int", default: 5 },
+    max_attempts: { kind: "int", default: 2 },
     interval_ms: { kind: "duration", default: 100 },
     max_duration_ms: { kind: "duration", default: 10_000 },
     ttl_ms: { kind: "duration", default: 10_000, min: 1_000 },

@@ -137,10 +137,10 @@ Deno.test("issue 34: the retry budget caps the retries a failing subgraph sees (
     seen++;
     return new Response("down", { status: 503 });
   });
-  // max_attempts stays 5: without the budget, 50 queries would send 300 requests.
+  // Without the budget, 50 queries at max_attempts 5 would send 300 requests.
   const { router, dir } = await routerFor(
     `http://127.0.0.1:${server.addr.port}/graphql`,
-    "traffic_shaping:\n  all: { retry: { interval: 1ms, max_duration: 2ms, min_per_sec: 1, ttl: 10s } }\n",
+    "traffic_shaping:\n  all: { retry: { max_attempts: 5, interval: 1ms, max_duration: 2ms, min_per_sec: 1, ttl: 10s } }\n",
   );
   try {
     const queries = 50;

@@ -633,7 +633,7 @@ Deno.test("issue 34: retries are on by default, held to Apollo Router's retry bu
   const config = parseConfig({});
   assert.deepEqual(config.traffic_shaping.all.retry, {
     enabled: true,
-    max_attempts: 5,
+    max_attempts: 2,
     interval_ms: 100,
     max_duration_ms: 10_000,
     ttl_ms: 10_000,

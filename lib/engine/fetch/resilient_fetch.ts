@@ -186,7 +186,10 @@ export async function resilientFetch(
         throw error;
       }
       breaker?.record(false);
-      const delay = retries
+      // An answer that broke HTTP came from a server that will likely break it
+      // again: only a connection that failed (or closed) before one is retried.
+      const malformed = error instanceof RouterError && error.code === "SUBGRAPH_ERROR";
+      const delay = retries && !malformed
         ? retryDelay(retry, {
           attempts,
           outcome: { kind: "connection_error" },
