@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createRetryBudget } from "../../../lib/engine/fetch/retry_budget.ts";
 import { resilientFetch } from "../../../lib/engine/fetch/resilient_fetch.ts";
+import { RouterError } from "../../../lib/errors.ts";
 
 Deno.test("issue 34: the retry budget allows min_per_sec × ttl retries plus retry_percent of the fetches over ttl", () => {
   let now = 0;
@@ -56,4 +57,24 @@ Deno.test("issue 34: a spent budget leaves the last outcome standing and says so
   assert.equal(response.status, 503);
   assert.equal(sent, 1, "one fetch earns a fifth of a retry: none is sent");
   assert.equal(exhausted, 1);
+});
+
+Deno.test("issue 34: an answer that broke HTTP (SUBGRAPH_ERROR) is not retried; a connection that closed before one is", async () => {
+  for (const [code, expected] of [["SUBGRAPH_ERROR", 1], ["SUBGRAPH_UNREACHABLE", 3]] as const) {
+    let sent = 0;
+    await assert.rejects(resilientFetch(() => {
+      sent++;
+      return Promise.reject(new RouterError(code, "x"));
+    }, {
+      subgraph: "a",
+      resilience: {
+        retry: { enabled: true, maxAttempts: 2, intervalMs: 1, maxDurationMs: 1 },
+        breaker: null,
+      },
+      idempotent: true,
+      signal: new AbortController().signal,
+      sleep: () => Promise.resolve(),
+    }));
+    assert.equal(sent, expected, code);
+  }
 });
