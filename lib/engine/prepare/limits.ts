@@ -482,7 +482,7 @@ const VALUE_KINDS: ReadonlySet<string> = new Set([
  * import assert from "node:assert/strict";
  * import { parse } from "graphql";
  * import { countInputValues } from "./limits.ts";
- * assert.equal(countInputValues(parse('{ a(x: [1, 2], y: { z: "s" }, v: $v) @include(if: true) }')), 7);
+ * assert.equal(countInputValues(parse('{ a(x: [1, 2], y: { z: "s" }, v: $v) @include(if: true) }')), 6);
  * ```
  * @param document The parsed document.
  * @returns The count.
