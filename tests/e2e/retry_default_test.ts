@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
-import { oneSubgraphWorkspace } from "./_workspace.ts";
+import { oneSubgraphWorkspace, postQuery } from "./_workspace.ts";
 
 /** What the raw subgraph does with the n-th request it reads (1-based). */
 type Behaviour = "reset" | "close" | "answer";
@@ -74,42 +74,45 @@ function bodyMissing(text: string): boolean {
   return length !== null && new TextEncoder().encode(body).length < Number(length[1]);
 }
 
-async function routerFor(url: string, extra = ""): Promise<{ router: RunningRouter; dir: string }> {
+/** A router on one subgraph; `close` also ends the subgraph (`closeSubgraph`). */
+async function routerFor(
+  url: string,
+  options: { readonly extra?: string; readonly closeSubgraph: () => Promise<void> },
+): Promise<{ router: RunningRouter; close: () => Promise<void> }> {
   const dir = await oneSubgraphWorkspace(url, {
     name: "counter",
     sdl: "type Query { hello: String }\ntype Mutation { bump: Int }",
-    extra: `log_level: error\n${extra}`,
+    extra: `log_level: error\n${options.extra ?? ""}`,
   });
-  return { router: await startRouter({ configPath: join(dir, "config.yaml") }), dir };
+  const router = await startRouter({ configPath: join(dir, "config.yaml") });
+  return {
+    router,
+    close: async () => {
+      await router.shutdown();
+      await options.closeSubgraph();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
 }
 
-async function post(url: string, query: string) {
-  const response = await fetch(`${url}/graphql`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ query }),
-  });
-  return await response.json();
-}
+const post = postQuery;
 
 Deno.test("issue 34: by default a query whose subgraph connection is reset, or closed before the answer, is retried once and answered in full", async () => {
   const subgraph = rawSubgraph((n) => n === 1 ? "reset" : n === 3 ? "close" : "answer");
-  const { router, dir } = await routerFor(subgraph.url);
+  const { router, close } = await routerFor(subgraph.url, { closeSubgraph: subgraph.close });
   try {
     assert.deepEqual(await post(router.url, "{ hello }"), { data: { hello: "world" } });
     assert.equal(subgraph.requests(), 2, "one retry after the reset");
     assert.deepEqual(await post(router.url, "{ hello }"), { data: { hello: "world" } });
     assert.equal(subgraph.requests(), 4, "one retry after the close");
   } finally {
-    await router.shutdown();
-    await subgraph.close();
-    await Deno.remove(dir, { recursive: true });
+    await close();
   }
 });
 
 Deno.test("issue 34: a mutation is never retried, by default either", async () => {
   const subgraph = rawSubgraph((n) => n === 1 ? "close" : "answer");
-  const { router, dir } = await routerFor(subgraph.url);
+  const { router, close } = await routerFor(subgraph.url, { closeSubgraph: subgraph.close });
   try {
     const result = await post(router.url, "mutation { bump }");
     assert.equal(result.data.bump, null);
@@ -125,9 +128,7 @@ Deno.test("issue 34: a mutation is never retried, by default either", async () =
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(subgraph.requests(), 1, "the mutation was sent once");
   } finally {
-    await router.shutdown();
-    await subgraph.close();
-    await Deno.remove(dir, { recursive: true });
+    await close();
   }
 });
 
@@ -138,10 +139,11 @@ Deno.test("issue 34: the retry budget caps the retries a failing subgraph sees (
     return new Response("down", { status: 503 });
   });
   // Without the budget, 50 queries at max_attempts 5 would send 300 requests.
-  const { router, dir } = await routerFor(
-    `http://127.0.0.1:${server.addr.port}/graphql`,
-    "traffic_shaping:\n  all: { retry: { max_attempts: 5, interval: 1ms, max_duration: 2ms, min_per_sec: 1, ttl: 10s } }\n",
-  );
+  const { router, close } = await routerFor(`http://127.0.0.1:${server.addr.port}/graphql`, {
+    extra:
+      "traffic_shaping:\n  all: { retry: { max_attempts: 5, interval: 1ms, max_duration: 2ms, min_per_sec: 1, ttl: 10s } }\n",
+    closeSubgraph: () => server.shutdown(),
+  });
   try {
     const queries = 50;
     for (let i = 0; i < queries; i++) {
@@ -152,8 +154,6 @@ Deno.test("issue 34: the retry budget caps the retries a failing subgraph sees (
     assert.ok(seen <= queries + 10 + 10, `the subgraph saw ${seen} requests`);
     assert.ok(seen > queries, `some retries went (${seen} requests)`);
   } finally {
-    await router.shutdown();
-    await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
+    await close();
   }
 });
