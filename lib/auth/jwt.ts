@@ -65,6 +65,12 @@ export interface AuthState {
   readonly keySources?: KeySources;
   /** Leeway for `exp`, `nbf` and a future `iat`, seconds. @default {60} */
   readonly skewSec?: number;
+  /**
+   * `authentication.jwt.allow_query_token`: a GET without the header may carry
+   * its token as `?access_token=` (RFC 6750 §2.3). Otherwise a token in the
+   * URL is refused. @default {false}
+   */
+  readonly allowQueryToken?: boolean;
 }
 
 /**
@@ -166,6 +172,13 @@ export interface BuildAuthStateOptions {
    * URL, RFC 8707 / RFC 9728), so a token issued for another API is refused.
    */
   readonly defaultAudiences?: readonly string[];
+  /**
+   * Issuers for sources whose `issuer` is empty (MCP: its
+   * `authorization_server_urls`, RFC 9728), so a token from another server is refused.
+   */
+  readonly defaultIssuers?: readonly string[];
+  /** Overrides `authentication.jwt.allow_query_token` (MCP: never). */
+  readonly allowQueryToken?: boolean;
 }
 
 function invalid(path: string, message: string): RouterError {
@@ -216,7 +229,7 @@ async function compileSource(
   const base = {
     algorithms,
     audiences: source.audiences.length > 0 ? source.audiences : options.defaultAudiences ?? [],
-    issuers: source.issuer ?? [],
+    issuers: (source.issuer ?? []).length > 0 ? source.issuer : options.defaultIssuers ?? [],
     requiredTyp: source.required_typ ?? "",
     requiredClaims: source.required_claims ?? DEFAULT_REQUIRED_CLAIMS,
   };
@@ -316,6 +329,7 @@ export async function buildAuthState(
     ...(options.now ? { now: options.now } : {}),
     headerName: (jwt.header_name || "Authorization").toLowerCase(),
     prefix: jwt.header_value_prefix ?? "Bearer ",
+    allowQueryToken: options.allowQueryToken ?? jwt.allow_query_token ?? false,
   };
 }
 
@@ -486,8 +500,26 @@ export function authenticate(
   options: { readonly currentDate?: Date } = {},
 ): Promise<AuthResult> {
   const header = request.headers.get(state.headerName);
-  if (header === null) return Promise.resolve({ ok: true, token: null });
-  if (hasQueryToken(request.url)) {
+  if (header === null) {
+    const query = queryTokens(request.url);
+    if (query === null) return Promise.resolve({ ok: true, token: null });
+    // Issue 34: never from the URL (RFC 6750 §2.3: proxy logs, browser history),
+    // unless allowed, and then on GET only (a POST carries its token in a header).
+    if (state.allowQueryToken !== true || request.method !== "GET") {
+      return Promise.resolve(invalidRequest(
+        `Send the access token in the ${state.headerName} header, not in the URL` +
+          (state.allowQueryToken === true
+            ? " (a token in the URL is read on GET only)"
+            : " (authentication.jwt.allow_query_token is off)"),
+      ));
+    }
+    const [token] = query;
+    if (query.length !== 1 || token === undefined || /[\s,]/.test(token) || token === "") {
+      return Promise.resolve(invalidRequest("Send one access token in one access_token parameter"));
+    }
+    return verifyToken(token, state, options);
+  }
+  if (queryTokens(request.url) !== null) {
     // RFC 6750 §2: a client MUST NOT use more than one method to transmit the token.
     return Promise.resolve(
       invalidRequest("Send the access token in one place: the header or the query, not both"),
@@ -524,9 +556,13 @@ function invalidRequest(description: string): AuthResult {
   };
 }
 
-/** True when the URL carries `access_token` (RFC 6750 §2.3), checked without parsing twice. */
-function hasQueryToken(url: string): boolean {
+/**
+ * The URL's `access_token` values (RFC 6750 §2.3), or null when it has none;
+ * the URL is parsed only when the name occurs in its query.
+ */
+function queryTokens(url: string): string[] | null {
   const q = url.indexOf("?");
-  if (q < 0 || !url.includes("access_token", q)) return false;
-  return new URL(url).searchParams.has("access_token");
+  if (q < 0 || !url.includes("access_token", q)) return null;
+  const values = new URL(url).searchParams.getAll("access_token");
+  return values.length === 0 ? null : values;
 }

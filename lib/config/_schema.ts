@@ -295,14 +295,24 @@ const HEADER_RULES = object({
 
 /** `traffic_shaping.all` and `traffic_shaping.subgraphs.<name>` (Cosmo's keys). */
 const SUBGRAPH_TRAFFIC = object({
+  // Issue 34: on by default for queries, held to a retry budget (Apollo Router's defaults).
   retry: object({
     enabled: bool(
-      false,
-      "Retry queries on connection errors, 502/503/504, and 429 with `Retry-After`.",
+      true,
+      "Retry queries on a connection error, reset or close before the answer, 502/503/504, and 429 with `Retry-After`.",
     ),
-    max_attempts: int(5, "Retries after the first attempt."),
-    interval_ms: duration(3_000, "The first back-off (doubled per retry, with jitter)."),
+    max_attempts: int(2, "Retries after the first attempt."),
+    interval_ms: duration(100, "The first back-off (doubled per retry, with jitter)."),
     max_duration_ms: duration(10_000, "The longest back-off."),
+    ttl_ms: duration(10_000, "The window the retry budget counts fetches and retries over.", {
+      min: 1_000,
+    }),
+    min_per_sec: int(10, "Retries per second always allowed, whatever the budget."),
+    retry_percent: {
+      kind: "ratio",
+      default: 0.2,
+      description: "Retries allowed as a share of the fetches in the window (the retry budget).",
+    },
   }, "Retries of subgraph fetches (queries only; mutations are never retried)."),
   circuit_breaker: object({
     enabled: bool(false, "Fail a failing subgraph's fetches fast instead of waiting on it."),
@@ -439,6 +449,11 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         true,
         "`/health/ready` answers 503 until every `url` key source has loaded once.",
       ),
+      // Issue 34: RFC 6750 §2.3 (SHOULD NOT): a URL ends up in logs and browser history.
+      allow_query_token: bool(
+        false,
+        "Also read a token from `?access_token=` on GET (discouraged: URLs end up in logs). Never on MCP.",
+      ),
     }, "JWT bearer tokens."),
   }, "Token verification for GraphQL and Connect requests (docs/authentication.md)."),
   authorization: object({
@@ -495,7 +510,14 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       false,
       "Register `execute_graphql`, which runs any GraphQL the client sends. Protect it with `mcp.oauth`.",
     ),
-    expose_schema: bool(false, "Register `get_schema`, which returns the API schema."),
+    // Issue 34: unset, it follows introspection.enabled (the SDL is what introspection tells).
+    expose_schema: {
+      kind: "boolean",
+      default: false,
+      derived: true,
+      description:
+        "Register `get_schema`, which returns the API schema; unset: follows `introspection.enabled`.",
+    },
     omit_tool_name_prefix: bool(
       false,
       "Name tools `<snake_case name>` instead of `execute_operation_<snake_case name>`.",
@@ -651,6 +673,12 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       total_fields_limit: int(3500, "Fields after fragment expansion (counted, never expanded).", {
         min: 1,
       }),
+      // Issue 34: coercion costs per value; a 5 MB body holds 600 000 of them.
+      max_input_values: int(
+        100_000,
+        "Input values (variables and argument literals) a request may hold, counted before coercion.",
+        { min: 1 },
+      ),
     }, "Limits checked while parsing, before validation."),
     complexity_limits: object({
       depth: object(COMPLEXITY_LIMIT.fields, "Field depth."),

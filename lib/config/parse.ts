@@ -492,6 +492,8 @@ function fillDerived(out: Raw, hostname: string | undefined): void {
   if (playground.enabled === undefined) playground.enabled = out.dev_mode;
   const introspection = section(out, "introspection");
   if (introspection.enabled === undefined) introspection.enabled = out.dev_mode;
+  const mcp = section(out, "mcp");
+  if (mcp.expose_schema === undefined) mcp.expose_schema = introspection.enabled;
   const accessLogs = section(out, "access_logs");
   if (accessLogs.enabled === undefined) accessLogs.enabled = !out.dev_mode;
   const server = section(out, "mcp", "server");

@@ -96,6 +96,11 @@ export interface AuthenticationConfig {
     readonly clock_skew_ms: number;
     /** `/health/ready` stays 503 until every URL key source has loaded once. */
     readonly readiness_requires_keys: boolean;
+    /**
+     * Read a token from `?access_token=` on GET requests without the header
+     * (RFC 6750 §2.3; discouraged). Off: a token in the URL is refused (400).
+     */
+    readonly allow_query_token: boolean;
   };
 }
 
@@ -137,7 +142,7 @@ export interface McpConfig {
   readonly exclude_mutations: boolean;
   /** Register `execute_graphql` (inline GraphQL). */
   readonly enable_arbitrary_operations: boolean;
-  /** Register `get_schema`. */
+  /** Register `get_schema`; unset, it follows `introspection.enabled`. */
   readonly expose_schema: boolean;
   /** Name tools `<snake_case name>` instead of `execute_operation_<snake_case name>`. */
   readonly omit_tool_name_prefix: boolean;
@@ -357,7 +362,7 @@ export interface RouterTrafficConfig {
 
 /** `traffic_shaping.{all,subgraphs.<name>}.retry`: queries only. */
 export interface RetryConfig {
-  /** Retry connection errors, 502/503/504, and 429 with `Retry-After`. */
+  /** Retry connection errors, 502/503/504, and 429 with `Retry-After` (on by default). */
   readonly enabled: boolean;
   /** Retries after the first attempt. */
   readonly max_attempts: number;
@@ -365,6 +370,12 @@ export interface RetryConfig {
   readonly interval_ms: number;
   /** Longest back-off, ms. */
   readonly max_duration_ms: number;
+  /** How long a fetch counts toward the retry budget, ms. */
+  readonly ttl_ms: number;
+  /** Retries allowed per second whatever the traffic (the budget's reserve). */
+  readonly min_per_sec: number;
+  /** Retries earned per fetch, 0 to 1: at most this share of extra requests over `ttl`. */
+  readonly retry_percent: number;
 }
 
 /** `traffic_shaping.{all,subgraphs.<name>}.circuit_breaker`. */
@@ -574,6 +585,8 @@ export interface SecurityConfig {
     readonly approximate_depth_limit: number;
     /** Fields after fragment expansion (counted, never expanded). */
     readonly total_fields_limit: number;
+    /** Input values (variables and argument literals) of one request, counted before coercion. */
+    readonly max_input_values: number;
   };
   readonly complexity_limits: {
     readonly depth: ComplexityLimitConfig;

@@ -8,7 +8,7 @@
  */
 import {
   checkJsonTextDepth,
-  checkVariablesDepth,
+  checkVariableValues,
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
 } from "../engine/prepare/limits.ts";
@@ -410,7 +410,7 @@ export function decodeCallMessage(
   }
   // Decoding recurses per level of a (possibly recursive) input type: bound the nesting first.
   const tooDeep = json !== null && typeof json === "object" && !Array.isArray(json)
-    ? checkVariablesDepth(
+    ? checkVariableValues(
       json as Record<string, unknown>,
       options.limits ?? DEFAULT_OPERATION_LIMITS,
     )

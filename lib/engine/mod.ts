@@ -56,7 +56,7 @@ import { entryCost } from "./admission/cache_cost.ts";
 import { introspectionDocument } from "./prepare/introspection.ts";
 import { coerceVariables } from "./prepare/coerce_variables.ts";
 import {
-  checkVariablesDepth,
+  checkVariableValues,
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
 } from "./prepare/limits.ts";
@@ -113,8 +113,9 @@ export {
   checkJsonTextDepth,
   checkOperationLimits,
   checkTextDepth,
-  checkVariablesDepth,
+  checkVariableValues,
   type ComplexityLimit,
+  countInputValues,
   DEFAULT_OPERATION_LIMITS,
   isLimitRefusal,
   measureDocument,
@@ -586,16 +587,18 @@ function withRequestIdHeader(
   return copy;
 }
 
-/** The operation's variables coerced (their nesting bounded first), or the request errors. */
+/** The operation's variables coerced (their nesting and count bounded first), or the request errors. */
 function variablesOf(
   engine: Engine,
   operation: PreparedOperation,
   given: Readonly<Record<string, unknown>> | null | undefined,
 ): { readonly variables: Record<string, unknown> } | ExecutionResult & { errors: unknown[] } {
   const values = (given ?? {}) as Record<string, unknown>;
-  // Coercion recurses per level of a value: its nesting is bounded first.
-  const tooDeep = checkVariablesDepth(values, engine.limits);
-  if (tooDeep !== null) return { errors: [tooDeep] };
+  // Coercion recurses per level of a value and costs per value: both are bounded first.
+  const overLimit = checkVariableValues(values, engine.limits, {
+    counted: operation.inputValues ?? 0,
+  });
+  if (overLimit !== null) return { errors: [overLimit] };
   const coerced = coerceVariables(
     engine.model.apiSchema,
     operation.operation.variableDefinitions ?? [],

@@ -31,6 +31,8 @@ export interface PreparedOperation {
   readonly conditionVariables?: readonly string[];
   /** The text names `@defer` (incremental delivery may apply); set by `prepare`. */
   readonly hasDefer?: boolean;
+  /** Input values written in the document (`max_input_values`); set by `prepare`. */
+  readonly inputValues?: number;
 }
 
 /** Result of {@linkcode prepare}-like stages: the operation, or request errors. */
@@ -218,6 +220,8 @@ export interface EngineEvents {
   shared(subgraph: string): void;
   /** A subgraph request is retried (once per retry, before its back-off). */
   retried?(subgraph: string): void;
+  /** A retry was not sent: the subgraph's retry budget is spent. */
+  retryBudgetExhausted?(subgraph: string): void;
   /**
    * A part of an incremental answer (`@defer`) is ready: `primary` (the first), `deferred`
    * (more follow) or `last`.

@@ -212,6 +212,12 @@ export async function callTool(
       }
       // The engine parses (and caches) the query once; the gate reuses its document.
       const prepared = trusted ?? prepare(deps.engine, { query, operationName: null, variables });
+      if (
+        prepared.ok && prepared.operation.kind === "mutation" && deps.config.mcp.exclude_mutations
+      ) {
+        // Issue 34: the option covers every way in, not only the registered tools.
+        return toolText("Mutations are not allowed here (mcp.exclude_mutations)", true);
+      }
       if (mcp.oauth) {
         const access = runtimeAccess(mcp, prepared, query);
         // null: unparseable, spec §5.3 rule 6: the engine reports the syntax error.

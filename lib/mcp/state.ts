@@ -159,6 +159,14 @@ export async function buildMcpState(
       ...(ownKeys ? { jwks: mcp.oauth.jwks, jwksPath: "mcp.oauth.jwks" } : {}),
       // The MCP spec's MUST (RFC 8707 / RFC 9728): tokens must be issued for this resource.
       defaultAudiences: [resource],
+      // Issue 34: by the servers the metadata names (a key source's own `issuer` wins).
+      // A trailing slash is the only difference tolerated between the two spellings.
+      defaultIssuers: mcp.oauth.authorization_server_urls.flatMap((url) => [
+        url,
+        url.endsWith("/") ? url.slice(0, -1) : `${url}/`,
+      ]),
+      // The MCP authorization spec: tokens in the header only, never in the URL.
+      allowQueryToken: false,
     })
     : null;
   const secret = mcp.session_secret ? mcp.session_secret : PROCESS_SECRET;

@@ -195,7 +195,9 @@ export function buildTools(input: BuildToolsInput): BuiltTools {
     tools.push(Object.freeze({
       name: "execute_graphql",
       kind: "execute_graphql",
-      description: "Executes an arbitrary GraphQL query or mutation against the graph.",
+      description: config.exclude_mutations
+        ? "Executes an arbitrary GraphQL query against the graph (mutations are refused)."
+        : "Executes an arbitrary GraphQL query or mutation against the graph.",
       inputSchema: {
         type: "object",
         properties: {
@@ -206,7 +208,7 @@ export function buildTools(input: BuildToolsInput): BuiltTools {
         additionalProperties: false,
       },
       outputSchema: null,
-      annotations: MUTATION_HINTS,
+      annotations: config.exclude_mutations ? QUERY_HINTS : MUTATION_HINTS,
       operation: null,
       requirement: [],
     }));

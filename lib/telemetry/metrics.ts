@@ -150,6 +150,8 @@ export interface RouterMetrics {
    * (the first), `deferred` (one with more to come) or `last`.
    */
   incrementalPart(kind: "primary" | "deferred" | "last"): void;
+  /** A subgraph request was not retried: its retry budget was spent. */
+  retryBudgetExhausted(subgraph: string): void;
   /** A subgraph request was refused by an open circuit breaker. */
   circuitBreakerRejected(subgraph: string): void;
   /** A subgraph response was shared with an identical in-flight request. */
@@ -283,6 +285,12 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     name: "gw_router_incremental_parts_total",
     help: "Parts of incremental (@defer) answers sent, by kind: primary, deferred, last.",
     labelNames: ["kind"],
+    registry,
+  });
+  const budgetExhausted = counterSeries({
+    name: "gw_router_subgraph_retry_budget_exhausted_total",
+    help: "Subgraph retries not sent because the subgraph's retry budget was spent.",
+    labelNames: ["subgraph"],
     registry,
   });
   const shares = counterSeries({
@@ -555,6 +563,9 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
     subgraphRetry(subgraph) {
       retries.at(subgraph).cell().value++;
+    },
+    retryBudgetExhausted(subgraph) {
+      budgetExhausted.at(subgraph).cell().value++;
     },
     circuitBreakerRejected(subgraph) {
       fetches.at(subgraph).at("circuit_open").cell().value++;

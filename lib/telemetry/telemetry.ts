@@ -259,6 +259,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     shared: (subgraph) => metrics.singleFlightShared(subgraph),
     retried: (subgraph) => metrics.subgraphRetry(subgraph),
     part: (kind) => metrics.incrementalPart(kind),
+    retryBudgetExhausted: (subgraph) => metrics.retryBudgetExhausted(subgraph),
     circuitOpen: (subgraph) => metrics.circuitBreakerRejected(subgraph),
   };
 

@@ -123,6 +123,8 @@ export interface FixtureOptions {
   readonly jwksChaos?: JwksChaos;
   /** A real authorization server for MCP (its issuer and jwks_uri) instead of the stub. */
   readonly authorizationServer?: { readonly issuer: string; readonly jwksUri: string };
+  /** Extra `mcp` keys (`exclude_mutations`). */
+  readonly mcp?: Record<string, unknown>;
 }
 
 /**
@@ -217,6 +219,7 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       session_secret: "fixture-session-secret-0123456789abcdef",
       enable_arbitrary_operations: true,
       expose_schema: true,
+      ...options.mcp,
       oauth: {
         enabled: true,
         authorization_server_urls: [options.authorizationServer?.issuer ?? ISSUER],

@@ -91,3 +91,18 @@ export async function helloWorkspace(
     },
   };
 }
+
+/**
+ * POSTs one GraphQL query to a router and reads the JSON answer.
+ * @param routerUrl The router's base URL.
+ * @param query The query text.
+ * @returns The parsed answer (as `Response.json` gives it).
+ */
+export async function postQuery(routerUrl: string, query: string) {
+  const response = await fetch(`${routerUrl}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ query }),
+  });
+  return await response.json();
+}

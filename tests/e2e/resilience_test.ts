@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
-import { oneSubgraphWorkspace } from "./_workspace.ts";
+import { oneSubgraphWorkspace, postQuery } from "./_workspace.ts";
 
 async function setUp(
   answer: (request: Request) => Response,
@@ -28,14 +28,7 @@ async function setUp(
   };
 }
 
-async function post(url: string, query: string) {
-  const response = await fetch(`${url}/graphql`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ query }),
-  });
-  return await response.json();
-}
+const post = postQuery;
 
 Deno.test("issue 15: a query's subgraph fetch is retried after a 503; a mutation's never is", async () => {
   const seen: string[] = [];

@@ -68,7 +68,8 @@ export async function edgeState(
       const body = await request.json();
       const subgraph = SUBGRAPH_BY_PORT[new URL(request.url).port] ?? "";
       options.seen?.push(body.query);
-      return Response.json(await answer(subgraph, body));
+      const value = await answer(subgraph, body);
+      return value instanceof Response ? value : Response.json(value);
     },
   });
 }

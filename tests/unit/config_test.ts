@@ -620,3 +620,29 @@ Deno.test("JWKS key sources: settings that would storm the provider or never loa
   });
   assert.equal(ok.authentication.jwt.jwks[0]?.refresh_unknown_kid?.interval_ms, 1000);
 });
+
+Deno.test("issue 34: mcp.expose_schema follows introspection.enabled unless set", () => {
+  assert.equal(parseConfig({}).mcp.expose_schema, false);
+  assert.equal(parseConfig({ introspection: { enabled: true } }).mcp.expose_schema, true);
+  assert.equal(parseConfig({ dev_mode: true }).mcp.expose_schema, true);
+  const off = parseConfig({ dev_mode: true, introspection: { enabled: false } });
+  assert.equal(off.mcp.expose_schema, false, "introspection off: no get_schema");
+  const explicit = parseConfig({ introspection: { enabled: false }, mcp: { expose_schema: true } });
+  assert.equal(explicit.mcp.expose_schema, true, "an explicit setting wins");
+  const env = parseConfig({ dev_mode: true }, { env: { MCP_EXPOSE_SCHEMA: "false" } });
+  assert.equal(env.mcp.expose_schema, false);
+});
+
+Deno.test("issue 34: retries are on by default, held to Apollo Router's retry budget; query tokens are off", () => {
+  const config = parseConfig({});
+  assert.deepEqual(config.traffic_shaping.all.retry, {
+    enabled: true,
+    max_attempts: 2,
+    interval_ms: 100,
+    max_duration_ms: 10_000,
+    ttl_ms: 10_000,
+    min_per_sec: 10,
+    retry_percent: 0.2,
+  });
+  assert.equal(config.authentication.jwt.allow_query_token, false);
+});

@@ -14,8 +14,8 @@ async function post(body: unknown) {
   return { status: response.status, text, body: JSON.parse(text) };
 }
 
-Deno.test("an input object with 100 000 unknown keys gets 51 short BAD_USER_INPUT errors, not 54 MB of messages and a 502", async () => {
-  const f = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 1]));
+Deno.test("an input object with 99 000 unknown keys (under max_input_values) gets 51 short BAD_USER_INPUT errors, not 54 MB of messages and a 502", async () => {
+  const f = Object.fromEntries(Array.from({ length: 99_000 }, (_, i) => [`k${i}`, 1]));
   const { status, text, body } = await post({ query: FILTER_QUERY, variables: { f } });
   assert.equal(status, 200);
   assert.equal(body.errors.length, 51);

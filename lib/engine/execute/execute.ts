@@ -23,6 +23,7 @@ import {
 } from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
 import { isRawNumber, parseJsonExact } from "./json_numbers.ts";
+import { NOT_JSON, notGraphQL, TOO_DEEP } from "./_answer_faults.ts";
 import { selected, selectedItems } from "./_answer_keys.ts";
 import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
 import { RepresentationIndex } from "./_rep_index.ts";
@@ -283,13 +284,17 @@ class Executor {
     this.#answered(step, response);
     const payload = parseOnce(response, step);
     if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
-      this.#sink(step).push({
-        message: payload === TOO_DEEP
-          ? `The subgraph "${step.subgraph}" answered JSON nested too deeply to read with its integers beyond 2^53 exact`
-          : `The subgraph "${step.subgraph}" answered HTTP ${response.status} without a GraphQL response`,
-        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph },
-      });
+      this.#sink(step).push(notGraphQL(step.subgraph, response, payload));
       return;
+    }
+    const status = response.status;
+    if (status < 200 || status > 299) {
+      // Apollo Router's rule (safer than Cosmo's, which serves a 5xx's data as a
+      // success): the data and errors are kept, and the fetch is reported failed.
+      this.#sink(step).push({
+        message: `The subgraph "${step.subgraph}" answered HTTP ${status}, an error status`,
+        extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph, statusCode: status },
+      });
     }
     const malformed = malformedResponse(payload, { entities: step.representations !== null });
     if (malformed !== null) {
@@ -498,13 +503,6 @@ class Executor {
 }
 
 /**
- * What {@linkcode parseOnce} gives for JSON whose large integers could not be
- * kept exact: nested deeper than `JSON.parse`'s reviver recurses (~4 000
- * levels; the plain parse has no such limit, but would round them).
- */
-const TOO_DEEP: unknown = Object.freeze({ tooDeep: true });
-
-/**
  * The parsed body (null when it is not JSON) with only the members its fetch
  * selected (see {@linkcode selected}), made once per shared response: requests
  * that shared a subgraph response share its parsed data too (one body is one
@@ -517,7 +515,7 @@ function parseOnce(response: SubgraphResponse, step: FetchStep): unknown {
   try {
     payload = parseJsonExact(response.body);
   } catch (error) {
-    payload = error instanceof RangeError ? TOO_DEEP : null;
+    payload = error instanceof RangeError ? TOO_DEEP : NOT_JSON;
   }
   if (
     payload !== TOO_DEEP && isObject(payload) && isObject(payload.data) &&

@@ -29,6 +29,17 @@ export class Http1ProtocolError extends Error {
 /** A pooled connection closed before any byte of an answer (retried when safe). */
 export class StaleConnection extends Error {}
 
+/**
+ * A new connection closed (or was reset) before any byte of an answer: the
+ * server was reached but did not answer, which breaks no rule of HTTP.
+ */
+export class ClosedBeforeAnswer extends Error {
+  constructor() {
+    super("The connection closed before any byte of an answer");
+    this.name = "ClosedBeforeAnswer";
+  }
+}
+
 /** A connection and the bytes read from it but not yet consumed. */
 export class Connection {
   /** Bytes read; the unread ones are `buffer[start, end)`. */
@@ -159,9 +170,8 @@ export async function readHead(
     }
     if (!more) {
       if (options.reused && !sawByte) throw new StaleConnection("closed");
-      throw new Http1ProtocolError(
-        sawByte ? "the connection closed inside the answer's head" : "the connection closed",
-      );
+      if (!sawByte) throw new ClosedBeforeAnswer();
+      throw new Http1ProtocolError("the connection closed inside the answer's head");
     }
     sawByte = true;
   }

@@ -26,6 +26,7 @@ import { onAbort } from "../../cancellation.ts";
 import {
   answerOf,
   BUFFER_BYTES,
+  ClosedBeforeAnswer,
   Connection,
   type Head,
   Http1ProtocolError,
@@ -35,7 +36,7 @@ import {
   wholeBody,
 } from "./_http1_wire.ts";
 
-export { Http1ProtocolError, wholeBody };
+export { ClosedBeforeAnswer, Http1ProtocolError, wholeBody };
 
 /** Options for {@linkcode createHttp1Pool}. */
 export interface Http1PoolOptions {
@@ -341,9 +342,7 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
           // A server may close an idle connection as we send: the answer never
           // started, so a query goes again on a new connection.
           if (!(error instanceof StaleConnection) || !request.idempotent) {
-            throw error instanceof StaleConnection
-              ? new Http1ProtocolError("the connection closed before an answer")
-              : error;
+            throw error instanceof StaleConnection ? new ClosedBeforeAnswer() : error;
           }
         }
       }
@@ -351,9 +350,7 @@ export function createHttp1Pool(options: Http1PoolOptions = {}): Http1Pool {
       try {
         return await exchange(conn, bytes, request.signal);
       } catch (error) {
-        throw error instanceof StaleConnection
-          ? new Http1ProtocolError("the connection closed before an answer")
-          : error;
+        throw error instanceof StaleConnection ? new ClosedBeforeAnswer() : error;
       }
     },
     closeIdle() {

@@ -2,9 +2,11 @@
  * One subgraph fetch under its retry policy and circuit breaker (issue 15):
  * the breaker is asked before every attempt (open: fail fast with
  * `SUBGRAPH_CIRCUIT_OPEN`, nothing sent) and told every outcome; a query is
- * retried by `retry.ts`'s rules, a mutation never. The caller's signal (the
- * subgraph timeout and the client) bounds the whole fetch, back-offs
- * included. Also builds each subgraph's policies from `traffic_shaping`.
+ * retried by `retry.ts`'s rules, a mutation never, and each retry is taken
+ * from the subgraph's retry budget (`retry_budget.ts`; none left: the last
+ * outcome stands). The caller's signal (the subgraph timeout and the client)
+ * bounds the whole fetch, back-offs included. Also builds each subgraph's
+ * policies from `traffic_shaping`.
  *
  * @module
  */
@@ -17,12 +19,15 @@ import {
   createCircuitBreaker,
 } from "./circuit_breaker.ts";
 import { parseRetryAfter, retryDelay, type RetryPolicy } from "./retry.ts";
+import { createRetryBudget, type RetryBudget } from "./retry_budget.ts";
 
 /** The retry policy and breaker of one subgraph. */
 export interface Resilience {
   readonly retry: RetryPolicy;
   /** Null when disabled. */
   readonly breaker: CircuitBreaker | null;
+  /** Caps the retries over a window; null: retries uncapped (tests) or disabled. */
+  readonly budget?: RetryBudget | null;
 }
 
 /** Options of {@linkcode resilientFetch}. */
@@ -45,6 +50,8 @@ export interface ResilientFetchOptions {
   readonly onRetry?: () => void;
   /** Called when the open breaker refuses an attempt (metrics). */
   readonly onCircuitOpen?: () => void;
+  /** Called when a retry is not sent because the retry budget is spent (metrics). */
+  readonly onRetryBudgetExhausted?: () => void;
   /**
    * The caller reads the body of the response returned and gives the breaker
    * its verdict then ({@linkcode answered}): a success status is not recorded
@@ -152,8 +159,16 @@ export async function resilientFetch(
   options: ResilientFetchOptions,
 ): Promise<Response> {
   const { retry, breaker } = options.resilience;
+  const budget = options.resilience.budget ?? null;
   const sleep = options.sleep ?? sleepFor;
   const retries = options.idempotent && retry.enabled;
+  budget?.deposit();
+  /** Whether the budget lets one more retry go (a refusal is reported). */
+  const withdraw = (): boolean => {
+    if (budget === null || budget.withdraw()) return true;
+    options.onRetryBudgetExhausted?.();
+    return false;
+  };
   for (let attempts = 1;; attempts++) {
     if (breaker !== null && !breaker.allow()) {
       options.onCircuitOpen?.();
@@ -171,14 +186,17 @@ export async function resilientFetch(
         throw error;
       }
       breaker?.record(false);
-      const delay = retries
+      // An answer that broke HTTP came from a server that will likely break it
+      // again: only a connection that failed (or closed) before one is retried.
+      const malformed = error instanceof RouterError && error.code === "SUBGRAPH_ERROR";
+      const delay = retries && !malformed
         ? retryDelay(retry, {
           attempts,
           outcome: { kind: "connection_error" },
           ...(options.random ? { random: options.random } : {}),
         })
         : null;
-      if (delay === null) throw error;
+      if (delay === null || !withdraw()) throw error;
       options.onRetry?.();
       await sleep(delay, options.signal);
       continue;
@@ -199,7 +217,7 @@ export async function resilientFetch(
       },
       ...(options.random ? { random: options.random } : {}),
     });
-    if (delay === null) return response;
+    if (delay === null || !withdraw()) return response;
     await response.body?.cancel().catch(() => {});
     options.onRetry?.();
     await sleep(delay, options.signal);
@@ -258,6 +276,12 @@ export function resilienceOf(
         maxDurationMs: r.max_duration_ms,
       },
       breaker: breaker.enabled ? createCircuitBreaker(breaker, { now: options.now }) : null,
+      budget: r.enabled
+        ? createRetryBudget(
+          { ttlMs: r.ttl_ms, minPerSec: r.min_per_sec, retryPercent: r.retry_percent },
+          { now: options.now },
+        )
+        : null,
     });
   }
   return result;

@@ -12,7 +12,7 @@ import { RouterError } from "../../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "../admission/memory_budget.ts";
 import { answered, type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
-import { type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";
+import { ClosedBeforeAnswer, type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";
 import { deadlineGroups } from "../../deadline_groups.ts";
 import { onAbort } from "../../cancellation.ts";
 
@@ -196,13 +196,21 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           idempotent: out.idempotent,
         }).catch((error) => {
           // A server that broke HTTP was reached: say so, naming it.
-          throw error instanceof Http1ProtocolError
-            ? new RouterError(
+          if (error instanceof Http1ProtocolError) {
+            throw new RouterError(
               "SUBGRAPH_ERROR",
               `The subgraph "${out.subgraph}" answered malformed HTTP: ${error.message}`,
               { cause: error, details: { serviceName: out.subgraph } },
-            )
-            : error;
+            );
+          }
+          if (error instanceof ClosedBeforeAnswer) {
+            throw new RouterError(
+              "SUBGRAPH_UNREACHABLE",
+              `The subgraph "${out.subgraph}" closed the connection before answering`,
+              { cause: error, details: { serviceName: out.subgraph } },
+            );
+          }
+          throw error;
         })
       : () =>
         options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init));
@@ -228,6 +236,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           ? {
             onRetry: () => events.retried?.(out.subgraph),
             onCircuitOpen: () => events.circuitOpen?.(out.subgraph),
+            onRetryBudgetExhausted: () => events.retryBudgetExhausted?.(out.subgraph),
           }
           : {}),
       });

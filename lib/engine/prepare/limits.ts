@@ -48,6 +48,11 @@ export interface OperationLimits {
   readonly rootFieldAliases?: ComplexityLimit;
   /** `security.complexity_limits.ignore_introspection`: introspection-only operations skip them. */
   readonly ignoreIntrospection?: boolean;
+  /**
+   * `security.parser_limits.max_input_values`: values in the variables and
+   * argument literals of one request, counted before coercion. Absent: not counted.
+   */
+  readonly maxInputValues?: number;
 }
 
 /**
@@ -72,6 +77,7 @@ export const MAX_TRACE_VALUES = 100_000;
 export const DEFAULT_OPERATION_LIMITS: OperationLimits = Object.freeze({
   approximateDepth: 200,
   totalFields: 3500,
+  maxInputValues: 100_000,
 });
 
 /**
@@ -94,6 +100,7 @@ export function operationLimitsOf(security: SecurityConfig): OperationLimits {
   return Object.freeze({
     approximateDepth: security.parser_limits.approximate_depth_limit,
     totalFields: security.parser_limits.total_fields_limit,
+    maxInputValues: security.parser_limits.max_input_values,
     depth: complexity.depth,
     complexityTotalFields: complexity.total_fields,
     rootFields: complexity.root_fields,
@@ -381,32 +388,42 @@ export function checkOperationLimits(
 }
 
 /**
- * Checks the nesting of a request's variable values (objects and lists) against
- * `security.parser_limits.approximate_depth_limit`, before graphql-js coerces
- * them: its coercion recurses per level, and a deeply nested value for a
- * recursive input type (or a custom scalar) would overflow the stack or be
- * forwarded to a subgraph. A literal of the same nesting in the query text is
- * refused by the same limit. The walk is iterative and stops at the first
- * value past the limit.
+ * Checks a request's variable values before graphql-js coerces them: their
+ * nesting (objects and lists) against
+ * `security.parser_limits.approximate_depth_limit`, since coercion recurses
+ * per level and a deeply nested value for a recursive input type (or a custom
+ * scalar) would overflow the stack or be forwarded to a subgraph; and their
+ * number (every object, list and scalar, with the argument literals already
+ * counted) against `security.parser_limits.max_input_values`, since coercion
+ * costs about a microsecond a value, and a 5 MB body holds 600 000 (issue
+ * 34). Literals in the query text are held to the same limits. The walk is
+ * iterative and stops at the first value past a limit.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkVariablesDepth, DEFAULT_OPERATION_LIMITS } from "./limits.ts";
- * assert.equal(checkVariablesDepth({ f: { and: [{ x: 1 }] } }, DEFAULT_OPERATION_LIMITS), null);
+ * import { checkVariableValues, DEFAULT_OPERATION_LIMITS } from "./limits.ts";
+ * assert.equal(checkVariableValues({ f: { and: [{ x: 1 }] } }, DEFAULT_OPERATION_LIMITS), null);
  * let deep: unknown = 1;
  * for (let i = 0; i < 500; i++) deep = [deep];
- * const error = checkVariablesDepth({ v: deep }, DEFAULT_OPERATION_LIMITS);
+ * const error = checkVariableValues({ v: deep }, DEFAULT_OPERATION_LIMITS);
  * assert.equal(error?.extensions?.code, "MAX_DEPTH_EXCEEDED");
+ * const many = checkVariableValues({ v: [1, 2, 3] }, { ...DEFAULT_OPERATION_LIMITS, maxInputValues: 3 });
+ * assert.equal(many?.extensions?.code, "MAX_INPUT_VALUES_EXCEEDED");
  * ```
  * @param variables The request's variables (parsed JSON).
  * @param limits The limits.
- * @returns The error, or null when within the limit.
+ * @param options Input values counted already (the operation's argument literals).
+ * @returns The error, or null when within the limits.
  */
-export function checkVariablesDepth(
+export function checkVariableValues(
   variables: Readonly<Record<string, unknown>>,
   limits: OperationLimits,
+  options: { readonly counted?: number } = {},
 ): GraphQLFormattedError | null {
+  const maxValues = limits.maxInputValues ?? Infinity;
+  let count = options.counted ?? 0;
+  if (count > maxValues) return tooManyValues(maxValues);
   const limit = limits.approximateDepth;
   // Pairs of (value, its depth): the variables object itself is depth 1.
   const values: unknown[] = [variables];
@@ -423,6 +440,7 @@ export function checkVariablesDepth(
       });
     }
     for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (++count > maxValues) return tooManyValues(maxValues);
       if (child !== null && typeof child === "object") {
         values.push(child);
         depths.push(depth + 1);
@@ -430,6 +448,64 @@ export function checkVariablesDepth(
     }
   }
   return null;
+}
+
+function tooManyValues(limit: number): GraphQLFormattedError {
+  return refusal("MAX_INPUT_VALUES_EXCEEDED", "number of input values (variables and arguments)", {
+    value: null,
+    limit,
+    key: "security.parser_limits.max_input_values",
+  });
+}
+
+/** The value kinds of a document: each node of one is one input value. */
+const VALUE_KINDS: ReadonlySet<string> = new Set([
+  Kind.INT,
+  Kind.FLOAT,
+  Kind.STRING,
+  Kind.BOOLEAN,
+  Kind.NULL,
+  Kind.ENUM,
+  Kind.LIST,
+  Kind.OBJECT,
+]);
+
+/**
+ * The input values written in a document (argument literals, variable
+ * defaults, directive arguments): every literal, list and object, counted as
+ * {@linkcode checkVariableValues} counts variables. A variable reference
+ * counts nothing (its value is counted with the variables). Iterative (the
+ * parser's token limit bounds the document).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parse } from "graphql";
+ * import { countInputValues } from "./limits.ts";
+ * assert.equal(countInputValues(parse('{ a(x: [1, 2], y: { z: "s" }, v: $v) @include(if: true) }')), 6);
+ * ```
+ * @param document The parsed document.
+ * @returns The count.
+ */
+export function countInputValues(document: DocumentNode): number {
+  let count = 0;
+  const stack: unknown[] = [document];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== "object") continue;
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push(item);
+      continue;
+    }
+    const kind = (node as { kind?: unknown }).kind;
+    if (typeof kind === "string" && VALUE_KINDS.has(kind)) count++;
+    for (const key in node) {
+      if (key === "loc") continue;
+      const child = (node as Record<string, unknown>)[key];
+      if (child !== null && typeof child === "object") stack.push(child);
+    }
+  }
+  return count;
 }
 
 /**
@@ -504,6 +580,7 @@ export function checkJsonTextDepth(
 /** The codes of the refusals above (every one a 400 on `/graphql`, whatever the media type). */
 const LIMIT_CODES: ReadonlySet<string> = new Set([
   "MAX_DEPTH_EXCEEDED",
+  "MAX_INPUT_VALUES_EXCEEDED",
   "MAX_FIELDS_EXCEEDED",
   "MAX_ROOT_FIELDS_EXCEEDED",
   "MAX_ROOT_FIELD_ALIASES_EXCEEDED",

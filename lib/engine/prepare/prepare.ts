@@ -24,6 +24,8 @@ import { findIntrospectionField, introspectionDisabled, OfTypeDepthRule } from "
 import {
   checkOperationLimits,
   checkTextDepth,
+  checkVariableValues,
+  countInputValues,
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
 } from "./limits.ts";
@@ -123,6 +125,10 @@ export function prepareOperation(
   }
   const overLimit = checkOperationLimits(document, limits);
   if (overLimit !== null) return { ok: false, stage: "limits", errors: [overLimit] };
+  const inputValues = countInputValues(document);
+  // The literals alone (the variables are counted with them before coercion).
+  const tooMany = checkVariableValues({}, limits, { counted: inputValues });
+  if (tooMany !== null) return { ok: false, stage: "limits", errors: [tooMany] };
   const introspection = options.introspection ?? true;
   if (!introspection && findIntrospectionField(document) !== null) {
     return { ok: false, stage: "limits", errors: [introspectionDisabled()] };
@@ -190,6 +196,7 @@ export function prepareOperation(
       key: `${request.query}\u0000${operation.name?.value ?? ""}`,
       conditionVariables: conditionVariables(document),
       hasDefer: /@\s*defer\b/.test(request.query),
+      inputValues,
     },
   };
 }
