@@ -29,7 +29,9 @@ import {
   type StreamResult,
 } from "../../lib/connect/mod.ts";
 import type { RouterState } from "../../lib/state/mod.ts";
-import { edgeState, handlerOf } from "../unit/_edge_fixture.ts";
+import { edgeState } from "../unit/_edge_fixture.ts";
+import { createHandler } from "../../lib/http/mod.ts";
+import { handleConnect } from "../../lib/connect/mod.ts";
 import { runDeno } from "./_cli.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -352,13 +354,16 @@ const REVIEW = {
   author: { id: "1", username: "ada", name: "Ada Lovelace" },
 };
 
+/** The Connect facet behind the real edge, with this `subscribe` in place of the engine's. */
 async function serveFacet(subscribe: ConnectSubscribe | null) {
   const state = await edgeState({}, { operations: [ON_REVIEW_ADDED] });
-  const withSubscribe = { ...state, subscribe };
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
-    handlerOf(withSubscribe as RouterState),
-  );
+  const handler = createHandler(() => state, {
+    facets: {
+      connect: (request: Request, current: RouterState) =>
+        handleConnect(request, { ...current, subscribe }),
+    },
+  });
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, handler);
   return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
 }
 
