@@ -323,7 +323,14 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     subgraph_transport: { kind: "enum", values: ["http1", "fetch"], default: "http1" },
     subgraph_request_timeout_ms: { kind: "duration", default: 30_000, min: 1 },
     plan_cache_size: { kind: "int", default: 1000 },
-    max_concurrent_operations: { kind: "int", default: 16 },
+    // Issue 33: 0 = no fixed count; the adaptive limit sizes admission (unless disabled).
+    max_concurrent_operations: { kind: "int", default: 0 },
+    adaptive_concurrency: object({
+      enabled: bool(true),
+      target_delay_ms: { kind: "duration", default: 20, min: 1 },
+      min_concurrency: { kind: "int", default: 8, min: 1 },
+      max_concurrency: { kind: "int", default: 1_000, min: 1 },
+    }),
     max_subgraph_response_bytes: { kind: "size", default: 16_000_000, min: 1 },
     execution_plan_cache_max_bytes: { kind: "size", default: 16_000_000 },
     parse_cache_max_bytes: { kind: "size", default: 16_000_000 },

@@ -31,6 +31,7 @@ import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate } from "./admission/queue.ts";
+import { type AdaptiveLimitOptions, createAdaptiveLimit } from "./admission/adaptive_limit.ts";
 import { executePlan } from "./execute/execute.ts";
 import {
   accessSignature,
@@ -173,6 +174,11 @@ export interface EngineOptions {
    * once, the others waiting in arrival order. 0 = no limit. @default 0
    */
   readonly maxConcurrentOperations?: number;
+  /**
+   * Sizes admission by the event-loop delay instead (used when
+   * `maxConcurrentOperations` is 0; `engine.adaptive_concurrency`). @default none
+   */
+  readonly adaptiveConcurrency?: AdaptiveLimitOptions;
   /** Operation limits (`security`), checked before validation. @default DEFAULT_OPERATION_LIMITS */
   readonly limits?: OperationLimits;
   /**
@@ -267,7 +273,12 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     tooLarge: responseTooLarge,
     onRelease: () => admission.pump(),
   });
-  const admission = createAdmissionGate(options.maxConcurrentOperations ?? 0, {
+  const fixed = options.maxConcurrentOperations ?? 0;
+  const adaptive = fixed === 0 && options.adaptiveConcurrency
+    ? createAdaptiveLimit(options.adaptiveConcurrency)
+    : undefined;
+  const admission = createAdmissionGate(fixed, {
+    ...(adaptive ? { adaptive } : {}),
     blocked: () => memory.spent,
     ...(options.maxQueueSize === undefined ? {} : { maxQueueSize: options.maxQueueSize }),
     ...(options.maxBufferedBodyBytes ? { maxBodyBytes: options.maxBufferedBodyBytes } : {}),
