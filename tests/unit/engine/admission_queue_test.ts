@@ -176,9 +176,16 @@ Deno.test("issue 15: a queue that never empties under sustained load keeps a bou
 });
 
 Deno.test("issue 33: the adaptive limit grows while operations wait and the event loop keeps up", () => {
-  const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 4, maxLimit: 100, initialLimit: 8 });
+  const limit = createAdaptiveLimit({
+    targetDelayMs: 20,
+    minLimit: 4,
+    maxLimit: 100,
+    initialLimit: 8,
+  });
   // Slow subgraphs: every slot taken, work waiting, the loop on time.
-  const seen = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(() => limit.sample(1, { active: limit.limit, waiting: 50 }));
+  const seen = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(() =>
+    limit.sample(1, { active: limit.limit, waiting: 50 })
+  );
   assert.deepEqual(seen, [10, 13, 17, 22, 28, 35, 44, 55, 69, 87]);
   assert.equal(limit.sample(1, { active: 100, waiting: 50 }), 100, "never above max");
   assert.equal(limit.sample(1, { active: 100, waiting: 50 }), 100);
@@ -192,8 +199,16 @@ Deno.test("issue 33: the adaptive limit stays put while it does not bind", () =>
 
 Deno.test("issue 33: a sustained event-loop delay cuts the limit toward what runs, one pause does not", () => {
   const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 4, initialLimit: 200 });
-  assert.equal(limit.sample(150, { active: 60, waiting: 30 }), 200, "one late timer is a pause (GC, one big parse)");
-  assert.equal(limit.sample(5, { active: 60, waiting: 30 }), 200, "on time again: no cut (and no growth, it does not bind)");
+  assert.equal(
+    limit.sample(150, { active: 60, waiting: 30 }),
+    200,
+    "one late timer is a pause (GC, one big parse)",
+  );
+  assert.equal(
+    limit.sample(5, { active: 60, waiting: 30 }),
+    200,
+    "on time again: no cut (and no growth, it does not bind)",
+  );
   limit.sample(30, { active: 60, waiting: 30 });
   // Two late samples in a row: cut from the 60 running by target / delay (20/30).
   assert.equal(limit.sample(30, { active: 60, waiting: 30 }), 40);
@@ -227,7 +242,12 @@ Deno.test("issue 33: an adaptive gate samples the event-loop delay only while bu
     },
   };
   const adaptive = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 2, initialLimit: 2 });
-  const gate = createAdmissionGate(0, { adaptive, sampleIntervalMs: 10, maxQueueSize: 3, ...counting });
+  const gate = createAdmissionGate(0, {
+    adaptive,
+    sampleIntervalMs: 10,
+    maxQueueSize: 3,
+    ...counting,
+  });
   assert.equal(gate.limit, 2);
   assert.equal(pending, 0, "idle: no timer");
   await gate.enter();
