@@ -30,7 +30,7 @@ import { type DocumentNode, execute as graphqlExecute, type GraphQLFormattedErro
 import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
-import { type AdmissionGate, createAdmissionGate } from "./admission/queue.ts";
+import { type AdmissionGate, createAdmissionGate, overloaded } from "./admission/queue.ts";
 import { type AdaptiveLimitOptions, createAdaptiveLimit } from "./admission/adaptive_limit.ts";
 import { executePlan } from "./execute/execute.ts";
 import {
@@ -42,7 +42,11 @@ import {
 import { compileHeaderRules, type HeaderPropagator } from "./fetch/headers.ts";
 import { REQUEST_ID_HEADER } from "../request/request_id.ts";
 import { SharedResults } from "./execute/shared_results.ts";
-import { createMemoryBudget, type MemoryBudget } from "./admission/memory_budget.ts";
+import {
+  ANSWER_COST_PER_BYTE,
+  createMemoryBudget,
+  type MemoryBudget,
+} from "./admission/memory_budget.ts";
 import { createUnsentAnswers, type UnsentAnswers } from "./admission/unsent_answers.ts";
 import type { Resilience } from "./fetch/resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
@@ -110,6 +114,7 @@ export {
 } from "./execute/subgraph_errors.ts";
 export { resilienceOf } from "./fetch/resilient_fetch.ts";
 export { resultJson } from "./execute/shared_results.ts";
+export type { BudgetTicket } from "./admission/memory_budget.ts";
 export {
   createUnsentAnswers,
   STREAMED_ANSWER_BYTES,
@@ -272,6 +277,9 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     maxTicketBytes: maxResponseBytes,
     tooLarge: responseTooLarge,
     onRelease: () => admission.pump(),
+    costPerByte: ANSWER_COST_PER_BYTE,
+    ...(options.maxQueueWaitMs === undefined ? {} : { maxWaitMs: options.maxQueueWaitMs }),
+    overloaded: () => overloaded("memory_wait"),
   });
   const fixed = options.maxConcurrentOperations ?? 0;
   const adaptive = fixed === 0 && options.adaptiveConcurrency
@@ -559,7 +567,7 @@ export async function execute(
     // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
     return { errors: planned.removed.map((path) => unauthorizedError(path)) };
   }
-  const ticket = engine.memory.open();
+  const ticket = options.ticket ?? engine.memory.open();
   // Only header rules read the client's headers: the copy with the id is made for them.
   const headers = engine.forwardsHeaders
     ? withRequestIdHeader(options.headers, options.requestId)
@@ -603,9 +611,10 @@ export async function execute(
         : null,
     ]);
   } finally {
-    ticket.close();
+    if (options.ticket === undefined) ticket.close();
   }
   if (ticket.exceeded) throw responseTooLarge(engine.memory.maxTicketBytes);
+  if (ticket.refused) throw overloaded("memory_wait");
   const errors = executed.errors;
   if (introspected) {
     // Plain objects (graphql-js builds null-prototype ones); introspection only, so rare.

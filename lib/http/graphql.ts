@@ -23,6 +23,7 @@ import {
   resultJson,
 } from "../engine/mod.ts";
 import type {
+  BudgetTicket,
   Engine,
   ExecutionResult,
   GraphQLRequest,
@@ -187,6 +188,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   let result: ExecutionResult;
   // Operation limits and disabled introspection are refused with 400 whatever the media type.
   let refused = false;
+  /** The memory-budget ticket of an executed operation, closed once its response is rendered. */
+  let ticket: BudgetTicket | undefined;
   if (!prepared.ok) {
     refused = prepared.stage === "limits";
     if (!refused && method === "GET" && isMutationText(params)) {
@@ -216,6 +219,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         return errorResponse(refused, { contentType: mediaType, log: deps.log, requestId });
       }
     }
+    // The answer's memory is charged until its response is rendered (issue 34).
+    ticket = deps.engine.memory.open();
     try {
       result = await execute(deps.engine, prepared.operation, {
         variables: params.variables,
@@ -223,10 +228,12 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         requestId,
         signal: signalOf(request),
         identity,
+        ticket,
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),
       });
     } catch (error) {
+      ticket.close();
       return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
     }
     // The variables' limit (checked by execute) is refused like the document's.
@@ -239,13 +246,17 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     operationName: params.operationName,
   });
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
-  return graphQLResponse(result, mediaType, {
-    traced: start.kind === "on",
-    refused,
-    requestId,
-    limit: deps.engine.memory.maxTicketBytes,
-    unsent: deps.engine.unsent,
-  });
+  try {
+    return graphQLResponse(result, mediaType, {
+      traced: start.kind === "on",
+      refused,
+      requestId,
+      limit: deps.engine.memory.maxTicketBytes,
+      unsent: deps.engine.unsent,
+    });
+  } finally {
+    ticket?.close();
+  }
 }
 
 function graphQLResponse(

@@ -119,14 +119,22 @@ export function overloaded(reason: OverloadReason): RouterError {
 }
 
 /**
- * Why the router refuses: the queue is full, the wait was too long, request
- * bodies fill their budget, or (the connection guard) connections fill theirs.
+ * Why the router refuses: the queue is full, the wait was too long (for a slot
+ * or for memory), request bodies fill their budget, or (the connection guard)
+ * connections fill theirs.
  */
-export type OverloadReason = "queue_full" | "queue_wait" | "body_bytes" | "max_connections";
+export type OverloadReason =
+  | "queue_full"
+  | "queue_wait"
+  | "memory_wait"
+  | "body_bytes"
+  | "max_connections";
 
 const OVERLOAD_MESSAGES: Readonly<Record<OverloadReason, string>> = {
   queue_full: "its queue is full (traffic_shaping.router.max_queue_size)",
   queue_wait: "the request waited too long for a slot (traffic_shaping.router.max_queue_wait)",
+  memory_wait:
+    "the request waited too long for memory (traffic_shaping.router.max_in_flight_bytes, max_queue_wait)",
   body_bytes:
     "the request bodies it holds would pass traffic_shaping.router.max_buffered_body_bytes",
   max_connections:
