@@ -281,13 +281,19 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     ...(options.maxQueueWaitMs === undefined ? {} : { maxWaitMs: options.maxQueueWaitMs }),
     overloaded: () => overloaded("memory_wait"),
   });
+  const unsent = createUnsentAnswers({
+    maxBytes: options.maxUnsentAnswerBytes ?? 0,
+    ...(options.onUnsentAnswerEnded ? { onEnded: options.onUnsentAnswerEnded } : {}),
+    onRelease: () => admission.pump(),
+  });
   const fixed = options.maxConcurrentOperations ?? 0;
   const adaptive = fixed === 0 && options.adaptiveConcurrency
     ? createAdaptiveLimit(options.adaptiveConcurrency)
     : undefined;
   const admission = createAdmissionGate(fixed, {
     ...(adaptive ? { adaptive } : {}),
-    blocked: () => memory.spent,
+    // Nothing starts while answers in flight, or answers being read, fill their budgets.
+    blocked: () => memory.spent || unsent.full,
     ...(options.maxQueueSize === undefined ? {} : { maxQueueSize: options.maxQueueSize }),
     ...(options.maxBufferedBodyBytes ? { maxBodyBytes: options.maxBufferedBodyBytes } : {}),
     ...(options.maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs: options.maxQueueWaitMs }),
@@ -322,10 +328,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     overrideLabels: { labels: overrideLabelsOf(model), random: options.random ?? Math.random },
     admission,
     memory,
-    unsent: createUnsentAnswers({
-      maxBytes: options.maxUnsentAnswerBytes ?? 0,
-      ...(options.onUnsentAnswerEnded ? { onEnded: options.onUnsentAnswerEnded } : {}),
-    }),
+    unsent,
     limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
     introspection: options.introspection ?? true,
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,

@@ -16,7 +16,8 @@
  * (`engine.max_concurrent_operations`) or, by default, an adaptive limit sized
  * by what the process can do (`adaptive_limit.ts`): while operations run or
  * wait, a timer samples the event-loop delay every `sampleIntervalMs` and
- * feeds it to the limit. An idle gate runs no timer.
+ * feeds it to the limit (and, with a fixed count too, looks again whether
+ * `blocked` cleared while operations wait on it). An idle gate runs no timer.
  *
  * The gate keeps its counters as plain values (`admitted`, `refused`, …) for
  * whoever reports them; timers and the clock are injected.
@@ -196,7 +197,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
   let due = 0;
   function sample(): void {
     sampler = undefined;
-    max = adaptive!.sample(Math.max(0, now() - due), { active, waiting });
+    if (adaptive) max = adaptive.sample(Math.max(0, now() - due), { active, waiting });
     pump();
     sampling();
   }
@@ -206,9 +207,14 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
     clearTimer(sampler);
     sampler = undefined;
   }
-  /** Keeps the sampler running while there is work, and only then. */
+  /**
+   * Keeps the sampler running while there is work, and only then; without an
+   * adaptive limit, while operations wait on a block (what blocks may clear
+   * with time: answers whose clients stalled are ended then).
+   */
   function sampling(): void {
-    if (adaptive === undefined || sampler !== undefined || (active === 0 && waiting === 0)) return;
+    if (sampler !== undefined || (active === 0 && waiting === 0)) return;
+    if (adaptive === undefined && (waiting === 0 || !blocked())) return;
     due = now() + interval;
     sampler = setTimer(sample, interval);
   }
@@ -243,7 +249,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
       if (waiting === 0 && active < max && !blocked()) {
         active++;
         admitted++;
-        if (sampler === undefined) sampling();
+        if (sampler === undefined && adaptive) sampling();
         return ADMITTED;
       }
       if (signal?.aborted) return Promise.reject(signal.reason);
@@ -275,7 +281,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
         }
         queue.push(waiter);
         waiting++;
-        sampling();
+        if (sampler === undefined) sampling();
         if (signal) {
           // A callback, not an event listener, on the request's path (cancellation.ts).
           offAbort = onAbort(signal, () => {
