@@ -4,8 +4,7 @@
  * all answered (200, or 503 + `Retry-After`), none slowly, within the
  * in-flight memory budget, and no reader is cut off (8 clients read 15 MB
  * answers at once, 120 MB against 64 MB of `max_unsent_answer_bytes`: before
- * issue 33 some of their answers were ended); many distinct small documents
- * keep RSS flat.
+ * issue 33 some of their answers were ended).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -67,11 +66,14 @@ async function started(extra = "") {
   });
   const serve = spawnServe(join(dir, "config.yaml"));
   const url = JSON.parse(await serve.waitFor((l) => l.includes("GW Router listening"))).url;
+  // Its log (an access-log line per request) is read on, or the pipe fills and the router blocks.
+  const draining = serve.waitFor(() => false).catch(() => {});
   return {
     url: url as string,
     pid: serve.child.pid,
     async close() {
       await serve.close();
+      await draining;
       await sub.shutdown();
       await Deno.remove(dir, { recursive: true });
     },
