@@ -28,7 +28,6 @@
 import { join } from "node:path";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { SDLS } from "./subgraphs.ts";
-import { SUBGRAPH_NAMES } from "../load/subgraphs/schemas.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const HERE = new URL("./", import.meta.url).pathname;
