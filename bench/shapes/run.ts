@@ -21,7 +21,9 @@
  *
  * Needs Hive Gateway installed under `HIVE_DIR` (default
  * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
- * `GATEWAYS=gw` runs GW Router alone. Ports 45000-45999.
+ * `GATEWAYS=gw` runs GW Router alone; `gw16` is GW Router with the old
+ * default admission (a fixed `engine.max_concurrent_operations: 16`).
+ * Ports 45000-45999.
  *
  * @module
  */
@@ -187,7 +189,7 @@ function fedSupergraph(): string {
 
 function startGateway(name: string, supergraph: string, tag: string): Started {
   const log = join(out, `${tag}-${name}.log`);
-  if (name === "gw") {
+  if (name === "gw" || name === "gw16") {
     const config = join(out, `${tag}-gw.yaml`);
     Deno.writeTextFileSync(
       config,
@@ -196,6 +198,7 @@ supergraph_path: ${supergraph}
 mcp: { enabled: false }
 headers: { all: { request: [ { op: propagate, named: Authorization } ] } }
 access_logs: { enabled: false }
+${name === "gw16" ? "engine: { max_concurrent_operations: 16 }" : ""}
 ${Deno.env.get("GW_CONFIG_EXTRA") ?? ""}
 `,
     );
