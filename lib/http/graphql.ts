@@ -253,9 +253,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       requestId,
       limit: deps.engine.memory.maxTicketBytes,
       unsent: deps.engine.unsent,
+      ...(ticket ? { ticket } : {}),
     });
-  } finally {
+  } catch (error) {
     ticket?.close();
+    throw error;
   }
 }
 
@@ -270,6 +272,11 @@ function graphQLResponse(
     readonly limit?: number;
     /** Where large answers are counted until taken. */
     readonly unsent?: UnsentAnswers;
+    /**
+     * The operation's memory-budget ticket: closed once the answer is sent as
+     * text, or kept at the answer's bytes until its client took it.
+     */
+    readonly ticket?: BudgetTicket;
   },
 ): Response {
   const { traced, requestId } = options;
@@ -289,7 +296,9 @@ function graphQLResponse(
   const limit = options.limit ?? Infinity;
   // Measured once: the limit and the access log's bytes_out both read it.
   const bytes = utf8Length(text);
+  const ticket = options.ticket;
   if (bytes > limit) {
+    ticket?.close();
     return errorResponse(responseTooLarge(limit), { contentType: mediaType, requestId });
   }
   // Sent as a string: Deno.serve copies it into the socket write in Rust, where
@@ -297,7 +306,11 @@ function graphQLResponse(
   // that lives until V8 collects it (under load: promoted, then freed only by
   // a full GC, tens of MiB of RSS).
   // A large one goes out counted until its client took it (unsent_answers.ts).
-  const body = options.unsent ? options.unsent.body(text, bytes) : text;
+  const body = options.unsent
+    ? options.unsent.body(text, bytes, ticket ? () => ticket.close() : undefined)
+    : text;
+  if (ticket && typeof body === "string") ticket.close();
+  else ticket?.keep(bytes);
   return withBodySize(new Response(body, { status, headers }), bytes);
 }
 

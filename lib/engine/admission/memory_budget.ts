@@ -14,7 +14,9 @@
  * Issue 34: what an answer costs while it lives is more than its bytes: the
  * text decoded from them, the parsed data, and the rendered response. Each
  * byte read is charged {@linkcode ANSWER_COST_PER_BYTE} bytes (`costPerByte`),
- * and the caller keeps its ticket open until the response is rendered. A read
+ * the caller keeps its ticket open until the response is rendered, and a
+ * rendered answer that waits for a slow client keeps costing its bytes
+ * (`keep`) until taken. A read
  * that waits for room waits at most `maxWaitMs` (`max_queue_wait`, the
  * admission queue's bound): past it the wait ends with the `overloaded` error
  * (503 `SERVICE_OVERLOADED` + `Retry-After`) and the ticket is marked
@@ -45,6 +47,12 @@ export interface BudgetTicket {
   readonly refused: boolean;
   /** Releases the ticket's bytes (idempotent). Later charges to it count nothing. */
   close(): void;
+  /**
+   * The operation is done and its rendered answer of `bytes` waits for its
+   * client: the ticket now costs those bytes until {@linkcode close}, and no
+   * longer counts as a running operation (the oldest running one proceeds).
+   */
+  keep(bytes: number): void;
 }
 
 /** Options of {@linkcode MemoryBudget.charge}. */
@@ -248,6 +256,14 @@ export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
           ticket.open = false;
           open.delete(ticket);
           used -= ticket.cost;
+          wake();
+          options.onRelease?.();
+        },
+        keep(bytes) {
+          if (!ticket.open) return;
+          open.delete(ticket);
+          used += bytes - ticket.cost;
+          ticket.cost = bytes;
           wake();
           options.onRelease?.();
         },

@@ -38,8 +38,9 @@ export interface UnsentAnswers {
    * else a stream of its slices, counted until taken.
    * @param text The answer's text.
    * @param bytes Its UTF-8 length.
+   * @param taken Called once its bytes are let go (taken, cancelled or ended); never for a text body.
    */
-  body(text: string, bytes: number): BodyInit;
+  body(text: string, bytes: number, taken?: () => void): BodyInit;
   /** Bytes of the answers being taken now. */
   readonly bytes: number;
   /**
@@ -73,6 +74,8 @@ interface Unsent {
   progress: number;
   /** Ends the stream (its connection closes). */
   readonly end: () => void;
+  /** Told when its bytes are let go. */
+  readonly taken?: () => void;
 }
 
 /**
@@ -112,6 +115,7 @@ export function createUnsentAnswers(options: UnsentAnswersOptions): UnsentAnswer
   function release(entry: Unsent): void {
     if (!unsent.delete(entry)) return;
     bytes -= entry.bytes;
+    entry.taken?.();
     options.onRelease?.();
   }
   /** Ends the oldest stalled answers until `more` bytes fit (or none is stalled). */
@@ -127,13 +131,14 @@ export function createUnsentAnswers(options: UnsentAnswersOptions): UnsentAnswer
   }
 
   return {
-    body(text, size) {
+    body(text, size, taken) {
       if (max === 0 || size < STREAMED_ANSWER_BYTES) return text;
       let at = 0;
       /** The text left to send; null once the answer was ended. */
       let rest: string | null = text;
       const entry: Unsent = {
         bytes: size,
+        ...(taken ? { taken } : {}),
         progress: now(),
         end: () => {
           // The text is let go and no byte follows: the client sees its answer

@@ -144,3 +144,28 @@ Deno.test("issue 34: a read waiting for memory past maxWaitMs ends with the over
   third.close();
   assert.equal(b.used, 0);
 });
+
+Deno.test("issue 34: a rendered answer waiting for its client keeps costing its bytes, but no longer runs (the next oldest proceeds)", async () => {
+  const b = createMemoryBudget({
+    maxBytes: 100,
+    maxTicketBytes: Infinity,
+    tooLarge: () => new RangeError("too large"),
+    costPerByte: 4,
+  });
+  const done = b.open();
+  const next = b.open();
+  const third = b.open();
+  b.charge(20, { tickets: [done] });
+  assert.equal(b.used, 80);
+  const waiting = b.reserve(10, { tickets: [third] });
+  assert.ok(waiting instanceof Promise);
+  done.keep(20); // rendered: 20 bytes wait for the client
+  await waiting; // 20 + 40 fit: the waiting reservation is granted at once
+  assert.equal(b.used, 60);
+  // `next` is now the oldest running operation: it proceeds past the budget.
+  assert.equal(b.charge(50, { tickets: [next] }), undefined);
+  done.close();
+  next.close();
+  third.close();
+  assert.equal(b.used, 0);
+});
