@@ -56,7 +56,7 @@ import { withBodySize } from "../telemetry/access_log.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 import { utf8Length } from "../limited_body.ts";
-import { signalOf } from "../cancellation.ts";
+import { onAbort, signalOf } from "../cancellation.ts";
 import { parseJsonExact } from "../engine/execute/json_numbers.ts";
 
 /** What the GraphQL facet reads from the router state. */
@@ -221,12 +221,17 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     }
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();
+    const signal = signalOf(request);
+    // Past its deadline, or with its client gone, the request was answered:
+    // admission stops waiting for what its work still holds (a parse that
+    // cannot fit a thread's heap would otherwise hold every request back).
+    onAbort(signal, ticket.close);
     try {
       result = await execute(deps.engine, prepared.operation, {
         variables: params.variables,
         headers: request.headers,
         requestId,
-        signal: signalOf(request),
+        signal,
         identity,
         ticket,
         ...(observer ? { observer } : {}),
