@@ -85,17 +85,22 @@ function start(
   };
 }
 
+/** The fields of `/proc/<pid>/stat` after the command name, or null when it is gone. */
+function statFields(pid: string | number): string[] | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
 /** The pids of a process group. */
 function group(pgid: number): number[] {
   const pids: number[] = [];
   for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid) pids.push(Number(entry.name));
-    } catch {
-      // Gone.
+    if (/^\d+$/.test(entry.name) && Number(statFields(entry.name)?.[2]) === pgid) {
+      pids.push(Number(entry.name));
     }
   }
   return pids;
@@ -105,17 +110,13 @@ function group(pgid: number): number[] {
 function cpuTicks(pgid: number): number {
   let ticks = 0;
   for (const pid of group(pgid)) {
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // Gone.
-    }
+    const fields = statFields(pid);
+    if (fields) ticks += Number(fields[11]) + Number(fields[12]);
   }
   return ticks;
 }
 
+/** Resident bytes of a process group. */
 function rssBytes(pgid: number): number {
   let bytes = 0;
   for (const pid of group(pgid)) {
