@@ -16,7 +16,9 @@
  * byte read is charged {@linkcode ANSWER_COST_PER_BYTE} bytes (`costPerByte`),
  * the caller keeps its ticket open until the response is rendered, and a
  * rendered answer that waits for a slow client keeps costing its bytes
- * (`keep`) until taken. A read
+ * (`keep`) until taken (those are bounded by `max_unsent_answer_bytes`: the
+ * held bytes stay within the budget, one running operation's cost and the
+ * answers being taken). A read
  * that waits for room waits at most `maxWaitMs` (`max_queue_wait`, the
  * admission queue's bound): past it the wait ends with the `overloaded` error
  * (503 `SERVICE_OVERLOADED` + `Retry-After`) and the ticket is marked
