@@ -209,9 +209,9 @@ let scratch: Uint8Array | null = null;
 const SCRATCH_BYTES = 1 << 20;
 
 /**
- * The UTF-8 byte length of `text`. Texts up to ~340 K code units are encoded
- * into one reused 1 MiB buffer (a memory copy for ASCII, about 1.6 µs for a
- * 55 KB response), longer ones into a fresh array.
+ * The UTF-8 byte length of `text`, encoded into one reused 1 MiB buffer (a
+ * memory copy for ASCII, about 1.6 µs for a 55 KB response), a slice of
+ * ~340 K code units at a time: no copy of the text is allocated.
  *
  * @example
  * ```ts
@@ -220,12 +220,24 @@ const SCRATCH_BYTES = 1 << 20;
  * assert.equal(utf8Length("abc"), 3);
  * assert.equal(utf8Length("é€😀"), 2 + 3 + 4);
  * assert.equal(utf8Length("x".repeat(500_000)), 500_000);
+ * assert.equal(utf8Length("😀".repeat(400_000)), 1_600_000); // pairs across slices stay whole
  * ```
  * @param text The text.
  * @returns Its size in bytes as UTF-8.
  */
 export function utf8Length(text: string): number {
-  if (text.length * 3 > SCRATCH_BYTES) return UTF8.encode(text).length;
   scratch ??= new Uint8Array(SCRATCH_BYTES);
-  return UTF8.encodeInto(text, scratch).written;
+  if (text.length * 3 <= SCRATCH_BYTES) return UTF8.encodeInto(text, scratch).written;
+  // A long text is measured a slice at a time in the same buffer: an encoded
+  // copy of a 15 MB answer was 15 MB of garbage per answer (issue 34).
+  let bytes = 0;
+  for (let at = 0; at < text.length;) {
+    let end = Math.min(text.length, at + SCRATCH_BYTES / 3);
+    // A surrogate pair stays whole (a lone half would count as U+FFFD's 3 bytes).
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+    bytes += UTF8.encodeInto(text.slice(at, end), scratch).written;
+    at = end;
+  }
+  return bytes;
 }

@@ -625,10 +625,24 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     },
     subgraph_request_timeout_ms: duration(30_000, "Timeout of one subgraph request.", { min: 1 }),
     plan_cache_size: int(1000, "Query plans kept in the plan cache."),
+    // Issue 33: 0 = no fixed count; the adaptive limit sizes admission (unless disabled).
     max_concurrent_operations: int(
-      16,
-      "Operations executing at once per isolate; the others wait in arrival order. 0: no limit.",
+      0,
+      "A fixed count of operations executing at once per isolate (the others wait in arrival order); 0: none, `adaptive_concurrency` sizes admission.",
     ),
+    adaptive_concurrency: object({
+      enabled: bool(
+        true,
+        "Size admission by the event-loop delay (when no fixed `max_concurrent_operations` is set).",
+      ),
+      target_delay_ms: duration(
+        20,
+        "Event-loop delay above which the limit shrinks (two late samples in a row).",
+        { min: 1 },
+      ),
+      min_concurrency: int(8, "The limit never falls below this.", { min: 1 }),
+      max_concurrency: int(1_000, "The limit never grows above this.", { min: 1 }),
+    }, "Admission sized by capacity: an adaptive concurrency limit (docs/performance.md)."),
     max_subgraph_response_bytes: size(
       16_000_000,
       "Largest subgraph answer read (more is a `SUBGRAPH_ERROR`).",

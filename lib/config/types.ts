@@ -214,8 +214,14 @@ export interface EngineConfig {
   readonly subgraph_request_timeout_ms: number;
   /** Plans kept in the plan cache. */
   readonly plan_cache_size: number;
-  /** Operations executing at once per isolate (the others wait in arrival order); 0 = no limit. */
+  /**
+   * A fixed count of operations executing at once per isolate (the others
+   * wait in arrival order); 0 = no fixed count: the adaptive limit sizes
+   * admission, or, with it disabled, no limit.
+   */
   readonly max_concurrent_operations: number;
+  /** The default admission: a concurrency limit sized by the event-loop delay (issue 33). */
+  readonly adaptive_concurrency: AdaptiveConcurrencyConfig;
   /** Largest subgraph response body the router reads, bytes (a larger one is a SUBGRAPH_ERROR). */
   readonly max_subgraph_response_bytes: number;
   /** Estimated heap bytes of the plan cache (≈ 40 bytes per byte of document text per plan). */
@@ -226,6 +232,18 @@ export interface EngineConfig {
   readonly max_cached_document_bytes: number;
   /** Subgraph answer bytes one operation may read; more is a `RESPONSE_TOO_LARGE` (502). */
   readonly max_response_bytes: number;
+}
+
+/** `engine.adaptive_concurrency`: admission sized by what the process can do. */
+export interface AdaptiveConcurrencyConfig {
+  /** On unless `engine.max_concurrent_operations` sets a fixed count. */
+  readonly enabled: boolean;
+  /** Event-loop delay tolerated, ms: two samples in a row above it cut the limit. */
+  readonly target_delay_ms: number;
+  /** The limit never goes below this many operations. */
+  readonly min_concurrency: number;
+  /** ... nor above this many. */
+  readonly max_concurrency: number;
 }
 
 /**

@@ -30,7 +30,8 @@ import { type DocumentNode, execute as graphqlExecute, type GraphQLFormattedErro
 import { touchedAccessKeys } from "../auth/mod.ts";
 import type { HeadersConfig } from "../config/types.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";
-import { type AdmissionGate, createAdmissionGate } from "./admission/queue.ts";
+import { type AdmissionGate, createAdmissionGate, overloaded } from "./admission/queue.ts";
+import { type AdaptiveLimitOptions, createAdaptiveLimit } from "./admission/adaptive_limit.ts";
 import {
   type ExecutedData,
   executePlan,
@@ -48,7 +49,11 @@ import {
 import { compileHeaderRules, type HeaderPropagator } from "./fetch/headers.ts";
 import { REQUEST_ID_HEADER } from "../request/request_id.ts";
 import { SharedResults } from "./execute/shared_results.ts";
-import { createMemoryBudget, type MemoryBudget } from "./admission/memory_budget.ts";
+import {
+  ANSWER_COST_PER_BYTE,
+  createMemoryBudget,
+  type MemoryBudget,
+} from "./admission/memory_budget.ts";
 import { createUnsentAnswers, type UnsentAnswers } from "./admission/unsent_answers.ts";
 import type { Resilience } from "./fetch/resilient_fetch.ts";
 import { RouterError } from "../errors.ts";
@@ -132,6 +137,7 @@ export {
 } from "./execute/subgraph_errors.ts";
 export { resilienceOf } from "./fetch/resilient_fetch.ts";
 export { resultJson } from "./execute/shared_results.ts";
+export type { BudgetTicket } from "./admission/memory_budget.ts";
 export {
   createUnsentAnswers,
   STREAMED_ANSWER_BYTES,
@@ -210,6 +216,11 @@ export interface EngineOptions {
    * once, the others waiting in arrival order. 0 = no limit. @default 0
    */
   readonly maxConcurrentOperations?: number;
+  /**
+   * Sizes admission by the event-loop delay instead (used when
+   * `maxConcurrentOperations` is 0; `engine.adaptive_concurrency`). @default none
+   */
+  readonly adaptiveConcurrency?: AdaptiveLimitOptions;
   /** Operation limits (`security`), checked before validation. @default DEFAULT_OPERATION_LIMITS */
   readonly limits?: OperationLimits;
   /**
@@ -315,9 +326,23 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     maxTicketBytes: maxResponseBytes,
     tooLarge: responseTooLarge,
     onRelease: () => admission.pump(),
+    costPerByte: ANSWER_COST_PER_BYTE,
+    ...(options.maxQueueWaitMs === undefined ? {} : { maxWaitMs: options.maxQueueWaitMs }),
+    overloaded: () => overloaded("memory_wait"),
   });
-  const admission = createAdmissionGate(options.maxConcurrentOperations ?? 0, {
-    blocked: () => memory.spent,
+  const unsent = createUnsentAnswers({
+    maxBytes: options.maxUnsentAnswerBytes ?? 0,
+    ...(options.onUnsentAnswerEnded ? { onEnded: options.onUnsentAnswerEnded } : {}),
+    onRelease: () => admission.pump(),
+  });
+  const fixed = options.maxConcurrentOperations ?? 0;
+  const adaptive = fixed === 0 && options.adaptiveConcurrency
+    ? createAdaptiveLimit(options.adaptiveConcurrency)
+    : undefined;
+  const admission = createAdmissionGate(fixed, {
+    ...(adaptive ? { adaptive } : {}),
+    // Nothing starts while answers in flight, or answers being read, fill their budgets.
+    blocked: () => memory.spent || unsent.full,
     ...(options.maxQueueSize === undefined ? {} : { maxQueueSize: options.maxQueueSize }),
     ...(options.maxBufferedBodyBytes ? { maxBodyBytes: options.maxBufferedBodyBytes } : {}),
     ...(options.maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs: options.maxQueueWaitMs }),
@@ -352,10 +377,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     overrideLabels: { labels: overrideLabelsOf(model), random: options.random ?? Math.random },
     admission,
     memory,
-    unsent: createUnsentAnswers({
-      maxBytes: options.maxUnsentAnswerBytes ?? 0,
-      ...(options.onUnsentAnswerEnded ? { onEnded: options.onUnsentAnswerEnded } : {}),
-    }),
+    unsent,
     limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
     introspection: options.introspection ?? true,
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
@@ -875,7 +897,8 @@ async function executeWhole(
   },
 ): Promise<ExecutionResult> {
   const { planned, variables, observer } = options;
-  const ticket = engine.memory.open();
+  // The GraphQL edge opens the ticket (it keeps the rendered answer charged while it is read).
+  const ticket = options.ticket ?? engine.memory.open();
   let executed, introspected;
   try {
     [executed, introspected] = await Promise.all([
@@ -883,9 +906,10 @@ async function executeWhole(
       introspect(engine, planned, variables),
     ]);
   } finally {
-    ticket.close();
+    if (options.ticket === undefined) ticket.close();
   }
   if (ticket.exceeded) throw responseTooLarge(engine.memory.maxTicketBytes);
+  if (ticket.refused) throw overloaded("memory_wait");
   const errors = executed.errors;
   mergeIntrospection(introspected, { data: executed.data, errors });
   // Requests that merged the same shared answers under one cached plan built the

@@ -6,6 +6,7 @@
  * @module
  */
 import type { DocumentNode, GraphQLFormattedError, OperationDefinitionNode } from "graphql";
+import type { BudgetTicket } from "./admission/memory_budget.ts";
 
 /** A GraphQL request as a facet received it. */
 export interface GraphQLRequest {
@@ -113,6 +114,13 @@ export interface ExecuteOptions {
   readonly rejectUnauthorized?: boolean;
   /** Telemetry hooks of this request (spans, fetch count); absent when telemetry is off. */
   readonly hooks?: RequestHooks;
+  /**
+   * The memory-budget ticket to charge, opened by the caller (`engine.memory.open()`),
+   * which closes it once the response is rendered (issue 34: the rendered text
+   * is part of what an answer costs). Absent: execute opens one and closes it
+   * when the subgraph fetches are done.
+   */
+  readonly ticket?: BudgetTicket;
 }
 
 /** Pipeline stages timed for the trace. */

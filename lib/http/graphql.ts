@@ -24,6 +24,7 @@ import {
   resultJson,
 } from "../engine/mod.ts";
 import type {
+  BudgetTicket,
   Engine,
   EventTrace,
   ExecutionResult,
@@ -72,7 +73,7 @@ import type { Telemetry } from "../telemetry/telemetry.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 import { multipartBody, multipartContentType } from "./multipart.ts";
 import { utf8Length } from "../limited_body.ts";
-import { signalOf } from "../cancellation.ts";
+import { onAbort, signalOf } from "../cancellation.ts";
 import { parseJsonExact } from "../engine/execute/json_numbers.ts";
 import {
   documentIdOf,
@@ -242,6 +243,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   let result: ExecutionResult;
   // Operation limits and disabled introspection are refused with 400 whatever the media type.
   let refused = false;
+  /** The memory-budget ticket of an executed operation, closed once its response is rendered. */
+  let ticket: BudgetTicket | undefined;
   if (!prepared.ok) {
     refused = prepared.stage === "limits";
     if (!refused && method === "GET" && isMutationText(params)) {
@@ -301,6 +304,13 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         return errorResponse(refused, { contentType: mediaType, log: deps.log, requestId });
       }
     }
+    // The answer's memory is charged until its response is rendered (issue 34).
+    ticket = deps.engine.memory.open();
+    const signal = signalOf(request);
+    // Past its deadline, or with its client gone, the request was answered:
+    // admission stops waiting for what its work still holds (a parse that
+    // cannot fit a thread's heap would otherwise hold every request back).
+    onAbort(signal, ticket.close);
     try {
       // `@defer` parts go out as multipart parts, or as SSE `next` events (GraphQL over SSE).
       const parts = incremental ? "multipart" : stream === "sse" ? "sse" : null;
@@ -309,12 +319,15 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         variables: params.variables,
         headers: request.headers,
         requestId,
-        signal: signalOf(request),
+        signal,
         identity,
+        ticket,
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),
       });
       if ("initial" in outcome) {
+        // The incremental run charges a ticket of its own for as long as its parts stream.
+        ticket.close();
         deps.telemetry?.operation(request, {
           prepared,
           result: outcome.initial,
@@ -332,6 +345,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       }
       result = outcome;
     } catch (error) {
+      ticket.close();
       return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
     }
     // The variables' limit (checked by execute) is refused like the document's.
@@ -344,13 +358,19 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     operationName: params.operationName,
   });
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
-  return graphQLResponse(result, mediaType, {
-    traced: start.kind === "on",
-    refused,
-    requestId,
-    limit: deps.engine.memory.maxTicketBytes,
-    unsent: deps.engine.unsent,
-  });
+  try {
+    return graphQLResponse(result, mediaType, {
+      traced: start.kind === "on",
+      refused,
+      requestId,
+      limit: deps.engine.memory.maxTicketBytes,
+      unsent: deps.engine.unsent,
+      ...(ticket ? { ticket } : {}),
+    });
+  } catch (error) {
+    ticket?.close();
+    throw error;
+  }
 }
 
 /** Events of a traced subscription that carry a trace (the first ones). */
@@ -405,6 +425,11 @@ function graphQLResponse(
     readonly limit?: number;
     /** Where large answers are counted until taken. */
     readonly unsent?: UnsentAnswers;
+    /**
+     * The operation's memory-budget ticket: closed once the answer is sent as
+     * text, or kept at the answer's bytes until its client took it.
+     */
+    readonly ticket?: BudgetTicket;
   },
 ): Response {
   const { traced, requestId } = options;
@@ -424,7 +449,9 @@ function graphQLResponse(
   const limit = options.limit ?? Infinity;
   // Measured once: the limit and the access log's bytes_out both read it.
   const bytes = utf8Length(text);
+  const ticket = options.ticket;
   if (bytes > limit) {
+    ticket?.close();
     return errorResponse(responseTooLarge(limit), { contentType: mediaType, requestId });
   }
   // Sent as a string: Deno.serve copies it into the socket write in Rust, where
@@ -432,7 +459,11 @@ function graphQLResponse(
   // that lives until V8 collects it (under load: promoted, then freed only by
   // a full GC, tens of MiB of RSS).
   // A large one goes out counted until its client took it (unsent_answers.ts).
-  const body = options.unsent ? options.unsent.body(text, bytes) : text;
+  const body = options.unsent
+    ? options.unsent.body(text, bytes, ticket ? () => ticket.close() : undefined)
+    : text;
+  if (ticket && typeof body === "string") ticket.close();
+  else ticket?.keep(bytes);
   return withBodySize(new Response(body, { status, headers }), bytes);
 }
 

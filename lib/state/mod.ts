@@ -120,6 +120,15 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
     enableSingleFlight: config.engine.enable_single_flight,
     maxConcurrentOperations: config.engine.max_concurrent_operations,
+    ...(config.engine.adaptive_concurrency.enabled
+      ? {
+        adaptiveConcurrency: {
+          targetDelayMs: config.engine.adaptive_concurrency.target_delay_ms,
+          minLimit: config.engine.adaptive_concurrency.min_concurrency,
+          maxLimit: config.engine.adaptive_concurrency.max_concurrency,
+        },
+      }
+      : {}),
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
     subgraphRequestTimeoutMs: config.engine.subgraph_request_timeout_ms,
     planCacheSize: config.engine.plan_cache_size,

@@ -72,7 +72,7 @@ export interface CacheSize {
 /** Live values read at scrape time. */
 export interface MetricSources {
   /** The admission gate of the current state. */
-  admission(): { readonly active: number; readonly waiting: number } | null;
+  admission(): { readonly active: number; readonly waiting: number; readonly limit: number } | null;
   /** The parse and plan caches of the current state. */
   caches(): { readonly parse: CacheSize; readonly plan: CacheSize } | null;
   /**
@@ -439,6 +439,16 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     collect() {
       const gate = sources?.admission();
       if (gate) this.set(gate.active);
+    },
+  });
+  new Gauge({
+    name: "gw_router_admission_limit",
+    help:
+      "Operations admission lets run at once now (engine.adaptive_concurrency, or the fixed engine.max_concurrent_operations; -1: no limit).",
+    registers,
+    collect() {
+      const gate = sources?.admission();
+      if (gate) this.set(Number.isFinite(gate.limit) ? gate.limit : -1);
     },
   });
   new Gauge({

@@ -576,13 +576,39 @@ Deno.test("config: a zero deadline or a zero-byte limit, which would fail every 
     "traffic_shaping.router.request_timeout_ms",
     /at least 1 ms/,
   );
-  // 0 keeps its documented meaning where it has one: no budget, no limit.
+  // 0 keeps its documented meaning where it has one: no budget, no fixed count.
   const off = parseConfig({
     engine: { max_concurrent_operations: 0 },
     traffic_shaping: { router: { max_in_flight_bytes: 0, max_buffered_body_bytes: 0 } },
   });
   assert.equal(off.engine.max_concurrent_operations, 0);
   assert.equal(off.traffic_shaping.router.max_buffered_body_bytes, 0);
+});
+
+Deno.test("issue 33: admission is adaptive by default; a fixed count only when set; env names derive from the keys", () => {
+  const defaults = parseConfig({});
+  assert.equal(defaults.engine.max_concurrent_operations, 0);
+  assert.deepEqual(defaults.engine.adaptive_concurrency, {
+    enabled: true,
+    target_delay_ms: 20,
+    min_concurrency: 8,
+    max_concurrency: 1000,
+  });
+  const tuned = parseConfig({}, {
+    env: {
+      ENGINE_ADAPTIVE_CONCURRENCY_TARGET_DELAY: "50ms",
+      ENGINE_ADAPTIVE_CONCURRENCY_MIN_CONCURRENCY: "4",
+      ENGINE_MAX_CONCURRENT_OPERATIONS: "32",
+    },
+  });
+  assert.equal(tuned.engine.adaptive_concurrency.target_delay_ms, 50);
+  assert.equal(tuned.engine.adaptive_concurrency.min_concurrency, 4);
+  assert.equal(tuned.engine.max_concurrent_operations, 32);
+  assertConfigError(
+    () => parseConfig({ engine: { adaptive_concurrency: { min_concurrency: 0 } } }),
+    "engine.adaptive_concurrency.min_concurrency",
+    /at least 1/,
+  );
 });
 
 Deno.test("JWKS key sources: settings that would storm the provider or never load keys are refused, naming the key", () => {

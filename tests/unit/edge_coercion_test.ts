@@ -180,3 +180,39 @@ Deno.test("which errors explain a null is looked up, not scanned per null: 100 0
   ]]);
   assert.ok(ms < 3_000, `shaped in ${Math.round(ms)} ms`);
 });
+
+Deno.test("issue 33: a subgraph object already in the selection's shape is the answer itself (not held twice); any difference makes a copy", () => {
+  const schema = buildSchema(
+    "type Query { items: [Item] } type Item { id: ID name: String n: Int }",
+  );
+  const { selection } = normalizeOperation(schema, parse("{ items { id name } }"));
+  const items = [{ id: "1", name: "a" }, { id: "2", name: "b" }];
+  const source = { items };
+  const errors: GraphQLFormattedError[] = [];
+  const data = shapeResponse(source, selection, { errors });
+  assert.equal(data, source, "the root, its list and its items are reused");
+  assert.equal(data?.items, items);
+  // An extra member (a key the client did not select), another order, a coerced value: copies.
+  const extra = { items: [{ id: "1", name: "a", n: 1 }, items[1]] };
+  const shapedExtra = shapeResponse(extra, selection, { errors });
+  assert.notEqual(shapedExtra?.items, extra.items);
+  assert.deepEqual(shapedExtra, { items: [{ id: "1", name: "a" }, items[1]] });
+  assert.equal(
+    (shapedExtra?.items as unknown[])[1],
+    items[1],
+    "the unchanged item is still reused",
+  );
+  const reordered = { items: [{ name: "a", id: "1" }] };
+  assert.equal(
+    JSON.stringify(shapeResponse(reordered, selection, { errors })),
+    '{"items":[{"id":"1","name":"a"}]}',
+    "printed in the selection's order",
+  );
+  const numeric = { items: [{ id: 7, name: "a" }] };
+  assert.equal(
+    JSON.stringify(shapeResponse(numeric, selection, { errors })),
+    '{"items":[{"id":"7","name":"a"}]}',
+    "an ID given as a number is coerced: a copy",
+  );
+  assert.deepEqual(errors, []);
+});

@@ -11,20 +11,50 @@
  * `maxTicketBytes` (`engine.max_response_bytes`) fail that operation with
  * the error of `tooLarge` (`RESPONSE_TOO_LARGE`).
  *
- * Pure: no clock, no I/O.
+ * Issue 34: what an answer costs while it lives is more than its bytes: the
+ * text decoded from them, the parsed data, and the rendered response. Each
+ * byte read is charged {@linkcode ANSWER_COST_PER_BYTE} bytes (`costPerByte`),
+ * the caller keeps its ticket open until the response is rendered, and a
+ * rendered answer that waits for a slow client keeps costing its bytes
+ * (`keep`) until taken (those are bounded by `max_unsent_answer_bytes`: the
+ * held bytes stay within the budget, one running operation's cost and the
+ * answers being taken). A read
+ * that waits for room waits at most `maxWaitMs` (`max_queue_wait`, the
+ * admission queue's bound): past it the wait ends with the `overloaded` error
+ * (503 `SERVICE_OVERLOADED` + `Retry-After`) and the ticket is marked
+ * `refused`, so no request waits on memory without end.
+ *
+ * Pure: no I/O; timers are injected.
  *
  * @module
  */
 import { onAbort } from "../../cancellation.ts";
 
+/**
+ * Heap bytes an answer costs per byte of its text while it lives, measured
+ * (`Deno.memoryUsage().heapUsed` around `JSON.parse` and `JSON.stringify` of
+ * 14–18 MB answers: lists of 40 000 to 300 000 objects): the text itself (1),
+ * the parsed data (1.2–2.0), the rendered response (1.0). The bytes read and
+ * the encoded response are short-lived and left out.
+ */
+export const ANSWER_COST_PER_BYTE = 4;
+
 /** One operation's share of the budget. */
 export interface BudgetTicket {
-  /** Bytes charged so far. */
+  /** Answer bytes charged so far (what `maxTicketBytes` bounds). */
   readonly bytes: number;
   /** True once a charge went over `maxTicketBytes`. */
   readonly exceeded: boolean;
+  /** True once one of its reads waited for room past `maxWaitMs`. */
+  readonly refused: boolean;
   /** Releases the ticket's bytes (idempotent). Later charges to it count nothing. */
   close(): void;
+  /**
+   * The operation is done and its rendered answer of `bytes` waits for its
+   * client: the ticket now costs those bytes until {@linkcode close}, and no
+   * longer counts as a running operation (the oldest running one proceeds).
+   */
+  keep(bytes: number): void;
 }
 
 /** Options of {@linkcode MemoryBudget.charge}. */
@@ -56,7 +86,7 @@ export interface MemoryBudget {
    * @throws The `tooLarge` error when a ticket would pass `maxTicketBytes`.
    */
   reserve(bytes: number, options: ChargeOptions): Promise<void> | undefined;
-  /** Bytes held by open tickets. */
+  /** Bytes held by open tickets (their cost: answer bytes × `costPerByte`). */
   readonly used: number;
   /** True while the bytes held reach the budget (admission waits). */
   readonly spent: boolean;
@@ -78,17 +108,29 @@ export interface MemoryBudgetOptions {
   readonly tooLarge: (limit: number) => Error;
   /** Called whenever bytes are released (the admission gate admits again). */
   readonly onRelease?: () => void;
+  /** Bytes charged per answer byte. @default 1 */
+  readonly costPerByte?: number;
+  /** How long a read may wait for room, ms (`max_queue_wait`). @default Infinity */
+  readonly maxWaitMs?: number;
+  /** The error a read gets past `maxWaitMs`. @default an Error */
+  readonly overloaded?: () => Error;
+  /** Timer functions (tests inject fakes). @default setTimeout/clearTimeout */
+  readonly setTimer?: (callback: () => void, ms: number) => number;
+  readonly clearTimer?: (id: number) => void;
 }
 
 interface Ticket extends BudgetTicket {
   bytes: number;
+  /** What it holds of the budget. */
+  cost: number;
   exceeded: boolean;
+  refused: boolean;
   open: boolean;
 }
 
 interface Waiter {
   readonly tickets: Iterable<BudgetTicket>;
-  /** Bytes that must fit before it goes on (0: it only waits for room), charged when granted. */
+  /** Answer bytes that must fit before it goes on (0: it only waits for room), charged when granted. */
   readonly needs: number;
   readonly charged: Ticket | null;
   readonly resolve: () => void;
@@ -123,6 +165,10 @@ interface Waiter {
  */
 export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
   const max = options.maxBytes > 0 ? options.maxBytes : Infinity;
+  const factor = options.costPerByte ?? 1;
+  const maxWait = options.maxWaitMs ?? Infinity;
+  const setTimer = options.setTimer ?? ((callback, ms) => Number(setTimeout(callback, ms)));
+  const clearTimer = options.clearTimer ?? ((id) => clearTimeout(id));
   const open = new Set<Ticket>();
   let waiters: Waiter[] = [];
   let used = 0;
@@ -132,7 +178,7 @@ export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
     for (const ticket of tickets) if (ticket === first) return true;
     return false;
   }
-  const fits = (bytes: number) => bytes === 0 ? used < max : used + bytes <= max;
+  const fits = (bytes: number) => bytes === 0 ? used < max : used + bytes * factor <= max;
   function wait(
     tickets: Iterable<BudgetTicket>,
     reservation: { readonly needs: number; readonly charged: Ticket | null },
@@ -141,11 +187,13 @@ export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
       let offAbort: () => void = () => {};
+      let timer: number | undefined;
       const waiter: Waiter = {
         tickets,
         ...reservation,
         resolve: () => {
           offAbort();
+          if (timer !== undefined) clearTimer(timer);
           resolve();
         },
         done: false,
@@ -155,8 +203,20 @@ export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
         offAbort = onAbort(signal, () => {
           if (waiter.done) return;
           waiter.done = true;
+          if (timer !== undefined) clearTimer(timer);
           reject(signal.reason);
         });
+      }
+      if (Number.isFinite(maxWait)) {
+        timer = setTimer(() => {
+          timer = undefined;
+          if (waiter.done) return;
+          waiter.done = true;
+          offAbort();
+          const ticket = chargedTicket(tickets);
+          if (ticket !== null) ticket.refused = true;
+          reject(options.overloaded?.() ?? new Error("waited too long for memory"));
+        }, maxWait);
       }
       waiters.push(waiter);
     });
@@ -168,7 +228,8 @@ export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
   function add(ticket: Ticket, bytes: number): void {
     if (!ticket.open) return;
     ticket.bytes += bytes;
-    used += bytes;
+    ticket.cost += bytes * factor;
+    used += bytes * factor;
   }
   function wake(): void {
     if (waiters.length === 0) return;
@@ -188,13 +249,23 @@ export function createMemoryBudget(options: MemoryBudgetOptions): MemoryBudget {
     open() {
       const ticket: Ticket = {
         bytes: 0,
+        cost: 0,
         exceeded: false,
+        refused: false,
         open: true,
         close() {
           if (!ticket.open) return;
           ticket.open = false;
           open.delete(ticket);
-          used -= ticket.bytes;
+          used -= ticket.cost;
+          wake();
+          options.onRelease?.();
+        },
+        keep(bytes) {
+          if (!ticket.open) return;
+          open.delete(ticket);
+          used += bytes - ticket.cost;
+          ticket.cost = bytes;
           wake();
           options.onRelease?.();
         },

@@ -6,6 +6,7 @@
  * `SERVICE_OVERLOADED` refusal with `Retry-After`, and keeps memory inside its budgets.
  *
  * - `queue.ts` — the admission gate: concurrent operations, a FIFO queue with a deadline;
+ * - `adaptive_limit.ts` — how many operations run at once, sized by the event-loop delay;
  * - `memory_budget.ts` — bytes of subgraph answers in flight;
  * - `unsent_answers.ts` — bytes of answers handed to clients and not yet taken;
  * - `cache_cost.ts`, `_lru.ts` — caches bounded in bytes.
@@ -13,6 +14,7 @@
  * @module
  */
 export { type AdmissionGate, createAdmissionGate, overloaded } from "./queue.ts";
+export { type AdaptiveLimit, createAdaptiveLimit } from "./adaptive_limit.ts";
 export { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
 export { createUnsentAnswers, type UnsentAnswers } from "./unsent_answers.ts";
 export { entryCost } from "./cache_cost.ts";

@@ -12,12 +12,20 @@
  * old-generation collections then cost both memory and CPU. A waiting
  * operation holds only its request.
  *
+ * The number of operations let run at once is either a fixed count
+ * (`engine.max_concurrent_operations`) or, by default, an adaptive limit sized
+ * by what the process can do (`adaptive_limit.ts`): while operations run or
+ * wait, a timer samples the event-loop delay every `sampleIntervalMs` and
+ * feeds it to the limit (and, with a fixed count too, looks again whether
+ * `blocked` cleared while operations wait on it). An idle gate runs no timer.
+ *
  * The gate keeps its counters as plain values (`admitted`, `refused`, …) for
  * whoever reports them; timers and the clock are injected.
  *
  * @module
  */
 import { onAbort } from "../../cancellation.ts";
+import type { AdaptiveLimit } from "./adaptive_limit.ts";
 import { RouterError } from "../../errors.ts";
 
 /** An admission gate (see {@linkcode createAdmissionGate}). */
@@ -48,6 +56,8 @@ export interface AdmissionGate {
   pump(): void;
   /** Operations holding a slot. */
   readonly active: number;
+  /** Operations allowed at once now (Infinity: no limit). */
+  readonly limit: number;
   /** Operations waiting for one. */
   readonly waiting: number;
   /** Cells of the queue array, served ones included (bounded under sustained load). */
@@ -76,6 +86,13 @@ export interface AdmissionOptions {
   readonly maxBodyBytes?: number;
   /** While it returns true nothing is admitted (the memory budget is spent). */
   readonly blocked?: () => boolean;
+  /**
+   * Sizes the gate instead of the fixed `limit`: fed the event-loop delay
+   * every `sampleIntervalMs` while operations run or wait.
+   */
+  readonly adaptive?: AdaptiveLimit;
+  /** How often the adaptive limit is fed a sample, ms. @default 20 */
+  readonly sampleIntervalMs?: number;
   /** How long a refusal keeps {@linkcode AdmissionGate.saturated} true, ms. @default 1000 */
   readonly saturationWindowMs?: number;
   /** Monotonic clock, ms. @default performance.now */
@@ -103,14 +120,22 @@ export function overloaded(reason: OverloadReason): RouterError {
 }
 
 /**
- * Why the router refuses: the queue is full, the wait was too long, request
- * bodies fill their budget, or (the connection guard) connections fill theirs.
+ * Why the router refuses: the queue is full, the wait was too long (for a slot
+ * or for memory), request bodies fill their budget, or (the connection guard)
+ * connections fill theirs.
  */
-export type OverloadReason = "queue_full" | "queue_wait" | "body_bytes" | "max_connections";
+export type OverloadReason =
+  | "queue_full"
+  | "queue_wait"
+  | "memory_wait"
+  | "body_bytes"
+  | "max_connections";
 
 const OVERLOAD_MESSAGES: Readonly<Record<OverloadReason, string>> = {
   queue_full: "its queue is full (traffic_shaping.router.max_queue_size)",
   queue_wait: "the request waited too long for a slot (traffic_shaping.router.max_queue_wait)",
+  memory_wait:
+    "the request waited too long for memory (traffic_shaping.router.max_in_flight_bytes, max_queue_wait)",
   body_bytes:
     "the request bodies it holds would pass traffic_shaping.router.max_buffered_body_bytes",
   max_connections:
@@ -147,7 +172,9 @@ const GONE: Waiter = Object.freeze({ admit: null }) as Waiter;
  * @returns The gate.
  */
 export function createAdmissionGate(limit: number, options: AdmissionOptions = {}): AdmissionGate {
-  const max = limit > 0 ? limit : Infinity;
+  const adaptive = options.adaptive;
+  let max = adaptive ? adaptive.limit : limit > 0 ? limit : Infinity;
+  const interval = options.sampleIntervalMs ?? 20;
   const maxQueue = options.maxQueueSize ?? Infinity;
   const maxWait = options.maxQueueWaitMs ?? Infinity;
   const maxBodyBytes = options.maxBodyBytes ?? Infinity;
@@ -165,6 +192,32 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
   let queue: Waiter[] = [];
   let head = 0;
   let waiting = 0;
+  /** The sampling timer of the adaptive limit (undefined: idle) and when it is due. */
+  let sampler: number | undefined;
+  let due = 0;
+  function sample(): void {
+    sampler = undefined;
+    if (adaptive) max = adaptive.sample(Math.max(0, now() - due), { active, waiting });
+    pump();
+    sampling();
+  }
+  /** Stops the sampler once nothing runs or waits (an idle router holds no timer). */
+  function settle(): void {
+    if (sampler === undefined || active > 0 || waiting > 0) return;
+    clearTimer(sampler);
+    sampler = undefined;
+  }
+  /**
+   * Keeps the sampler running while there is work, and only then; without an
+   * adaptive limit, while operations wait on a block (what blocks may clear
+   * with time: answers whose clients stalled are ended then).
+   */
+  function sampling(): void {
+    if (sampler !== undefined || (active === 0 && waiting === 0)) return;
+    if (adaptive === undefined && (waiting === 0 || !blocked())) return;
+    due = now() + interval;
+    sampler = setTimer(sample, interval);
+  }
   function refuse(reason: OverloadReason): RouterError {
     refused++;
     lastRefusal = now();
@@ -196,6 +249,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
       if (waiting === 0 && active < max && !blocked()) {
         active++;
         admitted++;
+        if (sampler === undefined && adaptive) sampling();
         return ADMITTED;
       }
       if (signal?.aborted) return Promise.reject(signal.reason);
@@ -209,6 +263,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
           waiting--;
           if (timer !== undefined) clearTimer(timer);
           offAbort();
+          settle();
         };
         waiter.admit = () => {
           waiter.admit = null;
@@ -226,6 +281,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
         }
         queue.push(waiter);
         waiting++;
+        if (sampler === undefined) sampling();
         if (signal) {
           // A callback, not an event listener, on the request's path (cancellation.ts).
           offAbort = onAbort(signal, () => {
@@ -239,6 +295,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
     leave() {
       active = Math.max(0, active - 1);
       pump();
+      settle();
     },
     pump,
     holdBody(bytes) {
@@ -253,6 +310,9 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
     },
     get active() {
       return active;
+    },
+    get limit() {
+      return max;
     },
     get waiting() {
       return waiting;

@@ -218,6 +218,10 @@ class Shaper {
       fields = sliced;
     }
     const out: Record<string, unknown> = {};
+    // Issue 33: while every value is the source's own, the source object is
+    // already the answer (same keys, same order): it is returned instead of
+    // `out`, so a big answer is not held twice (the copy dies young instead).
+    let same = layer === undefined;
     // `{}`, and per field at least `"":` and a value's first character (key lengths
     // left out: one addition per object keeps it a lower bound and cheap).
     const bytes = this.#bytes + 2 + 4 * fields.length;
@@ -226,6 +230,7 @@ class Shaper {
     for (const f of fields) {
       if (f.name === "__typename") {
         out[f.key] = typeName;
+        if (same && source[f.key] !== typeName) same = false;
         continue;
       }
       this.#path.push(f.key);
@@ -234,6 +239,7 @@ class Shaper {
         this.#path.pop();
         if (f.type.kind === "nonNull") return INVALID;
         out[f.key] = null;
+        same = false;
         continue;
       }
       let raw = layer !== undefined && f.key in layer ? layer[f.key] : source[f.key];
@@ -242,9 +248,11 @@ class Shaper {
       const value = this.value(raw, f.type, f, typeName);
       this.#path.pop();
       if (value === INVALID) return INVALID;
-      out[f.key] = value === ERRORED ? null : value;
+      const kept = value === ERRORED ? null : value;
+      out[f.key] = kept;
+      if (same && kept !== raw) same = false;
     }
-    return out;
+    return same && sameKeys(source, fields) ? source : out;
   }
 
   value(
@@ -272,14 +280,18 @@ class Shaper {
         this.#bytes += raw.length === 0 ? 2 : raw.length + 1;
         if (this.#bytes > this.#maxBytes) throw this.#tooLarge();
         const path = this.#path;
+        let same = true;
         for (let i = 0; i < raw.length; i++) {
           path.push(i);
           const v = this.value(raw[i], type.of, field, parentType);
           path.pop();
           if (v === INVALID) return ERRORED;
-          out[i] = v === ERRORED ? null : v;
+          const kept = v === ERRORED ? null : v;
+          out[i] = kept;
+          if (same && kept !== raw[i]) same = false;
         }
-        return out;
+        // Every item the source's own: the source list is the answer (see `object`).
+        return same ? raw : out;
       }
       case "enum":
         if (typeof raw !== "string" || !type.values.has(raw)) {
@@ -328,6 +340,19 @@ class Shaper {
     });
     return ERRORED;
   }
+}
+
+/**
+ * True when `source` has exactly the keys of `fields`, in their order (so it
+ * prints as the shaped object would).
+ */
+function sameKeys(source: Record<string, unknown>, fields: readonly NField[]): boolean {
+  let i = 0;
+  for (const key in source) {
+    if (i >= fields.length || fields[i]!.key !== key) return false;
+    i++;
+  }
+  return i === fields.length;
 }
 
 /**

@@ -89,3 +89,83 @@ Deno.test("issue 15: a declared length is reserved before it is read, and waits 
   await Promise.all(waits);
   assert.equal(b.used, 80, "granted one by one, each seeing the other's bytes");
 });
+
+Deno.test("issue 34: answers are charged their cost (bytes × costPerByte), while the per-operation limit counts bytes", () => {
+  const b = createMemoryBudget({
+    maxBytes: 1_000,
+    maxTicketBytes: 300,
+    tooLarge: (limit) => new RangeError(`over ${limit}`),
+    costPerByte: 4,
+  });
+  const older = b.open();
+  const younger = b.open();
+  assert.equal(b.charge(200, { tickets: [older] }), undefined);
+  assert.equal(older.bytes, 200);
+  assert.equal(b.used, 800, "200 bytes cost 800");
+  assert.ok(b.reserve(100, { tickets: [younger] }) instanceof Promise, "400 more would not fit");
+  assert.throws(() => b.charge(101, { tickets: [older] }), /over 300/, "the limit is in bytes");
+  older.close();
+  assert.equal(b.used, 400, "the waiting reservation was charged at its cost");
+  younger.close();
+});
+
+Deno.test("issue 34: a read waiting for memory past maxWaitMs ends with the overloaded error and marks its ticket refused", async () => {
+  const timers = new Map<number, () => void>();
+  let id = 0;
+  const b = createMemoryBudget({
+    maxBytes: 100,
+    maxTicketBytes: Infinity,
+    tooLarge: () => new RangeError("too large"),
+    maxWaitMs: 5_000,
+    overloaded: () => Object.assign(new Error("overloaded"), { code: "SERVICE_OVERLOADED" }),
+    setTimer: (callback) => {
+      timers.set(++id, callback);
+      return id;
+    },
+    clearTimer: (timer) => void timers.delete(timer),
+  });
+  const older = b.open();
+  const younger = b.open();
+  const third = b.open();
+  b.charge(150, { tickets: [older] });
+  const waits = [b.reserve(10, { tickets: [younger] }), b.charge(10, { tickets: [third] })];
+  assert.equal(timers.size, 2, "each wait is bounded");
+  // The first wait's time runs out (the fake clock fires its timer).
+  timers.get(1)!();
+  await assert.rejects(waits[0]!, { code: "SERVICE_OVERLOADED" });
+  assert.equal(younger.refused, true);
+  assert.equal(third.refused, false);
+  // The other is granted in time: its timer is cleared.
+  older.close();
+  await waits[1];
+  assert.equal(timers.size, 1, "only the fired timer's entry is left in the fake map");
+  assert.equal(third.refused, false);
+  younger.close();
+  third.close();
+  assert.equal(b.used, 0);
+});
+
+Deno.test("issue 34: a rendered answer waiting for its client keeps costing its bytes, but no longer runs (the next oldest proceeds)", async () => {
+  const b = createMemoryBudget({
+    maxBytes: 100,
+    maxTicketBytes: Infinity,
+    tooLarge: () => new RangeError("too large"),
+    costPerByte: 4,
+  });
+  const done = b.open();
+  const next = b.open();
+  const third = b.open();
+  b.charge(20, { tickets: [done] });
+  assert.equal(b.used, 80);
+  const waiting = b.reserve(10, { tickets: [third] });
+  assert.ok(waiting instanceof Promise);
+  done.keep(20); // rendered: 20 bytes wait for the client
+  await waiting; // 20 + 40 fit: the waiting reservation is granted at once
+  assert.equal(b.used, 60);
+  // `next` is now the oldest running operation: it proceeds past the budget.
+  assert.equal(b.charge(50, { tickets: [next] }), undefined);
+  done.close();
+  next.close();
+  third.close();
+  assert.equal(b.used, 0);
+});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createAdmissionGate } from "../../../lib/engine/admission/queue.ts";
+import { createAdaptiveLimit } from "../../../lib/engine/admission/adaptive_limit.ts";
 
 Deno.test("issue 8: the admission gate lets `limit` in and the rest wait in arrival order", async () => {
   const gate = createAdmissionGate(2);
@@ -172,4 +173,106 @@ Deno.test("issue 15: a queue that never empties under sustained load keeps a bou
     assert.equal(gate.waiting, 2);
   }
   assert.ok(gate.backlog <= 2 * 1024 + 2, `queue array of ${gate.backlog} cells`);
+});
+
+Deno.test("issue 33: the adaptive limit grows while operations wait and the event loop keeps up", () => {
+  const limit = createAdaptiveLimit({
+    targetDelayMs: 20,
+    minLimit: 4,
+    maxLimit: 100,
+    initialLimit: 8,
+  });
+  // Slow subgraphs: every slot taken, work waiting, the loop on time.
+  const seen = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(() =>
+    limit.sample(1, { active: limit.limit, waiting: 50 })
+  );
+  assert.deepEqual(seen, [10, 13, 17, 22, 28, 35, 44, 55, 69, 87]);
+  assert.equal(limit.sample(1, { active: 100, waiting: 50 }), 100, "never above max");
+  assert.equal(limit.sample(1, { active: 100, waiting: 50 }), 100);
+});
+
+Deno.test("issue 33: the adaptive limit stays put while it does not bind", () => {
+  const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 4, initialLimit: 16 });
+  for (let i = 0; i < 20; i++) limit.sample(1, { active: 5, waiting: 0 });
+  assert.equal(limit.limit, 16, "few operations run: nothing to learn, no growth");
+});
+
+Deno.test("issue 33: a sustained event-loop delay cuts the limit toward what runs, one pause does not", () => {
+  const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 4, initialLimit: 200 });
+  assert.equal(
+    limit.sample(150, { active: 60, waiting: 30 }),
+    200,
+    "one late timer is a pause (GC, one big parse)",
+  );
+  assert.equal(
+    limit.sample(5, { active: 60, waiting: 30 }),
+    200,
+    "on time again: no cut (and no growth, it does not bind)",
+  );
+  limit.sample(30, { active: 60, waiting: 30 });
+  // Two late samples in a row: cut from the 60 running by target / delay (20/30).
+  assert.equal(limit.sample(30, { active: 60, waiting: 30 }), 40);
+  // The smaller of two samples counts (30, then 400: 30).
+  assert.equal(limit.sample(400, { active: 40, waiting: 30 }), 26);
+  // Far behind: cut by half at most per sample, and never below the minimum.
+  assert.equal(limit.sample(400, { active: 26, waiting: 30 }), 13);
+  assert.equal(limit.sample(400, { active: 13, waiting: 30 }), 6);
+  assert.equal(limit.sample(400, { active: 6, waiting: 30 }), 4);
+  assert.equal(limit.sample(400, { active: 4, waiting: 30 }), 4);
+  // Back on time: it grows again.
+  limit.sample(2, { active: 4, waiting: 30 });
+  assert.ok(limit.limit > 4);
+});
+
+Deno.test("issue 33: an adaptive gate samples the event-loop delay only while busy, admits by the limit, sheds with a short queue", async () => {
+  const time = fakeTime();
+  let pending = 0;
+  const counting = {
+    ...time,
+    setTimer: (callback: () => void, ms: number) => {
+      pending++;
+      return time.setTimer(() => {
+        pending--;
+        callback();
+      }, ms);
+    },
+    clearTimer: (id: number) => {
+      pending--;
+      time.clearTimer(id);
+    },
+  };
+  const adaptive = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 2, initialLimit: 2 });
+  const gate = createAdmissionGate(0, {
+    adaptive,
+    sampleIntervalMs: 10,
+    maxQueueSize: 3,
+    ...counting,
+  });
+  assert.equal(gate.limit, 2);
+  assert.equal(pending, 0, "idle: no timer");
+  await gate.enter();
+  assert.equal(pending, 1, "busy: the sampler runs");
+  await gate.enter();
+  const queued = [gate.enter(), gate.enter()];
+  assert.equal(gate.waiting, 2);
+  // On time, the limit binds: it grows and the waiters get in without anyone leaving.
+  time.advance(10);
+  time.advance(10);
+  await Promise.all(queued);
+  assert.equal(gate.active, 4);
+  assert.ok(gate.limit >= 4);
+  // Saturated: the timer fires 50 ms late twice; the limit falls to the minimum.
+  time.advance(60);
+  time.advance(60);
+  assert.equal(gate.limit, 2);
+  const waiters = [gate.enter(), gate.enter(), gate.enter()];
+  await assert.rejects(gate.enter(), { code: "SERVICE_OVERLOADED" }, "the queue is short and full");
+  for (let i = 0; i < 4; i++) gate.leave();
+  await Promise.all(waiters.slice(0, 2));
+  assert.equal(gate.active, 2, "admitted by the limit, not by the slots freed");
+  gate.leave();
+  await waiters[2];
+  for (let i = 0; i < 2; i++) gate.leave();
+  assert.equal(gate.active, 0);
+  assert.equal(pending, 0, "idle again: the sampler stopped");
 });

@@ -1,0 +1,408 @@
+/**
+ * Shape benchmarks (issue 33): each shape run against GW Router and Hive
+ * Gateway + Rust query planner side by side in one run, each gateway pinned
+ * to one CPU (`GATEWAY_CPUS`, default 1), load and subgraphs on the other
+ * (`LOAD_CPUS`, 0). For each: req per CPU-second of the gateway's process
+ * group (its `/proc/<pid>/stat` utime+stime over the window: noise from
+ * other processes on a shared machine does not count), latency percentiles,
+ * statuses, peak RSS of the process group (sampled every 100 ms).
+ *
+ *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: big held unique slow50
+ *
+ * - `big`: one 8 MiB answer from one subgraph, one client (closed loop);
+ * - `held`: ten clients, each answer 8 MiB plus a field of a second subgraph
+ *   that answers after 100 ms (the big answer is held that long);
+ * - `unique`: the federated benchmark query (`bench/load`, 16 fetches,
+ *   subgraphs answering after 10 ms) at a fixed rate (`RATE`, 100/s), a
+ *   unique `Authorization` per request, forwarded to the subgraphs (nothing
+ *   can be shared);
+ * - `slow50`: the same with subgraphs answering after 50 ms, at `RATE` and
+ *   twice `RATE`: admission must not refuse below saturation.
+ *
+ * Needs Hive Gateway installed under `HIVE_DIR` (default
+ * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
+ * `GATEWAYS=gw` runs GW Router alone; `gw16` is GW Router with the old
+ * default admission (a fixed `engine.max_concurrent_operations: 16`).
+ * Ports 45000-45999.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { SDLS } from "./subgraphs.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const HERE = new URL("./", import.meta.url).pathname;
+const HIVE_DIR = Deno.env.get("HIVE_DIR") ?? "/tmp/ps-fed";
+const GATEWAY_CPUS = Deno.env.get("GATEWAY_CPUS") ?? "1";
+const LOAD_CPUS = Deno.env.get("LOAD_CPUS") ?? "0";
+const SECONDS = Number(Deno.env.get("SECONDS_PER_RUN") ?? "20");
+const WARMUP = Number(Deno.env.get("WARMUP_S") ?? "5");
+const RATE = Number(Deno.env.get("RATE") ?? "100");
+const GATEWAYS = (Deno.env.get("GATEWAYS") ?? "gw hive").split(/\s+/).filter(Boolean);
+const SHAPES_PORT = 45100;
+const FED_PORT = 45200;
+const GATEWAY_PORT = 45010;
+const CLK_TCK = 100;
+
+const out = await Deno.makeTempDir({ prefix: "shapes-" });
+
+interface Started {
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts a command in its own process group (setsid), pinned to `cpus`. */
+function start(
+  cmd: string[],
+  options: { cpus: string; env?: Record<string, string>; log: string; cwd?: string },
+): Started {
+  const child = new Deno.Command("setsid", {
+    args: ["taskset", "-c", options.cpus, ...cmd],
+    env: options.env ?? {},
+    cwd: options.cwd ?? ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const file = Deno.openSync(options.log, { write: true, create: true, truncate: true });
+  const done = Promise.all([
+    child.stdout.pipeTo(new WritableStream({ write: (c) => void file.writeSync(c) })),
+    child.stderr.pipeTo(new WritableStream({ write: (c) => void file.writeSync(c) })),
+  ]).catch(() => {});
+  return {
+    pid: child.pid,
+    async stop() {
+      // The group led by the child (setsid made it a session and group leader).
+      await new Deno.Command("kill", { args: ["-TERM", "--", `-${child.pid}`] }).output();
+      const timer = setTimeout(() => {
+        new Deno.Command("kill", { args: ["-KILL", "--", `-${child.pid}`] }).output();
+      }, 5000);
+      await child.status;
+      clearTimeout(timer);
+      await done;
+      file.close();
+    },
+  };
+}
+
+/** The fields of `/proc/<pid>/stat` after the command name, or null when it is gone. */
+function statFields(pid: string | number): string[] | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/** The pids of a process group. */
+function group(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (/^\d+$/.test(entry.name) && Number(statFields(entry.name)?.[2]) === pgid) {
+      pids.push(Number(entry.name));
+    }
+  }
+  return pids;
+}
+
+/** CPU ticks (utime + stime) of a process group. */
+function cpuTicks(pgid: number): number {
+  let ticks = 0;
+  for (const pid of group(pgid)) {
+    const fields = statFields(pid);
+    if (fields) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks;
+}
+
+/** Resident bytes of a process group. */
+function rssBytes(pgid: number): number {
+  let bytes = 0;
+  for (const pid of group(pgid)) {
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1];
+      bytes += Number(kb ?? 0) * 1024;
+    } catch {
+      // Gone.
+    }
+  }
+  return bytes;
+}
+
+async function waitOk(url: string, body?: string, seconds = 90): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(
+        url,
+        body === undefined ? {} : {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        },
+      );
+      await response.body?.cancel();
+      if (response.status === 200) return;
+    } catch {
+      // Not yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${url} did not answer 200`);
+}
+
+async function deno(args: string[], cpus: string): Promise<Record<string, unknown>> {
+  const output = await new Deno.Command("taskset", {
+    args: ["-c", cpus, Deno.execPath(), "run", "-A", ...args],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  const text = new TextDecoder().decode(output.stdout).trim().split("\n").at(-1) ?? "{}";
+  return JSON.parse(text);
+}
+
+/** Writes the supergraph of the shape subgraphs. */
+function shapeSupergraph(): string {
+  const link =
+    'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+  const composed = composeSupergraph(
+    Object.entries(SDLS).map(([name, sdl]) => ({
+      name,
+      url: `http://127.0.0.1:${SHAPES_PORT}/${name}`,
+      sdl: `${link}\n${sdl}`,
+    })),
+  );
+  if (!composed.ok) throw new Error("the shape subgraphs do not compose");
+  const file = join(out, "shapes.graphql");
+  Deno.writeTextFileSync(file, composed.supergraphSdl);
+  return file;
+}
+
+function fedSupergraph(): string {
+  const text = Deno.readTextFileSync(join(ROOT, "bench/load/fixtures/supergraph.graphql"))
+    .replace(/http:\/\/127\.0\.0\.1:\d+\//g, `http://127.0.0.1:${FED_PORT}/`);
+  const file = join(out, "federated.graphql");
+  Deno.writeTextFileSync(file, text);
+  return file;
+}
+
+function startGateway(name: string, supergraph: string, tag: string): Started {
+  const log = join(out, `${tag}-${name}.log`);
+  if (name === "gw" || name === "gw16") {
+    const config = join(out, `${tag}-gw.yaml`);
+    Deno.writeTextFileSync(
+      config,
+      `listen_addr: 127.0.0.1:${GATEWAY_PORT}
+supergraph_path: ${supergraph}
+mcp: { enabled: false }
+headers: { all: { request: [ { op: propagate, named: Authorization } ] } }
+access_logs: { enabled: false }
+${name === "gw16" ? "engine: { max_concurrent_operations: 16 }" : ""}
+${Deno.env.get("GW_CONFIG_EXTRA") ?? ""}
+`,
+    );
+    return start([Deno.execPath(), "run", "-A", "main.ts", "serve", "--config", config], {
+      cpus: GATEWAY_CPUS,
+      log,
+      env: { LOG_LEVEL: "warn" },
+    });
+  }
+  const config = join(out, "hive.config.mjs");
+  Deno.writeTextFileSync(
+    config,
+    `export const gatewayConfig = {
+  propagateHeaders: {
+    fromClientToSubgraphs: ({ request }) => ({ authorization: request.headers.get("authorization") ?? "" }),
+  },
+};
+`,
+  );
+  return start([
+    "node",
+    join(HIVE_DIR, "node_modules/@graphql-hive/gateway/dist/bin.js"),
+    "supergraph",
+    supergraph,
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(GATEWAY_PORT),
+    "--fork",
+    "1",
+    "--hive-router-runtime",
+    "--config-path",
+    config,
+  ], { cpus: GATEWAY_CPUS, log, env: { NODE_ENV: "production" }, cwd: HIVE_DIR });
+}
+
+interface Shape {
+  readonly name: string;
+  readonly supergraph: () => string;
+  readonly subgraphs: () => Started;
+  readonly body: string;
+  /** Load runs (one row each). */
+  readonly loads: readonly { readonly label: string; readonly args: string[] }[];
+}
+
+const gatewayUrl = `http://127.0.0.1:${GATEWAY_PORT}/graphql`;
+const bigQuery = JSON.stringify({ query: "{ bigItems { id name value tags } }" });
+const heldQuery = JSON.stringify({ query: "{ bigItems { id name value tags } slow }" });
+const fedBody = Deno.readTextFileSync(join(ROOT, "bench/load/fixtures/federated.request.json"));
+const bodyFile = (name: string, body: string) => {
+  const file = join(out, `${name}.json`);
+  Deno.writeTextFileSync(file, body);
+  return file;
+};
+const shapeSubgraphs = () =>
+  start([Deno.execPath(), "run", "-A", join(HERE, "subgraphs.ts")], {
+    cpus: LOAD_CPUS,
+    log: join(out, "shape-subgraphs.log"),
+    env: { SHAPES_SUBGRAPH_PORT: String(SHAPES_PORT) },
+  });
+const fedSubgraphs = (delay: number) => () =>
+  start([Deno.execPath(), "run", "-A", join(ROOT, "bench/load/subgraphs/server.ts")], {
+    cpus: LOAD_CPUS,
+    log: join(out, `fed-subgraphs-${delay}.log`),
+    env: { SUBGRAPH_PORT: String(FED_PORT), SUBGRAPH_DELAY_MS: String(delay) },
+  });
+const minBig = 8_000_000;
+
+const SHAPES: Record<string, Shape> = {
+  big: {
+    name: "big",
+    supergraph: shapeSupergraph,
+    subgraphs: shapeSubgraphs,
+    body: bigQuery,
+    loads: [{
+      label: "1 client",
+      args: [
+        "closedloop.ts",
+        gatewayUrl,
+        bodyFile("big", bigQuery),
+        "1",
+        String(SECONDS),
+        String(minBig),
+      ],
+    }],
+  },
+  held: {
+    name: "held",
+    supergraph: shapeSupergraph,
+    subgraphs: shapeSubgraphs,
+    body: heldQuery,
+    loads: [{
+      label: "10 clients",
+      args: [
+        "closedloop.ts",
+        gatewayUrl,
+        bodyFile("held", heldQuery),
+        "10",
+        String(SECONDS),
+        String(minBig),
+      ],
+    }],
+  },
+  unique: {
+    name: "unique",
+    supergraph: fedSupergraph,
+    subgraphs: fedSubgraphs(10),
+    body: fedBody,
+    loads: [{
+      label: `${RATE}/s`,
+      args: [
+        "openloop.ts",
+        gatewayUrl,
+        bodyFile("fed", fedBody),
+        String(RATE),
+        String(SECONDS),
+        String(WARMUP),
+      ],
+    }],
+  },
+  slow50: {
+    name: "slow50",
+    supergraph: fedSupergraph,
+    subgraphs: fedSubgraphs(50),
+    body: fedBody,
+    loads: [RATE, 2 * RATE].map((rate) => ({
+      label: `${rate}/s`,
+      args: [
+        "openloop.ts",
+        gatewayUrl,
+        bodyFile("fed", fedBody),
+        String(rate),
+        String(SECONDS),
+        String(WARMUP),
+      ],
+    })),
+  },
+};
+
+const names = Deno.args.length > 0 ? Deno.args : Object.keys(SHAPES);
+const rows: string[] = [];
+console.log(`results in ${out}`);
+for (const shapeName of names) {
+  const shape = SHAPES[shapeName];
+  if (!shape) throw new Error(`unknown shape ${shapeName}`);
+  const subgraphs = shape.subgraphs();
+  try {
+    const supergraph = shape.supergraph();
+    for (const gateway of GATEWAYS) {
+      const gw = startGateway(gateway, supergraph, shape.name);
+      try {
+        await waitOk(gatewayUrl, shape.body);
+        for (const load of shape.loads) {
+          let peak = 0;
+          const sampler = setInterval(() => peak = Math.max(peak, rssBytes(gw.pid)), 100);
+          // Closed-loop shapes warm up with a short run of the same load first.
+          if (load.args[0] === "closedloop.ts") {
+            const warm = [...load.args];
+            warm[4] = String(WARMUP);
+            await deno(warm.map((a, i) => i === 0 ? join(HERE, a) : a), LOAD_CPUS);
+          }
+          const t0 = cpuTicks(gw.pid);
+          const w0 = performance.now();
+          const result = await deno(
+            load.args.map((a, i) => i === 0 ? join(HERE, a) : a),
+            LOAD_CPUS,
+          );
+          // The open loop's warm-up is inside its run: its CPU and requests both count.
+          const cpuS = (cpuTicks(gw.pid) - t0) / CLK_TCK;
+          const wallS = (performance.now() - w0) / 1000;
+          clearInterval(sampler);
+          const ok = Number(result.ok ?? (result.statuses as Record<string, number>)?.["200"] ?? 0);
+          const sent = Number(result.sent ?? ok);
+          // Open loop: CPU covers warm-up + window; requests = the window's + warm-up's at the rate.
+          const requests = load.args[0] === "openloop.ts"
+            ? sent + Math.round(Number(load.args[3]) * WARMUP)
+            : ok;
+          const perCore = cpuS > 0 ? requests / cpuS : NaN;
+          const row = [
+            shape.name,
+            load.label,
+            gateway,
+            `req/core·s ${perCore.toFixed(1)}`,
+            `cpu ${(100 * cpuS / wallS).toFixed(0)}%`,
+            `p50 ${result.p50_ms} ms p90 ${result.p90_ms} p99 ${result.p99_ms}`,
+            `ok ${ok}`,
+            `statuses ${JSON.stringify(result.statuses)}`,
+            `503+Retry-After ${result.retry_after_503 ?? "-"}`,
+            `errors ${
+              Number(result.graphql_errors ?? 0) + Number(result.short_bodies ?? 0) +
+              Number(result.socket_errors ?? 0)
+            }`,
+            `RSS peak ${Math.round(peak / 1048576)} MiB`,
+          ].join(" | ");
+          rows.push(row);
+          console.log(row);
+        }
+      } finally {
+        await gw.stop();
+      }
+    }
+  } finally {
+    await subgraphs.stop();
+  }
+}
+console.log("\n" + rows.join("\n"));

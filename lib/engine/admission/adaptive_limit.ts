@@ -1,0 +1,99 @@
+/**
+ * The adaptive concurrency limit of the admission gate (issue 33): how many
+ * operations may run at once, sized by what the process can do rather than
+ * by a fixed count. Its signal is the event-loop delay: how late a timer
+ * fires. While the one JavaScript thread keeps up, a timer fires on time
+ * whatever the operations wait for (slow subgraphs cost no CPU), and the
+ * limit grows whenever it binds; once the thread is saturated every turn of
+ * the loop runs the ready work of every running operation, the delay grows
+ * with their number, and the limit shrinks toward what the thread finishes
+ * in time (a gradient, as Netflix's concurrency-limits and Envoy's adaptive
+ * concurrency filter do with latency; latency itself is no signal here, as
+ * it includes the subgraphs' time). Operations over the limit wait in the
+ * gate's bounded queue and are refused past it (503 + `Retry-After`).
+ *
+ * A delay counts when two samples in a row exceed the target: one pause (a
+ * major garbage collection, one large `JSON.parse`) is not saturation.
+ *
+ * Pure: samples are fed to it; no clock, no timer.
+ *
+ * @module
+ */
+
+/** An adaptive limit (see {@linkcode createAdaptiveLimit}). */
+export interface AdaptiveLimit {
+  /** Operations that may run at once now. */
+  readonly limit: number;
+  /**
+   * Feeds one sample: how late the sampling timer fired, ms, and the load
+   * at that moment.
+   * @returns The new limit.
+   */
+  sample(delayMs: number, load: AdmissionLoad): number;
+}
+
+/** The gate's load when a sample is taken. */
+export interface AdmissionLoad {
+  /** Operations running. */
+  readonly active: number;
+  /** Operations waiting for a slot. */
+  readonly waiting: number;
+}
+
+/** Options of {@linkcode createAdaptiveLimit}. */
+export interface AdaptiveLimitOptions {
+  /** The event-loop delay tolerated, ms (`engine.adaptive_concurrency.target_delay`). @default 20 */
+  readonly targetDelayMs?: number;
+  /** The limit never goes below (`engine.adaptive_concurrency.min_concurrency`). @default 8 */
+  readonly minLimit?: number;
+  /** ... nor above (`engine.adaptive_concurrency.max_concurrency`). @default 1000 */
+  readonly maxLimit?: number;
+  /** The limit before the first sample. @default 4 × minLimit, within maxLimit */
+  readonly initialLimit?: number;
+}
+
+/** Growth per sample while the limit binds and the loop keeps up. */
+const GROWTH = 1.25;
+/** The most one sample may cut the limit by (a factor). */
+const MAX_CUT = 0.5;
+
+/**
+ * Creates an adaptive limit.
+ *
+ * @example It grows while operations wait and the loop keeps up, and shrinks under sustained delay
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createAdaptiveLimit } from "./adaptive_limit.ts";
+ * const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 4, initialLimit: 16 });
+ * assert.equal(limit.sample(2, { active: 16, waiting: 10 }), 20); // every slot taken
+ * assert.equal(limit.sample(60, { active: 20, waiting: 0 }), 20); // one late timer: a pause
+ * assert.equal(limit.sample(40, { active: 20, waiting: 0 }), 10); // sustained: cut by 20/40
+ * ```
+ * @param options Target delay and bounds.
+ * @returns The limit.
+ */
+export function createAdaptiveLimit(options: AdaptiveLimitOptions = {}): AdaptiveLimit {
+  const target = options.targetDelayMs ?? 20;
+  const min = Math.max(1, options.minLimit ?? 8);
+  const max = Math.max(min, options.maxLimit ?? 1000);
+  let limit = Math.min(max, Math.max(min, options.initialLimit ?? 4 * min));
+  let previous = 0;
+  return {
+    get limit() {
+      return limit;
+    },
+    sample(delayMs, { active }) {
+      const sustained = Math.min(delayMs, previous);
+      previous = delayMs;
+      if (sustained > target) {
+        // Cut from what runs now (a limit far above it means nothing).
+        const base = Math.min(limit, Math.max(active, min));
+        limit = Math.max(min, Math.floor(base * Math.max(MAX_CUT, target / sustained)));
+      } else if (delayMs <= target && active >= limit) {
+        // It binds (operations wait for it) and the loop keeps up: room for more.
+        limit = Math.min(max, Math.max(limit + 1, Math.ceil(limit * GROWTH)));
+      }
+      return limit;
+    },
+  };
+}
