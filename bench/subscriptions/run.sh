@@ -18,7 +18,8 @@
 # machine), hive-gateway (npm @graphql-hive/gateway, installed here with npm ci,
 # subgraph subscriptions over WebSocket: hive-gateway.config.mjs), gw
 # (`deno run -A main.ts serve --config <generated>`, `subscriptions.deduplicate: true`),
-# gw-nodedup (the same with `subscriptions.deduplicate: false`: one upstream per client);
+# gw-nodedup (the same with `subscriptions.deduplicate: false`: one upstream per client),
+# gw-unguarded (gw with the connection limits of traffic_shaping.router at 0: no relay);
 # GW_CONFIG_EXTRA adds top-level YAML lines to both. A gateway that refuses
 # subscriptions fails its row with the reason (exit 3 of load.ts), never hangs.
 #
@@ -126,10 +127,18 @@ start_target() { # start_target NAME -> STARTED_PID, URL
         --host 127.0.0.1 --port "$HIVE_PORT" --fork 1 \
         --config-path "$BENCH/hive-gateway.config.mjs"
       ;;
-    gw | gw-nodedup)
+    gw | gw-nodedup | gw-unguarded)
       URL="ws://127.0.0.1:$GW_PORT/graphql"
       dedup=true
       [[ $1 == gw-nodedup ]] && dedup=false
+      guard=""
+      # Without the connection limits (all three at 0) the router serves from Deno.serve
+      # directly: no relay of every WebSocket frame (lib/cli/guarded_serve.ts).
+      [[ $1 == gw-unguarded ]] && guard="traffic_shaping:
+  router:
+    header_read_timeout_ms: 0
+    keep_alive_timeout_ms: 0
+    max_connections: 0"
       mkdir -p "$WORK/operations"
       cat >"$WORK/gw.yaml" <<YAML
 listen_addr: 127.0.0.1:$GW_PORT
@@ -140,6 +149,7 @@ mcp:
   enabled: false
 subscriptions:
   deduplicate: $dedup
+$guard
 ${GW_CONFIG_EXTRA:-}
 YAML
       start_group "$WORK/$1.log" "$GATEWAY_CPUS" "$ROOT" deno run -A main.ts serve --config "$WORK/gw.yaml"
@@ -150,7 +160,7 @@ YAML
       URL="ws://127.0.0.1:$FEED_PORT/graphql"
       STARTED_PID="$SUBGRAPHS_PG"
       ;;
-    *) die "unknown target $1 (limit, hive-gateway, gw, gw-nodedup)" ;;
+    *) die "unknown target $1 (limit, hive-gateway, gw, gw-nodedup, gw-unguarded)" ;;
   esac
 }
 
@@ -201,7 +211,7 @@ for target in $TARGETS; do
   log "$target: $out"
   echo "$out" | deno eval --ext=ts "
     const r = JSON.parse(await new Response(Deno.stdin.readable).text());
-    const note = (r.failures > 0 ? 'failures: ' + r.failures + ' (' + r.first_failure.slice(0, 80) + '); ' : '') + '$loadavg';
+    const note = (r.failures_total > 0 ? 'failures: ' + r.failures + ' in the window, ' + r.failures_total + ' in all (' + r.first_failure.slice(0, 80) + '); ' : '') + '$loadavg';
     console.log([new Date().toISOString().slice(0, 19) + 'Z', '$target', r.subscribers, r.rate,
       r.delivered, r.delivered_ratio, r.p50_ms, r.p99_ms, r.cpu_s_per_million, r.events_per_cpu_s,
       r.rss_per_1000_mib, note].join('\t'));" >>"$WORK/table.tsv"
