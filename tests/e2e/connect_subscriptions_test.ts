@@ -178,6 +178,26 @@ async function drain(
   }
 }
 
+/**
+ * Opens a stream, publishes one review once the upstream is open, takes the first message,
+ * cancels, and waits until the subgraph sees its upstream close.
+ */
+async function firstThenCancel(
+  fixture: Parameters<Parameters<typeof withFixture>[1]>[0],
+  call: (signal: AbortSignal) => AsyncIterable<ReviewMessage>,
+): Promise<ReviewMessage> {
+  const controller = new AbortController();
+  const seen: ReviewMessage[] = [];
+  const ended = drain(call(controller.signal), seen);
+  await until(() => fixture.feed.open === 1, "the upstream subscription");
+  fixture.feed.publish(review("r1"));
+  await until(() => seen.length === 1, "a message");
+  controller.abort();
+  assert.equal((await ended)?.code, Code.Canceled);
+  await until(() => fixture.feed.open === 0, "the upstream close");
+  return seen[0]!;
+}
+
 Deno.test("issue 29: connect-es streams a subscription method through the router: graphql-ws upstream, entity data per event, cancel closes the upstream", async () => {
   await withConnectRouter({}, async (fixture, client) => {
     const controller = new AbortController();
@@ -258,22 +278,11 @@ Deno.test("issue 29: an unauthenticated Connect subscription call ends with unau
 
     // With a token it streams.
     const token = await fixture.token("");
-    const controller = new AbortController();
-    const ok: ReviewMessage[] = [];
-    const ended = drain(
-      client.onReview({}, {
-        signal: controller.signal,
-        headers: { authorization: `Bearer ${token}` },
-      }),
-      ok,
+    const first = await firstThenCancel(
+      fixture,
+      (signal) => client.onReview({}, { signal, headers: { authorization: `Bearer ${token}` } }),
     );
-    await until(() => fixture.feed.open === 1, "the upstream subscription");
-    fixture.feed.publish(review("r1"));
-    await until(() => ok.length === 1, "a message");
-    assert.equal(ok[0]!.reviewAdded?.author?.name, "Ada");
-    controller.abort();
-    await ended;
-    await until(() => fixture.feed.open === 0, "the upstream close");
+    assert.equal(first.reviewAdded?.author?.name, "Ada");
   });
 });
 
@@ -291,21 +300,12 @@ Deno.test("issue 29: a Connect subscription without a field's scope: refused at 
     assert.equal(error?.code, Code.PermissionDenied);
     assert.equal(fixture.feed.opened, 0, "a refused call opens no upstream");
     const scoped = await fixture.token("read:email");
-    const controller = new AbortController();
-    const ended = drain(
-      client.onReviewEmail({}, {
-        signal: controller.signal,
-        headers: { authorization: `Bearer ${scoped}` },
-      }),
-      seen,
+    const first = await firstThenCancel(
+      fixture,
+      (signal) =>
+        client.onReviewEmail({}, { signal, headers: { authorization: `Bearer ${scoped}` } }),
     );
-    await until(() => fixture.feed.open === 1, "the upstream subscription");
-    fixture.feed.publish(review("r1"));
-    await until(() => seen.length === 1, "a message");
-    assert.equal(seen[0]!.reviewAdded?.author?.email, "ada@example.com");
-    controller.abort();
-    await ended;
-    await until(() => fixture.feed.open === 0, "the upstream close");
+    assert.equal(first.reviewAdded?.author?.email, "ada@example.com");
   });
   await withConnectRouter({ authentication: true }, async (fixture, client) => {
     const token = await fixture.token("");
