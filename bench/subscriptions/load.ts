@@ -91,13 +91,14 @@ function subscriber(
         seen = true;
         firstEvent.resolve();
       }
+      // Errors count in and out of the window (a subscriber dropped in the warm-up is a failure).
+      if (text.includes('"errors"')) {
+        noteFailure(`an event with errors: ${text.slice(0, 300)}`);
+      }
       if (!measuring) return;
       const match = EMITTED.exec(text);
       if (match === null) {
         return noteFailure(`an event without emittedAt: ${text.slice(0, 200)}`);
-      }
-      if (text.includes('"errors"')) {
-        noteFailure(`an event with errors: ${text.slice(0, 300)}`);
       }
       const latency = now - Number(match[1]);
       histogram[
@@ -283,6 +284,8 @@ console.log(JSON.stringify({
   ),
   gateway_pids: after.pids,
   failures: failures - failuresBefore,
+  // Including the connect and warm-up: a subscriber dropped before the window shows only here.
+  failures_total: failures,
   first_failure: firstFailure,
 }));
 Deno.exit(0);

@@ -4,7 +4,7 @@
 # entity fetch from a second subgraph; every target gateway in TARGETS runs the
 # same workload in this one run, one after the other, and a table closes it.
 #
-#   bench/subscriptions/run.sh                       # TARGETS="hive-gateway gw"
+#   bench/subscriptions/run.sh                       # TARGETS="hive-gateway gw gw-nodedup"
 #   TARGETS=hive-gateway bench/subscriptions/run.sh  # one target
 #   SUBSCRIBERS=200 RATE=50 MEASURE_S=10 bench/subscriptions/run.sh
 #
@@ -17,8 +17,10 @@
 # the entity fields; CPU and RSS are then the subgraphs' process: the floor of this
 # machine), hive-gateway (npm @graphql-hive/gateway, installed here with npm ci,
 # subgraph subscriptions over WebSocket: hive-gateway.config.mjs), gw
-# (`deno run -A main.ts serve --config <generated>`; GW_CONFIG_EXTRA adds YAML
-# lines, e.g. the subscription dedup switch). A gateway that refuses
+# (`deno run -A main.ts serve --config <generated>`, `subscriptions.deduplicate: true`),
+# gw-nodedup (the same with `subscriptions.deduplicate: false`: one upstream per client),
+# gw-unguarded (gw with the connection limits of traffic_shaping.router at 0: no relay);
+# GW_CONFIG_EXTRA adds top-level YAML lines to both. A gateway that refuses
 # subscriptions fails its row with the reason (exit 3 of load.ts), never hangs.
 #
 # Every process started here runs in its own session (setsid) and is stopped by
@@ -30,7 +32,7 @@ cd "$(dirname "$0")"
 BENCH="$PWD"
 ROOT="$(cd ../.. && pwd)"
 
-TARGETS="${TARGETS:-hive-gateway gw}"
+TARGETS="${TARGETS:-hive-gateway gw gw-nodedup}"
 SUBSCRIBERS="${SUBSCRIBERS:-1000}"
 RATE="${RATE:-100}"
 WARMUP_S="${WARMUP_S:-5}"
@@ -125,8 +127,18 @@ start_target() { # start_target NAME -> STARTED_PID, URL
         --host 127.0.0.1 --port "$HIVE_PORT" --fork 1 \
         --config-path "$BENCH/hive-gateway.config.mjs"
       ;;
-    gw)
+    gw | gw-nodedup | gw-unguarded)
       URL="ws://127.0.0.1:$GW_PORT/graphql"
+      dedup=true
+      [[ $1 == gw-nodedup ]] && dedup=false
+      guard=""
+      # Without the connection limits (all three at 0) the router serves from Deno.serve
+      # directly: no relay of every WebSocket frame (lib/cli/guarded_serve.ts).
+      [[ $1 == gw-unguarded ]] && guard="traffic_shaping:
+  router:
+    header_read_timeout_ms: 0
+    keep_alive_timeout_ms: 0
+    max_connections: 0"
       mkdir -p "$WORK/operations"
       cat >"$WORK/gw.yaml" <<YAML
 listen_addr: 127.0.0.1:$GW_PORT
@@ -135,6 +147,9 @@ operations_dir: $WORK/operations
 log_level: error
 mcp:
   enabled: false
+subscriptions:
+  deduplicate: $dedup
+$guard
 ${GW_CONFIG_EXTRA:-}
 YAML
       start_group "$WORK/$1.log" "$GATEWAY_CPUS" "$ROOT" deno run -A main.ts serve --config "$WORK/gw.yaml"
@@ -145,12 +160,12 @@ YAML
       URL="ws://127.0.0.1:$FEED_PORT/graphql"
       STARTED_PID="$SUBGRAPHS_PG"
       ;;
-    *) die "unknown target $1 (limit, hive-gateway, gw)" ;;
+    *) die "unknown target $1 (limit, hive-gateway, gw, gw-nodedup, gw-unguarded)" ;;
   esac
 }
 
 port_of() {
-  case "$1" in limit) echo "$FEED_PORT" ;; hive-gateway) echo "$HIVE_PORT" ;; gw) echo "$GW_PORT" ;; esac
+  case "$1" in limit) echo "$FEED_PORT" ;; hive-gateway) echo "$HIVE_PORT" ;; gw*) echo "$GW_PORT" ;; esac
 }
 
 printf 'when\ttarget\tsubscribers\trate\tdelivered\tdelivered_ratio\tp50_ms\tp99_ms\tcpu_s_per_million\tevents_per_cpu_s\trss_per_1000_mib\tnote\n' >"$WORK/table.tsv"
@@ -172,6 +187,7 @@ for target in $TARGETS; do
     continue
   fi
   log "target $target: ready (process group $pg); $SUBSCRIBERS subscribers, warm-up ${WARMUP_S}s, window ${MEASURE_S}s"
+  load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
   set +e
   query=federated
   [[ $target == limit ]] && query=feed-only
@@ -181,6 +197,8 @@ for target in $TARGETS; do
     --pgid "$pg" --feed "http://127.0.0.1:$FEED_PORT" --check-timeout "$CHECK_TIMEOUT_S" 2>"$WORK/load-$target.err")"
   code=$?
   set -e
+  # Other work on the machine skews every figure: each row says the load average around it.
+  loadavg="load ${load_before// /\/} -> $(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"
   [[ $target == limit ]] || stop_group "$pg"
   echo "$out" >"$WORK/load-$target.json"
   if [[ $code -ne 0 ]]; then
@@ -193,7 +211,7 @@ for target in $TARGETS; do
   log "$target: $out"
   echo "$out" | deno eval --ext=ts "
     const r = JSON.parse(await new Response(Deno.stdin.readable).text());
-    const note = r.failures > 0 ? 'failures: ' + r.failures + ' (' + r.first_failure.slice(0, 80) + ')' : '';
+    const note = (r.failures_total > 0 ? 'failures: ' + r.failures + ' in the window, ' + r.failures_total + ' in all (' + r.first_failure.slice(0, 80) + '); ' : '') + '$loadavg';
     console.log([new Date().toISOString().slice(0, 19) + 'Z', '$target', r.subscribers, r.rate,
       r.delivered, r.delivered_ratio, r.p50_ms, r.p99_ms, r.cpu_s_per_million, r.events_per_cpu_s,
       r.rss_per_1000_mib, note].join('\t'));" >>"$WORK/table.tsv"

@@ -211,6 +211,14 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   ISOLATE_ENDED: "unavailable",
   KEYS_UNAVAILABLE: "unavailable",
   INTERNAL: "internal",
+  // Subscriptions (server-streaming methods): what ends or refuses a stream.
+  SUBSCRIPTIONS_DISABLED: "unimplemented",
+  SUBSCRIPTION_LIMIT_REACHED: "resource_exhausted",
+  SUBSCRIPTION_CLIENT_TOO_SLOW: "resource_exhausted",
+  SUBSCRIPTION_TOKEN_EXPIRED: "unauthenticated",
+  SUBSCRIPTION_UPSTREAM_ERROR: "unavailable",
+  SUBSCRIPTION_SCHEMA_RELOAD: "unavailable",
+  SUBSCRIPTION_SERVER_SHUTDOWN: "unavailable",
 };
 
 /**

@@ -25,13 +25,12 @@ import {
   type ConnectSubscribe,
   type ConnectSubscribeRequest,
   encodeEnvelope,
+  handleConnect,
   type StreamEnd,
   type StreamResult,
 } from "../../lib/connect/mod.ts";
-import type { RouterState } from "../../lib/state/mod.ts";
+import { createHandler } from "../../lib/http/handler.ts";
 import { edgeState } from "../unit/_edge_fixture.ts";
-import { createHandler } from "../../lib/http/mod.ts";
-import { handleConnect } from "../../lib/connect/mod.ts";
 import { runDeno } from "./_cli.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -354,14 +353,12 @@ const REVIEW = {
   author: { id: "1", username: "ada", name: "Ada Lovelace" },
 };
 
-/** The Connect facet behind the real edge, with this `subscribe` in place of the engine's. */
 async function serveFacet(subscribe: ConnectSubscribe | null) {
   const state = await edgeState({}, { operations: [ON_REVIEW_ADDED] });
+  // The test's subscribe replaces the edge's wiring to the subscription core (the real
+  // wiring is tested through a running router in connect_subscriptions_test.ts).
   const handler = createHandler(() => state, {
-    facets: {
-      connect: (request: Request, current: RouterState) =>
-        handleConnect(request, { ...current, subscribe }),
-    },
+    facets: { connect: (request, current) => handleConnect(request, { ...current, subscribe }) },
   });
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, handler);
   return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
