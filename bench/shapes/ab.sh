@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# A/B of one build on one shape: router CPU ms per answer, answers, peak RSS.
+# A/B of one build on one shape: router CPU per request, answers, latency, peak RSS.
 #   bench/shapes/ab.sh CHECKOUT_DIR PORT CLIENTS QUERY_FILE SUPERGRAPH_FILE
-# The subgraphs (bench/shapes/subgraphs.ts) must run already, pinned to CPU 0, and the
-# supergraph name their URLs. The router runs on CPU 1 (its own process group, stopped by it).
+#   RATE=50 bench/shapes/ab.sh CHECKOUT_DIR PORT - QUERY_FILE SUPERGRAPH_FILE
+# Without RATE: CLIENTS clients in a closed loop (closedloop.ts, answers of 8 MB expected).
+# With RATE: an open loop at RATE req/s (openloop.ts), a unique Authorization per request
+# forwarded to the subgraphs by a header rule; EXPECT_DATA_FILE (optional) checks every answer.
+# The subgraphs must run already, pinned to CPU 0, and the supergraph name their URLs. The
+# router runs on CPU 1 (its own process group, stopped by it). SECONDS_LOAD (15) per run.
 set -u
 dir=$1 port=$2 clients=$3 q=$4 sg=$5
+rate=${RATE:-} seconds=${SECONDS_LOAD:-15}
 here="$(cd "$(dirname "$0")" && pwd)"
 tmp="$(mktemp -d)"
+url="http://127.0.0.1:$port/graphql"
 printf 'listen_addr: 127.0.0.1:%s\nsupergraph_path: %s\nmcp: { enabled: false }\naccess_logs: { enabled: false }\n' "$port" "$sg" >"$tmp/c.yaml"
+[[ -n $rate ]] && printf 'headers: { all: { request: [ { op: propagate, named: Authorization } ] } }\n' >>"$tmp/c.yaml"
 cd "$dir" || exit 2
 LOG_LEVEL=warn setsid taskset -c 1 deno run -A main.ts serve --config "$tmp/c.yaml" >"$tmp/router.log" 2>&1 &
 pid=$!
-sleep 5
-taskset -c 0 deno run -A "$here/closedloop.ts" "http://127.0.0.1:$port/graphql" "$q" "$clients" 3 8000000 >/dev/null
-(while kill -0 "$pid" 2>/dev/null; do awk '/VmRSS/{print $2}' "/proc/$pid/status"; sleep 0.1; done) >"$tmp/rss.txt" &
+for _ in $(seq 1 300); do
+  [[ $(curl -s -o /dev/null -w '%{http_code}' -H 'content-type: application/json' --data-binary "@$q" "$url") == 200 ]] && break
+  sleep 0.1
+done
+load() { # SECONDS
+  if [[ -n $rate ]]; then taskset -c 0 deno run -A "$here/openloop.ts" "$url" "$q" "$rate" "$1"
+  else taskset -c 0 deno run -A "$here/closedloop.ts" "$url" "$q" "$clients" "$1" 8000000; fi
+}
+load 3 >/dev/null
+(while kill -0 "$pid" 2>/dev/null; do awk '/VmRSS/{print $2}' "/proc/$pid/status" 2>/dev/null; sleep 0.1; done) >"$tmp/rss.txt" &
 t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
-out=$(taskset -c 0 deno run -A "$here/closedloop.ts" "http://127.0.0.1:$port/graphql" "$q" "$clients" 15 8000000)
+out=$(load "$seconds")
 t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
 kill -TERM -- "-$pid"
 sleep 1
-ok=$(sed 's/.*"ok":\([0-9]*\).*/\1/' <<<"$out")
+if [[ -n $rate ]]; then n=$(sed 's/.*"sent":\([0-9]*\).*/\1/' <<<"$out"); else n=$(sed 's/.*"ok":\([0-9]*\).*/\1/' <<<"$out"); fi
 peak=$(sort -n "$tmp/rss.txt" | tail -1)
 hz=$(getconf CLK_TCK)
-echo "$dir clients=$clients ok=$ok cpu_ms_per_req=$(((t1 - t0) * 1000 / hz / ok)) peak_rss_mib=$((peak / 1024)) $(grep -o '"p50_ms":[0-9]*' <<<"$out")"
+echo "$dir ${rate:+rate=$rate }clients=$clients requests=$n cpu_us_per_req=$(((t1 - t0) * 1000000 / hz / n)) peak_rss_mib=$((peak / 1024)) $(grep -o '"statuses":{[^}]*}\|"wrong_answers":[0-9]*\|"graphql_errors":[0-9]*\|"p50_ms":[0-9.]*\|"p99_ms":[0-9.]*' <<<"$out" | tr '\n' ' ')"
 rm -rf "$tmp"

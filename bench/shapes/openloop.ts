@@ -4,6 +4,8 @@
  * coordinated omission), each with a unique `Authorization` header. Prints
  * one JSON line: sent, statuses, 503s with `Retry-After`, latency
  * percentiles of the 200s, and errors (bodies with `errors`, failed sockets).
+ * With `EXPECT_DATA_FILE` (a JSON file), every 200's `data` is compared with
+ * it (key order ignored); mismatches count as `wrong_answers`.
  *
  *   deno run -A bench/shapes/openloop.ts URL BODY_FILE RATE SECONDS [WARMUP_S]
  *
@@ -19,12 +21,27 @@ const rate = Number(rateText);
 const seconds = Number(secondsText);
 const warmup = Number(warmupText ?? "0");
 const expectBytes = Number(Deno.env.get("EXPECT_MIN_BYTES") ?? "0");
+const expectFile = Deno.env.get("EXPECT_DATA_FILE");
+
+/** JSON text with object keys sorted, so that key order does not count. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+const expected = expectFile
+  ? canonical(JSON.parse(await Deno.readTextFile(expectFile)))
+  : undefined;
 
 interface Tally {
   sent: number;
   statuses: Record<string, number>;
   retryAfter503: number;
   graphqlErrors: number;
+  wrongAnswers: number;
   shortBodies: number;
   socketErrors: number;
   latencies: number[];
@@ -34,6 +51,7 @@ const tally = (): Tally => ({
   statuses: {},
   retryAfter503: 0,
   graphqlErrors: 0,
+  wrongAnswers: 0,
   shortBodies: 0,
   socketErrors: 0,
   latencies: [],
@@ -60,6 +78,15 @@ async function one(into: Tally): Promise<void> {
       into.latencies.push(performance.now() - started);
       if (text.includes('"errors"')) into.graphqlErrors++;
       if (text.length < expectBytes) into.shortBodies++;
+      if (expected !== undefined) {
+        let data: unknown;
+        try {
+          data = JSON.parse(text).data;
+        } catch {
+          data = undefined;
+        }
+        if (canonical(data) !== expected) into.wrongAnswers++;
+      }
     }
   } catch {
     into.socketErrors++;
@@ -99,6 +126,7 @@ console.log(JSON.stringify({
   statuses: measured.statuses,
   retry_after_503: measured.retryAfter503,
   graphql_errors: measured.graphqlErrors,
+  wrong_answers: measured.wrongAnswers,
   short_bodies: measured.shortBodies,
   socket_errors: measured.socketErrors,
   p50_ms: round(percentile(sorted, 50)),

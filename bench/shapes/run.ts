@@ -7,7 +7,7 @@
  * other processes on a shared machine does not count), latency percentiles,
  * statuses, peak RSS of the process group (sampled every 100 ms).
  *
- *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: big held unique slow50
+ *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: big held unique slow50 many
  *
  * - `big`: one 8 MiB answer from one subgraph, one client (closed loop);
  * - `held`: ten clients, each answer 8 MiB plus a field of a second subgraph
@@ -17,19 +17,24 @@
  *   unique `Authorization` per request, forwarded to the subgraphs (nothing
  *   can be shared);
  * - `slow50`: the same with subgraphs answering after 50 ms, at `RATE` and
- *   twice `RATE`: admission must not refuse below saturation.
+ *   twice `RATE`: admission must not refuse below saturation;
+ * - `many`: many small fetches: six chains of 17 entity hops over six small
+ *   subgraphs (`manyQuery` in `subgraphs.ts`; 87 fetches per request for GW
+ *   Router) at a fixed rate (`MANY_RATE`, 50/s), plans cached, every answer's
+ *   `data` compared with the expected one (`wrong` in the row); the row
+ *   also gives the subgraph requests per answered request (`fetches/req`).
  *
  * Needs Hive Gateway installed under `HIVE_DIR` (default
  * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
  * `GATEWAYS=gw` runs GW Router alone; `gw16` is GW Router with the old
  * default admission (a fixed `engine.max_concurrent_operations: 16`).
- * Ports 45000-45999.
+ * Ports: `PORT_BASE` (45000) + 10 (gateway), + 100 (shape subgraphs), + 200.
  *
  * @module
  */
 import { join } from "node:path";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
-import { SDLS } from "./subgraphs.ts";
+import { manyExpected, manyQuery, SDLS } from "./subgraphs.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const HERE = new URL("./", import.meta.url).pathname;
@@ -40,9 +45,11 @@ const SECONDS = Number(Deno.env.get("SECONDS_PER_RUN") ?? "20");
 const WARMUP = Number(Deno.env.get("WARMUP_S") ?? "5");
 const RATE = Number(Deno.env.get("RATE") ?? "100");
 const GATEWAYS = (Deno.env.get("GATEWAYS") ?? "gw hive").split(/\s+/).filter(Boolean);
-const SHAPES_PORT = 45100;
-const FED_PORT = 45200;
-const GATEWAY_PORT = 45010;
+const MANY_RATE = Number(Deno.env.get("MANY_RATE") ?? "50");
+const PORT_BASE = Number(Deno.env.get("PORT_BASE") ?? "45000");
+const SHAPES_PORT = PORT_BASE + 100;
+const FED_PORT = PORT_BASE + 200;
+const GATEWAY_PORT = PORT_BASE + 10;
 const CLK_TCK = 100;
 
 const out = await Deno.makeTempDir({ prefix: "shapes-" });
@@ -152,10 +159,15 @@ async function waitOk(url: string, body?: string, seconds = 90): Promise<void> {
   throw new Error(`${url} did not answer 200`);
 }
 
-async function deno(args: string[], cpus: string): Promise<Record<string, unknown>> {
+async function deno(
+  args: string[],
+  cpus: string,
+  env?: Record<string, string>,
+): Promise<Record<string, unknown>> {
   const output = await new Deno.Command("taskset", {
     args: ["-c", cpus, Deno.execPath(), "run", "-A", ...args],
     cwd: ROOT,
+    env: env ?? {},
     stdout: "piped",
     stderr: "inherit",
   }).output();
@@ -242,7 +254,13 @@ interface Shape {
   readonly subgraphs: () => Started;
   readonly body: string;
   /** Load runs (one row each). */
-  readonly loads: readonly { readonly label: string; readonly args: string[] }[];
+  readonly loads: readonly {
+    readonly label: string;
+    readonly args: string[];
+    readonly env?: Record<string, string>;
+  }[];
+  /** Subgraph requests served so far (to report fetches per request). */
+  readonly served?: () => Promise<number>;
 }
 
 const gatewayUrl = `http://127.0.0.1:${GATEWAY_PORT}/graphql`;
@@ -267,6 +285,12 @@ const fedSubgraphs = (delay: number) => () =>
     env: { SUBGRAPH_PORT: String(FED_PORT), SUBGRAPH_DELAY_MS: String(delay) },
   });
 const minBig = 8_000_000;
+const MANY_LEVELS = 17;
+const manyBody = JSON.stringify({ query: manyQuery(MANY_LEVELS) });
+const served = async () => {
+  const response = await fetch(`http://127.0.0.1:${SHAPES_PORT}/count`);
+  return Number((await response.json()).served);
+};
 
 const SHAPES: Record<string, Shape> = {
   big: {
@@ -337,6 +361,27 @@ const SHAPES: Record<string, Shape> = {
       ],
     })),
   },
+  many: {
+    name: "many",
+    supergraph: shapeSupergraph,
+    subgraphs: shapeSubgraphs,
+    body: manyBody,
+    served,
+    loads: [{
+      label: `${MANY_RATE}/s`,
+      args: [
+        "openloop.ts",
+        gatewayUrl,
+        bodyFile("many", manyBody),
+        String(MANY_RATE),
+        String(SECONDS),
+        String(WARMUP),
+      ],
+      env: {
+        EXPECT_DATA_FILE: bodyFile("many-expected", JSON.stringify(manyExpected(MANY_LEVELS))),
+      },
+    }],
+  },
 };
 
 const names = Deno.args.length > 0 ? Deno.args : Object.keys(SHAPES);
@@ -361,11 +406,13 @@ for (const shapeName of names) {
             warm[4] = String(WARMUP);
             await deno(warm.map((a, i) => i === 0 ? join(HERE, a) : a), LOAD_CPUS);
           }
+          const served0 = await shape.served?.();
           const t0 = cpuTicks(gw.pid);
           const w0 = performance.now();
           const result = await deno(
             load.args.map((a, i) => i === 0 ? join(HERE, a) : a),
             LOAD_CPUS,
+            load.env,
           );
           // The open loop's warm-up is inside its run: its CPU and requests both count.
           const cpuS = (cpuTicks(gw.pid) - t0) / CLK_TCK;
@@ -378,6 +425,7 @@ for (const shapeName of names) {
             ? sent + Math.round(Number(load.args[3]) * WARMUP)
             : ok;
           const perCore = cpuS > 0 ? requests / cpuS : NaN;
+          const fetches = served0 === undefined ? undefined : (await shape.served!()) - served0;
           const row = [
             shape.name,
             load.label,
@@ -392,6 +440,8 @@ for (const shapeName of names) {
               Number(result.graphql_errors ?? 0) + Number(result.short_bodies ?? 0) +
               Number(result.socket_errors ?? 0)
             }`,
+            ...(result.wrong_answers === undefined ? [] : [`wrong ${result.wrong_answers}`]),
+            ...(fetches === undefined ? [] : [`fetches/req ${(fetches / requests).toFixed(1)}`]),
             `RSS peak ${Math.round(peak / 1048576)} MiB`,
           ].join(" | ");
           rows.push(row);

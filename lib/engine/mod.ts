@@ -823,6 +823,9 @@ function planOptionsOf(
     ticket,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(headers ? { headers } : {}),
+    // Nothing changes these headers during the request: what each subgraph gets from
+    // them is worked out once per request, not once per fetch.
+    ...(engine.forwardsHeaders ? { forwarded: new Map() } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(observer ? { now: () => observer.now() } : {}),
   };

@@ -67,7 +67,16 @@ export interface SendOptions {
   readonly ticket?: BudgetTicket;
   /** A query's fetch: safe to retry (a mutation's never is). */
   readonly idempotent?: boolean;
+  /**
+   * The request's forwarded headers per subgraph, filled as its fetches go out: the
+   * header rules run once per subgraph and request, not once per fetch. Only for
+   * `headers` that do not change during the request.
+   */
+  readonly forwarded?: Map<string, ForwardedHeaders | null>;
 }
+
+/** The headers one subgraph gets for one request (name/value pairs, as `Headers` iterates). */
+export type ForwardedHeaders = readonly (readonly [string, string])[];
 
 /** The client. */
 export interface SubgraphClient {
@@ -85,7 +94,7 @@ interface Outgoing {
   readonly url: string;
   readonly body: string;
   /** Null: the constant base headers (no header rules for this subgraph). */
-  readonly headers: Headers | null;
+  readonly headers: ForwardedHeaders | null;
   readonly now: (() => number) | undefined;
   /** The telemetry of the request that sends it. */
   readonly hook: FetchHook | undefined;
@@ -136,6 +145,17 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     propagate(client, headers);
     return headers;
   };
+  // The pairs once per subgraph and request (`SendOptions.forwarded`): a plain
+  // list iterates fast when the request line and the single-flight key are built.
+  const forwardedFor = (subgraph: string, sendOptions: SendOptions): ForwardedHeaders | null => {
+    const memo = sendOptions.forwarded;
+    const known = memo?.get(subgraph);
+    if (known !== undefined) return known;
+    const headers = headersFor(subgraph, sendOptions.headers);
+    const pairs = headers ? [...headers] : null;
+    memo?.set(subgraph, pairs);
+    return pairs;
+  };
   const urlOf = (subgraph: string): string => {
     const info = options.subgraphs.get(subgraph);
     if (!info) throw new TypeError(`Unknown subgraph "${subgraph}"`);
@@ -174,7 +194,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     tickets: Iterable<BudgetTicket> | null,
   ): Promise<SubgraphResponse> {
     const { url, body, now, hook } = out;
-    let headers: HeadersInit = out.headers ?? BASE_HEADERS;
+    let headers = (out.headers ?? BASE_HEADERS) as HeadersInit;
     if (hook?.headers) {
       const traced = new Headers(headers);
       for (const [name, value] of hook.headers) traced.set(name, value);
@@ -315,7 +335,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
   return {
     send(subgraph, body, sendOptions) {
       const url = urlOf(subgraph);
-      const headers = headersFor(subgraph, sendOptions.headers);
+      const headers = forwardedFor(subgraph, sendOptions);
       const hook = sendOptions.hooks?.fetch(subgraph);
       const out: Outgoing = {
         subgraph,

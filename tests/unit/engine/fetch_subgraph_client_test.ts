@@ -186,3 +186,56 @@ Deno.test("a body that breaks off after the status is a SUBGRAPH_ERROR saying so
     );
   }
 });
+
+Deno.test("issue 33: a request's forwarded headers are worked out once per subgraph, every fetch carries them", async () => {
+  const seen: string[] = [];
+  let propagations = 0;
+  const client = createSubgraphClient({
+    subgraphs: new Map([
+      ["a", { name: "a", url: "http://a.test/graphql", enumValue: "A" }],
+      ["b", { name: "b", url: "http://b.test/graphql", enumValue: "B" }],
+    ]),
+    propagators: new Map(
+      ["a", "b"].map((name) => [name, (client: Headers | undefined, out: Headers) => {
+        propagations++;
+        out.set("authorization", `${client?.get("authorization")} for ${name}`);
+      }]),
+    ),
+    fetch: (request) => {
+      seen.push(
+        `${new URL(request.url).host} ${request.headers.get("authorization")} ${
+          request.headers.get("content-type")
+        }`,
+      );
+      return Promise.resolve(Response.json({ data: {} }));
+    },
+    singleFlight: true,
+    timeoutMs: 60_000,
+  });
+  const headers = new Headers({ authorization: "Bearer one" });
+  const forwarded = new Map();
+  for (const [subgraph, body] of [["a", "1"], ["b", "1"], ["a", "2"], ["b", "2"], ["a", "3"]]) {
+    await client.send(subgraph!, body!, { headers, forwarded });
+  }
+  assert.equal(propagations, 2);
+  assert.deepEqual(seen, [
+    "a.test Bearer one for a application/json",
+    "b.test Bearer one for b application/json",
+    "a.test Bearer one for a application/json",
+    "b.test Bearer one for b application/json",
+    "a.test Bearer one for a application/json",
+  ]);
+  // Another request (another memo) gets its own headers, and no memo: one propagation per fetch.
+  await client.send("a", "1", {
+    headers: new Headers({ authorization: "Bearer two" }),
+    forwarded: new Map(),
+  });
+  await client.send("a", "1", { headers: new Headers({ authorization: "Bearer three" }) });
+  await client.send("a", "1", { headers: new Headers({ authorization: "Bearer three" }) });
+  assert.equal(propagations, 5);
+  assert.deepEqual(seen.slice(5), [
+    "a.test Bearer two for a application/json",
+    "a.test Bearer three for a application/json",
+    "a.test Bearer three for a application/json",
+  ]);
+});
