@@ -633,14 +633,16 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     adaptive_concurrency: object({
       enabled: bool(
         true,
-        "Size admission by the event-loop delay (when no fixed `max_concurrent_operations` is set).",
+        "Size admission by the event-loop delay and the CPU left (when no fixed `max_concurrent_operations` is set).",
       ),
       target_delay_ms: duration(
         20,
         "Event-loop delay above which the limit shrinks (two late samples in a row).",
         { min: 1 },
       ),
-      min_concurrency: int(8, "The limit never falls below this.", { min: 1 }),
+      min_concurrency: int(8, "The limit never falls below this; it starts at twice this.", {
+        min: 1,
+      }),
       max_concurrency: int(1_000, "The limit never grows above this.", { min: 1 }),
     }, "Admission sized by capacity: an adaptive concurrency limit (docs/performance.md)."),
     max_subgraph_response_bytes: size(

@@ -221,6 +221,11 @@ export interface EngineOptions {
    * `maxConcurrentOperations` is 0; `engine.adaptive_concurrency`). @default none
    */
   readonly adaptiveConcurrency?: AdaptiveLimitOptions;
+  /**
+   * CPU time the serving threads used so far, µs, and the cores they have: the adaptive limit
+   * grows only while they have CPU to spare. @default not measured
+   */
+  readonly cpu?: { readonly time: () => number; readonly cores: number };
   /** Operation limits (`security`), checked before validation. @default DEFAULT_OPERATION_LIMITS */
   readonly limits?: OperationLimits;
   /**
@@ -341,6 +346,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     : undefined;
   const admission = createAdmissionGate(fixed, {
     ...(adaptive ? { adaptive } : {}),
+    ...(adaptive && options.cpu ? { cpuTime: options.cpu.time, cores: options.cpu.cores } : {}),
     // Nothing starts while answers in flight, or answers being read, fill their budgets.
     blocked: () => memory.spent || unsent.full,
     ...(options.maxQueueSize === undefined ? {} : { maxQueueSize: options.maxQueueSize }),

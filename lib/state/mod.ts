@@ -4,6 +4,7 @@
  *
  * @module
  */
+import process from "node:process";
 import {
   type AuthState,
   buildAuthState,
@@ -127,6 +128,8 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
           minLimit: config.engine.adaptive_concurrency.min_concurrency,
           maxLimit: config.engine.adaptive_concurrency.max_concurrency,
         },
+        // Process-wide CPU (Deno has no per-thread figure): each serving isolate has a core.
+        cpu: { time: processCpuMicros, cores: config.workers },
       }
       : {}),
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
@@ -279,4 +282,10 @@ async function buildPersisted(
       if (!refused) log.info("Operation is not a trusted document (log_unknown)", { hash });
     },
   };
+}
+
+/** CPU time this process used so far, µs (user + system). */
+function processCpuMicros(): number {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
 }

@@ -15,6 +15,13 @@
  * A delay counts when two samples in a row exceed the target: one pause (a
  * major garbage collection, one large `JSON.parse`) is not saturation.
  *
+ * The delay alone does not see the point where more concurrency stops buying
+ * throughput: under a saturating closed loop many small turns keep each timer
+ * nearly on time while every operation in flight holds its data longer (the
+ * federation benchmark ran 50 at once, 20–30 MiB more RSS and no more RPS than
+ * 16). So the limit grows only while the serving threads have CPU to spare
+ * (`busy`, when the gate measures it), and starts at twice its floor.
+ *
  * Pure: samples are fed to it; no clock, no timer.
  *
  * @module
@@ -38,6 +45,11 @@ export interface AdmissionLoad {
   readonly active: number;
   /** Operations waiting for a slot. */
   readonly waiting: number;
+  /**
+   * CPU the serving threads used since the last sample, as a share of the
+   * cores they have (1 = saturated); undefined: not measured.
+   */
+  readonly busy?: number | undefined;
 }
 
 /** Options of {@linkcode createAdaptiveLimit}. */
@@ -48,8 +60,10 @@ export interface AdaptiveLimitOptions {
   readonly minLimit?: number;
   /** ... nor above (`engine.adaptive_concurrency.max_concurrency`). @default 1000 */
   readonly maxLimit?: number;
-  /** The limit before the first sample. @default 4 × minLimit, within maxLimit */
+  /** The limit before the first sample. @default 2 × minLimit, within maxLimit */
   readonly initialLimit?: number;
+  /** Above this `busy` share the limit does not grow (the CPU is the bottleneck). @default 0.85 */
+  readonly maxBusy?: number;
 }
 
 /** Growth per sample while the limit binds and the loop keeps up. */
@@ -68,6 +82,8 @@ const MAX_CUT = 0.5;
  * assert.equal(limit.sample(2, { active: 16, waiting: 10 }), 20); // every slot taken
  * assert.equal(limit.sample(60, { active: 20, waiting: 0 }), 20); // one late timer: a pause
  * assert.equal(limit.sample(40, { active: 20, waiting: 0 }), 10); // sustained: cut by 20/40
+ * assert.equal(limit.sample(2, { active: 10, waiting: 5, busy: 0.97 }), 10); // no CPU to spare
+ * assert.equal(limit.sample(2, { active: 10, waiting: 5, busy: 0.4 }), 13); // room: it grows
  * ```
  * @param options Target delay and bounds.
  * @returns The limit.
@@ -76,21 +92,22 @@ export function createAdaptiveLimit(options: AdaptiveLimitOptions = {}): Adaptiv
   const target = options.targetDelayMs ?? 20;
   const min = Math.max(1, options.minLimit ?? 8);
   const max = Math.max(min, options.maxLimit ?? 1000);
-  let limit = Math.min(max, Math.max(min, options.initialLimit ?? 4 * min));
+  let limit = Math.min(max, Math.max(min, options.initialLimit ?? 2 * min));
+  const maxBusy = options.maxBusy ?? 0.85;
   let previous = 0;
   return {
     get limit() {
       return limit;
     },
-    sample(delayMs, { active }) {
+    sample(delayMs, { active, busy }) {
       const sustained = Math.min(delayMs, previous);
       previous = delayMs;
       if (sustained > target) {
         // Cut from what runs now (a limit far above it means nothing).
         const base = Math.min(limit, Math.max(active, min));
         limit = Math.max(min, Math.floor(base * Math.max(MAX_CUT, target / sustained)));
-      } else if (delayMs <= target && active >= limit) {
-        // It binds (operations wait for it) and the loop keeps up: room for more.
+      } else if (delayMs <= target && active >= limit && !(busy !== undefined && busy > maxBusy)) {
+        // It binds (operations wait for it), the loop keeps up and the CPU has room: more.
         limit = Math.min(max, Math.max(limit + 1, Math.ceil(limit * GROWTH)));
       }
       return limit;

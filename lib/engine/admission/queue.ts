@@ -93,6 +93,13 @@ export interface AdmissionOptions {
   readonly adaptive?: AdaptiveLimit;
   /** How often the adaptive limit is fed a sample, ms. @default 20 */
   readonly sampleIntervalMs?: number;
+  /**
+   * CPU time the serving threads used so far, µs (the adaptive limit grows only while they
+   * have CPU to spare); absent: not measured.
+   */
+  readonly cpuTime?: () => number;
+  /** Cores the serving threads have (`workers`), for the share `cpuTime` gives. @default 1 */
+  readonly cores?: number;
   /** How long a refusal keeps {@linkcode AdmissionGate.saturated} true, ms. @default 1000 */
   readonly saturationWindowMs?: number;
   /** Monotonic clock, ms. @default performance.now */
@@ -195,9 +202,25 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
   /** The sampling timer of the adaptive limit (undefined: idle) and when it is due. */
   let sampler: number | undefined;
   let due = 0;
+  const cpuTime = options.cpuTime;
+  const cores = Math.max(1, options.cores ?? 1);
+  let cpuSeen = cpuTime?.() ?? 0;
+  let cpuSeenAt = now();
+  /** The CPU share used since the last sample, or undefined when not measured. */
+  function busy(at: number): number | undefined {
+    if (cpuTime === undefined) return undefined;
+    const cpu = cpuTime();
+    const share = at > cpuSeenAt ? (cpu - cpuSeen) / ((at - cpuSeenAt) * 1000 * cores) : 0;
+    cpuSeen = cpu;
+    cpuSeenAt = at;
+    return share;
+  }
   function sample(): void {
     sampler = undefined;
-    if (adaptive) max = adaptive.sample(Math.max(0, now() - due), { active, waiting });
+    if (adaptive) {
+      const at = now();
+      max = adaptive.sample(Math.max(0, at - due), { active, waiting, busy: busy(at) });
+    }
     pump();
     sampling();
   }
@@ -216,6 +239,11 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
     if (sampler !== undefined || (active === 0 && waiting === 0)) return;
     if (adaptive === undefined && (waiting === 0 || !blocked())) return;
     due = now() + interval;
+    // A sampler that starts after an idle spell measures the CPU from now on.
+    if (cpuTime !== undefined && due - cpuSeenAt > 4 * interval) {
+      cpuSeen = cpuTime();
+      cpuSeenAt = due - interval;
+    }
     sampler = setTimer(sample, interval);
   }
   function refuse(reason: OverloadReason): RouterError {

@@ -276,3 +276,41 @@ Deno.test("issue 33: an adaptive gate samples the event-loop delay only while bu
   assert.equal(gate.active, 0);
   assert.equal(pending, 0, "idle again: the sampler stopped");
 });
+
+Deno.test("issue 33: the adaptive limit does not grow while the serving threads have no CPU to spare", () => {
+  const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 8 });
+  assert.equal(limit.limit, 16, "it starts at twice its floor");
+  // A saturating closed loop: every slot taken, the timer on time, the core busy.
+  for (let i = 0; i < 20; i++) limit.sample(2, { active: limit.limit, waiting: 34, busy: 0.98 });
+  assert.equal(limit.limit, 16, "more concurrency would buy no throughput, only memory");
+  // Slow subgraphs: the same queue, an idle core: it grows.
+  limit.sample(2, { active: 16, waiting: 34, busy: 0.3 });
+  assert.equal(limit.limit, 20);
+});
+
+Deno.test("issue 33: an adaptive gate feeds its limit the CPU share the serving threads used", async () => {
+  const time = fakeTime();
+  let cpu = 0; // µs
+  const seen: (number | undefined)[] = [];
+  const adaptive = {
+    limit: 1,
+    sample(_delay: number, load: { busy?: number | undefined }) {
+      seen.push(load.busy);
+      return 1;
+    },
+  };
+  const gate = createAdmissionGate(0, {
+    adaptive,
+    sampleIntervalMs: 10,
+    cpuTime: () => cpu,
+    cores: 2,
+    ...time,
+  });
+  await gate.enter();
+  cpu += 10_000; // 10 ms of CPU in 10 ms, over 2 cores: half
+  time.advance(10);
+  cpu += 20_000; // 20 ms in 10 ms over 2 cores: saturated
+  time.advance(10);
+  assert.deepEqual(seen, [0.5, 1]);
+  gate.leave();
+});
