@@ -157,8 +157,8 @@ Deno.test("issue 16: parse and plan cache hits and misses are counted; cache siz
   assert.equal(sample(text, 'gw_router_cache_entries{cache="plan"}'), 1);
   assert.equal(sample(text, "gw_router_admission_in_flight"), 0);
   assert.equal(sample(text, "gw_router_admission_queued"), 0);
-  // Issue 33: the adaptive limit by default (min_concurrency 8, starting at 4 × that).
-  assert.equal(sample(text, "gw_router_admission_limit"), 32);
+  // Issue 33: the adaptive limit by default (min_concurrency 8, starting at 2 × that).
+  assert.equal(sample(text, "gw_router_admission_limit"), 16);
 });
 
 Deno.test("issue 16: client-chosen operation and client names stop at the label bound (then 'other')", async () => {
