@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type DocumentNode, getOperationAST, type GraphQLFormattedError, parse } from "graphql";
+import { type DocumentNode, getOperationAST, parse } from "graphql";
 import {
   checkRequirement,
   operationRequirement,
@@ -15,7 +15,6 @@ import {
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import {
-  checkJsonTextDepth,
   execute,
   executeIncremental,
   isLimitRefusal,
@@ -29,8 +28,6 @@ import type {
   EventTrace,
   ExecutionResult,
   GraphQLRequest,
-  IncrementalResult,
-  OperationLimits,
   PreparedOperation,
   PrepareResult,
   UnsentAnswers,
@@ -49,10 +46,8 @@ import {
 import {
   acceptsIncremental,
   APPLICATION_JSON,
-  DEFER_SPEC,
   GRAPHQL_RESPONSE_JSON,
   type GraphQLMediaType,
-  isJsonContentType,
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
@@ -64,23 +59,16 @@ import {
   streamTransportOf,
 } from "./subscriptions.ts";
 import { handleWebSocket, isWebSocketUpgrade } from "./subscriptions_ws.ts";
-import { isUtf8QueryString } from "../request/query_string.ts";
-import { findDuplicateKey } from "../duplicate_keys.ts";
 import { withRequestId } from "../request/request_id.ts";
-import { bodyOf, requestIdOf } from "../request/context.ts";
+import { requestIdOf } from "../request/context.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import { errorResponse, STATUS } from "./errors.ts";
-import { multipartBody, multipartContentType } from "./multipart.ts";
+import { incrementalResponse } from "./incremental.ts";
+import { JsonTooDeep, type RawRequest, readJsonBody, readSearchParams } from "./graphql_request.ts";
 import { utf8Length } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
-import { parseJsonExact } from "../engine/execute/json_numbers.ts";
-import {
-  documentIdOf,
-  persistedQueryNotFound,
-  type PersistedState,
-  resolveDocument,
-} from "../persisted/mod.ts";
+import { persistedQueryNotFound, type PersistedState, resolveDocument } from "../persisted/mod.ts";
 
 /** What the GraphQL facet reads from the router state. */
 export interface GraphQLDeps {
@@ -467,101 +455,6 @@ function graphQLResponse(
   return withBodySize(new Response(body, { status, headers }), bytes);
 }
 
-/**
- * An incremental answer as `multipart/mixed; boundary="-"; deferSpec=20220824`: the primary
- * part, then each deferred part as it completes (the trace, when on, in the last one). The
- * parts together are bounded by `engine.max_response_bytes`: past it, a last part says so.
- */
-function incrementalResponse(
-  outcome: IncrementalResult,
-  options: {
-    /** Multipart parts, or SSE `next` events then `complete` (GraphQL over SSE). */
-    readonly transport: "multipart" | "sse";
-    readonly requestId: string | null;
-    readonly limit: number;
-    readonly finish: (last: ExecutionResult) => ExecutionResult;
-    readonly traced: boolean;
-  },
-): Response {
-  const { requestId, limit } = options;
-  let bytes = 0;
-  const text = (payload: object): string => {
-    const json = resultJson(payload as ExecutionResult);
-    bytes += utf8Length(json);
-    if (bytes > limit) throw responseTooLarge(limit);
-    return json;
-  };
-  const withIds = <T extends { errors?: GraphQLFormattedError[] }>(payload: T): T =>
-    requestId !== null && payload.errors !== undefined
-      ? { ...payload, errors: withRequestId(payload.errors, requestId) }
-      : payload;
-  async function* parts(): AsyncGenerator<string> {
-    const { initial, subsequent } = outcome;
-    if (!initial.hasNext) {
-      yield text(options.finish(withIds(initial)));
-      return;
-    }
-    yield text(withIds(initial));
-    for await (const part of subsequent) {
-      const incremental = part.incremental?.map((entry) => withIds({ ...entry }));
-      const payload = { ...part, ...(incremental ? { incremental } : {}) };
-      yield text(part.hasNext ? payload : options.finish(payload as ExecutionResult));
-    }
-  }
-  const sse = options.transport === "sse";
-  const headers = new Headers({
-    "content-type": sse
-      ? "text/event-stream; charset=utf-8"
-      : multipartContentType("-", { deferSpec: DEFER_SPEC }),
-    "cache-control": "no-cache",
-  });
-  if (options.traced) {
-    for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
-  }
-  const onError = (error: unknown): string => {
-    const known = error instanceof RouterError
-      ? error
-      : new RouterError("INTERNAL", "Internal server error");
-    const errors = [{ message: known.message, extensions: { code: known.code } }];
-    return JSON.stringify({ hasNext: false, errors: withIds({ errors }).errors });
-  };
-  const body = sse ? sseBody(parts(), onError) : multipartBody(parts(), { onError });
-  return new Response(body, { status: 200, headers });
-}
-
-const SSE_ENCODER = new TextEncoder();
-
-/**
- * Parts as GraphQL-over-SSE events (distinct connections mode): each a `next` event, then
- * `complete`; an error after the head is a last `next` event that says so. Pulled one part at a
- * time, like the multipart body.
- */
-function sseBody(
-  parts: AsyncGenerator<string>,
-  onError: (error: unknown) => string,
-): ReadableStream<Uint8Array> {
-  const event = (json: string) => SSE_ENCODER.encode(`event: next\ndata: ${json}\n\n`);
-  const complete = SSE_ENCODER.encode("event: complete\ndata:\n\n");
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let next: IteratorResult<string>;
-      try {
-        next = await parts.next();
-      } catch (error) {
-        controller.enqueue(event(onError(error)));
-        next = { done: true, value: undefined };
-      }
-      if (next.done) {
-        controller.enqueue(complete);
-        controller.close();
-      } else controller.enqueue(event(next.value));
-    },
-    async cancel() {
-      await parts.return(undefined);
-    },
-  }, { highWaterMark: 0 });
-}
-
 /** 405 for a mutation or subscription sent with GET, naming which it is. */
 function notQueryOverGet(
   kind: "mutation" | "subscription",
@@ -592,9 +485,6 @@ function isMutationText(params: GraphQLRequest): boolean {
   return operation?.operation === "mutation";
 }
 
-/** Invalid UTF-8 is refused, never replaced with U+FFFD and executed. */
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
 /**
  * An unknown hash without query text: Apollo's `PersistedQueryNotFound`, a
  * GraphQL request error (200 for `application/json`), so APQ clients send the text.
@@ -606,199 +496,4 @@ function persistedNotFoundResponse(
   const error = persistedQueryNotFound();
   const errors = [{ message: error.message, extensions: { code: error.code } }];
   return graphQLResponse({ errors }, mediaType, { traced: false, requestId });
-}
-
-/** The request's parameters as sent: the text may be missing when a hash names the document. */
-interface RawRequest {
-  readonly query: string | null;
-  readonly operationName: string | null;
-  readonly variables: Readonly<Record<string, unknown>> | null;
-  readonly extensions: Readonly<Record<string, unknown>> | null;
-  /** `documentId` or `extensions.persistedQuery.sha256Hash`, normalized; null when absent. */
-  readonly hash: string | null;
-}
-
-/** Thrown for JSON nested past the depth limit, found before it is parsed; answered 400. */
-class JsonTooDeep extends Error {
-  constructor(readonly error: GraphQLFormattedError) {
-    super(error.message);
-  }
-}
-
-/**
- * Parses a request's JSON text (a body, a GET parameter) once its nesting is
- * known to be within the limit: parsing deep nesting costs far more than
- * refusing it (2.4 million `[`: 0.5 s of CPU).
- */
-function parseWithin(
-  text: string,
-  limits: OperationLimits,
-  options: { readonly outer: number; readonly where: string },
-): unknown {
-  const tooDeep = checkJsonTextDepth(text, limits, { outer: options.outer });
-  if (tooDeep !== null) throw new JsonTooDeep(tooDeep);
-  try {
-    return parseJsonExact(text);
-  } catch (error) {
-    throw badRequest(`Malformed JSON in ${options.where}: ${(error as Error).message}`);
-  }
-}
-
-function badRequest(message: string): RouterError {
-  return new RouterError("BAD_REQUEST", message);
-}
-
-/**
- * Reads `query`, `operationName`, `variables` and `extensions` from a POST body.
- * @param request The request.
- * @param limits The depth limit its JSON is held to.
- * @returns The GraphQL request.
- */
-async function readJsonBody(request: Request, limits: OperationLimits): Promise<RawRequest> {
-  const contentType = request.headers.get("content-type");
-  if (!isJsonContentType(contentType)) {
-    throw new RouterError(
-      "UNSUPPORTED_MEDIA_TYPE",
-      contentType === null
-        ? `Missing Content-Type; send the request body as ${APPLICATION_JSON}`
-        : `Unsupported Content-Type "${
-          clipForMessage(contentType)
-        }"; send the request body as ${APPLICATION_JSON}`,
-    );
-  }
-  let text: string;
-  try {
-    text = STRICT_UTF8.decode(await bodyOf(request));
-  } catch {
-    throw badRequest("The request body is not valid UTF-8");
-  }
-  if (text.trim() === "") {
-    throw badRequest('Empty request body; expected a JSON object with a "query"');
-  }
-  const body = parseWithin(text, limits, { outer: 1, where: "the request body" });
-  refuseAmbiguousJson(text, "the request body");
-  if (Array.isArray(body)) throw badRequest("Batched requests are not supported");
-  if (typeof body !== "object" || body === null) {
-    throw badRequest('Expected the request body to be a JSON object with a "query"');
-  }
-  const record = body as Record<string, unknown>;
-  return checkParams(
-    record.query,
-    record.operationName,
-    record.variables,
-    record.extensions,
-    record.documentId,
-  );
-}
-
-/** The parameters of a GraphQL GET request. */
-const GET_PARAMETERS = ["query", "operationName", "variables", "extensions", "documentId"] as const;
-
-/**
- * Reads the GET parameters (`variables` and `extensions` as JSON text); a
- * query string that is not UTF-8 once percent-decoded is refused, as a body is.
- * @param url The request URL.
- * @param limits The depth limit its JSON is held to.
- * @returns The GraphQL request.
- */
-function readSearchParams(url: URL, limits: OperationLimits): RawRequest {
-  if (!isUtf8QueryString(url.search)) {
-    throw badRequest("The query string is not valid UTF-8 once percent-decoded");
-  }
-  const search = url.searchParams;
-  // A repeated parameter is as ambiguous as a repeated JSON key (`get` reads the first).
-  for (const name of GET_PARAMETERS) {
-    if (search.getAll(name).length > 1) {
-      throw badRequest(`The "${name}" parameter is given more than once; give it once`);
-    }
-  }
-  const json = (name: string): unknown => {
-    const text = search.get(name);
-    if (text === null || text === "") return undefined;
-    const value = parseWithin(text, limits, { outer: 0, where: `the "${name}" parameter` });
-    refuseAmbiguousJson(text, `the "${name}" parameter`);
-    return value;
-  };
-  return checkParams(
-    search.get("query") ?? undefined,
-    search.get("operationName") ?? undefined,
-    json("variables"),
-    json("extensions"),
-    search.get("documentId") ?? undefined,
-  );
-}
-
-/**
- * Refuses JSON that `JSON.parse` reads otherwise than written: a member name
- * twice in one object (it keeps the last, other parsers such as a proxy, a
- * WAF or an allow-list the first; Apollo and Hive Router refuse it too).
- * Integers beyond 2^53 are read exactly instead (`parseJsonExact`).
- */
-function refuseAmbiguousJson(text: string, where: string): void {
-  const duplicate = findDuplicateKey(text);
-  if (duplicate !== null) {
-    throw badRequest(
-      `Duplicate key "${clipForMessage(duplicate.key)}" in ${where} (at ${
-        clipForMessage(duplicate.at)
-      }): a JSON object must name each member once`,
-    );
-  }
-}
-
-function isMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function checkParams(
-  query: unknown,
-  operationName: unknown,
-  variables: unknown,
-  extensions: unknown,
-  documentId: unknown,
-): RawRequest {
-  const hash = hashOf(extensions, documentId);
-  if ((query === undefined || query === null) && hash === null) {
-    throw badRequest('Missing the "query" parameter');
-  }
-  if (query !== undefined && query !== null && typeof query !== "string") {
-    throw badRequest('The "query" parameter must be a string');
-  }
-  if (operationName !== undefined && operationName !== null && typeof operationName !== "string") {
-    throw badRequest('The "operationName" parameter must be a string or null');
-  }
-  if (variables !== undefined && variables !== null && !isMap(variables)) {
-    throw badRequest('The "variables" parameter must be a JSON object or null');
-  }
-  if (extensions !== undefined && extensions !== null && !isMap(extensions)) {
-    throw badRequest('The "extensions" parameter must be a JSON object or null');
-  }
-  return {
-    query: query ?? null,
-    operationName: operationName ?? null,
-    variables: variables ?? null,
-    extensions: extensions ?? null,
-    hash,
-  };
-}
-
-/**
- * The document's hash: `documentId` (GraphQL over HTTP; `sha256:<hex>` or
- * bare hex) or Apollo's `extensions.persistedQuery.sha256Hash` (version 1).
- */
-function hashOf(extensions: unknown, documentId: unknown): string | null {
-  if (documentId !== undefined && documentId !== null) {
-    if (typeof documentId !== "string" || documentId === "") {
-      throw badRequest('The "documentId" parameter must be a non-empty string');
-    }
-    return documentIdOf(documentId);
-  }
-  if (!isMap(extensions) || extensions.persistedQuery === undefined) return null;
-  const persisted = extensions.persistedQuery;
-  if (!isMap(persisted) || typeof persisted.sha256Hash !== "string") {
-    throw badRequest('"extensions.persistedQuery" must be an object with a string "sha256Hash"');
-  }
-  if (persisted.version !== undefined && persisted.version !== 1) {
-    throw badRequest('Unsupported "extensions.persistedQuery.version"; expected 1');
-  }
-  return documentIdOf(persisted.sha256Hash);
 }
