@@ -332,6 +332,25 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         });
       }
       result = outcome;
+      if (parts === "sse") {
+        // GraphQL over SSE asked for a query or mutation: its one result as a `next` event, then
+        // `complete` (the graphql-sse client reads nothing else).
+        ticket.close();
+        deps.telemetry?.operation(request, {
+          prepared,
+          result,
+          query: params.query,
+          operationName: params.operationName,
+        });
+        return incrementalResponse({ initial: { ...result, hasNext: false }, subsequent: NONE }, {
+          transport: "sse",
+          requestId,
+          limit: deps.engine.memory.maxTicketBytes,
+          finish: ({ hasNext: _, ...last }: ExecutionResult & { hasNext?: boolean }) =>
+            start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
+          traced: start.kind === "on",
+        });
+      }
     } catch (error) {
       ticket.close();
       return errorResponse(error, { contentType: mediaType, log: deps.log, requestId });
@@ -454,6 +473,9 @@ function graphQLResponse(
   else ticket?.keep(bytes);
   return withBodySize(new Response(body, { status, headers }), bytes);
 }
+
+/** No deferred parts (a whole result sent over SSE). */
+const NONE: AsyncGenerator<never> = (async function* () {})();
 
 /** 405 for a mutation or subscription sent with GET, naming which it is. */
 function notQueryOverGet(

@@ -171,3 +171,24 @@ Deno.test("issue 31: @defer over GraphQL over SSE: the graphql-sse client gets t
     await router.close();
   }
 });
+
+Deno.test("GraphQL over SSE: the graphql-sse client gets a query's whole answer as one next event, then complete", async () => {
+  const router = await startDeferRouter();
+  const client = createSseClient({ url: router.url, retryAttempts: 0 });
+  try {
+    const results: unknown[] = [];
+    await new Promise<void>((resolve, reject) => {
+      client.subscribe({ query: `{ products { id name } }` }, {
+        next: (result) => void results.push(result),
+        error: reject,
+        complete: resolve,
+      });
+    });
+    assert.deepEqual(results, [{
+      data: { products: root.products.map((p) => ({ id: p.id, name: p.name })) },
+    }]);
+  } finally {
+    client.dispose();
+    await router.close();
+  }
+});
