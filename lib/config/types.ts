@@ -5,6 +5,9 @@
  * key path upper-cased and joined with `_` (`mcp.oauth.scopes.tools_call` →
  * `MCP_OAUTH_SCOPES_TOOLS_CALL`); lists from env are comma or space separated.
  *
+ * Over 600 lines on purpose: one interface per config section, in the order of
+ * `_schema.ts`, so the two read side by side.
+ *
  * @module
  */
 

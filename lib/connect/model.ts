@@ -47,6 +47,9 @@ import {
   visitWithTypeInfo,
 } from "graphql";
 import type { RegisteredOperation } from "../operations/mod.ts";
+import { jsonName, pascalCase, snakeCase, upperSnakeCase } from "./naming.ts";
+
+export { jsonName, pascalCase, snakeCase, upperSnakeCase } from "./naming.ts";
 
 /** Proto scalar kinds used by the mapping. */
 export type ScalarKind = "string" | "int32" | "double" | "bool" | "int64" | "value";
@@ -141,94 +144,6 @@ export type ContractOperation = Pick<
   RegisteredOperation,
   "name" | "kind" | "text" | "document" | "operation" | "description"
 >;
-
-/**
- * lower_snake_case of a GraphQL name (`maxPrice` → `max_price`, `URLPath` →
- * `url_path`, `__typename` → `typename`).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { snakeCase } from "./model.ts";
- * assert.equal(snakeCase("maxPrice"), "max_price");
- * assert.equal(snakeCase("URLPath"), "url_path");
- * assert.equal(snakeCase("__typename"), "typename");
- * ```
- * @param name A GraphQL name.
- * @returns The snake_case name.
- */
-export function snakeCase(name: string): string {
-  return name
-    .replace(/^_+/, "")
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
-    .replace(/_+/g, "_")
-    .toLowerCase();
-}
-
-/**
- * The proto3 JSON name of a field, computed as protoc does (drop `_`,
- * upper-case the next letter).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { jsonName } from "./model.ts";
- * assert.equal(jsonName("max_price"), "maxPrice");
- * ```
- * @param protoName A snake_case field name.
- * @returns The lowerCamelCase JSON name.
- */
-export function jsonName(protoName: string): string {
-  let out = "";
-  let upper = false;
-  for (const char of protoName) {
-    if (char === "_") {
-      upper = true;
-    } else {
-      out += upper ? char.toUpperCase() : char;
-      upper = false;
-    }
-  }
-  return out;
-}
-
-/**
- * PascalCase of a name (`topProducts` → `TopProducts`).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { pascalCase } from "./model.ts";
- * assert.equal(pascalCase("top_products"), "TopProducts");
- * assert.equal(pascalCase("getUser"), "GetUser");
- * ```
- * @param name A name.
- * @returns The PascalCase name.
- */
-export function pascalCase(name: string): string {
-  return snakeCase(name)
-    .split("_")
-    .filter((part) => part.length > 0)
-    .map((part) => part[0]!.toUpperCase() + part.slice(1))
-    .join("");
-}
-
-/**
- * UPPER_SNAKE_CASE of a name (`MembershipTier` → `MEMBERSHIP_TIER`).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { upperSnakeCase } from "./model.ts";
- * assert.equal(upperSnakeCase("MembershipTier"), "MEMBERSHIP_TIER");
- * ```
- * @param name A name.
- * @returns The UPPER_SNAKE_CASE name.
- */
-export function upperSnakeCase(name: string): string {
-  return snakeCase(name).toUpperCase();
-}
 
 const INT64_SCALARS: ReadonlySet<string> = new Set(["Long", "BigInt", "Int64"]);
 
