@@ -7,7 +7,7 @@
  * other processes on a shared machine does not count), latency percentiles,
  * statuses, peak RSS of the process group (sampled every 100 ms).
  *
- *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: big held unique slow50 many
+ *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: big held unique slow50 many plans
  *
  * - `big`: one 8 MiB answer from one subgraph, one client (closed loop);
  * - `held`: ten clients, each answer 8 MiB plus a field of a second subgraph
@@ -22,7 +22,10 @@
  *   subgraphs (`manyQuery` in `subgraphs.ts`; 87 fetches per request for GW
  *   Router) at a fixed rate (`MANY_RATE`, 50/s), plans cached, every answer's
  *   `data` compared with the expected one (`wrong` in the row); the row
- *   also gives the subgraph requests per answered request (`fetches/req`).
+ *   also gives the subgraph requests per answered request (`fetches/req`);
+ * - `plans`: many plans and many small fetches: seven overlapping subgraphs
+ *   (`plans.ts`, after the Grafbase benchmark's many-plans scenario), a
+ *   256-leaf query at a fixed rate (`PLANS_RATE`, 50/s), answers checked.
  *
  * Needs Hive Gateway installed under `HIVE_DIR` (default
  * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
@@ -35,6 +38,7 @@
 import { join } from "node:path";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { manyExpected, manyQuery, SDLS } from "./subgraphs.ts";
+import { plansExpected, plansQuery } from "./plans.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const HERE = new URL("./", import.meta.url).pathname;
@@ -46,6 +50,7 @@ const WARMUP = Number(Deno.env.get("WARMUP_S") ?? "5");
 const RATE = Number(Deno.env.get("RATE") ?? "100");
 const GATEWAYS = (Deno.env.get("GATEWAYS") ?? "gw hive").split(/\s+/).filter(Boolean);
 const MANY_RATE = Number(Deno.env.get("MANY_RATE") ?? "50");
+const PLANS_RATE = Number(Deno.env.get("PLANS_RATE") ?? "50");
 const PORT_BASE = Number(Deno.env.get("PORT_BASE") ?? "45000");
 const SHAPES_PORT = PORT_BASE + 100;
 const FED_PORT = PORT_BASE + 200;
@@ -178,7 +183,7 @@ async function deno(
 /** Writes the supergraph of the shape subgraphs. */
 function shapeSupergraph(): string {
   const link =
-    'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+    'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key", "@shareable"])';
   const composed = composeSupergraph(
     Object.entries(SDLS).map(([name, sdl]) => ({
       name,
@@ -287,6 +292,7 @@ const fedSubgraphs = (delay: number) => () =>
 const minBig = 8_000_000;
 const MANY_LEVELS = 17;
 const manyBody = JSON.stringify({ query: manyQuery(MANY_LEVELS) });
+const plansBody = JSON.stringify({ query: plansQuery });
 const served = async () => {
   const response = await fetch(`http://127.0.0.1:${SHAPES_PORT}/count`);
   return Number((await response.json()).served);
@@ -380,6 +386,25 @@ const SHAPES: Record<string, Shape> = {
       env: {
         EXPECT_DATA_FILE: bodyFile("many-expected", JSON.stringify(manyExpected(MANY_LEVELS))),
       },
+    }],
+  },
+  plans: {
+    name: "plans",
+    supergraph: shapeSupergraph,
+    subgraphs: shapeSubgraphs,
+    body: plansBody,
+    served,
+    loads: [{
+      label: `${PLANS_RATE}/s`,
+      args: [
+        "openloop.ts",
+        gatewayUrl,
+        bodyFile("plans", plansBody),
+        String(PLANS_RATE),
+        String(SECONDS),
+        String(WARMUP),
+      ],
+      env: { EXPECT_DATA_FILE: bodyFile("plans-expected", JSON.stringify(plansExpected)) },
     }],
   },
 };

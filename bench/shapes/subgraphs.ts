@@ -14,12 +14,16 @@
  *   turn (chains offset) and selecting all six `v<i>`. Executed with graphql-js on `@apollo/subgraph` schemas,
  *   answers cached by request body (bounded) so that the subgraphs stay
  *   cheap;
+ * - `POST /p0` … `POST /p6` — the many-plans shape's seven overlapping
+ *   subgraphs (`plans.ts`), executed and cached the same way;
  * - `GET /health`, `GET /count` (subgraph requests served so far).
  *
  *   deno run -A bench/shapes/subgraphs.ts   (SHAPES_SUBGRAPH_PORT, default 45100)
  *
  * @module
  */
+import { PLAN_NAMES, planResolvers, planSdl } from "./plans.ts";
+
 const PORT = Number(Deno.env.get("SHAPES_SUBGRAPH_PORT") ?? "45100");
 const BIG_BYTES = Number(Deno.env.get("BIG_BYTES") ?? String(8 * 1024 * 1024));
 const SLOW_MS = Number(Deno.env.get("SLOW_MS") ?? "100");
@@ -38,6 +42,7 @@ export const SDLS: Readonly<Record<string, string>> = {
     "type Query { bigItems: [BigItem] }\ntype BigItem { id: ID! name: String value: Int tags: [String] }",
   slow: "type Query { slow: String }",
   ...Object.fromEntries(FAN_NAMES.map((name) => [name, fanSdl(name)])),
+  ...Object.fromEntries(PLAN_NAMES.map((name) => [name, planSdl(name)])),
 };
 
 const manyFields = FAN_NAMES.map((name) => `v${name.slice(1)}`).join(" ");
@@ -106,7 +111,14 @@ async function fanSubgraphs(): Promise<
   type GraphQLSchema = import("graphql").GraphQLSchema;
   const { buildSubgraphSchema } = await import("@apollo/subgraph");
   const link =
-    'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
+    'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key", "@shareable"])';
+  const build = (name: string, sdl: string, resolvers: Record<string, Record<string, unknown>>) => {
+    const input = { typeDefs: parse(`${link}\n${sdl}`), resolvers };
+    // The graphql copy @apollo/subgraph types against is another module: same shapes.
+    // deno-lint-ignore no-explicit-any
+    const schema = buildSubgraphSchema([input] as any) as unknown as GraphQLSchema;
+    return [name, schema] as const;
+  };
   const schemas = new Map(FAN_NAMES.map((name) => {
     const i = name.slice(1);
     const resolvers: Record<string, Record<string, unknown>> = {
@@ -119,12 +131,9 @@ async function fanSubgraphs(): Promise<
     if (name === "f1") {
       resolvers.Query = { node: (_: unknown, args: { id: string }) => ({ id: args.id }) };
     }
-    const input = { typeDefs: parse(`${link}\n${fanSdl(name)}`), resolvers };
-    // The graphql copy @apollo/subgraph types against is another module: same shapes.
-    // deno-lint-ignore no-explicit-any
-    const schema = buildSubgraphSchema([input] as any) as unknown as GraphQLSchema;
-    return [name, schema] as const;
+    return build(name, fanSdl(name), resolvers);
   }));
+  for (const name of PLAN_NAMES) schemas.set(...build(name, planSdl(name), planResolvers(name)));
   const cache = new Map<string, Uint8Array>();
   const encoder = new TextEncoder();
   return async (name, body) => {
