@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CPU-profile GW Router at a fixed arrival rate on one shape (issue 33):
-#   bench/shapes/profile.sh SHAPE RATE [SECONDS=20]     SHAPE: many | unique
-# `many`: bench/shapes/subgraphs.ts and the 87-fetch query (run.ts); `unique`: the
+#   bench/shapes/profile.sh SHAPE RATE [SECONDS=20]     SHAPE: many | plans | unique
+# `many`: bench/shapes/subgraphs.ts and the 87-fetch query (run.ts); `plans`: the same
+# subgraphs and the many-plans query (plans.ts); `unique`: the
 # bench/load subgraphs answering after 10 ms and the federated query, a unique
 # `Authorization` per request, forwarded. The router runs under `deno run --cpu-prof` on
 # CPU 1 (GATEWAY_CPUS), subgraphs and the open-loop load on CPU 0 (LOAD_CPUS); SIGTERM
@@ -20,18 +21,20 @@ PIDS=()
 stop() { kill -TERM -- "-$1" 2>/dev/null || true; for _ in $(seq 1 100); do kill -0 -- "-$1" 2>/dev/null || break; sleep 0.1; done; kill -KILL -- "-$1" 2>/dev/null || true; }
 trap 'for p in "${PIDS[@]}"; do stop "$p"; done' EXIT
 cd "$ROOT"
-if [[ $SHAPE == many ]]; then
+if [[ $SHAPE == many || $SHAPE == plans ]]; then
   setsid taskset -c "$LOAD_CPUS" env SHAPES_SUBGRAPH_PORT="$SG_PORT" deno run -A "$HERE/subgraphs.ts" >"$OUT/subgraphs.log" 2>&1 &
   PIDS+=($!)
   deno eval --config "$ROOT/deno.json" "
     import { composeSupergraph } from '$ROOT/lib/compose/mod.ts';
     import { manyExpected, manyQuery, SDLS } from '$HERE/subgraphs.ts';
-    const link = 'extend schema @link(url: \"https://specs.apollo.dev/federation/v2.5\", import: [\"@key\"])';
+    import { plansExpected, plansQuery } from '$HERE/plans.ts';
+    const link = 'extend schema @link(url: \"https://specs.apollo.dev/federation/v2.5\", import: [\"@key\", \"@shareable\"])';
     const c = composeSupergraph(Object.entries(SDLS).map(([name, sdl]) => ({ name, url: 'http://127.0.0.1:$SG_PORT/' + name, sdl: link + '\n' + sdl })));
     if (!c.ok) throw new Error('no compose');
     Deno.writeTextFileSync('$OUT/supergraph.graphql', c.supergraphSdl);
-    Deno.writeTextFileSync('$OUT/body.json', JSON.stringify({ query: manyQuery(17) }));
-    Deno.writeTextFileSync('$OUT/expected.json', JSON.stringify(manyExpected(17)));"
+    const plans = '$SHAPE' === 'plans';
+    Deno.writeTextFileSync('$OUT/body.json', JSON.stringify({ query: plans ? plansQuery : manyQuery(17) }));
+    Deno.writeTextFileSync('$OUT/expected.json', JSON.stringify(plans ? plansExpected : manyExpected(17)));"
   export EXPECT_DATA_FILE="$OUT/expected.json"
 else
   setsid taskset -c "$LOAD_CPUS" env SUBGRAPH_PORT="$SG_PORT" SUBGRAPH_DELAY_MS=10 deno run -A "$ROOT/bench/load/subgraphs/server.ts" >"$OUT/subgraphs.log" 2>&1 &

@@ -30,7 +30,8 @@
  * Needs Hive Gateway installed under `HIVE_DIR` (default
  * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
  * `GATEWAYS=gw` runs GW Router alone; `gw16` is GW Router with the old
- * default admission (a fixed `engine.max_concurrent_operations: 16`).
+ * default admission (a fixed `engine.max_concurrent_operations: 16`),
+ * `gwnobatch` without entity batching (`engine.batch_entity_fetches: false`).
  * Ports: `PORT_BASE` (45000) + 10 (gateway), + 100 (shape subgraphs), + 200.
  *
  * @module
@@ -205,9 +206,16 @@ function fedSupergraph(): string {
   return file;
 }
 
+/** GW Router builds by name: the defaults, and one setting changed. */
+const GW_VARIANTS: Record<string, string> = {
+  gw: "",
+  gw16: "engine: { max_concurrent_operations: 16 }",
+  gwnobatch: "engine: { batch_entity_fetches: false }",
+};
+
 function startGateway(name: string, supergraph: string, tag: string): Started {
   const log = join(out, `${tag}-${name}.log`);
-  if (name === "gw" || name === "gw16") {
+  if (name in GW_VARIANTS) {
     const config = join(out, `${tag}-gw.yaml`);
     Deno.writeTextFileSync(
       config,
@@ -216,7 +224,7 @@ supergraph_path: ${supergraph}
 mcp: { enabled: false }
 headers: { all: { request: [ { op: propagate, named: Authorization } ] } }
 access_logs: { enabled: false }
-${name === "gw16" ? "engine: { max_concurrent_operations: 16 }" : ""}
+${GW_VARIANTS[name]}
 ${Deno.env.get("GW_CONFIG_EXTRA") ?? ""}
 `,
     );

@@ -619,6 +619,11 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       true,
       "Share one answer among identical in-flight subgraph queries.",
     ),
+    // Issue 33: many small fetches at one level become one request per subgraph.
+    batch_entity_fetches: bool(
+      true,
+      "Send sibling entity fetches to one subgraph (same plan level) as one request, each an aliased `_entities` field.",
+    ),
     // Session 9: our HTTP/1.1 pool for plain-http subgraphs (Deno's fetch is the fallback).
     subgraph_transport: {
       kind: "enum",

@@ -207,6 +207,8 @@ export interface EngineConfig {
   readonly request_tracing_max_token_age_ms: number;
   /** Share one response among identical in-flight subgraph requests. */
   readonly enable_single_flight: boolean;
+  /** Send sibling entity fetches to one subgraph as one request (aliased `_entities` fields). */
+  readonly batch_entity_fetches: boolean;
   /**
    * How subgraph requests go out: `http1`, the router's keep-alive HTTP/1.1
    * pool (plain `http:` URLs without a proxy in the environment; the others

@@ -174,6 +174,11 @@ export interface EngineOptions {
   readonly credentialHeaders?: readonly string[];
   /** Share one response among identical in-flight subgraph requests. @default true */
   readonly enableSingleFlight?: boolean;
+  /**
+   * Sibling entity fetches to one subgraph (one plan level) share one request,
+   * each an aliased `_entities` field (`execute/entity_batch.ts`). @default true
+   */
+  readonly batchEntityFetches?: boolean;
   /** Per-subgraph-request timeout in milliseconds. @default 30000 */
   readonly subgraphRequestTimeoutMs?: number;
   /** Plans (and prepared operations) kept. @default 1000 */
@@ -295,6 +300,8 @@ export interface Engine {
   readonly introspection: boolean;
   /** @internal What clients see of subgraph errors. */
   readonly subgraphErrors: SubgraphErrorPolicy;
+  /** @internal Whether sibling entity fetches to one subgraph share one request. */
+  readonly batchEntityFetches: boolean;
   /** @internal Access keys each prepared operation touches (plan cache key part). */
   readonly accessKeys: WeakMap<PreparedOperation, readonly string[]>;
   /** @internal Cache and fetch events (metrics); null when nobody listens. */
@@ -387,6 +394,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     limits: options.limits ?? DEFAULT_OPERATION_LIMITS,
     introspection: options.introspection ?? true,
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
+    batchEntityFetches: options.batchEntityFetches ?? true,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
     subscriptions: createSubscriptions(model, {
@@ -742,6 +750,7 @@ function engineRunOptions(
   return {
     abstractNames: engine.abstractNames,
     subgraphErrors: engine.subgraphErrors,
+    batchEntityFetches: engine.batchEntityFetches,
     maxBytes: limit,
     tooLarge: () => responseTooLarge(limit),
     ...(observer

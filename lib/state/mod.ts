@@ -120,6 +120,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     headers: config.headers,
     credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
     enableSingleFlight: config.engine.enable_single_flight,
+    batchEntityFetches: config.engine.batch_entity_fetches,
     maxConcurrentOperations: config.engine.max_concurrent_operations,
     ...(config.engine.adaptive_concurrency.enabled
       ? {

@@ -28,6 +28,13 @@ import { selected, selectedItems } from "./_answer_keys.ts";
 import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
 import { RepresentationIndex } from "./_rep_index.ts";
 import type { FetchStep, PlanStep, Rewrite } from "../plan/mod.ts";
+import {
+  batchAlias,
+  batchedChildren,
+  batchVariable,
+  type EntityBatch,
+  partOfAnswer,
+} from "./entity_batch.ts";
 
 /** A subgraph response as the executor needs it. */
 export interface SubgraphResponse {
@@ -83,6 +90,11 @@ export interface ExecutePlanOptions {
    * (errors re-pathed, keys selected) and never sent.
    */
   readonly answered?: { readonly step: FetchStep; readonly response: SubgraphResponse };
+  /**
+   * Sibling entity fetches of one `Parallel` step to one subgraph share one
+   * request (`entity_batch.ts`). @default true
+   */
+  readonly batchEntityFetches?: boolean;
 }
 
 /** What execution produced, before shaping. */
@@ -104,6 +116,17 @@ export interface ExecutedData {
 }
 
 type Json = Record<string, unknown>;
+
+/** The objects of an entity request and the distinct representations sent for them. */
+interface EntityPart {
+  readonly objects: Json[];
+  /** Each object's representation, by position in `representations`. */
+  readonly indexes: number[];
+  /** Each object's type (the `__typename` its entity answer must agree with). */
+  readonly typenames: string[];
+  /** The representations' JSON, in the order `_entities` answers them. */
+  readonly representations: readonly string[];
+}
 
 function pick(variables: Readonly<Record<string, unknown>>, names: readonly string[]): Json {
   const out: Json = {};
@@ -147,14 +170,32 @@ class Executor {
       case "Sequence":
         for (const s of step.steps) await this.run(s);
         return;
-      case "Parallel":
-        await Promise.all(step.steps.map((s) => this.run(s)));
+      case "Parallel": {
+        if (this.#options.batchEntityFetches === false) {
+          await Promise.all(step.steps.map((s) => this.run(s)));
+          return;
+        }
+        const children = batchedChildren(step);
+        await Promise.all(
+          children.map((c) => c.kind === "Batch" ? this.#runBatch(c) : this.run(c)),
+        );
         return;
+      }
     }
   }
 
-  async #fetch(step: FetchStep): Promise<void> {
-    if (!step.representations) return this.#send(step, null);
+  #runBatch(batch: EntityBatch): Promise<void> {
+    // A fetch already started by another part of the plan (a deferred branch) is not sent again.
+    if (batch.steps.some((s) => this.#runs.has(s))) {
+      return Promise.all(batch.steps.map((s) => this.run(s))).then(() => {});
+    }
+    const running = this.#sendBatch(batch);
+    for (const s of batch.steps) this.#runs.set(s, running);
+    return running;
+  }
+
+  /** The objects an entity fetch starts from, and the types each may send (merged fetches). */
+  #candidates(step: FetchStep): { candidates: Json[]; types: (ReadonlySet<string> | null)[] } {
     const candidates: Json[] = [];
     // A merged fetch sends, from each of its paths, only the types planned there.
     let types: (ReadonlySet<string> | null)[] = [null];
@@ -165,7 +206,13 @@ class Executor {
         collect(this.layers, this.data, target.path, 0, candidates);
         for (let i = before; i < candidates.length; i++) types.push(target.types);
       }
-    } else if (step.contextVariables) {
+    } else collect(this.layers, this.data, step.path, 0, candidates);
+    return { candidates, types };
+  }
+
+  async #fetch(step: FetchStep): Promise<void> {
+    if (!step.representations) return this.#send(step, null);
+    if (step.contextVariables) {
       // `@fromContext` values differ per ancestor: one request per distinct set of values.
       const groups = new Map<string, { values: Json; objects: Json[] }>();
       const found: Json[][] = [];
@@ -184,14 +231,44 @@ class Executor {
       }
       await Promise.all(
         [...groups.values()].map((g) =>
-          this.#send(step, { candidates: g.objects, types, extra: g.values })
+          this.#send(step, { candidates: g.objects, types: [null], extra: g.values })
         ),
       );
       return;
-    } else {
-      collect(this.layers, this.data, step.path, 0, candidates);
     }
-    await this.#send(step, { candidates, types, extra: null });
+    await this.#send(step, { ...this.#candidates(step), extra: null });
+  }
+
+  /** Each distinct representation of the objects an entity fetch starts from, once. */
+  #represent(
+    step: FetchStep,
+    candidates: readonly Json[],
+    types: readonly (ReadonlySet<string> | null)[],
+  ): EntityPart {
+    const objects: Json[] = [];
+    const indexes: number[] = [];
+    const typenames: string[] = [];
+    // Each distinct representation once; its JSON is both the dedup key and the body part.
+    const index = new RepresentationIndex(this.layers, {
+      selections: step.representations!,
+      sendTypename: step.sendTypename,
+      shared: this.#shared,
+    });
+    for (let c = 0; c < candidates.length; c++) {
+      const object = candidates[c]!;
+      const layer = this.layers.layerOf(object);
+      const typename = layer !== undefined && "__typename" in layer
+        ? layer.__typename
+        : object.__typename;
+      if (typeof typename !== "string") continue;
+      if (step.targets && !types[c]?.has(typename)) continue;
+      const at = index.indexOf(object, typename, layer);
+      if (at === null) continue;
+      objects.push(object);
+      indexes.push(at);
+      typenames.push(typename);
+    }
+    return { objects, indexes, typenames, representations: index.json };
   }
 
   /** Sends one request of a fetch (entity fetches: for the given objects) and merges it. */
@@ -205,41 +282,15 @@ class Executor {
     } | null,
   ): Promise<void> {
     const options = this.#options;
-    const objects: Json[] = [];
-    const indexes: number[] = [];
-    /** Each object's type (the `__typename` its entity answer must agree with). */
-    const typenames: string[] = [];
     const variables = pick(options.variables, step.variableUsages);
     if (batch?.extra) Object.assign(variables, batch.extra);
     const variablesJson = JSON.stringify(variables);
     let body: string;
-    /** Distinct representations sent: `_entities` must answer each, in order. */
-    let sent = 0;
+    let entity: EntityPart | null = null;
     if (step.representations && batch) {
-      const { candidates, types } = batch;
-      // Each distinct representation once; its JSON is both the dedup key and the body part.
-      const index = new RepresentationIndex(this.layers, {
-        selections: step.representations,
-        sendTypename: step.sendTypename,
-        shared: this.#shared,
-      });
-      for (let c = 0; c < candidates.length; c++) {
-        const object = candidates[c]!;
-        const layer = this.layers.layerOf(object);
-        const typename = layer !== undefined && "__typename" in layer
-          ? layer.__typename
-          : object.__typename;
-        if (typeof typename !== "string") continue;
-        if (step.targets && !types[c]?.has(typename)) continue;
-        const at = index.indexOf(object, typename, layer);
-        if (at === null) continue;
-        objects.push(object);
-        indexes.push(at);
-        typenames.push(typename);
-      }
-      const representations = index.json;
+      entity = this.#represent(step, batch.candidates, batch.types);
+      const representations = entity.representations;
       if (representations.length === 0) return;
-      sent = representations.length;
       const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
       // A GraphQL name: JSON as it stands.
       const name = step.representationsVariable ?? "representations";
@@ -252,40 +303,103 @@ class Executor {
     const observer = options.observer;
     const startNs = observer?.now() ?? 0;
     // Trace only: snapshot the raw input now; parallel siblings merge into `objects` meanwhile.
-    const rawInput = observer && objects.length > 0
-      ? this.layers.materialize(objects) as Json[]
-      : objects;
+    const rawInput = this.#rawInput(entity);
     let response: SubgraphResponse;
     try {
       response = options.answered?.step === step
         ? options.answered.response
         : await options.send(step.subgraph, body, step.node.operationKind === "query");
     } catch (error) {
-      // The client's own errors (an answer over the size limit) say what was wrong.
-      const own = error instanceof RouterError ? error : null;
-      const code = own !== null
-        ? own.code
-        : error instanceof DOMException && error.name === "TimeoutError"
-        ? "DEADLINE_EXCEEDED"
-        : "SUBGRAPH_UNREACHABLE";
-      const message = own !== null
-        ? own.message
-        : code === "DEADLINE_EXCEEDED"
-        ? `The subgraph "${step.subgraph}" did not answer in time`
-        // The cause (it names the subgraph's URL, host and port) is not for clients.
-        : `Cannot reach the subgraph "${step.subgraph}"`;
-      this.#sink(step).push({ message, extensions: { code, serviceName: step.subgraph } });
+      const message = this.#failed(step, error);
       if (observer) this.#record(step, body, rawInput, startNs, null, message);
-      // Why a fetch failed is this request's own (its deadline, its client gone).
-      this.answers = null;
       return;
     }
     if (observer) this.#record(step, body, rawInput, startNs, response, undefined);
     this.#answered(step, response);
     const payload = parseOnce(response, step);
+    if (!this.#graphQLAnswer(step, response, payload)) return;
+    this.#merge(step, payload, entity);
+  }
+
+  /** Sends the fetches of a batch as one request and merges each part's share. */
+  async #sendBatch(batch: EntityBatch): Promise<void> {
+    const options = this.#options;
+    const parts = batch.steps.map((step) => {
+      const { candidates, types } = this.#candidates(step);
+      return this.#represent(step, candidates, types);
+    });
+    if (parts.every((p) => p.representations.length === 0)) return;
+    const variablesJson = JSON.stringify(pick(options.variables, batch.variableUsages));
+    const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
+    const representations = parts.map((p, i) =>
+      `"${batchVariable(i)}":[${p.representations.join(",")}]`
+    );
+    const body = `{"query":${batch.queryJson},"variables":{${representations.join(",")}${rest}}}`;
+    const first = batch.steps[0]!;
+    const observer = options.observer;
+    const startNs = observer?.now() ?? 0;
+    const rawInputs = parts.map((p) => this.#rawInput(p));
+    let response: SubgraphResponse;
+    try {
+      response = await options.send(batch.subgraph, body, true);
+    } catch (error) {
+      // One request failed: said once, at the first fetch.
+      const message = this.#failed(first, error);
+      if (observer) {
+        batch.steps.forEach((s, i) => this.#record(s, body, rawInputs[i]!, startNs, null, message));
+      }
+      return;
+    }
+    if (observer) {
+      batch.steps.forEach((s, i) =>
+        this.#record(s, body, rawInputs[i]!, startNs, response, undefined)
+      );
+    }
+    for (const step of batch.steps) this.#answered(step, response);
+    const payload = parseOnce(response, batch);
+    if (!this.#graphQLAnswer(first, response, payload)) return;
+    batch.steps.forEach((step, i) => this.#merge(step, partOfAnswer(payload, i), parts[i]!));
+  }
+
+  /** Trace only: the objects an entity request started from, as they were when it was sent. */
+  #rawInput(entity: EntityPart | null): Json[] {
+    if (!this.#options.observer || entity === null || entity.objects.length === 0) return [];
+    return this.layers.materialize(entity.objects) as Json[];
+  }
+
+  /** Records why a request failed as the fetch's error; returns the message. */
+  #failed(step: FetchStep, error: unknown): string {
+    // The client's own errors (an answer over the size limit) say what was wrong.
+    const own = error instanceof RouterError ? error : null;
+    const code = own !== null
+      ? own.code
+      : error instanceof DOMException && error.name === "TimeoutError"
+      ? "DEADLINE_EXCEEDED"
+      : "SUBGRAPH_UNREACHABLE";
+    const message = own !== null
+      ? own.message
+      : code === "DEADLINE_EXCEEDED"
+      ? `The subgraph "${step.subgraph}" did not answer in time`
+      // The cause (it names the subgraph's URL, host and port) is not for clients.
+      : `Cannot reach the subgraph "${step.subgraph}"`;
+    this.#sink(step).push({ message, extensions: { code, serviceName: step.subgraph } });
+    // Why a fetch failed is this request's own (its deadline, its client gone).
+    this.answers = null;
+    return message;
+  }
+
+  /**
+   * Whether an answer is a GraphQL response (else the fetch's error says what it
+   * is); a non-2xx status is reported at the fetch whatever the body.
+   */
+  #graphQLAnswer(
+    step: FetchStep,
+    response: SubgraphResponse,
+    payload: unknown,
+  ): payload is Json {
     if (!isObject(payload) || (!("data" in payload) && !("errors" in payload))) {
       this.#sink(step).push(notGraphQL(step.subgraph, response, payload));
-      return;
+      return false;
     }
     const status = response.status;
     if (status < 200 || status > 299) {
@@ -296,6 +410,12 @@ class Executor {
         extensions: { code: "SUBGRAPH_ERROR", serviceName: step.subgraph, statusCode: status },
       });
     }
+    return true;
+  }
+
+  /** Merges a fetch's GraphQL answer: its data at its path or objects, its errors re-pathed. */
+  #merge(step: FetchStep, payload: Json, entity: EntityPart | null): void {
+    const options = this.#options;
     const malformed = malformedResponse(payload, { entities: step.representations !== null });
     if (malformed !== null) {
       this.#sink(step).push({
@@ -306,7 +426,7 @@ class Executor {
       return;
     }
     const data = payload.data;
-    if (!step.representations) {
+    if (!step.representations || entity === null) {
       if (isObject(data)) {
         mergeInto(this.layers, this.data, data, options.abstractNames);
       }
@@ -314,6 +434,8 @@ class Executor {
       this.#errors(payload.errors, step, null);
       return;
     }
+    const { objects, indexes, typenames } = entity;
+    const sent = entity.representations.length;
     const entities = isObject(data) ? data._entities : undefined;
     if (Array.isArray(entities) && entities.length !== sent) {
       // Merged by position, a list of another length would give objects other entities' data.
@@ -508,7 +630,7 @@ class Executor {
  * that shared a subgraph response share its parsed data too (one body is one
  * operation text, so one selection).
  */
-function parseOnce(response: SubgraphResponse, step: FetchStep): unknown {
+function parseOnce(response: SubgraphResponse, step: FetchStep | EntityBatch): unknown {
   const memo = response.parsed;
   if (memo !== undefined && "value" in memo) return memo.value;
   let payload: unknown;
@@ -523,7 +645,16 @@ function parseOnce(response: SubgraphResponse, step: FetchStep): unknown {
   ) {
     const data = payload.data;
     let kept: Json = data;
-    if (step.representations === null) kept = selected(data, step.keys, 0);
+    if (step.kind === "Batch") {
+      // Each part's entities cut to its own fetch's keys.
+      step.steps.forEach((part, i) => {
+        const alias = batchAlias(i);
+        const list = data[alias];
+        if (!Array.isArray(list)) return;
+        const entities = selectedItems(list, part.keys, 1);
+        if (entities !== list) kept = { ...kept, [alias]: entities };
+      });
+    } else if (step.representations === null) kept = selected(data, step.keys, 0);
     else if (Array.isArray(data._entities)) {
       const entities = selectedItems(data._entities, step.keys, 1);
       if (entities !== data._entities) kept = { ...data, _entities: entities };

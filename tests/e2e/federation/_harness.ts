@@ -49,6 +49,8 @@ export interface RouterSettings {
   };
   /** `engine.enable_single_flight`. */
   readonly enableSingleFlight?: boolean;
+  /** `engine.batch_entity_fetches`. */
+  readonly batchEntityFetches?: boolean;
 }
 
 /** One subgraph request as the subgraph received it. */
@@ -256,6 +258,9 @@ export function engineOptions(settings: RouterSettings = {}): EngineOptions {
     headers,
     ...(settings.enableSingleFlight !== undefined
       ? { enableSingleFlight: settings.enableSingleFlight }
+      : {}),
+    ...(settings.batchEntityFetches !== undefined
+      ? { batchEntityFetches: settings.batchEntityFetches }
       : {}),
   };
 }
