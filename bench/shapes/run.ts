@@ -31,7 +31,8 @@
  * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
  * `GATEWAYS=gw` runs GW Router alone; `gw16` is GW Router with the old
  * default admission (a fixed `engine.max_concurrent_operations: 16`),
- * `gwnobatch` without entity batching (`engine.batch_entity_fetches: false`).
+ * `gwnobatch` without entity batching (`engine.batch_entity_fetches: false`),
+ * `gwnoguard` without the connection guard (its three limits at 0: `Deno.serve` on TCP).
  * Ports: `PORT_BASE` (45000) + 10 (gateway), + 100 (shape subgraphs), + 200.
  *
  * @module
@@ -211,6 +212,8 @@ const GW_VARIANTS: Record<string, string> = {
   gw: "",
   gw16: "engine: { max_concurrent_operations: 16 }",
   gwnobatch: "engine: { batch_entity_fetches: false }",
+  gwnoguard:
+    "traffic_shaping: { router: { header_read_timeout_ms: 0, keep_alive_timeout_ms: 0, max_connections: 0 } }",
 };
 
 function startGateway(name: string, supergraph: string, tag: string): Started {
