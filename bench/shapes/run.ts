@@ -301,6 +301,8 @@ const fedSubgraphs = (delay: number) => () =>
     env: { SUBGRAPH_PORT: String(FED_PORT), SUBGRAPH_DELAY_MS: String(delay) },
   });
 const minBig = 8_000_000;
+/** The big answer's size (`subgraphs.ts`, `BIG_BYTES`). */
+const BIG_ANSWER_BYTES = 8 * 1024 * 1024;
 const MANY_LEVELS = 17;
 const manyBody = JSON.stringify({ query: manyQuery(MANY_LEVELS) });
 const plansBody = JSON.stringify({ query: plansQuery });
@@ -434,6 +436,8 @@ for (const shapeName of names) {
       try {
         await waitOk(gatewayUrl, shape.body);
         for (const load of shape.loads) {
+          // The base: RSS after the first answer (waitOk), before the load.
+          const base = rssBytes(gw.pid);
           let peak = 0;
           const sampler = setInterval(() => peak = Math.max(peak, rssBytes(gw.pid)), 100);
           // Closed-loop shapes warm up with a short run of the same load first.
@@ -479,6 +483,14 @@ for (const shapeName of names) {
             ...(result.wrong_answers === undefined ? [] : [`wrong ${result.wrong_answers}`]),
             ...(fetches === undefined ? [] : [`fetches/req ${(fetches / requests).toFixed(1)}`]),
             `RSS peak ${Math.round(peak / 1048576)} MiB`,
+            // Big answers: peak RSS over the base per answer in flight (one per client), in answers' sizes.
+            ...(load.args[0] === "closedloop.ts" && Number(load.args[5] ?? 0) > 0
+              ? [
+                `RSS base ${Math.round(base / 1048576)} MiB, per answer ${
+                  ((peak - base) / (Number(load.args[3]) * BIG_ANSWER_BYTES)).toFixed(1)
+                }× its size`,
+              ]
+              : []),
           ].join(" | ");
           rows.push(row);
           console.log(row);
