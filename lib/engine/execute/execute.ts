@@ -4,116 +4,51 @@
  * fetches, merges results in place at their paths and re-paths subgraph errors
  * to the client's response path. No graphql-js `execute` here.
  *
- * Over 600 lines: the fetch, merge and error paths share the executor's
- * per-request state (data, layers, error sinks); the pure pieces live beside
- * it (`_data.ts`, `_answer_keys.ts`, `subgraph_errors.ts`).
+ * Slightly over 600 lines: the fetch, batch, merge and error paths share the
+ * executor's per-request state (data, layers, error sinks); the pure pieces
+ * live beside it (`execute_types.ts`, `_subgraph_answer.ts`, `entity_batch.ts`,
+ * `_data.ts`, `_answer_keys.ts`, `subgraph_errors.ts`).
  *
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
-import type { ExecutionObserver, FetchRecord } from "../types.ts";
+import type { FetchRecord } from "../types.ts";
 import { RouterError } from "../../errors.ts";
 import {
   filterSubgraphError,
   malformedResponse,
   MAX_ERRORS_PER_FETCH,
   RAW_SUBGRAPH_ERRORS,
-  type SubgraphErrorPolicy,
   wrapSubgraphErrors,
 } from "./subgraph_errors.ts";
 import { Layers } from "./_layers.ts";
-import { isRawNumber, parseJsonExact } from "./json_numbers.ts";
-import { NOT_JSON, notGraphQL, TOO_DEEP } from "./_answer_faults.ts";
-import { selected, selectedItems } from "./_answer_keys.ts";
+import { notGraphQL } from "./_answer_faults.ts";
 import { collect, collectPaths, collectWithAncestors, isObject, mergeInto } from "./_data.ts";
 import { RepresentationIndex } from "./_rep_index.ts";
-import type { FetchStep, PlanStep, Rewrite } from "../plan/mod.ts";
+import type { FetchStep, PlanStep } from "../plan/mod.ts";
+import type {
+  ExecutedData,
+  ExecutePlanOptions,
+  PlanRun,
+  SubgraphResponse,
+} from "./execute_types.ts";
 import {
-  batchAlias,
-  batchedChildren,
-  batchVariable,
-  type EntityBatch,
-  partOfAnswer,
-} from "./entity_batch.ts";
+  clientPath,
+  jsonSize,
+  parseOnce,
+  sameType,
+  selects,
+  withoutPath,
+} from "./_subgraph_answer.ts";
 
-/** A subgraph response as the executor needs it. */
-export interface SubgraphResponse {
-  readonly status: number;
-  readonly headers: Headers;
-  /** Response body text. */
-  readonly body: string;
-  /** True when shared with an identical in-flight request. */
-  readonly deduplicated: boolean;
-  /** `observer.now()` when headers arrived, when observed. */
-  readonly firstByteNs?: number;
-  /**
-   * The body's parse, shared by every caller of one shared response (set by
-   * the first to parse it): the parsed data is then never mutated.
-   */
-  readonly parsed?: { value?: unknown };
-}
-
-/** Sends one subgraph request (the engine's client: headers, timeout, single flight). */
-export type SubgraphSender = (
-  subgraph: string,
-  body: string,
-  shareable: boolean,
-) => Promise<SubgraphResponse>;
-
-/** Per-request inputs of {@linkcode executePlan}. */
-export interface ExecutePlanOptions {
-  readonly send: SubgraphSender;
-  readonly variables: Readonly<Record<string, unknown>>;
-  readonly operationKind: string;
-  /** Builds the request record of a fetch, for the observer. */
-  readonly describe?: (subgraph: string, body: string) => FetchRecord["request"];
-  readonly observer?: ExecutionObserver;
-  /** Interface names: an incoming `__typename` naming one never replaces a concrete type. */
-  readonly abstractNames?: ReadonlySet<string>;
-  /**
-   * Subgraph responses may be shared with other requests (single flight, for a
-   * query): merge through layers. False: merge in place. @default true
-   */
-  readonly sharedResponses?: boolean;
-  /** What clients see of subgraph errors. @default RAW_SUBGRAPH_ERRORS */
-  readonly subgraphErrors?: SubgraphErrorPolicy;
-  /**
-   * The largest response, bytes (`engine.max_response_bytes`): the subgraph
-   * errors forwarded count toward it. @default Infinity
-   */
-  readonly maxBytes?: number;
-  /** The error thrown when the forwarded errors pass `maxBytes`. */
-  readonly tooLarge?: () => Error;
-  /**
-   * A fetch answered before the plan runs: the root fetch of a subscription, whose
-   * answer is one event of the subgraph's stream. It is merged like any answer
-   * (errors re-pathed, keys selected) and never sent.
-   */
-  readonly answered?: { readonly step: FetchStep; readonly response: SubgraphResponse };
-  /**
-   * Sibling entity fetches of one `Parallel` step to one subgraph share one
-   * request (`entity_batch.ts`). @default true
-   */
-  readonly batchEntityFetches?: boolean;
-}
-
-/** What execution produced, before shaping. */
-export interface ExecutedData {
-  readonly data: Record<string, unknown>;
-  readonly errors: GraphQLFormattedError[];
-  /** What this request merged into shared subgraph data (read `data` through it). */
-  readonly layers: Layers;
-  /**
-   * The shared subgraph answers `data` was merged from, by fetch index
-   * (`undefined`: the fetch had nothing to send), identified by their parse
-   * holders: requests that merged the same answers under one plan built the
-   * same data. Null when responses are not shared, or when a fetch failed or
-   * sent several requests.
-   */
-  readonly answers: readonly (object | undefined)[] | null;
-  /** A lower bound of the JSON size of `errors` (the response's share they take). */
-  readonly errorBytes: number;
-}
+export type {
+  ExecutedData,
+  ExecutePlanOptions,
+  PlanRun,
+  SubgraphResponse,
+  SubgraphSender,
+} from "./execute_types.ts";
+import { batchedChildren, batchVariable, type EntityBatch, partOfAnswer } from "./entity_batch.ts";
 
 type Json = Record<string, unknown>;
 
@@ -625,77 +560,6 @@ class Executor {
 }
 
 /**
- * The parsed body (null when it is not JSON) with only the members its fetch
- * selected (see {@linkcode selected}), made once per shared response: requests
- * that shared a subgraph response share its parsed data too (one body is one
- * operation text, so one selection).
- */
-function parseOnce(response: SubgraphResponse, step: FetchStep | EntityBatch): unknown {
-  const memo = response.parsed;
-  if (memo !== undefined && "value" in memo) return memo.value;
-  let payload: unknown;
-  try {
-    payload = parseJsonExact(response.body);
-  } catch (error) {
-    payload = error instanceof RangeError ? TOO_DEEP : NOT_JSON;
-  }
-  if (
-    payload !== TOO_DEEP && isObject(payload) && isObject(payload.data) &&
-    !isRawNumber(payload.data)
-  ) {
-    const data = payload.data;
-    let kept: Json = data;
-    if (step.kind === "Batch") {
-      // Each part's entities cut to its own fetch's keys.
-      step.steps.forEach((part, i) => {
-        const alias = batchAlias(i);
-        const list = data[alias];
-        if (!Array.isArray(list)) return;
-        const entities = selectedItems(list, part.keys, 1);
-        if (entities !== list) kept = { ...kept, [alias]: entities };
-      });
-    } else if (step.representations === null) kept = selected(data, step.keys, 0);
-    else if (Array.isArray(data._entities)) {
-      const entities = selectedItems(data._entities, step.keys, 1);
-      if (entities !== data._entities) kept = { ...data, _entities: entities };
-    }
-    if (kept !== data) payload = { ...payload, data: kept };
-  }
-  if (memo !== undefined) memo.value = payload;
-  return payload;
-}
-
-/** The length of a value's JSON; a value JSON cannot print counts as unbounded. */
-function jsonSize(value: unknown): number {
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return Infinity;
-  }
-}
-
-function withoutPath(error: Json): GraphQLFormattedError {
-  const { path: _path, ...rest } = error;
-  return rest as unknown as GraphQLFormattedError;
-}
-
-/** A plan being run in parts (an incremental operation's primary part, then its branches). */
-export interface PlanRun {
-  /** The data merged so far (read through `layers`). */
-  readonly data: Record<string, unknown>;
-  readonly layers: Layers;
-  /** Runs a part of the plan (a fetch already run or running by another part is not sent again). */
-  run(step: PlanStep | null): Promise<void>;
-  /**
-   * The errors of the fetches `of` accepts (by plan index) not taken yet, in plan order.
-   * @param of Which fetches; all when omitted.
-   */
-  takeErrors(of?: (index: number) => boolean): GraphQLFormattedError[];
-  /** A lower bound of the JSON size of the subgraph errors forwarded so far. */
-  errorBytes(): number;
-}
-
-/**
  * Starts running a plan in parts: the executor of {@linkcode executePlan}, kept between parts.
  * @param options Subgraph sender, variables, observer.
  * @returns The run.
@@ -758,60 +622,4 @@ export async function executePlan(
     answers: executor.answers,
     errorBytes: executor.errorBytes,
   };
-}
-
-/**
- * Whether an entity answer's `__typename` (none: no claim) agrees with the
- * object's type: the same, or an interface on either side (an
- * `@interfaceObject` answers with the interface, and is answered for by the
- * concrete type).
- */
-function sameType(
-  answered: unknown,
-  typename: string,
-  abstractNames: ReadonlySet<string> | undefined,
-): boolean {
-  if (answered === undefined || answered === typename) return true;
-  if (typeof answered !== "string") return false;
-  return abstractNames !== undefined &&
-    (abstractNames.has(answered) || abstractNames.has(typename));
-}
-
-/**
- * An error path in the client's response keys: a field the planner aliased
- * in the subgraph's operation (a rewrite's `from`, renamed to `to` in the
- * data by `#rewrite`) is named back. A rewrite's path is field keys (`@`
- * stays on the object); the error path's list indexes lie between them.
- */
-function clientPath(
-  path: readonly (string | number)[],
-  rewrites: readonly Rewrite[],
-): readonly (string | number)[] {
-  let out: (string | number)[] | null = null;
-  // Shallower rewrites first (the plan sorts them): deeper paths name the keys they gave back.
-  for (const rewrite of rewrites) {
-    const at: readonly (string | number)[] = out ?? path;
-    let i = 0;
-    let matched = true;
-    for (const key of rewrite.path) {
-      if (key === "@") continue;
-      while (typeof at[i] === "number") i++;
-      if (at[i] !== key) {
-        matched = false;
-        break;
-      }
-      i++;
-    }
-    if (!matched) continue;
-    while (typeof at[i] === "number") i++;
-    if (at[i] === rewrite.from) (out ??= [...path])[i] = rewrite.to;
-  }
-  return out ?? path;
-}
-
-/** Whether a path's first key (none: true) is a response key the fetch selected. */
-function selects(step: FetchStep, first: readonly (string | number)[]): boolean {
-  const key = first[0];
-  if (key === undefined || step.keys === undefined) return true;
-  return typeof key === "string" && step.keys.has(key);
 }

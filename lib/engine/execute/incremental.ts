@@ -15,7 +15,7 @@ import type { GraphQLFormattedError } from "graphql";
 import type { DeferredStep, DeferStep } from "../plan/mod.ts";
 import type { NField, NSelection } from "../prepare/normalize.ts";
 import type { IncrementalEntry, PartInfo, SubsequentResult } from "../types.ts";
-import type { PlanRun } from "./execute.ts";
+import type { PlanRun } from "./execute_types.ts";
 
 type Json = Record<string, unknown>;
 

@@ -5,7 +5,9 @@
  * (`../fetch/`); gives the merged data with the subgraph errors re-pathed to the client's
  * response, then the client's response shaped over it (null propagation, leaf coercion).
  *
- * - `execute.ts` — walks the plan's steps; representations, entity answers, errors;
+ * - `execute.ts` — walks the plan's steps; representations, entity answers, errors
+ *   (its types in `execute_types.ts`, reading one answer in `_subgraph_answer.ts`);
+ * - `entity_batch.ts` — sibling entity fetches to one subgraph sent as one request;
  * - `_data.ts`, `_layers.ts`, `_rep_index.ts`, `_answer_keys.ts` — the merged data and its
  *   indexes;
  * - `shape.ts`, `coerce_leaf.ts` — the client's selection over the merged data;

@@ -5,7 +5,7 @@
  * @module
  */
 import type { SubgraphInfo } from "../../supergraph/types.ts";
-import type { SubgraphResponse } from "../execute/execute.ts";
+import type { SubgraphResponse } from "../execute/execute_types.ts";
 import type { HeaderPropagator } from "./headers.ts";
 import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "../types.ts";
 import { RouterError } from "../../errors.ts";
