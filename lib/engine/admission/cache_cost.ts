@@ -21,11 +21,18 @@
  * the tiny documents and 1.6× for the large ones: the configured bytes
  * predict the caches' heap within 2× either way.
  *
+ * Session 13 (`tests/e2e/_cache_heap_probe.ts`, heap after GC, both caches,
+ * documents run through prepare + plan + execute): a 19-character document
+ * costs 4 294 bytes per entry pair, a 1 183-character one with 60 aliased
+ * fields 52 314 (22 bytes per byte of text per cache). At 40 bytes per byte
+ * the large one was estimated at 2.03× its heap; at 32 the estimates are
+ * 0.86× (tiny) and 1.64× (large), and 0.84× for the dense 72 KB document.
+ *
  * @module
  */
 
 /** Heap bytes per byte of document text, for either cache's entry. */
-export const BYTES_PER_TEXT_BYTE = 40;
+export const BYTES_PER_TEXT_BYTE = 32;
 
 /** Fixed heap bytes of an entry (map slot, key, wrapper objects), measured. */
 export const ENTRY_OVERHEAD_BYTES = 1_024;
@@ -33,11 +40,11 @@ export const ENTRY_OVERHEAD_BYTES = 1_024;
 /**
  * The estimated heap size of a parse or plan cache entry for a document.
  *
- * @example A 1 000-character document costs about 40 KB
+ * @example A 1 000-character document costs about 33 KB
  * ```ts
  * import assert from "node:assert/strict";
  * import { entryCost } from "./cache_cost.ts";
- * assert.equal(entryCost("x".repeat(1000)), 41_024);
+ * assert.equal(entryCost("x".repeat(1000)), 33_024);
  * ```
  * @param key The cache key (the document text plus the operation name).
  * @returns Bytes.
