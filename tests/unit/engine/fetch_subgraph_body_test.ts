@@ -127,3 +127,55 @@ Deno.test("subgraph body: a whole body is held to the limit and charged to the b
   assert.equal(text, '{"data":{}}');
   assert.deepEqual(reserved, [bytes.length]);
 });
+
+/** A JavaScript stream of `pieces` declaring `length`, as the HTTP/1.1 pool answers. */
+function poolAnswer(pieces: Uint8Array[], length: number): Response {
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const piece of pieces) controller.enqueue(piece);
+        controller.close();
+      },
+    }),
+    { headers: { "content-length": String(length) } },
+  );
+}
+
+Deno.test("subgraph body: a streamed body of a declared length reads into one buffer, whatever its chunks", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.string({ unit: "grapheme", maxLength: 300 }),
+      fc.array(fc.nat(), { maxLength: 6 }),
+      async (text, cuts) => {
+        const bytes = new TextEncoder().encode(text);
+        const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+        const pieces = [0, ...at].map((start, i) => bytes.slice(start, [...at, bytes.length][i]));
+        const reserved: number[] = [];
+        const got = await readSubgraphBody(poolAnswer(pieces, bytes.length), {
+          ...OPTIONS,
+          streamed: true,
+          reserve: (n) => void reserved.push(n),
+        });
+        assert.equal(got, text);
+        assert.deepEqual(reserved, [bytes.length]);
+      },
+    ),
+  );
+});
+
+Deno.test("subgraph body: a streamed body longer than its declared length is broken, a shorter one is what arrived", async () => {
+  const bytes = new TextEncoder().encode('{"data":{"a":1}}');
+  const options = {
+    ...OPTIONS,
+    streamed: true,
+    broken: (cause: unknown) => new Error(`broken: ${(cause as Error).message}`),
+  };
+  await assert.rejects(
+    readSubgraphBody(poolAnswer([bytes.slice(0, 5), bytes.slice(5)], bytes.length - 1), options),
+    /broken: a body longer than its Content-Length/,
+  );
+  assert.equal(
+    await readSubgraphBody(poolAnswer([bytes.slice(0, 5)], bytes.length), options),
+    '{"dat',
+  );
+});
