@@ -87,37 +87,6 @@ function plainLength(headers: Headers): boolean {
 }
 
 /**
- * Reads a body chunk by chunk, handing each to `take` (which may wait or
- * throw); a failing read is mapped by `broken`, and any failure cancels the
- * body.
- */
-async function eachChunk(
-  body: ReadableStream<Uint8Array>,
-  options: ReadSubgraphBodyOptions,
-  take: (chunk: Uint8Array) => Promise<void> | undefined,
-): Promise<void> {
-  const reader = body.getReader();
-  try {
-    while (true) {
-      let read: ReadableStreamReadResult<Uint8Array>;
-      try {
-        read = await reader.read();
-      } catch (error) {
-        throw options.broken?.(error) ?? error;
-      }
-      if (read.done) return;
-      const wait = take(read.value);
-      if (wait !== undefined) await wait;
-    }
-  } catch (error) {
-    await reader.cancel().catch(() => {});
-    throw error;
-  } finally {
-    reader.releaseLock();
-  }
-}
-
-/**
  * Reads a body of a declared length into one buffer of that size, allocated
  * before the first read: each chunk is copied in as it arrives and then left
  * to the collector, so the body never exists twice (`Response.bytes()` keeps
@@ -132,15 +101,30 @@ async function readSized(
 ): Promise<Uint8Array> {
   const bytes = new Uint8Array(length);
   let offset = 0;
-  await eachChunk(body, options, (chunk) => {
-    if (offset + chunk.length > length) {
-      const cause = new RangeError("a body longer than its Content-Length");
-      throw options.broken?.(cause) ?? cause;
+  const reader = body.getReader();
+  try {
+    while (true) {
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        throw options.broken?.(error) ?? error;
+      }
+      if (read.done) break;
+      const chunk = read.value;
+      if (offset + chunk.length > length) {
+        throw options.broken?.(new RangeError("a body longer than its Content-Length")) ??
+          new RangeError("a body longer than its Content-Length");
+      }
+      bytes.set(chunk, offset);
+      offset += chunk.length;
     }
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-    return undefined;
-  });
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    throw error;
+  } finally {
+    reader.releaseLock();
+  }
   return offset === length ? bytes : bytes.subarray(0, offset);
 }
 
@@ -219,12 +203,29 @@ export async function readSubgraphBody(
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  await eachChunk(body, options, (chunk) => {
-    size += chunk.length;
-    if (size > limit) throw options.tooLarge();
-    chunks.push(chunk);
-    return charge?.(chunk.length);
-  });
+  const reader = body.getReader();
+  try {
+    while (true) {
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        throw options.broken?.(error) ?? error;
+      }
+      const { done, value } = read;
+      if (done) break;
+      size += value.length;
+      if (size > limit) throw options.tooLarge();
+      chunks.push(value);
+      const wait = charge?.(value.length);
+      if (wait !== undefined) await wait;
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    throw error;
+  } finally {
+    reader.releaseLock();
+  }
   if (chunks.length === 1) return decode(chunks[0]!, options.notUtf8);
   const bytes = new Uint8Array(size);
   let offset = 0;
