@@ -38,13 +38,6 @@ export interface ReadSubgraphBodyOptions {
    * `wholeBody`): read from here, not through the response's stream.
    */
   readonly whole?: Uint8Array;
-  /**
-   * The body is a JavaScript stream (the HTTP/1.1 pool's): with a declared
-   * length it is read into one buffer of that length as it arrives, not
-   * gathered in chunks and copied (what `Response.bytes()` does with such a
-   * stream; fetch's native body is read whole by Deno).
-   */
-  readonly streamed?: boolean;
 }
 
 /**
@@ -84,48 +77,6 @@ const DECIMAL = /^[0-9]{1,15}$/;
 function plainLength(headers: Headers): boolean {
   const coding = headers.get("content-encoding");
   return coding === null || coding.trim() === "" || coding.trim().toLowerCase() === "identity";
-}
-
-/**
- * Reads a body of a declared length into one buffer of that size, allocated
- * before the first read: each chunk is copied in as it arrives and then left
- * to the collector, so the body never exists twice (`Response.bytes()` keeps
- * every chunk until the end, then copies them all into a new buffer).
- * A body longer than declared fails as `broken`; one that ends short is what
- * arrived (as `Response.bytes()` would give it).
- */
-async function readSized(
-  body: ReadableStream<Uint8Array>,
-  length: number,
-  options: ReadSubgraphBodyOptions,
-): Promise<Uint8Array> {
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  const reader = body.getReader();
-  try {
-    while (true) {
-      let read: ReadableStreamReadResult<Uint8Array>;
-      try {
-        read = await reader.read();
-      } catch (error) {
-        throw options.broken?.(error) ?? error;
-      }
-      if (read.done) break;
-      const chunk = read.value;
-      if (offset + chunk.length > length) {
-        throw options.broken?.(new RangeError("a body longer than its Content-Length")) ??
-          new RangeError("a body longer than its Content-Length");
-      }
-      bytes.set(chunk, offset);
-      offset += chunk.length;
-    }
-  } catch (error) {
-    await reader.cancel().catch(() => {});
-    throw error;
-  } finally {
-    reader.releaseLock();
-  }
-  return offset === length ? bytes : bytes.subarray(0, offset);
 }
 
 /**
@@ -181,7 +132,7 @@ export async function readSubgraphBody(
       await body.cancel().catch(() => {});
       throw options.tooLarge();
     }
-    // Deno and the pool hold an unencoded body to its Content-Length: one buffer of it.
+    // The fast native read: Deno holds an unencoded body to its Content-Length.
     try {
       const wait = reserve?.(length);
       if (wait !== undefined) await wait;
@@ -189,10 +140,6 @@ export async function readSubgraphBody(
       await body.cancel().catch(() => {});
       throw error;
     }
-    if (options.streamed === true) {
-      return decode(await readSized(body, length, options), options.notUtf8);
-    }
-    // Fetch's body is native: Deno reads it whole in one step.
     let bytes: Uint8Array;
     try {
       bytes = await response.bytes();

@@ -268,7 +268,6 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       text = await readSubgraphBody(response, {
         limit,
         ...(whole === undefined ? {} : { whole }),
-        streamed: pool !== null,
         tooLarge: tooLargeFor(out.subgraph),
         notUtf8: notUtf8For(out.subgraph),
         broken: (cause) => {
