@@ -2,7 +2,7 @@
  * A closed-loop load generator: `CLIENTS` clients, each sending the next
  * request when its answer was read whole, for `SECONDS`. Prints one JSON
  * line: requests, statuses, answers cut short or with `errors`, latency
- * percentiles of the 200s.
+ * percentiles of the 200s, the largest answer's bytes.
  *
  *   deno run -A bench/shapes/closedloop.ts URL BODY_FILE CLIENTS SECONDS [MIN_BYTES]
  *
@@ -21,6 +21,9 @@ const statuses: Record<string, number> = {};
 let errors = 0;
 let short = 0;
 let socket = 0;
+/** The largest answer read, bytes (UTF-8). */
+let answerBytes = 0;
+const utf8 = new TextEncoder();
 async function client(): Promise<void> {
   while (performance.now() < end) {
     const started = performance.now();
@@ -34,6 +37,7 @@ async function client(): Promise<void> {
       statuses[response.status] = (statuses[response.status] ?? 0) + 1;
       if (response.status !== 200) continue;
       latencies.push(performance.now() - started);
+      if (text.length > answerBytes) answerBytes = utf8.encode(text).length;
       if (text.length < minBytes) short++;
       else if (text.includes('"errors"')) errors++;
     } catch {
@@ -60,4 +64,5 @@ console.log(JSON.stringify({
   p50_ms: at(0.5),
   p90_ms: at(0.9),
   p99_ms: at(0.99),
+  answer_bytes: answerBytes,
 }));

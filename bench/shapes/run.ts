@@ -10,8 +10,13 @@
  *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: big held unique slow50 many plans
  *
  * - `big`: one 8 MiB answer from one subgraph, one client (closed loop);
- * - `held`: ten clients, each answer 8 MiB plus a field of a second subgraph
- *   that answers after 100 ms (the big answer is held that long);
+ * - `held`: 1, 4 and 10 clients (`HELD_CLIENTS`), each answer 8 MiB plus a
+ *   field of a second subgraph that answers after 100 ms (the big answer is
+ *   held that long);
+ *
+ * Closed-loop rows (`big`, `held`) also give the warm idle RSS (the lowest of
+ * ten samples over the second after the warm-up run) and the memory per
+ * in-flight answer: (peak RSS − idle RSS) / (clients × answer bytes).
  * - `unique`: the federated benchmark query (`bench/load`, 16 fetches,
  *   subgraphs answering after 10 ms) at a fixed rate (`RATE`, 100/s), a
  *   unique `Authorization` per request, forwarded to the subgraphs (nothing
@@ -142,6 +147,37 @@ function rssBytes(pgid: number): number {
     }
   }
   return bytes;
+}
+
+/**
+ * The warm idle RSS of a process group: the lowest of ten samples over the
+ * second after a warm-up run (nothing in flight).
+ */
+async function idleRss(pgid: number): Promise<number> {
+  let low = Infinity;
+  for (let i = 0; i < 10; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    low = Math.min(low, rssBytes(pgid));
+  }
+  return low;
+}
+
+/**
+ * Memory per in-flight answer (issue 33): (peak RSS − warm idle RSS) over
+ * (answers in flight × answer bytes). A closed loop of N clients keeps at
+ * most N answers in flight.
+ */
+function memoryPerAnswer(
+  peak: number,
+  idle: number,
+  clients: number,
+  result: Record<string, unknown>,
+): string {
+  const bytes = Number(result.answer_bytes ?? 0);
+  const ratio = bytes > 0 ? (peak - idle) / (clients * bytes) : NaN;
+  return `idle ${Math.round(idle / 1048576)} MiB | mem/answer ${ratio.toFixed(2)}× of ${
+    (bytes / 1048576).toFixed(1)
+  } MiB`;
 }
 
 async function waitOk(url: string, body?: string, seconds = 90): Promise<void> {
@@ -301,8 +337,8 @@ const fedSubgraphs = (delay: number) => () =>
     env: { SUBGRAPH_PORT: String(FED_PORT), SUBGRAPH_DELAY_MS: String(delay) },
   });
 const minBig = 8_000_000;
-/** The big answer's size (`subgraphs.ts`, `BIG_BYTES`). */
-const BIG_ANSWER_BYTES = 8 * 1024 * 1024;
+const HELD_CLIENTS = (Deno.env.get("HELD_CLIENTS") ?? "1 4 10").split(/\s+/).filter(Boolean)
+  .map(Number);
 const MANY_LEVELS = 17;
 const manyBody = JSON.stringify({ query: manyQuery(MANY_LEVELS) });
 const plansBody = JSON.stringify({ query: plansQuery });
@@ -334,17 +370,17 @@ const SHAPES: Record<string, Shape> = {
     supergraph: shapeSupergraph,
     subgraphs: shapeSubgraphs,
     body: heldQuery,
-    loads: [{
-      label: "10 clients",
+    loads: HELD_CLIENTS.map((clients) => ({
+      label: `${clients} client${clients === 1 ? "" : "s"}`,
       args: [
         "closedloop.ts",
         gatewayUrl,
         bodyFile("held", heldQuery),
-        "10",
+        String(clients),
         String(SECONDS),
         String(minBig),
       ],
-    }],
+    })),
   },
   unique: {
     name: "unique",
@@ -436,16 +472,16 @@ for (const shapeName of names) {
       try {
         await waitOk(gatewayUrl, shape.body);
         for (const load of shape.loads) {
-          // The base: RSS after the first answer (waitOk), before the load.
-          const base = rssBytes(gw.pid);
-          let peak = 0;
-          const sampler = setInterval(() => peak = Math.max(peak, rssBytes(gw.pid)), 100);
           // Closed-loop shapes warm up with a short run of the same load first.
-          if (load.args[0] === "closedloop.ts") {
+          const closed = load.args[0] === "closedloop.ts";
+          if (closed) {
             const warm = [...load.args];
             warm[4] = String(WARMUP);
             await deno(warm.map((a, i) => i === 0 ? join(HERE, a) : a), LOAD_CPUS);
           }
+          const idle = await idleRss(gw.pid);
+          let peak = 0;
+          const sampler = setInterval(() => peak = Math.max(peak, rssBytes(gw.pid)), 100);
           const served0 = await shape.served?.();
           const t0 = cpuTicks(gw.pid);
           const w0 = performance.now();
@@ -483,14 +519,7 @@ for (const shapeName of names) {
             ...(result.wrong_answers === undefined ? [] : [`wrong ${result.wrong_answers}`]),
             ...(fetches === undefined ? [] : [`fetches/req ${(fetches / requests).toFixed(1)}`]),
             `RSS peak ${Math.round(peak / 1048576)} MiB`,
-            // Big answers: peak RSS over the base per answer in flight (one per client), in answers' sizes.
-            ...(load.args[0] === "closedloop.ts" && Number(load.args[5] ?? 0) > 0
-              ? [
-                `RSS base ${Math.round(base / 1048576)} MiB, per answer ${
-                  ((peak - base) / (Number(load.args[3]) * BIG_ANSWER_BYTES)).toFixed(1)
-                }× its size`,
-              ]
-              : []),
+            ...(closed ? [memoryPerAnswer(peak, idle, Number(load.args[3]), result)] : []),
           ].join(" | ");
           rows.push(row);
           console.log(row);
