@@ -286,10 +286,11 @@ Deno.test("issue 33: the adaptive limit does not grow while the serving threads 
   // A saturating closed loop: every slot taken, the timer on time, the core busy.
   for (let i = 0; i < 20; i++) limit.sample(2, { active: limit.limit, waiting: 34, busy: 0.98 });
   assert.equal(limit.limit, 16, "more concurrency would buy no throughput, only memory");
-  // Slow subgraphs: the same queue, an idle core: it grows once the core stays idle.
-  for (let i = 1; i < SPARE_SAMPLES; i++) limit.sample(2, { active: 16, waiting: 34, busy: 0.3 });
-  assert.equal(limit.limit, 16, "one idle window is not room yet");
-  limit.sample(2, { active: 16, waiting: 34, busy: 0.3 });
+  // Slow subgraphs: the same queue, an idle core: it grows once the core is idle on average
+  // over the last SPARE_SAMPLES windows.
+  limit.sample(2, { active: 16, waiting: 34, busy: 0.5 });
+  assert.equal(limit.limit, 16, `one idle window in ${SPARE_SAMPLES} is not room yet`);
+  limit.sample(2, { active: 16, waiting: 34, busy: 0.5 });
   assert.equal(limit.limit, 20);
 });
 
@@ -299,7 +300,7 @@ Deno.test("issue 33: a saturated core's idle-looking windows do not grow the lim
   // limit land at 20, 25, 32 or 40 from run to run. CPU must be spare for a while.
   const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 8 });
   for (let i = 0; i < 200; i++) {
-    const busy = i % 4 === 3 ? 0.6 : 0.99;
+    const busy = i % SPARE_SAMPLES === SPARE_SAMPLES - 1 ? 0.6 : 0.99; // one window in five looks idle
     limit.sample(2, { active: limit.limit, waiting: 34, busy });
   }
   assert.equal(limit.limit, 16);
