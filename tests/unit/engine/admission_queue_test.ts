@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { createAdmissionGate } from "../../../lib/engine/admission/queue.ts";
-import { createAdaptiveLimit } from "../../../lib/engine/admission/adaptive_limit.ts";
+import {
+  createAdaptiveLimit,
+  SPARE_SAMPLES,
+} from "../../../lib/engine/admission/adaptive_limit.ts";
 
 Deno.test("issue 8: the admission gate lets `limit` in and the rest wait in arrival order", async () => {
   const gate = createAdmissionGate(2);
@@ -283,9 +286,24 @@ Deno.test("issue 33: the adaptive limit does not grow while the serving threads 
   // A saturating closed loop: every slot taken, the timer on time, the core busy.
   for (let i = 0; i < 20; i++) limit.sample(2, { active: limit.limit, waiting: 34, busy: 0.98 });
   assert.equal(limit.limit, 16, "more concurrency would buy no throughput, only memory");
-  // Slow subgraphs: the same queue, an idle core: it grows.
-  limit.sample(2, { active: 16, waiting: 34, busy: 0.3 });
+  // Slow subgraphs: the same queue, an idle core: it grows once the core is idle on average
+  // over the last SPARE_SAMPLES windows.
+  limit.sample(2, { active: 16, waiting: 34, busy: 0.5 });
+  assert.equal(limit.limit, 16, `one idle window in ${SPARE_SAMPLES} is not room yet`);
+  limit.sample(2, { active: 16, waiting: 34, busy: 0.5 });
   assert.equal(limit.limit, 20);
+});
+
+Deno.test("issue 33: a saturated core's idle-looking windows do not grow the limit (one build, one limit)", () => {
+  // Session 13: under a saturating closed loop some 20 ms windows look idle (every
+  // operation waits on its subgraphs at once); growing on each made one build's
+  // limit land at 20, 25, 32 or 40 from run to run. CPU must be spare for a while.
+  const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 8 });
+  for (let i = 0; i < 200; i++) {
+    const busy = i % SPARE_SAMPLES === SPARE_SAMPLES - 1 ? 0.6 : 0.99; // one window in five looks idle
+    limit.sample(2, { active: limit.limit, waiting: 34, busy });
+  }
+  assert.equal(limit.limit, 16);
 });
 
 Deno.test("issue 33: an adaptive gate feeds its limit the CPU share the serving threads used", async () => {
