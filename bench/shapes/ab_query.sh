@@ -15,14 +15,7 @@ cd "$ROOT"
 setsid taskset -c 0 env QUERY_SUBGRAPH_PORT="$SG_PORT" deno run -A "$HERE/query.ts" >"$TMP/subgraphs.log" 2>&1 &
 SUB=$!
 trap 'kill -TERM -- "-$SUB" 2>/dev/null || true; rm -rf "$TMP"' EXIT
-deno eval --config "$ROOT/deno.json" "
-  import { composeSupergraph } from '$ROOT/lib/compose/mod.ts';
-  import { QUERY_LINK, QUERY_SDLS, QUERY_TEXT, queryExpected } from '$HERE/query.ts';
-  const c = composeSupergraph(Object.entries(QUERY_SDLS).map(([name, sdl]) => ({ name, url: 'http://127.0.0.1:$SG_PORT/' + name, sdl: QUERY_LINK + '\\n' + sdl })));
-  if (!c.ok) throw new Error('no compose');
-  Deno.writeTextFileSync('$TMP/supergraph.graphql', c.supergraphSdl);
-  Deno.writeTextFileSync('$TMP/body.json', JSON.stringify({ query: QUERY_TEXT }));
-  Deno.writeTextFileSync('$TMP/expected.json', JSON.stringify(queryExpected()));"
+deno run -A "$HERE/query.ts" files "$TMP" "$SG_PORT"
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$SG_PORT/health" >/dev/null && break; sleep 0.1; done
 for round in ${ROUNDS:-1 2}; do
   for variant in "$@"; do

@@ -42,14 +42,7 @@ if [[ $SHAPE == many || $SHAPE == plans ]]; then
 elif [[ $SHAPE == query ]]; then
   setsid taskset -c "$LOAD_CPUS" env QUERY_SUBGRAPH_PORT="$SG_PORT" deno run -A "$HERE/query.ts" >"$OUT/subgraphs.log" 2>&1 &
   PIDS+=($!)
-  deno eval --config "$ROOT/deno.json" "
-    import { composeSupergraph } from '$ROOT/lib/compose/mod.ts';
-    import { QUERY_LINK, QUERY_SDLS, QUERY_TEXT, queryExpected } from '$HERE/query.ts';
-    const c = composeSupergraph(Object.entries(QUERY_SDLS).map(([name, sdl]) => ({ name, url: 'http://127.0.0.1:$SG_PORT/' + name, sdl: QUERY_LINK + '\n' + sdl })));
-    if (!c.ok) throw new Error('no compose');
-    Deno.writeTextFileSync('$OUT/supergraph.graphql', c.supergraphSdl);
-    Deno.writeTextFileSync('$OUT/body.json', JSON.stringify({ query: QUERY_TEXT }));
-    Deno.writeTextFileSync('$OUT/expected.json', JSON.stringify(queryExpected()));"
+  deno run -A "$HERE/query.ts" files "$OUT" "$SG_PORT"
   export EXPECT_DATA_FILE="$OUT/expected.json"
 else
   setsid taskset -c "$LOAD_CPUS" env SUBGRAPH_PORT="$SG_PORT" SUBGRAPH_DELAY_MS=10 deno run -A "$ROOT/bench/load/subgraphs/server.ts" >"$OUT/subgraphs.log" 2>&1 &

@@ -14,6 +14,8 @@
  *
  *   deno run -A bench/shapes/query.ts    POST /accounts /inventory /products /reviews;
  *                                        GET /health, GET /count (requests served)
+ *   deno run -A bench/shapes/query.ts files DIR PORT    writes DIR/supergraph.graphql (the
+ *                                        subgraphs on PORT), DIR/body.json, DIR/expected.json
  *
  * Env: `QUERY_SUBGRAPH_PORT` (45300), `QUERY_DELAY_MS` (10: every answer waits
  * that long, as the original's `DELAY_MS`). Answers are cached by request body
@@ -21,6 +23,7 @@
  *
  * @module
  */
+import { composeSupergraph } from "../../lib/compose/mod.ts";
 
 /** The subgraph names, one path each. */
 export const QUERY_SUBGRAPHS: readonly string[] = ["accounts", "inventory", "products", "reviews"];
@@ -166,6 +169,19 @@ export function queryExpected(): Record<string, unknown> {
   };
 }
 
+/** The supergraph SDL of the four subgraphs served on `port` (127.0.0.1). */
+export function querySupergraphSdl(port: number): string {
+  const composed = composeSupergraph(
+    QUERY_SUBGRAPHS.map((name) => ({
+      name,
+      url: `http://127.0.0.1:${port}/${name}`,
+      sdl: `${QUERY_LINK}\n${QUERY_SDLS[name]}`,
+    })),
+  );
+  if (!composed.ok) throw new Error("the query subgraphs do not compose");
+  return composed.supergraphSdl;
+}
+
 type Resolvers = Record<string, Record<string, unknown>>;
 
 /** The resolvers of one subgraph, over the data above. */
@@ -218,7 +234,12 @@ function resolvers(name: string): Resolvers {
   }
 }
 
-if (import.meta.main) {
+if (import.meta.main && Deno.args[0] === "files") {
+  const [, dir, port] = Deno.args;
+  Deno.writeTextFileSync(`${dir}/supergraph.graphql`, querySupergraphSdl(Number(port)));
+  Deno.writeTextFileSync(`${dir}/body.json`, JSON.stringify({ query: QUERY_TEXT }));
+  Deno.writeTextFileSync(`${dir}/expected.json`, JSON.stringify(queryExpected()));
+} else if (import.meta.main) {
   const PORT = Number(Deno.env.get("QUERY_SUBGRAPH_PORT") ?? "45300");
   const DELAY_MS = Number(Deno.env.get("QUERY_DELAY_MS") ?? "10");
   const { parse, execute } = await import("graphql");
