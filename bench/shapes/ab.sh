@@ -7,6 +7,7 @@
 # forwarded to the subgraphs by a header rule; EXPECT_DATA_FILE (optional) checks every answer.
 # The subgraphs must run already, pinned to CPU 0, and the supergraph name their URLs. The
 # router runs on CPU 1 (its own process group, stopped by it). SECONDS_LOAD (15) per run.
+# THREADS=1 adds the router's CPU per request by thread name (main, tokio, V8 workers ...).
 set -u
 dir=$1 port=$2 clients=$3 q=$4 sg=$5
 rate=${RATE:-} seconds=${SECONDS_LOAD:-15}
@@ -16,7 +17,8 @@ url="http://127.0.0.1:$port/graphql"
 printf 'listen_addr: 127.0.0.1:%s\nsupergraph_path: %s\nmcp: { enabled: false }\naccess_logs: { enabled: false }\n' "$port" "$sg" >"$tmp/c.yaml"
 [[ -n $rate ]] && printf 'headers: { all: { request: [ { op: propagate, named: Authorization } ] } }\n' >>"$tmp/c.yaml"
 cd "$dir" || exit 2
-LOG_LEVEL=warn setsid taskset -c 1 deno run -A main.ts serve --config "$tmp/c.yaml" >"$tmp/router.log" 2>&1 &
+# shellcheck disable=SC2086 # ROUTER_FLAGS: extra `deno run` flags of the router (e.g. --v8-flags=...)
+LOG_LEVEL=warn setsid taskset -c 1 deno run -A ${ROUTER_FLAGS:-} main.ts serve --config "$tmp/c.yaml" >"$tmp/router.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
   [[ $(curl -s -o /dev/null -w '%{http_code}' -H 'content-type: application/json' --data-binary "@$q" "$url") == 200 ]] && break
@@ -28,13 +30,21 @@ load() { # SECONDS
 }
 load 3 >/dev/null
 (while kill -0 "$pid" 2>/dev/null; do awk '/VmRSS/{print $2}' "/proc/$pid/status" 2>/dev/null; sleep 0.1; done) >"$tmp/rss.txt" &
+threads() { for t in /proc/"$pid"/task/*; do echo "${t##*/} $(tr -d ' ' <"$t/comm") $(sed 's/.*) //' "$t/stat" | awk '{print $12+$13}')"; done; }
 t0=$(awk '{print $14+$15}' "/proc/$pid/stat")
+[[ ${THREADS:-0} == 1 ]] && threads >"$tmp/threads0.txt"
 out=$(load "$seconds")
 t1=$(awk '{print $14+$15}' "/proc/$pid/stat")
+[[ ${THREADS:-0} == 1 ]] && threads >"$tmp/threads1.txt"
 kill -TERM -- "-$pid"
 sleep 1
 if [[ -n $rate ]]; then n=$(sed 's/.*"sent":\([0-9]*\).*/\1/' <<<"$out"); else n=$(sed 's/.*"ok":\([0-9]*\).*/\1/' <<<"$out"); fi
 peak=$(sort -n "$tmp/rss.txt" | tail -1)
 hz=$(getconf CLK_TCK)
 echo "$dir ${rate:+rate=$rate }clients=$clients requests=$n cpu_us_per_req=$(((t1 - t0) * 1000000 / hz / n)) peak_rss_mib=$((peak / 1024)) $(grep -o '"statuses":{[^}]*}\|"wrong_answers":[0-9]*\|"graphql_errors":[0-9]*\|"p50_ms":[0-9.]*\|"p99_ms":[0-9.]*' <<<"$out" | tr '\n' ' ')"
+if [[ ${THREADS:-0} == 1 ]]; then
+  # By thread id (one born during the run counts whole), summed by name: µs of CPU per request.
+  awk -v n="$n" -v hz="$hz" 'NR==FNR { a[$1]=$3; next } { d[$2]+=$3-a[$1] } END { for (k in d) if (d[k] > 0) printf "  %s %d us/req\n", k, d[k]*1000000/hz/n }' \
+    "$tmp/threads0.txt" "$tmp/threads1.txt" | sort -k2 -n -r
+fi
 rm -rf "$tmp"

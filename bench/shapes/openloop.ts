@@ -1,7 +1,8 @@
 /**
  * An open-loop load generator (wrk2 is not in Debian): requests leave at a
  * fixed rate whatever the answers do, so latency includes queueing (no
- * coordinated omission), each with a unique `Authorization` header. Prints
+ * coordinated omission), each with a unique `Authorization` header (with
+ * `SAME_AUTHORIZATION`, that one value on every request: identical requests). Prints
  * one JSON line: sent, statuses, 503s with `Retry-After`, latency
  * percentiles of the 200s, and errors (bodies with `errors`, failed sockets).
  * With `EXPECT_DATA_FILE` (a JSON file), every 200's `data` is compared with
@@ -22,6 +23,7 @@ const seconds = Number(secondsText);
 const warmup = Number(warmupText ?? "0");
 const expectBytes = Number(Deno.env.get("EXPECT_MIN_BYTES") ?? "0");
 const expectFile = Deno.env.get("EXPECT_DATA_FILE");
+const sameAuthorization = Deno.env.get("SAME_AUTHORIZATION");
 
 /** JSON text with object keys sorted, so that key order does not count. */
 function canonical(value: unknown): string {
@@ -66,7 +68,7 @@ async function one(into: Tally): Promise<void> {
       method: "POST",
       headers: {
         "content-type": "application/json",
-        authorization: `Bearer user-${++serial}-${started.toFixed(3)}`,
+        authorization: sameAuthorization ?? `Bearer user-${++serial}-${started.toFixed(3)}`,
       },
       body,
     });

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # CPU-profile GW Router at a fixed arrival rate on one shape (issue 33):
-#   bench/shapes/profile.sh SHAPE RATE [SECONDS=20]     SHAPE: many | plans | unique
+#   bench/shapes/profile.sh SHAPE RATE [SECONDS=20]     SHAPE: many | plans | unique | query
 # `many`: bench/shapes/subgraphs.ts and the 87-fetch query (run.ts); `plans`: the same
 # subgraphs and the many-plans query (plans.ts); `unique`: the
 # bench/load subgraphs answering after 10 ms and the federated query, a unique
-# `Authorization` per request, forwarded. The router runs under `deno run --cpu-prof` on
-# CPU 1 (GATEWAY_CPUS), subgraphs and the open-loop load on CPU 0 (LOAD_CPUS); SIGTERM
+# `Authorization` per request, forwarded; `query`: bench/shapes/query.ts's subgraphs answering
+# after 10 ms and its query, answers checked. With SYSCALLS=1 the router also runs under
+# `strace -c -f` over the load window (system calls by kind; divide by the requests; strace
+# slows the router, so its CPU figure is not comparable then). The router runs under
+# `deno run --cpu-prof` on CPU 1 (GATEWAY_CPUS), subgraphs and the open-loop load on CPU 0 (LOAD_CPUS); SIGTERM
 # makes it drain and write the profile, summarized by bench/load/cpuprofile_top.ts.
 # Output in bench/load/results/shape-profile-*/ (git-ignored). Ports: PORT_BASE (49000) + 10, + 100.
 set -Eeuo pipefail
@@ -36,6 +39,11 @@ if [[ $SHAPE == many || $SHAPE == plans ]]; then
     Deno.writeTextFileSync('$OUT/body.json', JSON.stringify({ query: plans ? plansQuery : manyQuery(17) }));
     Deno.writeTextFileSync('$OUT/expected.json', JSON.stringify(plans ? plansExpected : manyExpected(17)));"
   export EXPECT_DATA_FILE="$OUT/expected.json"
+elif [[ $SHAPE == query ]]; then
+  setsid taskset -c "$LOAD_CPUS" env QUERY_SUBGRAPH_PORT="$SG_PORT" deno run -A "$HERE/query.ts" >"$OUT/subgraphs.log" 2>&1 &
+  PIDS+=($!)
+  deno run -A "$HERE/query.ts" files "$OUT" "$SG_PORT"
+  export EXPECT_DATA_FILE="$OUT/expected.json"
 else
   setsid taskset -c "$LOAD_CPUS" env SUBGRAPH_PORT="$SG_PORT" SUBGRAPH_DELAY_MS=10 deno run -A "$ROOT/bench/load/subgraphs/server.ts" >"$OUT/subgraphs.log" 2>&1 &
   PIDS+=($!)
@@ -53,8 +61,13 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 t0=$(awk '{print $14+$15}' "/proc/$ROUTER/stat")
+if [[ ${SYSCALLS:-0} == 1 ]]; then
+  strace -c -f -p "$ROUTER" -o "$OUT/strace.txt" &
+  STRACE=$!
+fi
 taskset -c "$LOAD_CPUS" deno run -A "$HERE/openloop.ts" "$URL" "$OUT/body.json" "$RATE" "$SECONDS_LOAD" 3 | tee "$OUT/load.json"
 t1=$(awk '{print $14+$15}' "/proc/$ROUTER/stat")
+if [[ -n ${STRACE:-} ]]; then kill -INT "$STRACE"; wait "$STRACE" || true; head -30 "$OUT/strace.txt"; fi
 echo "router CPU $(((t1 - t0) * 1000 / $(getconf CLK_TCK))) ms over $((RATE * (SECONDS_LOAD + 3))) requests" | tee "$OUT/cpu.txt"
 stop "$ROUTER"
 deno run -R "$ROOT/bench/load/cpuprofile_top.ts" "$OUT"/*.cpuprofile 40 | tee "$OUT/top.txt"

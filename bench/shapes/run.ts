@@ -7,7 +7,7 @@
  * other processes on a shared machine does not count), latency percentiles,
  * statuses, peak RSS of the process group (sampled every 100 ms).
  *
- *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: big held unique slow50 many plans
+ *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: query dedup query50 big held unique slow50 many plans
  *
  * - `big`: one 8 MiB answer from one subgraph, one client (closed loop);
  * - `held`: 1, 4 and 10 clients (`HELD_CLIENTS`), each answer 8 MiB plus a
@@ -32,13 +32,22 @@
  *   (`plans.ts`, after the Grafbase benchmark's many-plans scenario), a
  *   256-leaf query at a fixed rate (`PLANS_RATE`, 50/s), answers checked.
  *
+ * - `query`: the Grafbase federation benchmark's "query" workload (`query.ts`:
+ *   its four subgraphs' schemas and data shape, answering after 10 ms; an
+ *   88 KB answer, every answer's `data` checked) at fixed rates
+ *   (`QUERY_RATES`, "100 250"), a unique `Authorization` per request,
+ *   forwarded; `dedup`: the same at `DEDUP_RATE` (200/s) with identical
+ *   requests (one `Authorization`); `query50`: the same query with subgraphs
+ *   answering after 50 ms at `RATE` and twice `RATE`.
+ *
  * Needs Hive Gateway installed under `HIVE_DIR` (default
  * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
  * `GATEWAYS=gw` runs GW Router alone; `gw16` is GW Router with the old
  * default admission (a fixed `engine.max_concurrent_operations: 16`),
  * `gwnobatch` without entity batching (`engine.batch_entity_fetches: false`),
  * `gwnoguard` without the connection guard (its three limits at 0: `Deno.serve` on TCP).
- * Ports: `PORT_BASE` (45000) + 10 (gateway), + 100 (shape subgraphs), + 200.
+ * Ports: `PORT_BASE` (45000) + 10 (gateway), + 100 (shape subgraphs), + 200 (bench/load
+ * subgraphs), + 300 (`query.ts` subgraphs).
  *
  * @module
  */
@@ -46,6 +55,7 @@ import { join } from "node:path";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { manyExpected, manyQuery, SDLS } from "./subgraphs.ts";
 import { plansExpected, plansQuery } from "./plans.ts";
+import { QUERY_TEXT, queryExpected, querySupergraphSdl } from "./query.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const HERE = new URL("./", import.meta.url).pathname;
@@ -58,9 +68,13 @@ const RATE = Number(Deno.env.get("RATE") ?? "100");
 const GATEWAYS = (Deno.env.get("GATEWAYS") ?? "gw hive").split(/\s+/).filter(Boolean);
 const MANY_RATE = Number(Deno.env.get("MANY_RATE") ?? "50");
 const PLANS_RATE = Number(Deno.env.get("PLANS_RATE") ?? "50");
+const QUERY_RATES = (Deno.env.get("QUERY_RATES") ?? "100 250").split(/\s+/).filter(Boolean)
+  .map(Number);
+const DEDUP_RATE = Number(Deno.env.get("DEDUP_RATE") ?? "200");
 const PORT_BASE = Number(Deno.env.get("PORT_BASE") ?? "45000");
 const SHAPES_PORT = PORT_BASE + 100;
 const FED_PORT = PORT_BASE + 200;
+const QUERY_PORT = PORT_BASE + 300;
 const GATEWAY_PORT = PORT_BASE + 10;
 const CLK_TCK = 100;
 
@@ -235,6 +249,13 @@ function shapeSupergraph(): string {
   return file;
 }
 
+/** Writes the supergraph of the `query` shape's subgraphs. */
+function querySupergraph(): string {
+  const file = join(out, "query.graphql");
+  Deno.writeTextFileSync(file, querySupergraphSdl(QUERY_PORT));
+  return file;
+}
+
 function fedSupergraph(): string {
   const text = Deno.readTextFileSync(join(ROOT, "bench/load/fixtures/supergraph.graphql"))
     .replace(/http:\/\/127\.0\.0\.1:\d+\//g, `http://127.0.0.1:${FED_PORT}/`);
@@ -342,12 +363,58 @@ const HELD_CLIENTS = (Deno.env.get("HELD_CLIENTS") ?? "1 4 10").split(/\s+/).fil
 const MANY_LEVELS = 17;
 const manyBody = JSON.stringify({ query: manyQuery(MANY_LEVELS) });
 const plansBody = JSON.stringify({ query: plansQuery });
-const served = async () => {
-  const response = await fetch(`http://127.0.0.1:${SHAPES_PORT}/count`);
+const countAt = (port: number) => async () => {
+  const response = await fetch(`http://127.0.0.1:${port}/count`);
   return Number((await response.json()).served);
 };
+const served = countAt(SHAPES_PORT);
+const queryBody = JSON.stringify({ query: QUERY_TEXT });
+const querySubgraphs = (delay: number) => () =>
+  start([Deno.execPath(), "run", "-A", join(HERE, "query.ts")], {
+    cpus: LOAD_CPUS,
+    log: join(out, `query-subgraphs-${delay}.log`),
+    env: { QUERY_SUBGRAPH_PORT: String(QUERY_PORT), QUERY_DELAY_MS: String(delay) },
+  });
+/** The `query` shape's open-loop runs at `rates`, every answer checked. */
+const queryLoads = (rates: number[], env: Record<string, string> = {}) =>
+  rates.map((rate) => ({
+    label: `${rate}/s`,
+    args: [
+      "openloop.ts",
+      gatewayUrl,
+      bodyFile("query", queryBody),
+      String(rate),
+      String(SECONDS),
+      String(WARMUP),
+    ],
+    env: { EXPECT_DATA_FILE: bodyFile("query-expected", JSON.stringify(queryExpected())), ...env },
+  }));
 
 const SHAPES: Record<string, Shape> = {
+  query: {
+    name: "query",
+    supergraph: querySupergraph,
+    subgraphs: querySubgraphs(10),
+    body: queryBody,
+    served: countAt(QUERY_PORT),
+    loads: queryLoads(QUERY_RATES),
+  },
+  dedup: {
+    name: "dedup",
+    supergraph: querySupergraph,
+    subgraphs: querySubgraphs(10),
+    body: queryBody,
+    served: countAt(QUERY_PORT),
+    loads: queryLoads([DEDUP_RATE], { SAME_AUTHORIZATION: "Bearer one-caller" }),
+  },
+  query50: {
+    name: "query50",
+    supergraph: querySupergraph,
+    subgraphs: querySubgraphs(50),
+    body: queryBody,
+    served: countAt(QUERY_PORT),
+    loads: queryLoads([RATE, 2 * RATE]),
+  },
   big: {
     name: "big",
     supergraph: shapeSupergraph,
