@@ -108,12 +108,16 @@ export type IdentityResult =
  * assert.deepEqual(await resolveIdentity(request, { authorization }), { ok: true, token: null });
  * ```
  * @param request The inbound request.
- * @param options The compiled authorization.
+ * @param options The compiled authorization; `cookie: false` ignores the cookie source.
  * @returns The token (null: anonymous) or the error to answer with.
  */
 export async function resolveIdentity(
   request: Request,
-  options: { readonly authorization: RequestAuthorization },
+  options: {
+    readonly authorization: RequestAuthorization;
+    /** False: `authentication.jwt.cookie_name` is not read (MCP). @default {true} */
+    readonly cookie?: boolean;
+  },
 ): Promise<IdentityResult> {
   const { authorization } = options;
   let token: VerifiedToken | null = null;
@@ -132,7 +136,7 @@ export async function resolveIdentity(
       };
     }
     headerName = auth.headerName;
-    const verified = await authenticate(request, auth);
+    const verified = await authenticate(request, auth, { cookie: options.cookie !== false });
     if (!verified.ok) return { ok: false, error: verified.error };
     token = verified.token;
   }

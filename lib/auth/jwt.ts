@@ -17,6 +17,7 @@ import {
 import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "../config/mod.ts";
 import type { Config, JwksSource as JwksSourceConfig } from "../config/types.ts";
 import { AuthError, RouterError } from "../errors.ts";
+import { hasPreflightHeader, isSimpleRequest } from "../request/simple_request.ts";
 import { formatBearerChallenge } from "./challenge.ts";
 import { type JwksSource, KeysUnavailableError } from "./jwks_source.ts";
 import { KeySources } from "./key_sources.ts";
@@ -71,6 +72,20 @@ export interface AuthState {
    * URL is refused. @default {false}
    */
   readonly allowQueryToken?: boolean;
+  /**
+   * `authentication.jwt.cookie_name`: a request without the header may carry
+   * its token in this cookie, read only from a request a cross-site page cannot
+   * forge (not CORS-simple, or carrying one of `requiredHeaders`). Absent: off.
+   */
+  readonly cookie?: TokenCookie;
+}
+
+/** The cookie token source of an {@linkcode AuthState}. */
+export interface TokenCookie {
+  /** The cookie's name (case-sensitive, RFC 6265). */
+  readonly name: string;
+  /** `csrf_prevention.required_headers`: one of them, non-empty, lets a simple request use it. */
+  readonly requiredHeaders: readonly string[];
 }
 
 /**
@@ -179,6 +194,8 @@ export interface BuildAuthStateOptions {
   readonly defaultIssuers?: readonly string[];
   /** Overrides `authentication.jwt.allow_query_token` (MCP: never). */
   readonly allowQueryToken?: boolean;
+  /** Overrides `authentication.jwt.cookie_name` (MCP: `""`, never). */
+  readonly cookieName?: string;
 }
 
 function invalid(path: string, message: string): RouterError {
@@ -311,6 +328,7 @@ export async function buildAuthState(
 ): Promise<AuthState> {
   const jwt = config.authentication.jwt;
   const jwks = options.jwks ?? jwt.jwks;
+  const cookieName = options.cookieName ?? jwt.cookie_name ?? "";
   const path = options.jwksPath ?? "authentication.jwt.jwks";
   const keySources = options.keySources ?? new KeySources({
     headerName: (jwt.header_name || "Authorization").toLowerCase(),
@@ -330,6 +348,9 @@ export async function buildAuthState(
     headerName: (jwt.header_name || "Authorization").toLowerCase(),
     prefix: jwt.header_value_prefix ?? "Bearer ",
     allowQueryToken: options.allowQueryToken ?? jwt.allow_query_token ?? false,
+    ...(cookieName === "" ? {} : {
+      cookie: { name: cookieName, requiredHeaders: config.csrf_prevention.required_headers },
+    }),
   };
 }
 
@@ -497,11 +518,16 @@ function unavailable(error: KeysUnavailableError): AuthResult {
 export function authenticate(
   request: Request,
   state: AuthState,
-  options: { readonly currentDate?: Date } = {},
+  options: AuthenticateOptions = {},
 ): Promise<AuthResult> {
   const header = request.headers.get(state.headerName);
   if (header === null) {
     const query = queryTokens(request.url);
+    const source = options.cookie === false ? undefined : state.cookie;
+    const cookie = source && cookieTokens(request.headers.get("cookie"), source.name);
+    if (source && cookie) {
+      return authenticateCookie(request, state, { ...options, source, cookie, query });
+    }
     if (query === null) return Promise.resolve({ ok: true, token: null });
     // Issue 34: never from the URL (RFC 6750 §2.3: proxy logs, browser history),
     // unless allowed, and then on GET only (a POST carries its token in a header).
@@ -542,6 +568,74 @@ export function authenticate(
     );
   }
   return verifyToken(token, state, options);
+}
+
+/** Options for {@linkcode authenticate}. */
+export interface AuthenticateOptions {
+  /** The clock for claim checks (tests). */
+  readonly currentDate?: Date;
+  /** False: the state's cookie source is not read (MCP). @default {true} */
+  readonly cookie?: boolean;
+}
+
+/**
+ * A token from the `cookie_name` cookie (the header is absent). A browser
+ * attaches cookies to cross-site requests by itself, so the token is read only
+ * from a request no cross-site form, link or image can produce: one that needs
+ * a CORS preflight, or carries a non-empty `csrf_prevention.required_headers`
+ * header. This holds whether or not `csrf_prevention` is enabled, and covers a
+ * WebSocket upgrade too (a GET with no such header: cross-site WebSocket hijacking).
+ */
+function authenticateCookie(
+  request: Request,
+  state: AuthState,
+  options: {
+    readonly currentDate?: Date;
+    readonly source: TokenCookie;
+    readonly cookie: string[];
+    readonly query: string[] | null;
+  },
+): Promise<AuthResult> {
+  const { name, requiredHeaders } = options.source;
+  if (isSimpleRequest(request) && !hasPreflightHeader(request, requiredHeaders)) {
+    return Promise.resolve(invalidRequest(
+      `This request has been blocked as a potential Cross-Site Request Forgery (CSRF): ` +
+        `a token in the ${name} cookie is read only from a request with a Content-Type other than ` +
+        `application/x-www-form-urlencoded, multipart/form-data or text/plain, or with a ` +
+        `non-empty value for one of these headers: ${requiredHeaders.join(", ")}` +
+        ` (or send the token in the ${state.headerName} header)`,
+    ));
+  }
+  if (options.query !== null) {
+    // RFC 6750 §2: a client MUST NOT use more than one method to transmit the token.
+    return Promise.resolve(
+      invalidRequest("Send the access token in one place: the cookie or the query, not both"),
+    );
+  }
+  const [token] = options.cookie;
+  if (options.cookie.length !== 1 || token === undefined || token === "" || /[\s,]/.test(token)) {
+    return Promise.resolve(invalidRequest(`Send one access token in one ${name} cookie`));
+  }
+  return verifyToken(token, state, options);
+}
+
+/**
+ * The values of cookie `name` in a `Cookie` header (RFC 6265 §4.2.1: pairs
+ * separated by `;`, a value optionally in double quotes), or null when absent.
+ */
+function cookieTokens(header: string | null, name: string): string[] | null {
+  if (header === null || !header.includes(name)) return null;
+  const values: string[] = [];
+  for (const pair of header.split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
+    let value = pair.slice(eq + 1).trim();
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
+      value = value.slice(1, -1);
+    }
+    values.push(value);
+  }
+  return values.length === 0 ? null : values;
 }
 
 /** RFC 6750 §3.1 `invalid_request` (400): the request is malformed, not the token. */

@@ -453,6 +453,12 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         true,
         "`/health/ready` answers 503 until every `url` key source has loaded once.",
       ),
+      // Issue 34: a browser sends cookies by itself, so a cookie token is read only from a
+      // request a cross-site page cannot forge (see `cookieCsrfRefusal` in lib/auth/jwt.ts).
+      cookie_name: str("", {
+        description:
+          "A cookie carrying the token when the header is absent (the header wins); empty: off. Needs a preflighted request (`csrf_prevention.required_headers`). Never on MCP.",
+      }),
       // Issue 34: RFC 6750 §2.3 (SHOULD NOT): a URL ends up in logs and browser history.
       allow_query_token: bool(
         false,

@@ -104,6 +104,11 @@ export interface AuthenticationConfig {
      * (RFC 6750 §2.3; discouraged). Off: a token in the URL is refused (400).
      */
     readonly allow_query_token: boolean;
+    /**
+     * A cookie carrying the token when the header is absent; `""`: off. Read only
+     * from preflighted requests (CSRF), never on MCP.
+     */
+    readonly cookie_name: string;
   };
 }
 

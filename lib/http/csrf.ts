@@ -8,37 +8,7 @@
  */
 import type { CsrfPreventionConfig } from "../config/types.ts";
 import { RouterError } from "../errors.ts";
-
-/** Content types a browser sends cross-origin without a preflight (Fetch standard). */
-const SIMPLE_CONTENT_TYPES: ReadonlySet<string> = new Set([
-  "application/x-www-form-urlencoded",
-  "multipart/form-data",
-  "text/plain",
-]);
-
-/**
- * Whether a browser could have sent this request without a CORS preflight.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { isSimpleRequest } from "./csrf.ts";
- * assert.equal(isSimpleRequest(new Request("http://r/graphql?query={a}")), true);
- * const json = new Request("http://r/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
- * assert.equal(isSimpleRequest(json), false);
- * const text = new Request("http://r/graphql", { method: "POST", headers: { "content-type": "text/plain; charset=utf-8" }, body: "{}" });
- * assert.equal(isSimpleRequest(text), true);
- * ```
- * @param request The request.
- * @returns True for a GET/HEAD, or a request with no or a CORS-simple `Content-Type`.
- */
-export function isSimpleRequest(request: Request): boolean {
-  if (request.method === "GET" || request.method === "HEAD") return true;
-  const contentType = request.headers.get("content-type");
-  if (contentType === null) return true;
-  const essence = contentType.split(";")[0]!.trim().toLowerCase();
-  return SIMPLE_CONTENT_TYPES.has(essence);
-}
+import { hasPreflightHeader, isSimpleRequest } from "../request/simple_request.ts";
 
 /**
  * The refusal of a request that could be a cross-site request forgery, or
@@ -61,10 +31,7 @@ export function isSimpleRequest(request: Request): boolean {
  */
 export function csrfRefusal(request: Request, policy: CsrfPreventionConfig): RouterError | null {
   if (!policy.enabled || !isSimpleRequest(request)) return null;
-  for (const name of policy.required_headers) {
-    const value = request.headers.get(name);
-    if (value !== null && value.trim() !== "") return null;
-  }
+  if (hasPreflightHeader(request, policy.required_headers)) return null;
   return new RouterError(
     "BAD_REQUEST",
     "This operation has been blocked as a potential Cross-Site Request Forgery (CSRF). " +

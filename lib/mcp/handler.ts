@@ -134,7 +134,9 @@ async function routerIdentity(
   telemetry: Telemetry | null,
 ): Promise<Caller | Response> {
   if (authorization === undefined) return ANONYMOUS;
-  const identity = await resolveIdentity(request, { authorization });
+  // MCP authenticates with bearer tokens in the header only (OAuth 2.1 / MCP
+  // authorization spec): never from a cookie, as never from the URL.
+  const identity = await resolveIdentity(request, { authorization, cookie: false });
   if (identity.ok) {
     return identity.token === null
       ? ANONYMOUS

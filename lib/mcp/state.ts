@@ -165,8 +165,9 @@ export async function buildMcpState(
         url,
         url.endsWith("/") ? url.slice(0, -1) : `${url}/`,
       ]),
-      // The MCP authorization spec: tokens in the header only, never in the URL.
+      // The MCP authorization spec: tokens in the header only, never in the URL or a cookie.
       allowQueryToken: false,
+      cookieName: "",
     })
     : null;
   const secret = mcp.session_secret ? mcp.session_secret : PROCESS_SECRET;

@@ -79,11 +79,14 @@ export interface ServeProcess {
  * @param configPath The config file.
  * @returns The process and its log lines.
  */
-export function spawnServe(configPath: string): ServeProcess {
+export function spawnServe(
+  configPath: string,
+  options: { readonly env?: Record<string, string>; readonly denoFlags?: readonly string[] } = {},
+): ServeProcess {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "serve", "--config", configPath],
+    args: ["run", "-A", ...(options.denoFlags ?? []), "main.ts", "serve", "--config", configPath],
     cwd: ROOT,
-    env: { NO_COLOR: "1", LOG_LEVEL: "info" },
+    env: { NO_COLOR: "1", LOG_LEVEL: "info", ...options.env },
     stdout: "piped",
     stderr: "null",
   }).spawn();

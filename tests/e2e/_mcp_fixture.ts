@@ -125,6 +125,8 @@ export interface FixtureOptions {
   readonly authorizationServer?: { readonly issuer: string; readonly jwksUri: string };
   /** Extra `mcp` keys (`exclude_mutations`). */
   readonly mcp?: Record<string, unknown>;
+  /** `csrf_prevention` config. */
+  readonly csrfPrevention?: Record<string, unknown>;
 }
 
 /**
@@ -212,6 +214,7 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
       : {}),
     ...(options.authorization === undefined ? {} : { authorization: options.authorization }),
     ...(options.engine === undefined ? {} : { engine: options.engine }),
+    ...(options.csrfPrevention === undefined ? {} : { csrf_prevention: options.csrfPrevention }),
     ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
     mcp: {
       enabled: true,
