@@ -62,7 +62,7 @@ telemetry: { metrics: { prometheus: { enabled: true, listen_addr: 127.0.0.1:${me
       const peaks: number[] = [];
       let next = 0;
       let failed = 0;
-      async function client(): Promise<void> {
+      const client = async (): Promise<void> => {
         while (next < DOCUMENTS) {
           const i = next++;
           const response = await fetch(url, {
@@ -75,7 +75,7 @@ telemetry: { metrics: { prometheus: { enabled: true, listen_addr: 127.0.0.1:${me
           const bucket = Math.floor(i / 1000);
           peaks[bucket] = Math.max(peaks[bucket] ?? 0, rss(pid));
         }
-      }
+      };
       await Promise.all(Array.from({ length: CLIENTS }, client));
       assert.equal(failed, 0, "every document answered 200 with its data");
       const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
