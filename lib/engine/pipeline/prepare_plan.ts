@@ -92,17 +92,22 @@ function accessKeysOf(engine: Engine, operation: PreparedOperation): readonly st
   return keys;
 }
 
-/** @internal Plans an operation (no cache). */
+/** @internal What planning an operation needs besides the operation. */
+export interface PlanCallOptions {
+  readonly observer?: ExecutionObserver;
+  readonly identity: FieldIdentity | null;
+  readonly incremental?: boolean;
+}
+
+/**
+ * @internal The plan of an operation through the plan cache, reporting the
+ * cache lookup (metrics) and the planning time (request hooks).
+ */
 export function planFor(
   engine: Engine,
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>>,
-  options: {
-    readonly observer?: ExecutionObserver;
-    readonly identity: FieldIdentity | null;
-    readonly hooks?: RequestHooks;
-    readonly incremental?: boolean;
-  },
+  options: PlanCallOptions & { readonly hooks?: RequestHooks },
 ): CachedPlan {
   const hooks = options.hooks;
   const start = hooks ? performance.now() : 0;
@@ -117,11 +122,7 @@ export function planOrCached(
   engine: Engine,
   operation: PreparedOperation,
   variables: Readonly<Record<string, unknown>>,
-  options: {
-    readonly observer?: ExecutionObserver;
-    readonly identity: FieldIdentity | null;
-    readonly incremental?: boolean;
-  },
+  options: PlanCallOptions,
 ): { readonly plan: CachedPlan; readonly cached: boolean } {
   const { observer, identity } = options;
   const incremental = options.incremental === true && operation.hasDefer === true;
