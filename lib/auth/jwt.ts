@@ -6,6 +6,7 @@
  *
  * @module
  */
+export type { TokenCookie } from "./token_source.ts";
 import {
   createLocalJWKSet,
   importSPKI,
@@ -17,8 +18,7 @@ import {
 import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "../config/mod.ts";
 import type { Config, JwksSource as JwksSourceConfig } from "../config/types.ts";
 import { AuthError, RouterError } from "../errors.ts";
-import { hasPreflightHeader, isSimpleRequest } from "../request/simple_request.ts";
-import { formatBearerChallenge } from "./challenge.ts";
+import { findToken, invalidTokenError, type TokenCookie } from "./token_source.ts";
 import { type JwksSource, KeysUnavailableError } from "./jwks_source.ts";
 import { KeySources } from "./key_sources.ts";
 import { refuseClaims } from "./claims.ts";
@@ -78,14 +78,6 @@ export interface AuthState {
    * forge (not CORS-simple, or carrying one of `requiredHeaders`). Absent: off.
    */
   readonly cookie?: TokenCookie;
-}
-
-/** The cookie token source of an {@linkcode AuthState}. */
-export interface TokenCookie {
-  /** The cookie's name (case-sensitive, RFC 6265). */
-  readonly name: string;
-  /** `csrf_prevention.required_headers`: one of them, non-empty, lets a simple request use it. */
-  readonly requiredHeaders: readonly string[];
 }
 
 /**
@@ -395,11 +387,7 @@ const NOT_THIS_SOURCE = new Set([
 ]);
 
 function failure(description: string): AuthResult {
-  const challenge = formatBearerChallenge([], {
-    error: "invalid_token",
-    errorDescription: description,
-  });
-  return { ok: false, error: new AuthError("UNAUTHENTICATED", description, challenge) };
+  return { ok: false, error: invalidTokenError(description) };
 }
 
 /**
@@ -520,54 +508,10 @@ export function authenticate(
   state: AuthState,
   options: AuthenticateOptions = {},
 ): Promise<AuthResult> {
-  const header = request.headers.get(state.headerName);
-  if (header === null) {
-    const query = queryTokens(request.url);
-    const source = options.cookie === false ? undefined : state.cookie;
-    const cookie = source && cookieTokens(request.headers.get("cookie"), source.name);
-    if (source && cookie) {
-      return authenticateCookie(request, state, { ...options, source, cookie, query });
-    }
-    if (query === null) return Promise.resolve({ ok: true, token: null });
-    // Issue 34: never from the URL (RFC 6750 §2.3: proxy logs, browser history),
-    // unless allowed, and then on GET only (a POST carries its token in a header).
-    if (state.allowQueryToken !== true || request.method !== "GET") {
-      return Promise.resolve(invalidRequest(
-        `Send the access token in the ${state.headerName} header, not in the URL` +
-          (state.allowQueryToken === true
-            ? " (a token in the URL is read on GET only)"
-            : " (authentication.jwt.allow_query_token is off)"),
-      ));
-    }
-    const [token] = query;
-    if (query.length !== 1 || token === undefined || /[\s,]/.test(token) || token === "") {
-      return Promise.resolve(invalidRequest("Send one access token in one access_token parameter"));
-    }
-    return verifyToken(token, state, options);
-  }
-  if (queryTokens(request.url) !== null) {
-    // RFC 6750 §2: a client MUST NOT use more than one method to transmit the token.
-    return Promise.resolve(
-      invalidRequest("Send the access token in one place: the header or the query, not both"),
-    );
-  }
-  const prefix = state.prefix;
-  if (
-    header.length <= prefix.length ||
-    header.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase()
-  ) {
-    return Promise.resolve(
-      failure(`Expected "${prefix.trim()} <token>" in the ${state.headerName} header`),
-    );
-  }
-  const token = header.slice(prefix.length).trim();
-  if (/[\s,]/.test(token)) {
-    // A JWT holds neither: two headers (joined with ", ") or two tokens repeat the parameter.
-    return Promise.resolve(
-      invalidRequest(`Send one access token in one ${state.headerName} header`),
-    );
-  }
-  return verifyToken(token, state, options);
+  const found = findToken(request, state, options);
+  if ("error" in found) return Promise.resolve({ ok: false, error: found.error });
+  if (found.token === null) return Promise.resolve({ ok: true, token: null });
+  return verifyToken(found.token, state, options);
 }
 
 /** Options for {@linkcode authenticate}. */
@@ -576,87 +520,4 @@ export interface AuthenticateOptions {
   readonly currentDate?: Date;
   /** False: the state's cookie source is not read (MCP). @default {true} */
   readonly cookie?: boolean;
-}
-
-/**
- * A token from the `cookie_name` cookie (the header is absent). A browser
- * attaches cookies to cross-site requests by itself, so the token is read only
- * from a request no cross-site form, link or image can produce: one that needs
- * a CORS preflight, or carries a non-empty `csrf_prevention.required_headers`
- * header. This holds whether or not `csrf_prevention` is enabled, and covers a
- * WebSocket upgrade too (a GET with no such header: cross-site WebSocket hijacking).
- */
-function authenticateCookie(
-  request: Request,
-  state: AuthState,
-  options: {
-    readonly currentDate?: Date;
-    readonly source: TokenCookie;
-    readonly cookie: string[];
-    readonly query: string[] | null;
-  },
-): Promise<AuthResult> {
-  const { name, requiredHeaders } = options.source;
-  if (isSimpleRequest(request) && !hasPreflightHeader(request, requiredHeaders)) {
-    return Promise.resolve(invalidRequest(
-      `This request has been blocked as a potential Cross-Site Request Forgery (CSRF): ` +
-        `a token in the ${name} cookie is read only from a request with a Content-Type other than ` +
-        `application/x-www-form-urlencoded, multipart/form-data or text/plain, or with a ` +
-        `non-empty value for one of these headers: ${requiredHeaders.join(", ")}` +
-        ` (or send the token in the ${state.headerName} header)`,
-    ));
-  }
-  if (options.query !== null) {
-    // RFC 6750 §2: a client MUST NOT use more than one method to transmit the token.
-    return Promise.resolve(
-      invalidRequest("Send the access token in one place: the cookie or the query, not both"),
-    );
-  }
-  const [token] = options.cookie;
-  if (options.cookie.length !== 1 || token === undefined || token === "" || /[\s,]/.test(token)) {
-    return Promise.resolve(invalidRequest(`Send one access token in one ${name} cookie`));
-  }
-  return verifyToken(token, state, options);
-}
-
-/**
- * The values of cookie `name` in a `Cookie` header (RFC 6265 §4.2.1: pairs
- * separated by `;`, a value optionally in double quotes), or null when absent.
- */
-function cookieTokens(header: string | null, name: string): string[] | null {
-  if (header === null || !header.includes(name)) return null;
-  const values: string[] = [];
-  for (const pair of header.split(";")) {
-    const eq = pair.indexOf("=");
-    if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
-    let value = pair.slice(eq + 1).trim();
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
-      value = value.slice(1, -1);
-    }
-    values.push(value);
-  }
-  return values.length === 0 ? null : values;
-}
-
-/** RFC 6750 §3.1 `invalid_request` (400): the request is malformed, not the token. */
-function invalidRequest(description: string): AuthResult {
-  return {
-    ok: false,
-    error: new AuthError(
-      "BAD_REQUEST",
-      description,
-      formatBearerChallenge([], { error: "invalid_request", errorDescription: description }),
-    ),
-  };
-}
-
-/**
- * The URL's `access_token` values (RFC 6750 §2.3), or null when it has none;
- * the URL is parsed only when the name occurs in its query.
- */
-function queryTokens(url: string): string[] | null {
-  const q = url.indexOf("?");
-  if (q < 0 || !url.includes("access_token", q)) return null;
-  const values = new URL(url).searchParams.getAll("access_token");
-  return values.length === 0 ? null : values;
 }
