@@ -7,6 +7,7 @@
 # forwarded to the subgraphs by a header rule; EXPECT_DATA_FILE (optional) checks every answer.
 # The subgraphs must run already, pinned to CPU 0, and the supergraph name their URLs. The
 # router runs on CPU 1 (its own process group, stopped by it). SECONDS_LOAD (15) per run.
+# CONFIG_EXTRA: YAML lines appended to the router's config (e.g. `engine: { ... }`).
 # THREADS=1 adds the router's CPU per request by thread name (main, tokio, V8 workers ...).
 set -u
 dir=$1 port=$2 clients=$3 q=$4 sg=$5
@@ -15,6 +16,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 tmp="$(mktemp -d)"
 url="http://127.0.0.1:$port/graphql"
 printf 'listen_addr: 127.0.0.1:%s\nsupergraph_path: %s\nmcp: { enabled: false }\naccess_logs: { enabled: false }\n' "$port" "$sg" >"$tmp/c.yaml"
+[[ -n ${CONFIG_EXTRA:-} ]] && printf '%s\n' "$CONFIG_EXTRA" >>"$tmp/c.yaml"
 [[ -n $rate ]] && printf 'headers: { all: { request: [ { op: propagate, named: Authorization } ] } }\n' >>"$tmp/c.yaml"
 cd "$dir" || exit 2
 # shellcheck disable=SC2086 # ROUTER_FLAGS: extra `deno run` flags of the router (e.g. --v8-flags=...)

@@ -18,7 +18,8 @@
  *                                        subgraphs on PORT), DIR/body.json, DIR/expected.json
  *
  * Env: `QUERY_SUBGRAPH_PORT` (45300), `QUERY_DELAY_MS` (10: every answer waits
- * that long, as the original's `DELAY_MS`). Answers are cached by request body
+ * that long, as the original's `DELAY_MS`), `QUERY_LOG_FILE` (each request's arrival time,
+ * path, body and `Authorization` appended as a JSON line: `floor.ts` replays them). Answers are cached by request body
  * (bounded), so the subgraphs cost little next to the gateway.
  *
  * @module
@@ -242,6 +243,7 @@ if (import.meta.main && Deno.args[0] === "files") {
 } else if (import.meta.main) {
   const PORT = Number(Deno.env.get("QUERY_SUBGRAPH_PORT") ?? "45300");
   const DELAY_MS = Number(Deno.env.get("QUERY_DELAY_MS") ?? "10");
+  const LOG_FILE = Deno.env.get("QUERY_LOG_FILE");
   const { parse, execute } = await import("graphql");
   type GraphQLSchema = import("graphql").GraphQLSchema;
   const { buildSubgraphSchema } = await import("@apollo/subgraph");
@@ -266,6 +268,15 @@ if (import.meta.main && Deno.args[0] === "files") {
     if (!schema || request.method !== "POST") return new Response("not found", { status: 404 });
     const body = await request.text();
     served++;
+    if (LOG_FILE) {
+      const line = JSON.stringify({
+        t: performance.now(),
+        path,
+        body,
+        authorization: request.headers.get("authorization"),
+      });
+      Deno.writeTextFileSync(LOG_FILE, line + "\n", { append: true });
+    }
     const key = `${path} ${body}`;
     let bytes = cache.get(key);
     if (!bytes) {

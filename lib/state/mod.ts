@@ -4,7 +4,6 @@
  *
  * @module
  */
-import process from "node:process";
 import {
   type AuthState,
   buildAuthState,
@@ -42,6 +41,7 @@ import {
 import { createStores, type Stores } from "../store/mod.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
+import { servingThreadCpu } from "./thread_cpu.ts";
 
 /** The immutable state shared by every facet. */
 export interface RouterState {
@@ -129,8 +129,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
           minLimit: config.engine.adaptive_concurrency.min_concurrency,
           maxLimit: config.engine.adaptive_concurrency.max_concurrency,
         },
-        // Process-wide CPU (Deno has no per-thread figure): each serving isolate has a core.
-        cpu: { time: processCpuMicros, cores: config.workers },
+        cpu: servingThreadCpu(config.workers),
       }
       : {}),
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
@@ -283,10 +282,4 @@ async function buildPersisted(
       if (!refused) log.info("Operation is not a trusted document (log_unknown)", { hash });
     },
   };
-}
-
-/** CPU time this process used so far, µs (user + system). */
-function processCpuMicros(): number {
-  const usage = process.cpuUsage();
-  return usage.user + usage.system;
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createAdmissionGate } from "../../../lib/engine/admission/queue.ts";
 import {
+  CAREFUL_SAMPLES,
   createAdaptiveLimit,
   SPARE_SAMPLES,
 } from "../../../lib/engine/admission/adaptive_limit.ts";
@@ -225,6 +226,44 @@ Deno.test("issue 33: a sustained event-loop delay cuts the limit toward what run
   // Back on time: it grows again.
   limit.sample(2, { active: 4, waiting: 30 });
   assert.ok(limit.limit > 4);
+});
+
+Deno.test("issue 33: a saturated thread with operations waiting shrinks the limit, once per averaging window, not below its start", () => {
+  const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 8, initialLimit: 16 });
+  // Slow subgraphs, CPU to spare: it grows far past what the CPU can serve.
+  for (let i = 0; i < 12; i++) limit.sample(1, { active: limit.limit, waiting: 100, busy: 0.3 });
+  const grown = limit.limit;
+  assert.ok(grown > 200, `grew to ${grown}`);
+  // The thread saturates (busy 1 on average over SPARE_SAMPLES): the limit comes down.
+  const seen: number[] = [];
+  for (let i = 0; i < 120; i++) {
+    seen.push(limit.sample(1, { active: limit.limit, waiting: 100, busy: 1 }));
+  }
+  assert.ok(seen.at(-1)! < grown * 0.6, `still ${seen.at(-1)} of ${grown}`);
+  // One cut per averaging window: the average still holds the samples before a cut.
+  const cuts = seen.filter((value, i) => i > 0 && value < seen[i - 1]!).length;
+  assert.ok(cuts <= Math.ceil(120 / (SPARE_SAMPLES + 1)), `${cuts} cuts in 120 samples`);
+  // Saturated without waiters: the limit does not bind, nothing to cut.
+  const before = limit.limit;
+  for (let i = 0; i < 20; i++) limit.sample(1, { active: 10, waiting: 0, busy: 1 });
+  assert.equal(limit.limit, before);
+  // Never below where it started.
+  for (let i = 0; i < 400; i++) limit.sample(1, { active: limit.limit, waiting: 100, busy: 1 });
+  assert.equal(limit.limit, 16);
+});
+
+Deno.test("issue 33: after a cut the limit grows by 5 % a sample, not by a quarter, for CAREFUL_SAMPLES", () => {
+  const limit = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 8, initialLimit: 100 });
+  limit.sample(50, { active: 100, waiting: 10 });
+  assert.equal(limit.sample(50, { active: 100, waiting: 10 }), 50, "two late samples: cut");
+  assert.equal(limit.sample(1, { active: 50, waiting: 10 }), 53, "careful: 50 * 1.05");
+  for (let i = 0; i < CAREFUL_SAMPLES; i++) limit.sample(1, { active: 10, waiting: 0 });
+  const now = limit.limit;
+  assert.equal(
+    limit.sample(1, { active: now, waiting: 10 }),
+    Math.ceil(now * 1.25),
+    "a quarter again",
+  );
 });
 
 Deno.test("issue 33: an adaptive gate samples the event-loop delay only while busy, admits by the limit, sheds with a short queue", async () => {
