@@ -240,10 +240,17 @@ if (import.meta.main && Deno.args[0] === "files") {
   Deno.writeTextFileSync(`${dir}/supergraph.graphql`, querySupergraphSdl(Number(port)));
   Deno.writeTextFileSync(`${dir}/body.json`, JSON.stringify({ query: QUERY_TEXT }));
   Deno.writeTextFileSync(`${dir}/expected.json`, JSON.stringify(queryExpected()));
-} else if (import.meta.main) {
-  const PORT = Number(Deno.env.get("QUERY_SUBGRAPH_PORT") ?? "45300");
-  const DELAY_MS = Number(Deno.env.get("QUERY_DELAY_MS") ?? "10");
-  const LOG_FILE = Deno.env.get("QUERY_LOG_FILE");
+}
+
+/**
+ * The four subgraphs as a function: a subgraph's path and a request body to
+ * the answer's bytes (null: no such subgraph). Answers are cached by body
+ * (bounded), as the server below serves them.
+ * @returns The answerer.
+ */
+export async function querySubgraphs(): Promise<
+  (path: string, body: string) => Promise<Uint8Array<ArrayBuffer> | null>
+> {
   const { parse, execute } = await import("graphql");
   type GraphQLSchema = import("graphql").GraphQLSchema;
   const { buildSubgraphSchema } = await import("@apollo/subgraph");
@@ -258,25 +265,9 @@ if (import.meta.main && Deno.args[0] === "files") {
   }));
   const cache = new Map<string, Uint8Array<ArrayBuffer>>();
   const encoder = new TextEncoder();
-  const json = { "content-type": "application/json" };
-  let served = 0;
-  Deno.serve({ port: PORT, hostname: "127.0.0.1", onListen() {} }, async (request) => {
-    const path = new URL(request.url).pathname;
-    if (path === "/health") return new Response("ok");
-    if (path === "/count") return Response.json({ served });
+  return async (path, body) => {
     const schema = schemas.get(path.slice(1));
-    if (!schema || request.method !== "POST") return new Response("not found", { status: 404 });
-    const body = await request.text();
-    served++;
-    if (LOG_FILE) {
-      const line = JSON.stringify({
-        t: performance.now(),
-        path,
-        body,
-        authorization: request.headers.get("authorization"),
-      });
-      Deno.writeTextFileSync(LOG_FILE, line + "\n", { append: true });
-    }
+    if (!schema) return null;
     const key = `${path} ${body}`;
     let bytes = cache.get(key);
     if (!bytes) {
@@ -290,6 +281,35 @@ if (import.meta.main && Deno.args[0] === "files") {
       bytes = encoder.encode(JSON.stringify(result));
       if (cache.size >= 1024) cache.delete(cache.keys().next().value!);
       cache.set(key, bytes);
+    }
+    return bytes;
+  };
+}
+
+if (import.meta.main && Deno.args[0] !== "files") {
+  const PORT = Number(Deno.env.get("QUERY_SUBGRAPH_PORT") ?? "45300");
+  const DELAY_MS = Number(Deno.env.get("QUERY_DELAY_MS") ?? "10");
+  const LOG_FILE = Deno.env.get("QUERY_LOG_FILE");
+  const answer = await querySubgraphs();
+  const json = { "content-type": "application/json" };
+  let served = 0;
+  Deno.serve({ port: PORT, hostname: "127.0.0.1", onListen() {} }, async (request) => {
+    const path = new URL(request.url).pathname;
+    if (path === "/health") return new Response("ok");
+    if (path === "/count") return Response.json({ served });
+    if (request.method !== "POST") return new Response("not found", { status: 404 });
+    const body = await request.text();
+    const bytes = await answer(path, body);
+    if (bytes === null) return new Response("not found", { status: 404 });
+    served++;
+    if (LOG_FILE) {
+      const line = JSON.stringify({
+        t: performance.now(),
+        path,
+        body,
+        authorization: request.headers.get("authorization"),
+      });
+      Deno.writeTextFileSync(LOG_FILE, line + "\n", { append: true });
     }
     if (DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, DELAY_MS));
     return new Response(bytes, { headers: json });
