@@ -92,7 +92,7 @@ const MAX_CUT = 0.5;
 export const SPARE_SAMPLES = 5;
 /** The CPU share (averaged as above) from which the thread counts as saturated: the limit shrinks. */
 export const SATURATED = 0.95;
-/** The cut per sample while saturated and operations wait. */
+/** The cut while saturated and operations wait (at most once per averaging window). */
 const SATURATED_CUT = 0.9;
 /**
  * Samples after a cut during which the limit grows by
@@ -119,7 +119,7 @@ const CAREFUL_GROWTH = 1.05;
  * assert.equal(limit.sample(2, { active: 10, waiting: 5, busy: 0.97 }), 10); // no CPU to spare
  * for (let i = 0; i < 3; i++) limit.sample(2, { active: 10, waiting: 5, busy: 0.97 });
  * assert.equal(limit.sample(2, { active: 10, waiting: 5, busy: 0.4 }), 10); // one idle window: no room yet
- * assert.equal(limit.sample(2, { active: 10, waiting: 5, busy: 0.4 }), 11); // room: it grows, by one so soon after a cut
+ * assert.equal(limit.sample(2, { active: 10, waiting: 5, busy: 0.4 }), 11); // room: it grows, by 5 % (at least one) so soon after a cut
  * ```
  *
  * @example Saturated with operations waiting, it shrinks back toward where it started
