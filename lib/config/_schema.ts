@@ -454,7 +454,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         "`/health/ready` answers 503 until every `url` key source has loaded once.",
       ),
       // Issue 34: a browser sends cookies by itself, so a cookie token is read only from a
-      // request a cross-site page cannot forge (see `cookieCsrfRefusal` in lib/auth/jwt.ts).
+      // request a cross-site page cannot forge (see `findToken` in lib/auth/token_source.ts).
       cookie_name: str("", {
         description:
           "A cookie carrying the token when the header is absent (the header wins); empty: off. Needs a preflighted request (`csrf_prevention.required_headers`). Never on MCP.",

@@ -179,6 +179,31 @@ Deno.test("MCP without mcp.oauth authenticates as /graphql does: require_authent
   assert.equal(await mcpToolText(valid), '{"data":{"__typename":"Query"}}');
 });
 
+Deno.test("MCP without mcp.oauth never reads authentication.jwt.cookie_name: a token in the cookie is no identity (401), in the header it is", async () => {
+  const secret = new TextEncoder().encode("0123456789abcdef0123456789abcdef");
+  const handle = handlerOf(
+    await edgeState({
+      authentication: {
+        jwt: {
+          jwks: [{ secret: "0123456789abcdef0123456789abcdef", symmetric_algorithm: "HS256" }],
+          cookie_name: "gw_token",
+        },
+      },
+      authorization: { require_authentication: true },
+      mcp: { enabled: true, enable_arbitrary_operations: true },
+    }, { answer: () => ({ data: { __typename: "Query" } }) }),
+  );
+  const jwt = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u1")
+    .setExpirationTime("5m").sign(secret);
+  // A JSON POST: a browser would preflight it, so /graphql would read this cookie.
+  const cookie = await handle(mcpExecute("{ __typename }", { cookie: `gw_token=${jwt}` }));
+  assert.equal(cookie.status, 401);
+  assert.equal((await cookie.json()).error.code, -32001);
+  const header = await handle(mcpExecute("{ __typename }", { authorization: `Bearer ${jwt}` }));
+  assert.equal(header.status, 200);
+  await header.body?.cancel();
+});
+
 Deno.test("subscriptions/listen refuses a client that does not accept an event stream (406) and opens none", async () => {
   const state = await edgeState();
   const handle = handlerOf(state);
