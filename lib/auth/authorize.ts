@@ -1,14 +1,16 @@
 /**
- * Authorization of a request (GraphQL and Connect facets): the bearer token is
- * verified when one is sent, giving the identity the engine filters protected
- * fields with; in `reject_operation_if_unauthorized` mode the whole operation's
- * `@authenticated` / `@requiresScopes` requirement must hold instead, else it
- * is refused before any subgraph is called.
+ * Authorization of a request, the one door every facet goes through (GraphQL
+ * over HTTP, its subscriptions over WebSocket/SSE/multipart, Connect, MCP):
+ * {@linkcode resolveIdentity} verifies the bearer token when one is sent,
+ * giving the identity the engine filters protected fields with, and
+ * {@linkcode authorizeOperation} decides, in `reject_operation_if_unauthorized`
+ * mode, whether the whole operation's `@authenticated` / `@requiresScopes`
+ * requirement holds, else it is refused before any subgraph is called.
  *
  * @module
  */
+import type { DocumentNode } from "graphql";
 import type { Config } from "../config/types.ts";
-import type { PreparedOperation } from "../engine/types.ts";
 import { AuthError, RouterError } from "../errors.ts";
 import type { SupergraphCore } from "../supergraph/types.ts";
 import { formatBearerChallenge } from "./challenge.ts";
@@ -27,8 +29,22 @@ export interface RequestAuthorization {
   /** Cap on combined AND-groups (`mcp.oauth.max_scope_combinations`). */
   readonly maxCombinations: number;
   /** Requirement per prepared operation (prepared operations are cached by the engine). */
-  readonly requirements: WeakMap<PreparedOperation, OperationRequirement>;
+  readonly requirements: WeakMap<AuthorizedOperation, OperationRequirement>;
 }
+
+/**
+ * What authorization reads of an operation: its document and which operation
+ * of it runs (the engine's prepared operation is one).
+ */
+export interface AuthorizedOperation {
+  /** The parsed document. */
+  readonly document: DocumentNode;
+  /** The operation's name, null when anonymous. */
+  readonly name: string | null;
+}
+
+/** The parts of a supergraph authorization reads: the API schema and its access map. */
+export type AccessModel = Pick<SupergraphCore, "apiSchema" | "access">;
 
 /** A requirement nobody can meet: what an over-the-cap operation gets (fail closed). */
 const UNSATISFIABLE: OperationRequirement = Object.freeze({
@@ -72,8 +88,8 @@ export function buildRequestAuthorization(
  * @returns The requirement.
  */
 export function operationRequirement(
-  operation: PreparedOperation,
-  options: { readonly authorization: RequestAuthorization; readonly supergraph: SupergraphCore },
+  operation: AuthorizedOperation,
+  options: { readonly authorization: RequestAuthorization; readonly supergraph: AccessModel },
 ): OperationRequirement {
   const { authorization, supergraph } = options;
   const known = authorization.requirements.get(operation);
@@ -152,6 +168,86 @@ export async function resolveIdentity(
   }
   return { ok: true, token };
 }
+
+/** Options for {@linkcode authorizeOperation}. */
+export interface AuthorizeOperationOptions {
+  /** The verified token, null when anonymous (from {@linkcode resolveIdentity}). */
+  readonly identity: VerifiedToken | null;
+  /** The state's compiled authorization; absent: nothing to enforce (facet unit tests). */
+  readonly authorization: RequestAuthorization | undefined;
+  /** The API schema and access map the requirement is read from. */
+  readonly supergraph: AccessModel;
+  /** What is asked for, in messages ("The operation", "Method GetUser", "Tool get_user"). */
+  readonly subject: string;
+}
+
+/**
+ * The one authorization door of an operation, called by every facet once the
+ * operation is parsed and validated and the identity settled, before anything
+ * runs. With `authorization.reject_operation_if_unauthorized`, the whole
+ * operation's `@authenticated` / `@requiresScopes` requirement must hold:
+ * anonymous → 401 `UNAUTHENTICATED`, a token lacking every AND-group → 403
+ * `FORBIDDEN` with the best group in the challenge. Without it, nothing is
+ * refused here: the engine removes the fields the identity may not see.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSchema, parse } from "graphql";
+ * import { parseConfig } from "../config/mod.ts";
+ * import { authorizeOperation, buildRequestAuthorization } from "./authorize.ts";
+ * const config = parseConfig({ authorization: { reject_operation_if_unauthorized: true } }, {
+ *   env: {},
+ *   baseDir: ".",
+ * });
+ * const authorization = buildRequestAuthorization(config, { auth: null });
+ * const supergraph = {
+ *   apiSchema: buildSchema("type Query { me: String, hello: String }"),
+ *   access: new Map([["Query.me", { authenticated: true, requiresScopes: null }]]),
+ * };
+ * const me = { document: parse("{ me }"), name: null };
+ * const options = { identity: null, authorization, supergraph, subject: "The operation" };
+ * assert.equal(authorizeOperation(me, options)?.code, "UNAUTHENTICATED");
+ * assert.equal(authorizeOperation({ document: parse("{ hello }"), name: null }, options), null);
+ * ```
+ * @param operation The operation (document and name).
+ * @param options Identity, authorization, supergraph and the subject named in messages.
+ * @returns null when allowed, else the `AuthError` to answer with.
+ */
+export function authorizeOperation(
+  operation: AuthorizedOperation,
+  options: AuthorizeOperationOptions,
+): AuthError | null {
+  const { authorization } = options;
+  if (authorization === undefined || !authorization.rejectUnauthorized) return null;
+  return checkRequirement(options.identity, {
+    requirement: operationRequirement(operation, {
+      authorization,
+      supergraph: options.supergraph,
+    }),
+    subject: options.subject,
+  });
+}
+
+/**
+ * The refusal of an anonymous caller of something protected (401 with a bare
+ * `Bearer` challenge): what a facet answers when a field was refused to a
+ * caller who sent no token.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { authenticationRequired } from "./authorize.ts";
+ * assert.equal(authenticationRequired("Method GetMe").code, "UNAUTHENTICATED");
+ * ```
+ * @param subject What is asked for, in the message.
+ * @returns The error.
+ */
+export function authenticationRequired(subject: string): AuthError {
+  return checkRequirement(null, { requirement: AUTHENTICATED, subject })!;
+}
+
+const AUTHENTICATED: OperationRequirement = Object.freeze({ authenticated: true, scopes: [] });
 
 /** Options for {@linkcode checkRequirement}. */
 export interface CheckRequirementOptions {

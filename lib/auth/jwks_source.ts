@@ -16,7 +16,7 @@ import {
   type JWSHeaderParameters,
 } from "jose";
 import { readLimited } from "../limited_body.ts";
-import { maskUrl } from "../trace/url.ts";
+import { maskUrl } from "../mask_url.ts";
 import { unrefTimer } from "../timers.ts";
 import type { Logger } from "../log/mod.ts";
 import {

@@ -40,11 +40,13 @@ export {
   touchedAccessKeys,
 } from "./operation_access.ts";
 export {
+  type AccessModel,
+  authenticationRequired,
+  type AuthorizedOperation,
+  authorizeOperation,
+  type AuthorizeOperationOptions,
   buildRequestAuthorization,
-  checkRequirement,
-  type CheckRequirementOptions,
   type IdentityResult,
-  operationRequirement,
   type RequestAuthorization,
   resolveIdentity,
 } from "./authorize.ts";

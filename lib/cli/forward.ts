@@ -17,7 +17,7 @@
  * @module
  */
 import { PEER_HEADER, peerAddress } from "../request/client_ip.ts";
-import { spokenUrl } from "../http/connection_phase.ts";
+import { spokenUrl } from "../request/spoken_url.ts";
 import { Cancellation, onAbort } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
 import { errorResponse } from "../http/errors.ts";

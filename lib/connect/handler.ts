@@ -7,15 +7,15 @@
  * @module
  */
 import {
-  authenticate,
-  type AuthState,
-  checkRequirement,
-  type OperationRequirement,
+  authenticationRequired,
+  authorizeOperation,
+  type RequestAuthorization,
+  resolveIdentity,
   type VerifiedToken,
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
-import type { AuthError } from "../errors.ts";
-import { type Engine, execute, prepare } from "../engine/mod.ts";
+import { AuthError, type RouterError } from "../errors.ts";
+import { type Engine, execute, prepare, type PrepareResult } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
 import { readGzipLimited, utf8Length } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
@@ -56,10 +56,6 @@ export interface ConnectState {
   readonly prefix: string;
   /** The contract: methods, messages, enums. */
   readonly contract: ContractModel;
-  /** `@authenticated` / `@requiresScopes` of each method (by RPC name). */
-  readonly requirements: ReadonlyMap<string, OperationRequirement>;
-  /** Token verification, when authentication is configured; else null. */
-  readonly auth: Promise<AuthState> | null;
   /** `connect_rpc.max_message_bytes`. */
   readonly maxMessageBytes: number;
   /** `connect_rpc.get_cache_max_age`, seconds. */
@@ -116,6 +112,11 @@ export interface ConnectDeps {
   readonly log: Logger;
   /** Metrics and spans (`lib/telemetry`); absent or null when off. */
   readonly telemetry?: Telemetry | null;
+  /**
+   * The state's authorization (token verification, `require_authentication`,
+   * `reject_operation_if_unauthorized`); absent: every caller is anonymous.
+   */
+  readonly authorization?: RequestAuthorization;
 }
 
 const DECODER = new TextDecoder("utf-8", { fatal: true });
@@ -204,39 +205,44 @@ async function readMessage(
   }
 }
 
-/** The caller's identity (null: anonymous), or the failure to answer with. */
+/**
+ * The caller's identity (null: anonymous) and the method's prepared operation,
+ * or the failure to answer with: the identity settled, then the one
+ * authorization door (`authorizeOperation`).
+ */
 async function checkAccess(
   request: Request,
-  state: ConnectState,
   call: ConnectCall,
-  config: Config,
-): Promise<{ readonly failure: ConnectFailure } | { readonly token: VerifiedToken | null }> {
+  deps: ConnectDeps,
+): Promise<
+  | { readonly failure: ConnectFailure }
+  | { readonly token: VerifiedToken | null; readonly prepared: PreparedCall }
+> {
   let token: VerifiedToken | null = null;
-  if (state.auth !== null) {
-    let auth: AuthState;
-    try {
-      auth = await state.auth;
-    } catch {
-      return {
-        failure: connectFailure(
-          "unavailable",
-          "Token verification is unavailable: its key sources failed to load",
-        ),
-      };
-    }
-    const verified = await authenticate(request, auth);
-    if (!verified.ok) return { failure: authFailure(verified.error) };
-    token = verified.token;
+  const authorization = deps.authorization;
+  if (authorization !== undefined) {
+    const resolved = await resolveIdentity(request, { authorization });
+    if (!resolved.ok) return { failure: authFailure(resolved.error) };
+    token = resolved.token;
   }
-  const { require_authentication, reject_operation_if_unauthorized } = config.authorization;
-  const requirement = reject_operation_if_unauthorized
-    ? state.requirements.get(call.method.name) ?? NO_REQUIREMENT
-    : NO_REQUIREMENT;
-  const refused = checkRequirement(token, {
-    requirement: token === null && require_authentication ? AUTHENTICATED : requirement,
+  const operation = call.method.operation;
+  const prepared = prepare(deps.engine, { query: operation.text, operationName: operation.name });
+  if (!prepared.ok) {
+    return {
+      failure: connectFailure(
+        codeOfGraphQLErrors(prepared.errors, { requestError: true }),
+        prepared.errors[0]?.message ?? "The operation is invalid",
+        { graphqlErrors: prepared.errors },
+      ),
+    };
+  }
+  const refused = authorizeOperation(prepared.operation, {
+    identity: token,
+    authorization,
+    supergraph: deps.engine.model,
     subject: `Method ${call.method.name}`,
   });
-  return refused === null ? { token } : { failure: authFailure(refused) };
+  return refused === null ? { token, prepared } : { failure: authFailure(refused) };
 }
 
 const AUTH_CODES = {
@@ -244,21 +250,21 @@ const AUTH_CODES = {
   FORBIDDEN: "permission_denied",
   BAD_REQUEST: "invalid_argument",
   KEYS_UNAVAILABLE: "unavailable",
+  // Key sources that failed to load: verification is unavailable.
+  INTERNAL: "unavailable",
 } as const;
 
-function authFailure(error: AuthError): ConnectFailure {
+function authFailure(error: RouterError): ConnectFailure {
   const code = AUTH_CODES[error.code as keyof typeof AUTH_CODES] ?? "permission_denied";
   const retryAfter = error.details.retry_after;
+  const challenge = error instanceof AuthError ? error.challenge : "";
   return connectFailure(code, error.message, {
     headers: {
-      ...(error.challenge === "" ? {} : { "www-authenticate": error.challenge }),
+      ...(challenge === "" ? {} : { "www-authenticate": challenge }),
       ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}),
     },
   });
 }
-
-const AUTHENTICATED: OperationRequirement = Object.freeze({ authenticated: true, scopes: [] });
-const NO_REQUIREMENT: OperationRequirement = Object.freeze({ authenticated: false, scopes: [] });
 
 function deadlineFailure(timeoutMs: number | null): ConnectFailure {
   return connectFailure(
@@ -271,7 +277,12 @@ function deadlineFailure(timeoutMs: number | null): ConnectFailure {
 interface CallInput {
   readonly variables: Record<string, unknown>;
   readonly identity: VerifiedToken | null;
+  /** The method's operation, prepared and authorized. */
+  readonly prepared: PreparedCall;
 }
+
+/** A method's operation, prepared. */
+type PreparedCall = Extract<PrepareResult, { readonly ok: true }>;
 
 async function run(
   request: Request,
@@ -280,17 +291,6 @@ async function run(
   deps: ConnectDeps,
 ): Promise<CodecResult<ExecutionResult>> {
   const operation = call.method.operation;
-  const prepared = prepare(deps.engine, { query: operation.text, operationName: operation.name });
-  if (!prepared.ok) {
-    return {
-      ok: false,
-      failure: connectFailure(
-        codeOfGraphQLErrors(prepared.errors, { requestError: true }),
-        prepared.errors[0]?.message ?? "The operation is invalid",
-        { graphqlErrors: prepared.errors },
-      ),
-    };
-  }
   // A zero budget has passed already: nothing runs (a timer would let a fast answer win).
   if (call.timeoutMs === 0) return { ok: false, failure: deadlineFailure(0) };
   // The deadline (or the client going away) aborts the engine's subgraph fetches and
@@ -309,7 +309,7 @@ async function run(
   const offClient = onAbort(signalOf(request), stop);
   try {
     const hooks = deps.telemetry?.scopeOf(request)?.hooks;
-    const execution = execute(deps.engine, prepared.operation, {
+    const execution = execute(deps.engine, input.prepared.operation, {
       variables: input.variables,
       identity: input.identity,
       headers: request.headers,
@@ -320,7 +320,11 @@ async function run(
     execution.catch(() => {}); // a rejection after the deadline is not an unhandled one
     const outcome = await Promise.race([execution, stopped.promise]);
     if (outcome !== null) {
-      deps.telemetry?.operation(request, { prepared, result: outcome, query: operation.text });
+      deps.telemetry?.operation(request, {
+        prepared: input.prepared,
+        result: outcome,
+        query: operation.text,
+      });
     }
     if (outcome !== null && !controller.signal.aborted) return { ok: true, value: outcome };
     return {
@@ -361,9 +365,6 @@ async function serveStream(
       `Method ${call.method.name} is a subscription, and this router serves no subscriptions`,
     ));
   }
-  const operation = call.method.operation;
-  const prepared = prepare(deps.engine, { query: operation.text, operationName: operation.name });
-  if (!prepared.ok) return connectStreamFailure(failureOfResultErrors(prepared.errors, true));
   if (call.timeoutMs === 0) return connectStreamFailure(deadlineFailure(0));
   const controller = new AbortController();
   const offClient = onAbort(signalOf(request), () => controller.abort());
@@ -374,7 +375,7 @@ async function serveStream(
   let started: Awaited<ReturnType<ConnectSubscribe>>;
   try {
     started = await subscribe({
-      operation: prepared.operation,
+      operation: input.prepared.operation,
       variables: input.variables,
       identity: input.identity,
       headers: request.headers,
@@ -478,7 +479,7 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   const refuse = call.method.streaming ? connectStreamFailure : connectErrorResponse;
   // Who calls is settled before the message is decoded: a bad token, or an anonymous
   // call that must authenticate, costs no decoding and learns nothing from its errors.
-  const access = await checkAccess(request, state, call, deps.config);
+  const access = await checkAccess(request, call, deps);
   if ("failure" in access) return refuse(access.failure);
   const text = await readMessage(request, call, state.maxMessageBytes);
   if (!text.ok) return refuse(text.failure);
@@ -488,12 +489,13 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
     return await serveStream(request, call, {
       variables: variables.value,
       identity: access.token,
+      prepared: access.prepared,
     }, deps);
   }
   const executed = await run(
     request,
     call,
-    { variables: variables.value, identity: access.token },
+    { variables: variables.value, identity: access.token, prepared: access.prepared },
     deps,
   );
   if (!executed.ok) return connectErrorResponse(executed.failure);
@@ -502,12 +504,9 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
     const code = codeOfGraphQLErrors(result.errors, { requestError: !("data" in result) });
     // RFC 6750 §3: a caller who sent no token is told to authenticate (401 and a challenge),
     // not that it may not, when tokens are verified at all.
-    const anonymous = access.token === null && state.auth !== null;
+    const anonymous = access.token === null && (deps.authorization?.auth ?? null) !== null;
     const challenge = code === "permission_denied" && anonymous
-      ? checkRequirement(null, {
-        requirement: AUTHENTICATED,
-        subject: `Method ${call.method.name}`,
-      })
+      ? authenticationRequired(`Method ${call.method.name}`)
       : null;
     return connectErrorResponse(connectFailure(
       challenge === null ? code : "unauthenticated",

@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { buildAuthState, operationAccess, type OperationRequirement } from "../auth/mod.ts";
 import { cacheKeyHeaders, type ConnectDeps, type ConnectState } from "./handler.ts";
 import { buildContractModel } from "./model.ts";
 
@@ -97,8 +96,8 @@ export { generateOpenApi, type GenerateOpenApiOptions, type JsonObject } from ".
 
 /**
  * Builds the Connect state: the contract model of the registry's operations
- * against the API schema, each method's access requirement, and (when
- * `authentication.jwt.jwks` is set) the token verifier. Operations that cannot
+ * against the API schema (who may call a method is decided per call, by the
+ * state's authorization: `lib/auth`'s `authorizeOperation`). Operations that cannot
  * be methods (RPC-name clashes, types the mapping cannot express) are logged
  * and left out.
  *
@@ -106,40 +105,18 @@ export { generateOpenApi, type GenerateOpenApiOptions, type JsonObject } from ".
  * @returns The state, or null when Connect is disabled.
  */
 export function buildConnectState(
-  deps: Omit<ConnectDeps, "connect"> & {
-    /** The state's shared token verifier; built here when not given. */
-    readonly auth?: ConnectState["auth"];
-  },
+  deps: Omit<ConnectDeps, "connect">,
 ): ConnectState | null {
   const c = deps.config.connect_rpc;
   if (!c.enabled) return null;
-  const { apiSchema, access } = deps.engine.model;
+  const { apiSchema } = deps.engine.model;
   const contract = buildContractModel(apiSchema, deps.operations.operations);
   for (const skipped of contract.skipped) {
     deps.log.warn("Connect method skipped", { operation: skipped.name, reason: skipped.reason });
   }
-  const requirements = new Map<string, OperationRequirement>();
-  for (const method of contract.methods) {
-    const result = operationAccess(method.operation.document, apiSchema, access, {
-      operationName: method.operation.name,
-      maxCombinations: deps.config.mcp.oauth.max_scope_combinations,
-    });
-    // Over the combination cap: fail closed (a scope nobody can hold).
-    requirements.set(
-      method.name,
-      result.ok ? result.requirement : { authenticated: true, scopes: [["\u0000unsatisfiable"]] },
-    );
-  }
-  let auth: ConnectState["auth"] = deps.auth ?? null;
-  if (deps.auth === undefined && deps.config.authentication.jwt.jwks.length > 0) {
-    auth = buildAuthState(deps.config);
-    auth.catch((error) => deps.log.error("Connect: key sources failed", { error: String(error) }));
-  }
   return {
     prefix: `/${c.package}.${c.service}/`,
     contract,
-    requirements,
-    auth,
     maxMessageBytes: c.max_message_bytes,
     cacheMaxAge: c.get_cache_max_age,
     cacheKey: cacheKeyHeaders(deps.config),

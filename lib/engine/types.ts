@@ -106,12 +106,6 @@ export interface ExecuteOptions {
    * before planning and answered null + `UNAUTHORIZED_FIELD_OR_TYPE`.
    */
   readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
-  /**
-   * `authorization.reject_operation_if_unauthorized`: when the identity would
-   * lose any field, nothing runs and the result is a request error listing
-   * each field (`UNAUTHORIZED_FIELD_OR_TYPE`).
-   */
-  readonly rejectUnauthorized?: boolean;
   /** Telemetry hooks of this request (spans, fetch count); absent when telemetry is off. */
   readonly hooks?: RequestHooks;
   /**

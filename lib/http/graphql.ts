@@ -7,8 +7,7 @@
  */
 import { type DocumentNode, getOperationAST, parse } from "graphql";
 import {
-  checkRequirement,
-  operationRequirement,
+  authorizeOperation,
   type RequestAuthorization,
   resolveIdentity,
   type VerifiedToken,
@@ -279,18 +278,15 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       });
     }
   } else {
-    if (authorization?.rejectUnauthorized && deps.supergraph !== undefined) {
-      // reject_operation_if_unauthorized: the whole operation's requirement must hold.
-      const refused = checkRequirement(identity, {
-        requirement: operationRequirement(prepared.operation, {
-          authorization,
-          supergraph: deps.supergraph,
-        }),
-        subject: "The operation",
-      });
-      if (refused !== null) {
-        return errorResponse(refused, { contentType: mediaType, log: deps.log, requestId });
-      }
+    // The one authorization door (reject_operation_if_unauthorized), before anything runs.
+    const refusal = authorizeOperation(prepared.operation, {
+      identity,
+      authorization,
+      supergraph: deps.engine.model,
+      subject: "The operation",
+    });
+    if (refusal !== null) {
+      return errorResponse(refusal, { contentType: mediaType, log: deps.log, requestId });
     }
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();

@@ -14,12 +14,7 @@
  */
 import type { ConnectSubscribe } from "../connect/mod.ts";
 import type { GraphQLFormattedError } from "graphql";
-import {
-  checkRequirement,
-  operationRequirement,
-  type RequestAuthorization,
-  type VerifiedToken,
-} from "../auth/mod.ts";
+import { authorizeOperation, type RequestAuthorization, type VerifiedToken } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/mod.ts";
 import type { SupergraphCore } from "../supergraph/types.ts";
@@ -109,21 +104,18 @@ export function startClientSubscription(
   readonly errors: readonly GraphQLFormattedError[];
 } {
   const { identity } = options;
-  const authorization = deps.authorization;
-  if (authorization?.rejectUnauthorized && deps.supergraph !== undefined) {
-    const refused = checkRequirement(identity, {
-      requirement: operationRequirement(options.operation, {
-        authorization,
-        supergraph: deps.supergraph,
-      }),
-      subject: "The subscription",
-    });
-    if (refused !== null) {
-      return {
-        ok: false,
-        errors: [{ message: refused.message, extensions: { code: refused.code } }],
-      };
-    }
+  // The one authorization door (reject_operation_if_unauthorized), before anything runs.
+  const refused = authorizeOperation(options.operation, {
+    identity,
+    authorization: deps.supergraph === undefined ? undefined : deps.authorization,
+    supergraph: deps.engine.model,
+    subject: "The subscription",
+  });
+  if (refused !== null) {
+    return {
+      ok: false,
+      errors: [{ message: refused.message, extensions: { code: refused.code } }],
+    };
   }
   const started = subscribe(deps.engine, options.operation, {
     variables: options.variables,

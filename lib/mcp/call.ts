@@ -10,7 +10,7 @@
  */
 import { RouterError } from "../errors.ts";
 import { parse, printSchema } from "graphql";
-import { operationAccess, type OperationAccessResult } from "../auth/mod.ts";
+import { authorizeOperation, operationAccess, type OperationAccessResult } from "../auth/mod.ts";
 import { execute, type ExecutionResult, prepare, type PrepareResult } from "../engine/mod.ts";
 import { validateArguments } from "../operations/mod.ts";
 import { checkRuntime } from "./policy.ts";
@@ -102,17 +102,32 @@ function errorLine(error: { readonly message: string; readonly extensions?: unkn
 
 async function runGraphQL(
   context: CallContext,
-  prepared: PrepareResult,
-  variables: Record<string, unknown> | null,
+  call: {
+    readonly prepared: PrepareResult;
+    readonly variables: Record<string, unknown> | null;
+    /** The tool's name, in refusals. */
+    readonly tool: string;
+  },
 ): Promise<ExecutionResult> {
+  const { prepared, variables } = call;
   if (!prepared.ok) return { errors: [...prepared.errors] };
-  const hooks = context.deps.telemetry?.scopeOf(context.request)?.hooks;
+  const { deps } = context;
+  // The one authorization door (reject_operation_if_unauthorized), before anything runs.
+  const refused = authorizeOperation(prepared.operation, {
+    identity: context.caller.token,
+    authorization: deps.authorization,
+    supergraph: deps.engine.model,
+    subject: `Tool ${call.tool}`,
+  });
+  if (refused !== null) {
+    return { errors: [{ message: refused.message, extensions: { code: refused.code } }] };
+  }
+  const hooks = deps.telemetry?.scopeOf(context.request)?.hooks;
   try {
-    return await execute(context.deps.engine, prepared.operation, {
+    return await execute(deps.engine, prepared.operation, {
       ...(hooks ? { hooks } : {}),
       variables,
       identity: context.caller.token,
-      rejectUnauthorized: context.deps.config.authorization.reject_operation_if_unauthorized,
       headers: context.request.headers,
       requestId: requestIdOf(context.request),
       signal: signalOf(context.request),
@@ -174,7 +189,7 @@ export async function callTool(
         operationName: operation.name,
         variables: args,
       });
-      const result = await runGraphQL(context, prepared, args);
+      const result = await runGraphQL(context, { prepared, variables: args, tool: tool.name });
       return graphqlResult(result, {
         structured: context.structured && tool.outputSchema !== null,
       });
@@ -245,7 +260,7 @@ export async function callTool(
           }
         }
       }
-      const result = await runGraphQL(context, prepared, variables);
+      const result = await runGraphQL(context, { prepared, variables, tool: tool.name });
       return graphqlResult(result, { structured: false });
     }
   }

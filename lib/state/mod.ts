@@ -223,7 +223,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     keySources.close();
     throw error;
   });
-  const connect = buildConnectState({ ...base, auth });
+  const connect = buildConnectState(base);
   const telemetry = inputs.telemetry ?? null;
   const stores = inputs.stores ?? createStores(config, { log });
   const persisted = await buildPersisted(inputs, { engine, stores });

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { MASK } from "../mask_url.ts";
 
 /** Headers masked in every trace, whatever the configuration says. */
 export const ALWAYS_MASKED_HEADERS: readonly string[] = Object.freeze([
@@ -15,8 +16,8 @@ export const ALWAYS_MASKED_HEADERS: readonly string[] = Object.freeze([
   "x-gw-token",
 ]);
 
-/** The text that replaces a masked header value. */
-export const MASK = "****";
+/** The text that replaces a masked header value (the one mask of URLs too). */
+export { MASK };
 
 /**
  * Builds the set of masked header names (lower case): the fixed list plus

@@ -9,8 +9,8 @@
 import type { ExecutionObserver, FetchRecord, StageName } from "../engine/types.ts";
 import { approximateDepth, MAX_DATA_DEPTH } from "../engine/prepare/limits.ts";
 import { traceHeaders } from "./headers.ts";
-import { maskUrl } from "./url.ts";
-import { spokenUrl } from "../http/connection_phase.ts";
+import { maskUrl } from "../mask_url.ts";
+import { spokenUrl } from "../request/spoken_url.ts";
 import { formatDuration } from "./duration.ts";
 import type { TraceOptions } from "./options.ts";
 import { buildFetchTree, type PlannedFetch } from "./_tree.ts";

@@ -315,7 +315,11 @@ Deno.test("issue 18: reject_operation_if_unauthorized refuses the MCP tool whose
       });
       const body = await mcp.json();
       assert.equal(body.result.isError, true);
-      assert.match(body.result.content[0].text, /Unauthorized field or type/);
+      // The same door as GraphQL and Connect (authorizeOperation): the tool needs a token.
+      assert.match(
+        body.result.content[0].text,
+        /Tool execute_operation_get_user_account needs an authenticated request/,
+      );
       assert.doesNotMatch(JSON.stringify(body), /ada@example\.com|VISA|Ada/);
       assert.deepEqual(calls, [], "no subgraph was called");
     } finally {

@@ -1,9 +1,11 @@
 /**
  * The layout's rules, checked on the import graph of `lib/` (static and
- * dynamic imports alike): no import circle; a facet (`connect/`, `mcp/`)
- * never imports the HTTP edge; the engine imports no telemetry; the engine's
- * top level keeps only its door and shared types, and every stage folder has
- * its `mod.ts`.
+ * dynamic imports alike): no import circle; folders ranked, each importing
+ * only lower ones (no folder loop); a facet (`connect/`, `mcp/`) never imports
+ * the HTTP edge; the engine imports no telemetry; the engine's top level keeps
+ * only its door and shared types, and every stage folder has its `mod.ts`;
+ * every facet authorizes through `authorizeOperation` and nothing outside
+ * `lib/auth/` decides authorization itself.
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
@@ -105,4 +107,89 @@ Deno.test("architecture: the engine's top level is its door and shared types; ea
   for (const stage of ["prepare", "plan", "execute", "fetch", "admission", "pipeline"]) {
     assert.ok(GRAPH.has(`engine/${stage}/mod.ts`), `lib/engine/${stage}/mod.ts`);
   }
+});
+
+/**
+ * The folders of `lib/` by rank, lowest first: a module imports only folders
+ * of a lower rank (so no folder loop, and nothing points upward). A new folder
+ * must be ranked here.
+ */
+const RANKS: readonly (readonly string[])[] = [
+  ["(root)"],
+  ["request", "compose"],
+  ["config"],
+  ["log", "supergraph", "playground"],
+  ["auth"],
+  ["engine"],
+  ["plugins", "trace", "store", "operations"],
+  ["telemetry", "persisted"],
+  ["connect", "mcp"],
+  ["state"],
+  ["http"],
+  ["cli"],
+];
+
+/** The top folder of a module (`(root)` for `lib/*.ts`). */
+function folderOf(file: string): string {
+  const slash = file.indexOf("/");
+  return slash < 0 ? "(root)" : file.slice(0, slash);
+}
+
+/** The imports that do not point to a lower-ranked folder, and the folders without a rank. */
+function rankViolations(graph: Map<string, string[]>, ranks: readonly (readonly string[])[]) {
+  const rank = new Map<string, number>();
+  ranks.forEach((folders, index) => folders.forEach((folder) => rank.set(folder, index)));
+  const upward: string[] = [];
+  const unranked = new Set<string>();
+  for (const [file, targets] of graph) {
+    const from = folderOf(file);
+    if (!rank.has(from)) unranked.add(from);
+    for (const target of targets) {
+      const into = folderOf(target);
+      if (into === from) continue;
+      if (!rank.has(into)) unranked.add(into);
+      else if (rank.has(from) && !(rank.get(into)! < rank.get(from)!)) {
+        upward.push(`${file} -> ${target}`);
+      }
+    }
+  }
+  return { upward, unranked: [...unranked].sort() };
+}
+
+Deno.test("architecture: every folder has a rank and imports only lower-ranked folders", () => {
+  assert.deepEqual(rankViolations(GRAPH, RANKS), { upward: [], unranked: [] });
+});
+
+Deno.test("architecture: the rank rule sees an upward import, a same-rank import and an unranked folder", () => {
+  const graph = new Map([
+    ["auth/a.ts", ["engine/b.ts"]],
+    ["trace/c.ts", ["store/d.ts"]],
+    ["newfolder/e.ts", ["config/f.ts"]],
+  ]);
+  assert.deepEqual(rankViolations(graph, RANKS), {
+    upward: ["auth/a.ts -> engine/b.ts", "trace/c.ts -> store/d.ts"],
+    unranked: ["newfolder"],
+  });
+});
+
+/** The facets' modules: each settles who may run an operation through `authorizeOperation`. */
+const FACETS = [
+  "http/graphql.ts",
+  "http/subscriptions.ts",
+  "connect/handler.ts",
+  "mcp/call.ts",
+];
+
+/** Names of authorization internals no module outside `lib/auth/` may call. */
+const AUTH_INTERNALS = /\b(checkRequirement|operationRequirement|rejectUnauthorized)\b/;
+
+Deno.test("architecture: every facet goes through the one authorization door (authorizeOperation)", () => {
+  for (const facet of FACETS) {
+    const text = code(Deno.readTextFileSync(join(LIB, facet)));
+    assert.match(text, /\bauthorizeOperation\(/, `${facet} calls authorizeOperation`);
+  }
+  const bypassing = sources(LIB).filter((file) =>
+    !file.startsWith("auth/") && AUTH_INTERNALS.test(code(Deno.readTextFileSync(join(LIB, file))))
+  );
+  assert.deepEqual(bypassing, [], "modules deciding authorization outside lib/auth");
 });

@@ -135,7 +135,6 @@ export interface SubscribeOptions {
   readonly requestId?: string | null;
   /** The verified identity (`@authenticated` / `@requiresScopes`), null: anonymous. */
   readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
-  readonly rejectUnauthorized?: boolean;
   /**
    * Traces of the first events (ART): called with each event's index, it gives the observer
    * that records the plan and the event's fetches, and the step that puts the trace into the

@@ -16,7 +16,6 @@ import {
   startPlan,
 } from "../execute/execute.ts";
 import { deliveriesOf, deliverIncrementally, deliverySelection } from "../execute/incremental.ts";
-import { unauthorizedError } from "../prepare/field_access.ts";
 import { REQUEST_ID_HEADER } from "../../request/request_id.ts";
 import { type MemoryBudget } from "../admission/memory_budget.ts";
 import { coerceVariables } from "../prepare/coerce_variables.ts";
@@ -112,12 +111,6 @@ export function subscribe(
   const variables = coerced.variables;
   const planned = planFor(engine, operation, variables, { identity: options.identity ?? null });
   if (planned.error) return { ok: false, result: { errors: [planned.error] } };
-  if (options.rejectUnauthorized && planned.removed.length > 0) {
-    return {
-      ok: false,
-      result: { errors: planned.removed.map((path) => unauthorizedError(path)) },
-    };
-  }
   const root = rootFetchOf(planned.planned.step);
   if (root === null) {
     return refusal(
@@ -251,10 +244,6 @@ function begin(
     incremental,
   });
   if (planned.error) return { result: { data: null, errors: [planned.error] } };
-  if (options.rejectUnauthorized && planned.removed.length > 0) {
-    // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
-    return { result: { errors: planned.removed.map((path) => unauthorizedError(path)) } };
-  }
   return { planned, variables };
 }
 

@@ -1,11 +1,13 @@
 /**
- * URLs as traces show them: query values and credentials masked, names and
- * the path kept (issue 18: a subgraph URL's `?key=…` or the client's own
- * query string must not reach `extensions.trace`).
+ * URLs as traces and logs show them: query values and credentials masked,
+ * names and the path kept (issue 18: a subgraph URL's `?key=…` or the
+ * client's own query string must not reach `extensions.trace`; a JWKS URL's
+ * secret must not reach the log).
  *
  * @module
  */
-import { MASK } from "./headers.ts";
+/** What a masked value is shown as. */
+export const MASK = "****";
 
 /**
  * Masks a URL's query values and its user info.
@@ -13,7 +15,7 @@ import { MASK } from "./headers.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { maskUrl } from "./url.ts";
+ * import { maskUrl } from "./mask_url.ts";
  * assert.equal(
  *   maskUrl("http://u:p@sub.test:4001/graphql?key=s3cret&x=1"),
  *   "http://****:****@sub.test:4001/graphql?key=****&x=****",
