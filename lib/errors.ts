@@ -39,6 +39,9 @@ export type RouterErrorCode =
   | "SUBGRAPH_CIRCUIT_OPEN"
   | "SHUTTING_DOWN"
   | "ISOLATE_ENDED"
+  | "REFUSED"
+  | "PLUGIN_FAILED"
+  | "COPROCESSOR_FAILED"
   | "INTERNAL";
 
 /** Options for {@linkcode RouterError}. */

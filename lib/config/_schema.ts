@@ -106,8 +106,14 @@ export interface RecordNode extends Described {
   readonly value: ObjectNode;
 }
 
+/** Any YAML value, passed on as written (a plugin's `config`, checked by the plugin). */
+export interface ValueNode extends Described {
+  readonly kind: "value";
+}
+
 /** Any schema node. */
 export type Node =
+  | ValueNode
   | StringNode
   | BooleanNode
   | IntNode
@@ -980,4 +986,29 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     30_000,
     "Then in-flight requests get this long to finish; those still running are answered 503.",
   ),
+  // Issue 40: TypeScript plugins on the request pipeline's stages (docs/extending.md).
+  plugins: {
+    kind: "array",
+    item: object({
+      path: {
+        kind: "string",
+        required: true,
+        file: true,
+        description:
+          "The plugin module: a file path (resolved against this file's folder) or an `npm:`, `jsr:`, `https:` or `file:` specifier. Its default export is the plugin.",
+      },
+      config: {
+        kind: "value",
+        description:
+          "The plugin's config (any YAML value), checked by the plugin's `configSchema`.",
+      },
+      hook_timeout_ms: duration(
+        1_000,
+        "Time budget of each of the plugin's hooks; past it the request fails closed (`PLUGIN_FAILED`).",
+        { min: 1 },
+      ),
+    }, "One plugin."),
+    description:
+      "TypeScript plugins, run in this order at each stage they hook (docs/extending.md). A module is imported once per process: a changed file needs a restart.",
+  },
 }, "The whole configuration.");

@@ -260,6 +260,8 @@ function fallback(node: Node, path: string, context: Context, envName: string | 
       return [];
     case "record":
       return {};
+    case "value":
+      return undefined;
     default:
       return "default" in node && Array.isArray(node.default) ? [...node.default] : node.default;
   }
@@ -329,12 +331,15 @@ function readNode(
       }
       return out;
     }
+    case "value":
+      // A plugin's config: passed on as written (YAML only), checked by the plugin.
+      return raw === undefined ? null : raw;
     default:
       return readLeaf(node, raw, where, context, envName);
   }
 }
 
-type LeafNode = Exclude<Node, { kind: "object" | "array" | "record" }>;
+type LeafNode = Exclude<Node, { kind: "object" | "array" | "record" | "value" }>;
 
 function envValue(
   node: LeafNode,
@@ -388,6 +393,8 @@ function readLeaf(
 
 function resolveFile(value: string, baseDir: string | undefined): string {
   if (value === "" || baseDir === undefined || isAbsolute(value)) return value;
+  // A module specifier (`npm:x`, `jsr:@a/b`, `https://…`, `file:///…`) is not a path.
+  if (/^[a-z][a-z0-9+.-]+:/i.test(value)) return value;
   return join(baseDir, value);
 }
 
@@ -553,7 +560,7 @@ export function configEnvKeys(): ConfigEnvKey[] {
     for (const [key, child] of Object.entries(node.fields)) {
       const childPath = joinPath(path, key);
       if (child.kind === "object") walk(child, childPath);
-      else if (child.kind !== "array" && child.kind !== "record") {
+      else if (child.kind !== "array" && child.kind !== "record" && child.kind !== "value") {
         keys.push({
           path: childPath,
           env: childPath.toUpperCase().replaceAll(".", "_"),

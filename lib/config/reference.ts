@@ -41,7 +41,8 @@ export function configKeys(): ConfigKey[] {
   function walk(node: ObjectNode, prefix: string, envOk: boolean): void {
     for (const [name, child] of Object.entries(node.fields)) {
       const path = prefix === "" ? name : `${prefix}.${name}`;
-      const env = envOk && child.kind !== "array" && child.kind !== "record"
+      const env = envOk && child.kind !== "array" && child.kind !== "record" &&
+          child.kind !== "value"
         ? path.toUpperCase().replaceAll(".", "_")
         : undefined;
       keys.push({ path, node: child, env: child.kind === "object" ? undefined : env });
@@ -187,6 +188,8 @@ function kindText(node: Node): string {
       return "list of objects";
     case "record":
       return "mapping of name → object";
+    case "value":
+      return "any value (checked by the plugin)";
   }
 }
 
@@ -195,6 +198,7 @@ function defaultText(node: Node): string | undefined {
     case "object":
     case "array":
     case "record":
+    case "value":
       return undefined;
     case "string":
       if (node.derived) return "derived (see the description)";

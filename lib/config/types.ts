@@ -596,6 +596,18 @@ export interface Config {
   readonly automatic_persisted_queries: AutomaticPersistedQueriesConfig;
   /** Rate limits (issue 30). */
   readonly rate_limit: RateLimitConfig;
+  /** TypeScript plugins, in order (issue 40, docs/extending.md). */
+  readonly plugins: readonly PluginConfig[];
+}
+
+/** One `plugins:` entry. */
+export interface PluginConfig {
+  /** The module: a file path (resolved against the config's folder) or a specifier. */
+  readonly path: string;
+  /** The plugin's config, as written (checked by the plugin's `configSchema`). */
+  readonly config: unknown;
+  /** Time budget of each hook, ms. */
+  readonly hook_timeout_ms: number;
 }
 
 /** `security.complexity_limits.*`. */

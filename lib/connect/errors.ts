@@ -99,6 +99,44 @@ export function connectFailure(
 }
 
 /**
+ * The Connect code of a refusal's HTTP status (a plugin's or the coprocessor's
+ * `{"break": status}`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { connectCodeOfStatus } from "./errors.ts";
+ * assert.equal(connectCodeOfStatus(401), "unauthenticated");
+ * assert.equal(connectCodeOfStatus(418), "permission_denied");
+ * assert.equal(connectCodeOfStatus(503), "unavailable");
+ * ```
+ * @param status The HTTP status (4xx or 5xx).
+ * @returns The code.
+ */
+export function connectCodeOfStatus(status: number): ConnectCode {
+  switch (status) {
+    case 400:
+      return "invalid_argument";
+    case 401:
+      return "unauthenticated";
+    case 404:
+      return "not_found";
+    case 408:
+    case 504:
+      return "deadline_exceeded";
+    case 429:
+      return "resource_exhausted";
+    case 501:
+      return "unimplemented";
+    case 502:
+    case 503:
+      return "unavailable";
+    default:
+      return status < 500 ? "permission_denied" : "internal";
+  }
+}
+
+/**
  * The HTTP status of a failure: its override, else the Connect table.
  *
  * @example
@@ -213,6 +251,9 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   SHUTTING_DOWN: "unavailable",
   ISOLATE_ENDED: "unavailable",
   KEYS_UNAVAILABLE: "unavailable",
+  REFUSED: "permission_denied",
+  PLUGIN_FAILED: "internal",
+  COPROCESSOR_FAILED: "unavailable",
   INTERNAL: "internal",
   // Subscriptions (server-streaming methods): what ends or refuses a stream.
   SUBSCRIPTIONS_DISABLED: "unimplemented",

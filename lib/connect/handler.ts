@@ -15,6 +15,7 @@ import {
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import { AuthError, type RouterError } from "../errors.ts";
+import { operationStage, PluginRefusal, pluginRequestOf } from "../plugins/mod.ts";
 import { type Engine, execute, prepare, type PrepareResult } from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
 import { readGzipLimited, utf8Length } from "../limited_body.ts";
@@ -32,6 +33,7 @@ import {
 } from "./codec.ts";
 import {
   codeOfGraphQLErrors,
+  connectCodeOfStatus,
   connectErrorResponse,
   type ConnectFailure,
   connectFailure,
@@ -242,7 +244,23 @@ async function checkAccess(
     supergraph: deps.engine.model,
     subject: `Method ${call.method.name}`,
   });
-  return refused === null ? { token, prepared } : { failure: authFailure(refused) };
+  if (refused !== null) return { failure: authFailure(refused) };
+  // Plugins' operation stage (issue 40): nothing to await without an onOperation hook.
+  const staged = operationStage(request, prepared.operation, token);
+  const stageRefusal = staged === null ? null : await staged;
+  if (stageRefusal !== null) return { failure: stageFailure(stageRefusal) };
+  return { token, prepared };
+}
+
+/** A plugin's refusal (coded by its status) or failure as a Connect failure. */
+function stageFailure(error: RouterError): ConnectFailure {
+  if (!(error instanceof PluginRefusal)) {
+    return failureOfRouterError(error) ?? connectFailure("internal", "Internal error");
+  }
+  return connectFailure(connectCodeOfStatus(error.status), error.message, {
+    status: error.status,
+    graphqlErrors: error.errors,
+  });
 }
 
 const AUTH_CODES = {
@@ -309,6 +327,7 @@ async function run(
   const offClient = onAbort(signalOf(request), stop);
   try {
     const hooks = deps.telemetry?.scopeOf(request)?.hooks;
+    const stages = pluginRequestOf(request)?.stages;
     const execution = execute(deps.engine, input.prepared.operation, {
       variables: input.variables,
       identity: input.identity,
@@ -316,6 +335,7 @@ async function run(
       requestId: requestIdOf(request),
       signal: controller.signal,
       ...(hooks ? { hooks } : {}),
+      ...(stages ? { stages } : {}),
     });
     execution.catch(() => {}); // a rejection after the deadline is not an unhandled one
     const outcome = await Promise.race([execution, stopped.promise]);
@@ -381,6 +401,7 @@ async function serveStream(
       headers: request.headers,
       requestId: requestIdOf(request),
       signal: controller.signal,
+      plugin: pluginRequestOf(request),
     });
   } catch (error) {
     stop();

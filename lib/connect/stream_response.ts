@@ -16,6 +16,7 @@
  *
  * @module
  */
+import type { PluginRequest } from "../plugins/mod.ts";
 import type { GraphQLFormattedError } from "graphql";
 import { CONNECT_STREAM_JSON, encodeEndStream, encodeStreamMessage } from "./stream.ts";
 import {
@@ -53,6 +54,8 @@ export interface ConnectSubscribeRequest {
    * error): the subscription must then end and release its upstream.
    */
   readonly signal: AbortSignal;
+  /** The call's plugin run (issue 40): the stages around its events' subgraph fetches. */
+  readonly plugin?: PluginRequest | undefined;
 }
 
 /**

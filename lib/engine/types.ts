@@ -108,6 +108,8 @@ export interface ExecuteOptions {
   readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
   /** Telemetry hooks of this request (spans, fetch count); absent when telemetry is off. */
   readonly hooks?: RequestHooks;
+  /** Extension stages around each subgraph fetch (plugins, the coprocessor); absent: none. */
+  readonly stages?: SubgraphStages;
   /**
    * The memory-budget ticket to charge, opened by the caller (`engine.memory.open()`),
    * which closes it once the response is rendered (issue 34: the rendered text
@@ -198,6 +200,42 @@ export interface FetchHook {
    * when it failed, and whether the response was shared from another request's fetch.
    */
   end(status: number | null, error: unknown, shared: boolean): void;
+}
+
+/** A subgraph request as an extension stage sees it (`SubgraphStages.request`). */
+export interface StagedSubgraphRequest {
+  /** The subgraph's name. */
+  readonly subgraph: string;
+  /** Its URL. */
+  readonly url: string;
+  /** The headers to send, header rules applied; what the stage leaves in it is sent. */
+  readonly headers: Headers;
+  /** The JSON body to send; the stage may replace it. */
+  body: string;
+}
+
+/** A subgraph answer as an extension stage sees it (`SubgraphStages.response`). */
+export interface StagedSubgraphResponse {
+  /** The subgraph's name. */
+  readonly subgraph: string;
+  /** The HTTP status. */
+  readonly status: number;
+  /** The answer's headers (a copy: what the stage leaves in it goes on). */
+  readonly headers: Headers;
+  /** The answer's body; the stage may replace it. */
+  body: string;
+}
+
+/**
+ * Extension stages around each subgraph fetch of one request (`lib/plugins`:
+ * TypeScript plugins and the coprocessor). A stage that rejects refuses the
+ * fetch: its error is the fetch's. Absent: the fetch path awaits nothing more.
+ */
+export interface SubgraphStages {
+  /** Before the fetch (after header rules): may change the headers and the body. */
+  readonly request?: (request: StagedSubgraphRequest) => Promise<void>;
+  /** After the answer is read: may change its headers and body. */
+  readonly response?: (response: StagedSubgraphResponse) => Promise<void>;
 }
 
 /** Per-request telemetry hooks (`lib/telemetry`); absent when telemetry is off. */

@@ -6,6 +6,7 @@
  */
 import { AuthError, RouterError, type RouterErrorCode } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
+import { PluginRefusal } from "../plugins/mod.ts";
 
 /** HTTP status per error code. A `Record` over the union: a new code does not compile without one. */
 export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
@@ -40,6 +41,11 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   SUBGRAPH_CIRCUIT_OPEN: 503,
   SHUTTING_DOWN: 503,
   ISOLATE_ENDED: 503,
+  // Issue 40: a plugin's or the coprocessor's refusal (its own status when it gives one),
+  // a plugin hook that threw or ran out of time, a coprocessor that failed (fail closed).
+  REFUSED: 403,
+  PLUGIN_FAILED: 500,
+  COPROCESSOR_FAILED: 502,
   INTERNAL: 500,
 });
 
@@ -89,8 +95,36 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   const extensions = options.requestId
     ? { code: known.code, ...details, request_id: options.requestId }
     : { code: known.code, ...details };
-  const body = { errors: [{ message: known.message, extensions }] };
-  return new Response(JSON.stringify(body), { status: STATUS[known.code], headers });
+  const body = {
+    errors: known instanceof PluginRefusal
+      ? known.errors.map((e) =>
+        options.requestId
+          ? { ...e, extensions: { ...e.extensions, request_id: options.requestId } }
+          : e
+      )
+      : [{ message: known.message, extensions }],
+  };
+  return new Response(JSON.stringify(body), { status: statusOf(known), headers });
+}
+
+/**
+ * The HTTP status of an error: a refusal's own (a plugin's, the coprocessor's
+ * `break`), else its code's.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RouterError } from "../errors.ts";
+ * import { PluginRefusal } from "../plugins/mod.ts";
+ * import { statusOf } from "./errors.ts";
+ * assert.equal(statusOf(new RouterError("FORBIDDEN", "No")), 403);
+ * assert.equal(statusOf(new PluginRefusal({ errors: [{ message: "No" }], status: 401 }, "p")), 401);
+ * ```
+ * @param known The error.
+ * @returns The status.
+ */
+export function statusOf(known: RouterError): number {
+  return known instanceof PluginRefusal ? known.status : STATUS[known.code];
 }
 
 /**

@@ -7,8 +7,13 @@
  *
  * @module
  */
-import { connectErrorResponse, connectFailure, failureOfRouterError } from "../connect/errors.ts";
-import { errorHeaders, type ErrorResponseOptions, knownError, STATUS } from "./errors.ts";
+import {
+  connectCodeOfStatus,
+  connectErrorResponse,
+  connectFailure,
+  failureOfRouterError,
+} from "../connect/errors.ts";
+import { errorHeaders, type ErrorResponseOptions, knownError, statusOf } from "./errors.ts";
 
 /**
  * The edge error as a Connect error body, with the edge's status and headers.
@@ -29,9 +34,12 @@ import { errorHeaders, type ErrorResponseOptions, knownError, STATUS } from "./e
 export function connectEdgeError(error: unknown, options: ErrorResponseOptions): Response {
   const known = knownError(error, options);
   const failure = failureOfRouterError(known)!;
+  const status = statusOf(known);
+  // A refusal (a plugin's, the coprocessor's break) is coded by its status.
+  const code = known.code === "REFUSED" ? connectCodeOfStatus(status) : failure.code;
   return connectErrorResponse(
-    connectFailure(failure.code, failure.message, {
-      status: STATUS[known.code],
+    connectFailure(code, failure.message, {
+      status,
       headers: Object.fromEntries(errorHeaders(known, options.headers)),
     }),
   );
@@ -63,7 +71,7 @@ export function connectEdgeError(error: unknown, options: ErrorResponseOptions):
  */
 export function mcpEdgeError(error: unknown, options: ErrorResponseOptions): Response {
   const known = knownError(error, options);
-  const status = STATUS[known.code];
+  const status = statusOf(known);
   const code = status < 500 ? -32600 : known.code === "INTERNAL" ? -32603 : -32000;
   const headers = errorHeaders(known, options.headers);
   headers.set("content-type", "application/json");

@@ -54,6 +54,7 @@ import {
   multipartResponse,
   sseResponse,
   startClientSubscription,
+  type StartedSubscription,
   type StreamTransport,
   streamTransportOf,
 } from "./subscriptions.ts";
@@ -68,6 +69,7 @@ import { JsonTooDeep, type RawRequest, readJsonBody, readSearchParams } from "./
 import { utf8Length } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
 import { persistedQueryNotFound, type PersistedState, resolveDocument } from "../persisted/mod.ts";
+import { operationStage, pluginRequestOf } from "../plugins/mod.ts";
 
 /** What the GraphQL facet reads from the router state. */
 export interface GraphQLDeps {
@@ -254,7 +256,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         }],
       };
     } else {
-      return subscriptionResponse(request, deps, {
+      return await subscriptionResponse(request, deps, {
         stream,
         operation: prepared.operation,
         variables: params.variables,
@@ -288,6 +290,13 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     if (refusal !== null) {
       return errorResponse(refusal, { contentType: mediaType, log: deps.log, requestId });
     }
+    // Plugins' operation stage (issue 40): nothing to await without an onOperation hook.
+    const staged = operationStage(request, prepared.operation, identity);
+    const stageRefusal = staged === null ? null : await staged;
+    if (stageRefusal !== null) {
+      return errorResponse(stageRefusal, { contentType: mediaType, log: deps.log, requestId });
+    }
+    const stages = pluginRequestOf(request)?.stages;
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();
     const signal = signalOf(request);
@@ -308,6 +317,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         ticket,
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),
+        ...(stages ? { stages } : {}),
       });
       if ("initial" in outcome) {
         // The incremental run charges a ticket of its own for as long as its parts stream.
@@ -391,7 +401,7 @@ function subscriptionResponse(
     readonly requestId: string | null;
     readonly traceEvent?: (index: number) => EventTrace | null;
   },
-): Response {
+): Response | Promise<Response> {
   const { requestId } = options;
   const started = startClientSubscription(deps, {
     operation: options.operation,
@@ -399,8 +409,25 @@ function subscriptionResponse(
     headers: request.headers,
     identity: options.identity,
     requestId,
+    plugin: pluginRequestOf(request),
     ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
   });
+  return started instanceof Promise
+    ? started.then((result) => streamResponse(request, deps, { ...options, started: result }))
+    : streamResponse(request, deps, { ...options, started });
+}
+
+/** A subscription's HTTP stream (SSE or multipart), or its refusal as one. */
+function streamResponse(
+  request: Request,
+  deps: GraphQLDeps,
+  options: {
+    readonly stream: StreamTransport;
+    readonly requestId: string | null;
+    readonly started: StartedSubscription;
+  },
+): Response {
+  const { requestId, started } = options;
   const streamOptions = {
     heartbeatMs: deps.config.subscriptions.heartbeat_interval_ms,
     signal: signalOf(request),

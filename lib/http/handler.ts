@@ -26,6 +26,8 @@ import { compileCors, type CorsPolicy } from "./cors.ts";
 import { type EdgeErrorAnswer, errorResponse } from "./errors.ts";
 import { connectEdgeError, mcpEdgeError } from "./facet_errors.ts";
 import { handleGraphQL } from "./graphql.ts";
+import { isWebSocketUpgrade } from "./subscriptions_ws.ts";
+import type { Facet, PluginHost, PluginRequest } from "../plugins/mod.ts";
 import { compileRateLimit, type LimitedFacet, type RateLimitCheck } from "./rate_limit.ts";
 
 /** A route's handler. */
@@ -174,11 +176,18 @@ export function createHandler(
     if (preflight !== null) return preflight;
     // Facets, logs and header rules read the (validated or generated) id from the request.
     const requestId = acceptRequestId(request.headers.get(REQUEST_ID_HEADER));
+    const facet = routes.exact.get(pathname) ??
+      routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
+    // Plugins (issue 40): the request's run, on a copy whose headers hooks may change.
+    const plugins = state.plugins ?? null;
+    const pluginFacet = plugins === null ? null : routes.limitedFacet(facet);
+    let run: PluginRequest | null = null;
+    if (pluginFacet !== null) {
+      ({ request, run } = beginPlugins(plugins!, request, { facet: pluginFacet, requestId }));
+    }
     const telemetry = state.telemetry;
     const scope = telemetry?.begin(request, { requestId, routes: routes.table, pathname });
     let response: Response;
-    const facet = routes.exact.get(pathname) ??
-      routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
     const log = state.log ?? options.log;
     const answer = edgeAnswerOf(facet, facets);
     // Rate limits (issue 30): before the body is read or a slot taken.
@@ -199,6 +208,18 @@ export function createHandler(
           headers: verdict.headers,
         });
         return finish(response);
+      }
+    }
+    if (run?.has("onRouterRequest")) {
+      let early: Response | null;
+      try {
+        early = await run.routerRequest();
+      } catch (error) {
+        early = answer(error, { ...(log ? { log } : {}), requestId });
+      }
+      if (early !== null) {
+        await request.body?.cancel().catch(() => {});
+        return finish(early);
       }
     }
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
@@ -256,11 +277,42 @@ export function createHandler(
     return finish(response);
 
     function finish(answered: Response): Response | Promise<Response> {
+      if (run?.has("onRouterResponse")) return finishAfterPlugins(answered, run);
+      answered = routes.cors.apply(request, answered);
+      answered.headers.set(REQUEST_ID_HEADER, requestId);
+      return scope && telemetry ? telemetry.end(scope, answered) : answered;
+    }
+
+    async function finishAfterPlugins(answered: Response, run: PluginRequest): Promise<Response> {
+      try {
+        answered = await run.routerResponse(answered);
+      } catch (error) {
+        await answered.body?.cancel().catch(() => {});
+        answered = answer(error, { ...(log ? { log } : {}), requestId });
+      }
       answered = routes.cors.apply(request, answered);
       answered.headers.set(REQUEST_ID_HEADER, requestId);
       return scope && telemetry ? telemetry.end(scope, answered) : answered;
     }
   }
+}
+
+/**
+ * Starts a request's plugin run: the request is copied with headers the hooks
+ * may change (a WebSocket upgrade is not: `Deno.upgradeWebSocket` needs the
+ * server's request, and the connection keeps a copy of its headers instead).
+ */
+function beginPlugins(
+  plugins: PluginHost,
+  request: Request,
+  options: { readonly facet: Facet; readonly requestId: string },
+): { readonly request: Request; readonly run: PluginRequest } {
+  if (isWebSocketUpgrade(request)) {
+    const headers = new Headers(request.headers);
+    return { request, run: plugins.begin(request, { ...options, headers }) };
+  }
+  const copy = new Request(request, { headers: new Headers(request.headers) });
+  return { request: copy, run: plugins.begin(copy, options) };
 }
 
 function setHeaders(response: Response, headers: Readonly<Record<string, string>>): void {

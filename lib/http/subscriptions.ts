@@ -36,6 +36,8 @@ import {
 /** The boundary of multipart subscriptions (Apollo Router's). */
 const BOUNDARY = "graphql";
 import { unrefTimer } from "../timers.ts";
+import { PluginRefusal, type PluginRequest } from "../plugins/mod.ts";
+import type { RouterError } from "../errors.ts";
 
 /** What the subscription transports read (a part of the GraphQL facet's dependencies). */
 export interface SubscriptionDeps {
@@ -81,28 +83,41 @@ export const TOKEN_EXPIRED: GraphQLFormattedError = {
 /** setTimeout's longest delay (2^31 - 1 ms). */
 const MAX_DELAY_MS = 2_147_483_647;
 
+/** A client's subscription as it started, or the request errors it was refused with. */
+export type StartedSubscription =
+  | { readonly ok: true; readonly subscription: ClientSubscription }
+  | {
+    readonly ok: false;
+    readonly errors: readonly GraphQLFormattedError[];
+  };
+
+/** What {@linkcode startClientSubscription} starts. */
+export interface StartOptions {
+  readonly operation: PreparedOperation;
+  readonly variables: Readonly<Record<string, unknown>> | null | undefined;
+  readonly headers: Headers;
+  readonly identity: VerifiedToken | null;
+  readonly requestId: string | null;
+  /** Traces of the first events (ART), when the request is traced. */
+  readonly traceEvent?: (index: number) => EventTrace | null;
+  /** The request's plugin run (issue 40): its operation stage and subgraph stages. */
+  readonly plugin?: PluginRequest | undefined;
+  /** False: the facet ran the operation stage already (Connect). @default {true} */
+  readonly operationStage?: boolean;
+}
+
 /**
- * Starts a client's subscription: `reject_operation_if_unauthorized` checked, protected
- * fields removed for the identity, and an end set at the token's expiry.
+ * Starts a client's subscription: `reject_operation_if_unauthorized` checked (the one
+ * door), the plugins' operation stage run, protected fields removed for the identity, and
+ * an end set at the token's expiry. Sync unless a plugin hooks the operation stage.
  * @param deps The GraphQL facet's dependencies.
  * @param options The prepared subscription, variables, connect headers, identity.
  * @returns The subscription, or the request errors.
  */
 export function startClientSubscription(
   deps: SubscriptionDeps,
-  options: {
-    readonly operation: PreparedOperation;
-    readonly variables: Readonly<Record<string, unknown>> | null | undefined;
-    readonly headers: Headers;
-    readonly identity: VerifiedToken | null;
-    readonly requestId: string | null;
-    /** Traces of the first events (ART), when the request is traced. */
-    readonly traceEvent?: (index: number) => EventTrace | null;
-  },
-): { readonly ok: true; readonly subscription: ClientSubscription } | {
-  readonly ok: false;
-  readonly errors: readonly GraphQLFormattedError[];
-} {
+  options: StartOptions,
+): StartedSubscription | Promise<StartedSubscription> {
   const { identity } = options;
   // The one authorization door (reject_operation_if_unauthorized), before anything runs.
   const refused = authorizeOperation(options.operation, {
@@ -117,12 +132,37 @@ export function startClientSubscription(
       errors: [{ message: refused.message, extensions: { code: refused.code } }],
     };
   }
+  const plugin = options.plugin;
+  if (plugin?.has("onOperation") && options.operationStage !== false) {
+    return plugin.operation(options.operation, { identity }).then((error) =>
+      error === null ? begin(deps, options) : { ok: false, errors: formattedErrors(error) }
+    );
+  }
+  return begin(deps, options);
+}
+
+/**
+ * A refusal's errors as GraphQL errors (a plugin's refusal keeps its own).
+ * @param error The refusal.
+ * @returns The errors.
+ */
+export function formattedErrors(error: RouterError): readonly GraphQLFormattedError[] {
+  return error instanceof PluginRefusal
+    ? error.errors
+    : [{ message: error.message, extensions: { code: error.code } }];
+}
+
+/** Starts an authorized subscription in the engine. */
+function begin(deps: SubscriptionDeps, options: StartOptions): StartedSubscription {
+  const { identity } = options;
+  const stages = options.plugin?.stages;
   const started = subscribe(deps.engine, options.operation, {
     variables: options.variables,
     headers: options.headers,
     requestId: options.requestId,
     identity,
     ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
+    ...(stages ? { stages } : {}),
   });
   if (!started.ok) return { ok: false, errors: started.result.errors ?? [] };
   const stream = started.stream;
@@ -155,20 +195,23 @@ export function startClientSubscription(
  * @returns The `subscribe` of `ConnectDeps`.
  */
 export function connectSubscribeOf(deps: SubscriptionDeps): ConnectSubscribe {
-  return (request) => {
-    const started = startClientSubscription(deps, {
+  return async (request) => {
+    const started = await startClientSubscription(deps, {
       operation: request.operation,
       variables: request.variables,
       headers: request.headers,
       identity: request.identity,
       requestId: request.requestId,
+      // Connect ran the operation stage with its authorization (lib/connect/handler.ts).
+      plugin: request.plugin,
+      operationStage: false,
     });
-    if (!started.ok) return Promise.resolve({ errors: started.errors });
+    if (!started.ok) return { errors: started.errors };
     const subscription = started.subscription;
     // The stream's end (client gone, deadline, error) releases the upstream.
     if (request.signal.aborted) subscription.close();
     else request.signal.addEventListener("abort", () => subscription.close(), { once: true });
-    return Promise.resolve(subscription.stream);
+    return subscription.stream;
   };
 }
 

@@ -18,10 +18,12 @@
  */
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { makeServer } from "graphql-ws";
-import { resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
+import { authorizeOperation, resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
+import { operationStage, pluginRequestOf } from "../plugins/mod.ts";
 import { execute, type ExecutionResult, prepare } from "../engine/mod.ts";
 import {
   type ClientSubscription,
+  formattedErrors,
   startClientSubscription,
   type SubscriptionDeps,
 } from "./subscriptions.ts";
@@ -32,6 +34,12 @@ export const GRAPHQL_TRANSPORT_WS = "graphql-transport-ws";
 
 /** How long a retired connection waits for its subscriptions' last results, ms. */
 const RETIRE_WAIT_MS = 1_000;
+
+/** The error of a subscribe over `subscriptions.max_per_connection`. */
+const LIMIT_REACHED = (max: number): GraphQLFormattedError => ({
+  message: `This connection holds ${max} subscriptions already (subscriptions.max_per_connection)`,
+  extensions: { code: "SUBSCRIPTION_LIMIT_REACHED" },
+});
 
 /** Per connection state. */
 interface Connection {
@@ -75,7 +83,9 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
   }
   const config = deps.config.subscriptions;
   // The request's headers are gone once the socket is open: kept now.
-  const headers = new Headers(request.headers);
+  // With plugins (issue 40), the copy their hooks change; the connection's stages are its run's.
+  const plugin = pluginRequestOf(request);
+  const headers = plugin?.headers ?? new Headers(request.headers);
   const url = request.url;
   const { socket, response } = Deno.upgradeWebSocket(request, { protocol: GRAPHQL_TRANSPORT_WS });
   const connection: Connection = { identity: null, headers, subscriptions: new Map() };
@@ -85,19 +95,15 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
       if (authorization === undefined) return true;
       const given = ctx.connectionParams ?? {};
       const key = Object.keys(given).find((k) => k.toLowerCase() === "authorization");
-      const merged = new Headers(headers);
       if (key !== undefined && typeof given[key] === "string") {
-        merged.set("authorization", given[key] as string);
+        headers.set("authorization", given[key] as string);
       }
-      const resolved = await resolveIdentity(new Request(url, { headers: merged }), {
-        authorization,
-      });
+      const resolved = await resolveIdentity(new Request(url, { headers }), { authorization });
       if (!resolved.ok) return false;
       connection.identity = resolved.token;
-      connection.headers = merged;
       return true;
     },
-    onSubscribe(_ctx, id, payload) {
+    async onSubscribe(_ctx, id, payload) {
       const prepared = prepare(deps.engine, {
         query: payload.query,
         operationName: payload.operationName ?? null,
@@ -107,10 +113,25 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
       if (!prepared.ok) return graphQLErrors(prepared.errors);
       const operation = prepared.operation;
       if (operation.kind !== "subscription") {
+        // The one authorization door, then the plugins' operation stage, as over HTTP.
+        const refused = authorizeOperation(operation, {
+          identity: connection.identity,
+          authorization: deps.supergraph === undefined ? undefined : deps.authorization,
+          supergraph: deps.engine.model,
+          subject: "The operation",
+        });
+        if (refused !== null) {
+          return graphQLErrors([{ message: refused.message, extensions: { code: refused.code } }]);
+        }
+        const staged = operationStage(request, operation, connection.identity);
+        const stageRefusal = staged === null ? null : await staged;
+        if (stageRefusal !== null) return graphQLErrors(formattedErrors(stageRefusal));
+        const stages = plugin?.stages;
         const result: Promise<ExecutionResult> = execute(deps.engine, operation, {
           variables: payload.variables ?? null,
           headers: connection.headers,
           identity: connection.identity,
+          ...(stages ? { stages } : {}),
         });
         return {
           schema: deps.engine.model.apiSchema,
@@ -119,19 +140,22 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
         };
       }
       if (connection.subscriptions.size >= config.max_per_connection) {
-        return graphQLErrors([{
-          message:
-            `This connection holds ${config.max_per_connection} subscriptions already (subscriptions.max_per_connection)`,
-          extensions: { code: "SUBSCRIPTION_LIMIT_REACHED" },
-        }]);
+        return graphQLErrors([LIMIT_REACHED(config.max_per_connection)]);
       }
-      const started = startClientSubscription(deps, {
+      const starting = startClientSubscription(deps, {
         operation,
         variables: payload.variables,
         headers: connection.headers,
         identity: connection.identity,
         requestId: null,
+        plugin,
       });
+      // A plugin's operation stage awaited: another subscribe may have taken the last slot.
+      const started = starting instanceof Promise ? await starting : starting;
+      if (started.ok && connection.subscriptions.size >= config.max_per_connection) {
+        started.subscription.close();
+        return graphQLErrors([LIMIT_REACHED(config.max_per_connection)]);
+      }
       if (!started.ok) return graphQLErrors(started.errors);
       connection.subscriptions.set(id, started.subscription);
       return {

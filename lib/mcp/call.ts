@@ -16,6 +16,7 @@ import { validateArguments } from "../operations/mod.ts";
 import { checkRuntime } from "./policy.ts";
 import { type Caller, isRecord, type JsonRpcId, rpcError, scopeDenied } from "./respond.ts";
 import { resolveDocument } from "../persisted/mod.ts";
+import { operationStage, PluginRefusal, pluginRequestOf } from "../plugins/mod.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import { formatOperationInfo, type McpTool } from "./tools.ts";
 import { signalOf } from "../cancellation.ts";
@@ -122,10 +123,22 @@ async function runGraphQL(
   if (refused !== null) {
     return { errors: [{ message: refused.message, extensions: { code: refused.code } }] };
   }
+  // Plugins' operation stage (issue 40): nothing to await without an onOperation hook.
+  const staged = operationStage(context.request, prepared.operation, context.caller.token);
+  const stageRefusal = staged === null ? null : await staged;
+  if (stageRefusal !== null) {
+    return {
+      errors: stageRefusal instanceof PluginRefusal
+        ? [...stageRefusal.errors]
+        : [{ message: stageRefusal.message, extensions: { code: stageRefusal.code } }],
+    };
+  }
+  const stages = pluginRequestOf(context.request)?.stages;
   const hooks = deps.telemetry?.scopeOf(context.request)?.hooks;
   try {
     return await execute(deps.engine, prepared.operation, {
       ...(hooks ? { hooks } : {}),
+      ...(stages ? { stages } : {}),
       variables,
       identity: context.caller.token,
       headers: context.request.headers,

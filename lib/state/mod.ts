@@ -39,6 +39,7 @@ import {
   sha256Hex,
 } from "../persisted/mod.ts";
 import { createStores, type Stores } from "../store/mod.ts";
+import { loadPlugins, type PluginHost } from "../plugins/mod.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
 import { servingThreadCpu } from "./thread_cpu.ts";
@@ -74,6 +75,8 @@ export interface RouterState {
   readonly persisted: PersistedState;
   /** Shared state of the process (APQ, rate limits; kept across reloads). */
   readonly stores: Stores;
+  /** The loaded `plugins:`; absent or null without any (then no stage costs anything). */
+  readonly plugins?: PluginHost | null;
 }
 
 /** Inputs of {@linkcode buildState}: the config plus every file it names, already read. */
@@ -115,6 +118,8 @@ export interface StateInputs {
 export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const { config, log } = inputs;
   const supergraph = buildSupergraph(inputs.supergraphSdl);
+  // Plugins first (issue 40): one that cannot load stops the start or the reload, holding nothing.
+  const plugins = await loadPlugins(config.plugins, { log });
   let unsentEnded = 0;
   const engine = createEngine(supergraph, {
     headers: config.headers,
@@ -241,6 +246,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     telemetry,
     persisted,
     stores,
+    plugins,
   };
 }
 

@@ -172,10 +172,14 @@ Deno.test("architecture: the rank rule sees an upward import, a same-rank import
   });
 });
 
-/** The facets' modules: each settles who may run an operation through `authorizeOperation`. */
+/**
+ * The facets' modules: each settles who may run an operation through
+ * `authorizeOperation`, then runs the plugins' operation stage.
+ */
 const FACETS = [
   "http/graphql.ts",
   "http/subscriptions.ts",
+  "http/subscriptions_ws.ts",
   "connect/handler.ts",
   "mcp/call.ts",
 ];
@@ -187,6 +191,12 @@ Deno.test("architecture: every facet goes through the one authorization door (au
   for (const facet of FACETS) {
     const text = code(Deno.readTextFileSync(join(LIB, facet)));
     assert.match(text, /\bauthorizeOperation\(/, `${facet} calls authorizeOperation`);
+    // Then the plugins' operation stage (issue 40), where the door let the operation through.
+    assert.match(
+      text,
+      /\b(operationStage|plugin\.operation)\(/,
+      `${facet} runs the operation stage`,
+    );
   }
   const bypassing = sources(LIB).filter((file) =>
     !file.startsWith("auth/") && AUTH_INTERNALS.test(code(Deno.readTextFileSync(join(LIB, file))))

@@ -25,7 +25,7 @@ import {
   type UpstreamFailure,
   type UpstreamTarget,
 } from "../fetch/subscription_stream.ts";
-import type { ExecutionObserver, ExecutionResult } from "../types.ts";
+import type { ExecutionObserver, ExecutionResult, SubgraphStages } from "../types.ts";
 import { EventStream } from "./subscription.ts";
 
 /** `subscriptions.subgraphs.<name>`: where a subgraph's subscriptions are opened. */
@@ -135,6 +135,8 @@ export interface SubscribeOptions {
   readonly requestId?: string | null;
   /** The verified identity (`@authenticated` / `@requiresScopes`), null: anonymous. */
   readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
+  /** Extension stages around each subgraph fetch of the events (plugins, the coprocessor). */
+  readonly stages?: SubgraphStages;
   /**
    * Traces of the first events (ART): called with each event's index, it gives the observer
    * that records the plan and the event's fetches, and the step that puts the trace into the

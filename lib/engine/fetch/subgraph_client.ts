@@ -7,7 +7,13 @@
 import type { SubgraphInfo } from "../../supergraph/types.ts";
 import type { SubgraphResponse } from "../execute/execute_types.ts";
 import type { HeaderPropagator } from "./headers.ts";
-import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "../types.ts";
+import type {
+  EngineEvents,
+  FetchHook,
+  FetchRequestRecord,
+  RequestHooks,
+  SubgraphStages,
+} from "../types.ts";
 import { RouterError } from "../../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "../admission/memory_budget.ts";
 import { answered, type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
@@ -63,6 +69,10 @@ export interface SendOptions {
   readonly unshared?: boolean;
   /** The request's telemetry hooks (trace context headers, spans). */
   readonly hooks?: RequestHooks;
+  /** The request's extension stages (plugins, the coprocessor) around this fetch. */
+  readonly stages?: SubgraphStages;
+  /** The headers a request stage left (they replace the header rules' for this fetch). */
+  readonly stagedHeaders?: ForwardedHeaders;
   /** The operation's share of the memory budget (charged as the answer streams). */
   readonly ticket?: BudgetTicket;
   /** A query's fetch: safe to retry (a mutation's never is). */
@@ -332,10 +342,49 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       off?.();
     }
   }
-  return {
+  /**
+   * A fetch with extension stages: the request stage sees the headers the rules
+   * made (and may change them and the body), the response stage the answer.
+   */
+  async function staged(
+    subgraph: string,
+    body: string,
+    sendOptions: SendOptions & { readonly stages: SubgraphStages },
+  ): Promise<SubgraphResponse> {
+    const { stages, ...rest } = sendOptions;
+    let options: SendOptions = rest;
+    if (stages.request !== undefined) {
+      const forwarded = forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS;
+      const request = {
+        subgraph,
+        url: urlOf(subgraph),
+        headers: new Headers(forwarded as [string, string][]),
+        body,
+      };
+      await stages.request(request);
+      options = { ...rest, stagedHeaders: [...request.headers] };
+      body = request.body;
+    }
+    const response = await client.send(subgraph, body, options);
+    if (stages.response === undefined) return response;
+    const answer = {
+      subgraph,
+      status: response.status,
+      headers: new Headers(response.headers),
+      body: response.body,
+    };
+    await stages.response(answer);
+    return answer.body === response.body
+      ? { ...response, headers: answer.headers }
+      : { ...response, headers: answer.headers, body: answer.body, parsed: {} };
+  }
+  const client: SubgraphClient = {
     send(subgraph, body, sendOptions) {
+      if (sendOptions.stages !== undefined) {
+        return staged(subgraph, body, sendOptions as SendOptions & { stages: SubgraphStages });
+      }
       const url = urlOf(subgraph);
-      const headers = forwardedFor(subgraph, sendOptions);
+      const headers = sendOptions.stagedHeaders ?? forwardedFor(subgraph, sendOptions);
       const hook = sendOptions.hooks?.fetch(subgraph);
       const out: Outgoing = {
         subgraph,
@@ -425,4 +474,5 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       };
     },
   };
+  return client;
 }

@@ -131,7 +131,12 @@ export function subscribe(
   ): Promise<ExecutionResult> => {
     observer?.plan(planned.planned.plan, { cached: true });
     const ticket = engine.memory.open();
-    const sendOptions = { ticket, idempotent: true, ...(headers ? { headers } : {}) };
+    const sendOptions = {
+      ticket,
+      idempotent: true,
+      ...(headers ? { headers } : {}),
+      ...(options.stages ? { stages: options.stages } : {}),
+    };
     let executed;
     try {
       executed = await executePlan(step, {
@@ -264,6 +269,7 @@ function planOptionsOf(
   const sendOptions = {
     ticket,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.stages ? { stages: options.stages } : {}),
     ...(headers ? { headers } : {}),
     // Nothing changes these headers during the request: what each subgraph gets from
     // them is worked out once per request, not once per fetch.

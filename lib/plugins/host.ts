@@ -1,0 +1,456 @@
+/**
+ * Running plugins' hooks (issue 40): a {@linkcode PluginHost} per router state
+ * holds, for every stage, the hooks in `plugins:` order; a
+ * {@linkcode PluginRequest} per request carries the request's shared
+ * `context`, its operation's name and the stages the engine calls around each
+ * subgraph fetch. Each hook is awaited within its plugin's time budget; a hook
+ * that throws or runs out of time fails the request closed with
+ * `PLUGIN_FAILED` (the cause is logged, never sent). A stage without hooks
+ * costs nothing: no promise, no object.
+ *
+ * @module
+ */
+import { RouterError } from "../errors.ts";
+import type { Logger } from "../log/mod.ts";
+import type {
+  StagedSubgraphRequest,
+  StagedSubgraphResponse,
+  SubgraphStages,
+} from "../engine/types.ts";
+import type {
+  Facet,
+  HookResult,
+  MaybePromise,
+  Plugin,
+  PluginError,
+  PluginIdentity,
+  Refusal,
+} from "./types.ts";
+import type { DocumentNode } from "graphql";
+
+/** A plugin as loaded: its module's export, its validated config and its time budget. */
+export interface LoadedPlugin {
+  /** The plugin. */
+  readonly plugin: Plugin<unknown>;
+  /** Its config, as its `configSchema` returned it. */
+  readonly config: unknown;
+  /** The time budget of each of its hooks, ms (`plugins[].hook_timeout`). */
+  readonly timeoutMs: number;
+}
+
+/** The hook names, in stage order. */
+export type HookName =
+  | "onRouterRequest"
+  | "onOperation"
+  | "onSubgraphRequest"
+  | "onSubgraphResponse"
+  | "onRouterResponse";
+
+/** The context key of the `@policy` decisions (Apollo Router's). */
+export const REQUIRED_POLICIES_KEY = "apollo::authorization::required_policies";
+
+/**
+ * A request refused by a hook: the errors it gave and the status to answer
+ * with (a `RouterError` coded `REFUSED`, so every facet can answer it).
+ */
+export class PluginRefusal extends RouterError {
+  /** The errors, each with an `extensions.code` (`REFUSED` unless the hook gave one). */
+  readonly errors: readonly PluginError[];
+  /** The HTTP status (the hook's, default 403). */
+  readonly status: number;
+  /**
+   * @param refusal What the hook answered.
+   * @param plugin The plugin's name (in the default message).
+   */
+  constructor(refusal: Refusal, plugin: string) {
+    const errors = refusal.errors.length > 0
+      ? refusal.errors.map(withCode)
+      : [{ message: `Refused by plugin "${plugin}"`, extensions: { code: "REFUSED" } }];
+    super("REFUSED", errors[0]!.message);
+    this.errors = errors;
+    this.status = validStatus(refusal.status) ?? 403;
+  }
+}
+
+function withCode(error: PluginError): PluginError {
+  const message = typeof error?.message === "string" ? error.message : "Refused";
+  const extensions = error?.extensions ?? {};
+  return typeof extensions.code === "string"
+    ? { message, extensions }
+    : { message, extensions: { ...extensions, code: "REFUSED" } };
+}
+
+function validStatus(status: unknown): number | undefined {
+  return typeof status === "number" && Number.isInteger(status) && status >= 400 && status <= 599
+    ? status
+    : undefined;
+}
+
+/** A hook's answer is a refusal when it carries an `errors` list. */
+function isRefusal(value: unknown): value is Refusal {
+  return typeof value === "object" && value !== null && !(value instanceof Response) &&
+    Array.isArray((value as Refusal).errors);
+}
+
+/** A hook that did not settle within its budget. */
+class OverBudget extends Error {}
+
+/**
+ * Runs one hook within its plugin's budget. A sync answer is taken as it is
+ * (no timer, no promise); a throw, a rejection or a late answer becomes a
+ * `PLUGIN_FAILED` error, the cause logged.
+ */
+function runHook<R>(
+  entry: LoadedPlugin,
+  hook: HookName,
+  options: {
+    readonly call: () => MaybePromise<R>;
+    readonly log: Logger;
+    readonly requestId: string | null;
+  },
+): MaybePromise<R> {
+  const fail = (error: unknown): never => {
+    const name = entry.plugin.name;
+    options.log.error("Plugin hook failed", {
+      plugin: name,
+      hook,
+      request_id: options.requestId,
+      error: error instanceof OverBudget ? `exceeded its budget of ${entry.timeoutMs} ms` : (
+        error instanceof Error ? (error.stack ?? error.message) : String(error)
+      ),
+    });
+    throw new RouterError(
+      "PLUGIN_FAILED",
+      error instanceof OverBudget
+        ? `Plugin "${name}" did not finish ${hook} within its time budget (${entry.timeoutMs} ms)`
+        : `Plugin "${name}" failed in ${hook}`,
+    );
+  };
+  let value: MaybePromise<R>;
+  try {
+    value = options.call();
+  } catch (error) {
+    return fail(error);
+  }
+  if (!(value instanceof Promise)) return value;
+  const pending = value;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const budget = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new OverBudget()), entry.timeoutMs);
+  });
+  pending.catch(() => {}); // a rejection after the budget is not an unhandled one
+  return Promise.race([pending, budget]).then(
+    (result) => {
+      clearTimeout(timer);
+      return result;
+    },
+    (error) => {
+      clearTimeout(timer);
+      return fail(error);
+    },
+  );
+}
+
+/** The plugins of one router state, by stage. */
+export class PluginHost {
+  /** Every plugin, in `plugins:` order. */
+  readonly plugins: readonly LoadedPlugin[];
+  /** Where hook failures are logged. */
+  readonly log: Logger;
+  /** The plugins with each hook, in order (empty: the stage costs nothing). */
+  readonly hooks: Readonly<Record<HookName, readonly LoadedPlugin[]>>;
+
+  /**
+   * @param plugins The loaded plugins, in order.
+   * @param log Where hook failures are logged.
+   */
+  constructor(plugins: readonly LoadedPlugin[], log: Logger) {
+    this.plugins = plugins;
+    this.log = log;
+    const having = (hook: HookName) => plugins.filter((p) => typeof p.plugin[hook] === "function");
+    this.hooks = {
+      onRouterRequest: having("onRouterRequest"),
+      onOperation: having("onOperation"),
+      onSubgraphRequest: having("onSubgraphRequest"),
+      onSubgraphResponse: having("onSubgraphResponse"),
+      onRouterResponse: having("onRouterResponse"),
+    };
+  }
+
+  /**
+   * Starts a request's plugin run and attaches it to the request (found again
+   * with {@linkcode pluginRequestOf}).
+   * @param request The request (its headers mutable: a copy the handler made).
+   * @param options The facet and the request's id.
+   * @returns The run.
+   */
+  begin(
+    request: Request,
+    options: {
+      readonly facet: Facet;
+      readonly requestId: string | null;
+      /** The headers hooks change, when not the request's own (a WebSocket upgrade's copy). */
+      readonly headers?: Headers;
+    },
+  ): PluginRequest {
+    const run = new PluginRequest(this, { request, ...options });
+    (request as unknown as WithRun)[RUN] = run;
+    return run;
+  }
+}
+
+const RUN: unique symbol = Symbol("gw.pluginRequest");
+type WithRun = { [RUN]?: PluginRequest };
+
+/**
+ * The plugin run of a request, if the router has plugins (else undefined).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pluginRequestOf } from "./host.ts";
+ * assert.equal(pluginRequestOf(new Request("http://r/graphql")), undefined);
+ * ```
+ * @param request The request.
+ * @returns The run, or undefined.
+ */
+export function pluginRequestOf(request: Request): PluginRequest | undefined {
+  return (request as unknown as WithRun)[RUN];
+}
+
+/**
+ * The operation stage of a request, for a facet: null when no plugin hooks it
+ * (nothing to await), else the run of its `onOperation` hooks, resolving to
+ * null (go on) or the error to answer with (a {@linkcode PluginRefusal} or
+ * `PLUGIN_FAILED`). Every facet calls it right after `authorizeOperation`.
+ *
+ * @example No plugins: nothing to await
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parse } from "graphql";
+ * import { operationStage } from "./host.ts";
+ * const operation = { name: null, kind: "query" as const, document: parse("{ a }") };
+ * assert.equal(operationStage(new Request("http://r/"), operation, null), null);
+ * ```
+ * @param request The request (its plugin run attached by the edge).
+ * @param operation The operation, authorized.
+ * @param identity The verified identity, null when anonymous.
+ * @returns Null, or the stage's outcome.
+ */
+export function operationStage(
+  request: Request,
+  operation: OperationInfo,
+  identity: PluginIdentity | null,
+): Promise<RouterError | null> | null {
+  const run = pluginRequestOf(request);
+  if (run === undefined || !run.has("onOperation")) return null;
+  return run.operation(operation, { identity });
+}
+
+/** What the operation stage is told about an operation. */
+export interface OperationInfo {
+  /** The operation's name, null when anonymous. */
+  readonly name: string | null;
+  /** Its kind. */
+  readonly kind: "query" | "mutation" | "subscription";
+  /** The parsed document. */
+  readonly document: DocumentNode;
+}
+
+/** One request's plugin run: its shared context and its stages. */
+export class PluginRequest {
+  /** Shared by every stage of the request. */
+  readonly context: Map<string, unknown> = new Map();
+  /** The operation's name once known. */
+  operationName: string | null = null;
+  /** The stages the engine runs around each subgraph fetch; undefined: none. */
+  readonly stages: SubgraphStages | undefined;
+  /**
+   * The client's headers as hooks change them: the request's own (the edge's
+   * copy), or, for a WebSocket upgrade, a copy the connection reads.
+   */
+  readonly headers: Headers;
+  readonly #host: PluginHost;
+  readonly #request: Request;
+  readonly #facet: Facet;
+  readonly #requestId: string | null;
+
+  /**
+   * @param host The state's plugins.
+   * @param options The request, its facet and id.
+   */
+  constructor(
+    host: PluginHost,
+    options: {
+      readonly request: Request;
+      readonly facet: Facet;
+      readonly requestId: string | null;
+      readonly headers?: Headers;
+    },
+  ) {
+    this.#host = host;
+    this.#request = options.request;
+    this.headers = options.headers ?? options.request.headers;
+    this.#facet = options.facet;
+    this.#requestId = options.requestId;
+    const { onSubgraphRequest, onSubgraphResponse } = host.hooks;
+    this.stages = onSubgraphRequest.length === 0 && onSubgraphResponse.length === 0 ? undefined : {
+      ...(onSubgraphRequest.length > 0
+        ? { request: (request: StagedSubgraphRequest) => this.#subgraphRequest(request) }
+        : {}),
+      ...(onSubgraphResponse.length > 0
+        ? { response: (response: StagedSubgraphResponse) => this.#subgraphResponse(response) }
+        : {}),
+    };
+  }
+
+  /** True when some plugin hooks the stage. */
+  has(hook: HookName): boolean {
+    return this.#host.hooks[hook].length > 0;
+  }
+
+  #base(entry: LoadedPlugin, headers: Headers) {
+    return {
+      headers,
+      operationName: this.operationName,
+      context: this.context,
+      config: entry.config,
+      requestId: this.#requestId,
+      facet: this.#facet,
+    };
+  }
+
+  #run<R>(entry: LoadedPlugin, hook: HookName, call: () => MaybePromise<R>): MaybePromise<R> {
+    return runHook(entry, hook, { call, log: this.#host.log, requestId: this.#requestId });
+  }
+
+  /**
+   * The router request stage: each `onRouterRequest` in order, on the
+   * request's (mutable) headers. A `Response` answers the request; a refusal
+   * throws a {@linkcode PluginRefusal}; a failure a `PLUGIN_FAILED` error.
+   * @returns The response a hook answered with, or null to go on.
+   */
+  async routerRequest(): Promise<Response | null> {
+    const request = this.#request;
+    const url = new URL(request.url);
+    for (const entry of this.#host.hooks.onRouterRequest) {
+      const answer = await this.#run(
+        entry,
+        "onRouterRequest",
+        () =>
+          entry.plugin.onRouterRequest!({
+            ...this.#base(entry, this.headers),
+            method: request.method,
+            url,
+          }),
+      );
+      if (answer instanceof Response) return answer;
+      refuseIf(answer, entry);
+    }
+    return null;
+  }
+
+  /**
+   * The operation stage: each `onOperation` in order, once the operation is
+   * authorized and before anything is fetched.
+   * @param operation The operation.
+   * @param options The identity and the `@policy` names it needs (each false until granted).
+   * @returns Null to go on, or the error to answer with (a refusal or a failure).
+   */
+  async operation(
+    operation: OperationInfo,
+    options: {
+      readonly identity: PluginIdentity | null;
+      /** The `@policy` names the operation needs, each false until granted. */
+      readonly requiredPolicies?: Map<string, boolean>;
+    },
+  ): Promise<RouterError | null> {
+    this.operationName = operation.name;
+    const requiredPolicies = options.requiredPolicies ?? new Map<string, boolean>();
+    try {
+      for (const entry of this.#host.hooks.onOperation) {
+        const answer = await this.#run(
+          entry,
+          "onOperation",
+          () =>
+            entry.plugin.onOperation!({
+              ...this.#base(entry, this.headers),
+              kind: operation.kind,
+              document: operation.document,
+              identity: options.identity,
+              requiredPolicies,
+            }),
+        );
+        refuseIf(answer, entry);
+      }
+    } catch (error) {
+      if (error instanceof RouterError) return error;
+      throw error;
+    }
+    return null;
+  }
+
+  async #subgraphRequest(request: StagedSubgraphRequest): Promise<void> {
+    for (const entry of this.#host.hooks.onSubgraphRequest) {
+      const context = {
+        ...this.#base(entry, request.headers),
+        subgraph: request.subgraph,
+        url: request.url,
+        body: request.body,
+      };
+      const answer = await this.#run(
+        entry,
+        "onSubgraphRequest",
+        () => entry.plugin.onSubgraphRequest!(context),
+      );
+      refuseIf(answer, entry);
+      if (typeof context.body === "string") request.body = context.body;
+    }
+  }
+
+  async #subgraphResponse(response: StagedSubgraphResponse): Promise<void> {
+    for (const entry of this.#host.hooks.onSubgraphResponse) {
+      const context = {
+        ...this.#base(entry, response.headers),
+        subgraph: response.subgraph,
+        status: response.status,
+        body: response.body,
+      };
+      const answer = await this.#run(
+        entry,
+        "onSubgraphResponse",
+        () => entry.plugin.onSubgraphResponse!(context),
+      );
+      refuseIf(answer, entry);
+      if (typeof context.body === "string") response.body = context.body;
+    }
+  }
+
+  /**
+   * The router response stage: each `onRouterResponse` in order, on the
+   * response's headers (a hook may answer another response instead).
+   * @param response The response about to be sent.
+   * @returns The response to send.
+   */
+  async routerResponse(response: Response): Promise<Response> {
+    for (const entry of this.#host.hooks.onRouterResponse) {
+      // The router's own responses: their headers are mutable.
+      const headers = response.headers;
+      const answer = await this.#run(
+        entry,
+        "onRouterResponse",
+        () =>
+          entry.plugin.onRouterResponse!({
+            ...this.#base(entry, headers),
+            status: response.status,
+          }),
+      );
+      if (answer instanceof Response) response = answer;
+    }
+    return response;
+  }
+}
+
+function refuseIf(answer: HookResult | Response, entry: LoadedPlugin): void {
+  if (isRefusal(answer)) throw new PluginRefusal(answer, entry.plugin.name);
+}
