@@ -242,6 +242,8 @@ export interface SubscriptionFixture {
   readonly feed: ReviewFeed;
   /** Requests the products and users subgraphs received (entity fetches). */
   readonly entityQueries: string[];
+  /** The headers of each of those requests, in the same order. */
+  readonly entityHeaders: Headers[];
   /** A signed token with these scopes, expiring in `expiresIn` seconds (default 300). */
   token(scope: string, expiresIn?: number): Promise<string>;
   close(): Promise<void>;
@@ -259,7 +261,11 @@ export async function startSubscriptionFixture(
 ): Promise<SubscriptionFixture> {
   const feed = reviewFeed();
   const entityQueries: string[] = [];
-  const onRequest = (body: { query: string }) => void entityQueries.push(body.query);
+  const entityHeaders: Headers[] = [];
+  const onRequest = (body: { query: string }, headers: Headers) => {
+    entityQueries.push(body.query);
+    entityHeaders.push(new Headers(headers));
+  };
   const reviews = serveReviews(feed);
   const products = serveSubgraph("products", {
     typeDefs: PRODUCTS,
@@ -318,6 +324,7 @@ export async function startSubscriptionFixture(
       wsUrl: `${router.url.replace(/^http/, "ws")}/graphql`,
       feed,
       entityQueries,
+      entityHeaders,
       async token(scope, expiresIn = 300) {
         if (privateKey === null) throw new Error("The fixture has no authentication");
         return await new SignJWT({ scope })

@@ -1,0 +1,203 @@
+/**
+ * Issue 40: a TypeScript plugin on a running router (production profile): the
+ * worked example of docs/extending.md (`docs/examples/tag_and_block.ts`) adds a
+ * header to every subgraph request and refuses operations by name, the same on
+ * GraphQL over HTTP, Connect, MCP and a subscription (SSE and WebSocket, the
+ * real `graphql-ws` client); a refused operation fetches nothing.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { createClient } from "graphql-ws";
+import { review, type SubscriptionFixture, until, withFixture } from "./_subscription_fixture.ts";
+
+const PLUGIN = fileURLToPath(new URL("../../docs/examples/tag_and_block.ts", import.meta.url));
+
+const OPERATIONS = {
+  "UserName.graphql": `query UserName { user(id: "u1") { name } }`,
+  "Blocked.graphql": `query Blocked { user(id: "u1") { name } }`,
+  "Reviews.graphql": `subscription Reviews { reviewAdded { id author { name } } }`,
+  "BlockedReviews.graphql": `subscription BlockedReviews { reviewAdded { id } }`,
+};
+
+/** A deadline for every stream read: a regression fails, never hangs. */
+const DEADLINE_MS = 10_000;
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+async function withPluginRouter(run: (fixture: SubscriptionFixture) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "gw_plugin_ops_" });
+  try {
+    for (const [name, text] of Object.entries(OPERATIONS)) {
+      await Deno.writeTextFile(`${dir}/${name}`, text);
+    }
+    await withFixture({
+      config: {
+        operations_dir: dir,
+        connect_rpc: { enabled: true, package: "test.v1", service: "UserService" },
+        plugins: [{
+          path: PLUGIN,
+          config: { header: "x-gateway", value: "gw", blocked: ["Blocked", "BlockedReviews"] },
+        }],
+      },
+    }, run);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Reads a stream until `needle` shows (or it ends), within the deadline. */
+async function readStream(response: Response, needle: RegExp): Promise<string> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const timer = setTimeout(() => void reader.cancel(), DEADLINE_MS);
+  let text = "";
+  try {
+    while (!needle.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => {});
+  }
+  return text;
+}
+
+function mcpCall(fixture: SubscriptionFixture, tool: string): Promise<Response> {
+  return fetch(`${fixture.router.url}/mcp`, {
+    method: "POST",
+    headers: { ...JSON_HEADERS, accept: "application/json, text/event-stream" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: tool,
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+}
+
+function connectCall(fixture: SubscriptionFixture, method: string): Promise<Response> {
+  return fetch(`${fixture.router.url}/test.v1.UserService/${method}`, {
+    method: "POST",
+    headers: { ...JSON_HEADERS, "connect-protocol-version": "1" },
+    body: "{}",
+  });
+}
+
+/** Every subgraph request since `from` carried the plugin's header. */
+function assertTagged(fixture: SubscriptionFixture, from: number, what: string): void {
+  const sent = fixture.entityHeaders.slice(from);
+  assert.ok(sent.length > 0, `${what}: a subgraph was called`);
+  for (const headers of sent) assert.equal(headers.get("x-gateway"), "gw", what);
+}
+
+Deno.test("issue 40: a plugin tags every subgraph request (GraphQL, Connect, MCP, a subscription's fetches)", async () => {
+  await withPluginRouter(async (fixture) => {
+    let from = fixture.entityHeaders.length;
+    const graphql = await fetch(fixture.httpUrl, {
+      method: "POST",
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ query: OPERATIONS["UserName.graphql"] }),
+    });
+    assert.deepEqual(await graphql.json(), { data: { user: { name: "Ada" } } });
+    assertTagged(fixture, from, "GraphQL");
+
+    from = fixture.entityHeaders.length;
+    const connect = await connectCall(fixture, "UserName");
+    assert.deepEqual(await connect.json(), { user: { name: "Ada" } });
+    assertTagged(fixture, from, "Connect");
+
+    from = fixture.entityHeaders.length;
+    const mcp = await (await mcpCall(fixture, "execute_operation_user_name")).json();
+    assert.equal(mcp.result?.isError, false, JSON.stringify(mcp));
+    assertTagged(fixture, from, "MCP");
+
+    from = fixture.entityHeaders.length;
+    const sse = await fetch(fixture.httpUrl, {
+      method: "POST",
+      headers: { ...JSON_HEADERS, accept: "text/event-stream" },
+      body: JSON.stringify({ query: OPERATIONS["Reviews.graphql"] }),
+    });
+    await until(() => fixture.feed.open === 1, "the upstream subscription");
+    fixture.feed.publish(review("r1"));
+    const events = await readStream(sse, /Ada/);
+    assert.match(events, /"name":"Ada"/);
+    assertTagged(fixture, from, "subscription event");
+  });
+});
+
+Deno.test("issue 40: a plugin refuses an operation by name before any fetch, on every facet", async () => {
+  await withPluginRouter(async (fixture) => {
+    const graphql = await fetch(fixture.httpUrl, {
+      method: "POST",
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ query: OPERATIONS["Blocked.graphql"] }),
+    });
+    assert.equal(graphql.status, 403);
+    const body = await graphql.json();
+    assert.equal(body.errors[0].message, "The operation Blocked is not allowed here");
+    assert.equal(body.errors[0].extensions.code, "OPERATION_NOT_ALLOWED");
+    assert.equal(typeof body.errors[0].extensions.request_id, "string");
+
+    const connect = await connectCall(fixture, "Blocked");
+    assert.equal(connect.status, 403);
+    const connectBody = await connect.json();
+    assert.equal(connectBody.code, "permission_denied");
+    assert.equal(connectBody.message, "The operation Blocked is not allowed here");
+
+    const mcp = await (await mcpCall(fixture, "execute_operation_blocked")).json();
+    assert.equal(mcp.result?.isError, true, JSON.stringify(mcp));
+    assert.match(mcp.result.content[0].text, /The operation Blocked is not allowed here/);
+
+    const sse = await fetch(fixture.httpUrl, {
+      method: "POST",
+      headers: { ...JSON_HEADERS, accept: "text/event-stream" },
+      body: JSON.stringify({ query: OPERATIONS["BlockedReviews.graphql"] }),
+    });
+    assert.match(await readStream(sse, /complete/), /OPERATION_NOT_ALLOWED/);
+
+    const client = createClient({ url: fixture.wsUrl, retryAttempts: 0 });
+    try {
+      const error = await new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no WebSocket answer")), DEADLINE_MS);
+        client.subscribe({ query: OPERATIONS["BlockedReviews.graphql"] }, {
+          next: () => {},
+          error: (e) => {
+            clearTimeout(timer);
+            resolve(e);
+          },
+          complete: () => {
+            clearTimeout(timer);
+            resolve(null);
+          },
+        });
+      });
+      assert.match(JSON.stringify(error), /The operation BlockedReviews is not allowed here/);
+    } finally {
+      await client.dispose();
+    }
+
+    assert.deepEqual(fixture.entityQueries, [], "a refused operation fetches nothing");
+    assert.equal(fixture.feed.opened, 0, "a refused subscription opens no upstream");
+  });
+});
+
+Deno.test("issue 40: a plugin whose config its schema refuses stops the start, naming the entry", async () => {
+  await assert.rejects(
+    withFixture({ config: { plugins: [{ path: PLUGIN, config: { header: "" } }] } }, () => {
+      throw new Error("the router started");
+    }),
+    (error: Error) => {
+      assert.match(error.message, /^plugins\[0\]\.config: invalid for the plugin "tag-and-block"/);
+      assert.match(error.message, /header: a header name/);
+      return true;
+    },
+  );
+});
