@@ -210,7 +210,8 @@ async function readMessage(
 /**
  * The caller's identity (null: anonymous) and the method's prepared operation,
  * or the failure to answer with: the identity settled, then the one
- * authorization door (`authorizeOperation`).
+ * authorization door (`authorizeOperation`). The plugins' operation stage runs
+ * once the message is decoded (it sees the variables).
  */
 async function checkAccess(
   request: Request,
@@ -245,10 +246,6 @@ async function checkAccess(
     subject: `Method ${call.method.name}`,
   });
   if (refused !== null) return { failure: authFailure(refused) };
-  // Plugins' operation stage (issue 40): nothing to await without an onOperation hook.
-  const staged = operationStage(request, prepared.operation, token);
-  const stageRefusal = staged === null ? null : await staged;
-  if (stageRefusal !== null) return { failure: stageFailure(stageRefusal) };
   return { token, prepared };
 }
 
@@ -506,6 +503,14 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   if (!text.ok) return refuse(text.failure);
   const variables = decodeCallMessage(call.method, text.value, { limits: deps.engine.limits });
   if (!variables.ok) return refuse(variables.failure);
+  // Plugins' operation stage (issue 40): nothing to await without an onOperation hook.
+  const staged = operationStage(request, {
+    operation: access.prepared.operation,
+    identity: access.token,
+    variables: variables.value,
+  });
+  const stageRefusal = staged === null ? null : await staged;
+  if (stageRefusal !== null) return refuse(stageFailure(stageRefusal));
   if (call.method.streaming) {
     return await serveStream(request, call, {
       variables: variables.value,

@@ -291,7 +291,11 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       return errorResponse(refusal, { contentType: mediaType, log: deps.log, requestId });
     }
     // Plugins' operation stage (issue 40): nothing to await without an onOperation hook.
-    const staged = operationStage(request, prepared.operation, identity);
+    const staged = operationStage(request, {
+      operation: prepared.operation,
+      identity,
+      variables: params.variables,
+    });
     const stageRefusal = staged === null ? null : await staged;
     if (stageRefusal !== null) {
       return errorResponse(stageRefusal, { contentType: mediaType, log: deps.log, requestId });

@@ -123,7 +123,11 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
         if (refused !== null) {
           return graphQLErrors([{ message: refused.message, extensions: { code: refused.code } }]);
         }
-        const staged = operationStage(request, operation, connection.identity);
+        const staged = operationStage(request, {
+          operation,
+          identity: connection.identity,
+          variables: payload.variables ?? null,
+        });
         const stageRefusal = staged === null ? null : await staged;
         if (stageRefusal !== null) return graphQLErrors(formattedErrors(stageRefusal));
         const stages = plugin?.stages;

@@ -124,7 +124,11 @@ async function runGraphQL(
     return { errors: [{ message: refused.message, extensions: { code: refused.code } }] };
   }
   // Plugins' operation stage (issue 40): nothing to await without an onOperation hook.
-  const staged = operationStage(context.request, prepared.operation, context.caller.token);
+  const staged = operationStage(context.request, {
+    operation: prepared.operation,
+    identity: context.caller.token,
+    variables,
+  });
   const stageRefusal = staged === null ? null : await staged;
   if (stageRefusal !== null) {
     return {

@@ -230,21 +230,26 @@ export function pluginRequestOf(request: Request): PluginRequest | undefined {
  * import { parse } from "graphql";
  * import { operationStage } from "./host.ts";
  * const operation = { name: null, kind: "query" as const, document: parse("{ a }") };
- * assert.equal(operationStage(new Request("http://r/"), operation, null), null);
+ * assert.equal(operationStage(new Request("http://r/"), { operation, identity: null }), null);
  * ```
  * @param request The request (its plugin run attached by the edge).
- * @param operation The operation, authorized.
- * @param identity The verified identity, null when anonymous.
+ * @param options The operation (authorized), the identity, the variables.
  * @returns Null, or the stage's outcome.
  */
 export function operationStage(
   request: Request,
-  operation: OperationInfo,
-  identity: PluginIdentity | null,
+  options: {
+    /** The operation, authorized. */
+    readonly operation: OperationInfo;
+    /** The verified identity, null when anonymous. */
+    readonly identity: PluginIdentity | null;
+    /** The operation's variables as the client sent them. */
+    readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
+  },
 ): Promise<RouterError | null> | null {
   const run = pluginRequestOf(request);
   if (run === undefined || !run.has("onOperation")) return null;
-  return run.operation(operation, { identity });
+  return run.operation(options.operation, options);
 }
 
 /** What the operation stage is told about an operation. */
@@ -361,6 +366,8 @@ export class PluginRequest {
     operation: OperationInfo,
     options: {
       readonly identity: PluginIdentity | null;
+      /** The operation's variables as the client sent them. */
+      readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
       /** The `@policy` names the operation needs, each false until granted. */
       readonly requiredPolicies?: Map<string, boolean>;
     },
@@ -378,6 +385,7 @@ export class PluginRequest {
               kind: operation.kind,
               document: operation.document,
               identity: options.identity,
+              variables: options.variables ?? null,
               requiredPolicies,
             }),
         );
@@ -443,6 +451,7 @@ export class PluginRequest {
           entry.plugin.onRouterResponse!({
             ...this.#base(entry, headers),
             status: response.status,
+            response,
           }),
       );
       if (answer instanceof Response) response = answer;

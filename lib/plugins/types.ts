@@ -80,6 +80,8 @@ export interface OperationContext<C> extends StageContext<C> {
   readonly document: DocumentNode;
   /** The verified identity; null when anonymous. */
   readonly identity: PluginIdentity | null;
+  /** The variables as the client sent them (before coercion); null without any. */
+  readonly variables: Readonly<Record<string, unknown>> | null;
   /**
    * `@policy` names the operation touches, each false until a hook grants it
    * (`requiredPolicies.set("admin", true)`); the same map is in `context`
@@ -112,6 +114,11 @@ export interface SubgraphResponseContext<C> extends StageContext<C> {
 export interface RouterResponseContext<C> extends StageContext<C> {
   /** The HTTP status. */
   readonly status: number;
+  /**
+   * The response itself. Reading its body consumes it: a hook that reads it
+   * answers a new `Response` (streams — SSE, multipart — should be left alone).
+   */
+  readonly response: Response;
 }
 
 /** The result of a Standard Schema (v1) validation. */

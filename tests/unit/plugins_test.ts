@@ -43,13 +43,13 @@ const QUERY = { name: "GetMe", kind: "query" as const, document: parse("query Ge
 
 Deno.test("issue 40: without an onOperation hook the operation stage is null (nothing to await)", () => {
   const request = new Request("http://r/graphql");
-  assert.equal(operationStage(request, QUERY, null), null, "no plugin run");
+  assert.equal(operationStage(request, { operation: QUERY, identity: null }), null, "no plugin run");
   const run = hostOf([{ name: "tag", onSubgraphRequest() {} }]).begin(request, {
     facet: "graphql",
     requestId: "r1",
   });
   assert.equal(pluginRequestOf(request), run);
-  assert.equal(operationStage(request, QUERY, null), null, "a run without onOperation");
+  assert.equal(operationStage(request, { operation: QUERY, identity: null }), null, "a run without onOperation");
   assert.equal(typeof run.stages?.request, "function");
   assert.equal(run.stages?.response, undefined, "no onSubgraphResponse: no response stage");
   const bare = hostOf([{ name: "bare" }]).begin(new Request("http://r/"), {
@@ -74,7 +74,7 @@ Deno.test("issue 40: hooks run in plugins: order, share the request's context an
     facet: "graphql",
     requestId: null,
   });
-  assert.equal(await operationStage(request, QUERY, null), null);
+  assert.equal(await operationStage(request, { operation: QUERY, identity: null }), null);
   assert.deepEqual(seen, ['a:GetMe:{"of":"a"}', 'b:GetMe:{"of":"b"}']);
   assert.equal(run.context.get("last"), "b");
   assert.equal(request.headers.get("x-order"), "a, b");
@@ -94,7 +94,7 @@ Deno.test("issue 40: a refusal stops the stage with the hook's errors and status
     },
     { name: "after", onOperation: () => void later.push("ran") },
   ]).begin(request, { facet: "graphql", requestId: null });
-  const refused = await operationStage(request, QUERY, null);
+  const refused = await operationStage(request, { operation: QUERY, identity: null });
   assert.ok(refused instanceof PluginRefusal);
   assert.equal(refused.status, 401);
   assert.deepEqual(refused.errors, [
@@ -119,7 +119,7 @@ Deno.test("issue 40: a hook that throws fails the request closed: PLUGIN_FAILED 
       throw new Error("secret database password in a stack");
     },
   }], { log }).begin(request, { facet: "graphql", requestId: "req-1" });
-  const failed = await operationStage(request, QUERY, null);
+  const failed = await operationStage(request, { operation: QUERY, identity: null });
   assert.ok(failed instanceof RouterError);
   assert.equal(failed.code, "PLUGIN_FAILED");
   assert.equal(failed.message, 'Plugin "buggy" failed in onOperation');
@@ -138,7 +138,7 @@ Deno.test("issue 40: a hook past its time budget fails the request closed (PLUGI
     log,
     timeoutMs: 5,
   }).begin(request, { facet: "graphql", requestId: null });
-  const failed = await operationStage(request, QUERY, null);
+  const failed = await operationStage(request, { operation: QUERY, identity: null });
   assert.equal(failed?.code, "PLUGIN_FAILED");
   assert.equal(
     failed?.message,
