@@ -351,6 +351,27 @@ const FACET_RATE_LIMIT = object({
 }, "This facet's own rate-limit numbers (0: the `rate_limit` value).");
 
 /** `<feature>.storage` (Cosmo's shape): which `storage_providers.redis` entry; "" = memory. */
+/** The data switches of one coprocessor stage (Apollo's names). */
+const COPROCESSOR_SWITCHES: Readonly<Record<string, string>> = {
+  headers: "Send the headers (and take back changed ones).",
+  body: "Send the body (and take back a changed one).",
+  context: "Send the request's context (and take back a changed one).",
+  sdl: "Send the supergraph's SDL (large: avoid).",
+  path: "Send the request path.",
+  method: "Send the HTTP method.",
+  uri: "Send the subgraph's URL.",
+  service_name: "Send the subgraph's name.",
+  status_code: "Send the HTTP status.",
+};
+
+/** A coprocessor stage with these switches (each false by default). */
+function coprocessorStage(switches: readonly string[]): ObjectNode {
+  return object(
+    Object.fromEntries(switches.map((name) => [name, bool(false, COPROCESSOR_SWITCHES[name])])),
+    "Called when any switch is true.",
+  );
+}
+
 function storage(prefix: string): ObjectNode {
   return object({
     provider_id: str("", {
@@ -985,6 +1006,59 @@ export const CONFIG_SCHEMA: ObjectNode = object({
   grace_period_ms: duration(
     30_000,
     "Then in-flight requests get this long to finish; those still running are answered 503.",
+  ),
+  // Issue 40: Apollo Router's external coprocessor, its shape and JSON protocol (docs/extending.md).
+  coprocessor: object(
+    {
+      url: str("", {
+        description:
+          "The coprocessor's HTTP endpoint (Apollo Router's protocol, version 1); empty: no coprocessor. A stage is called when any of its switches is true.",
+      }),
+      timeout_ms: duration(1_000, "Time budget of one coprocessor call.", { min: 1 }),
+      max_response_bytes: size(
+        5_000_000,
+        "Largest coprocessor answer read (past it: a failed call).",
+      ),
+      fail_open: bool(
+        false,
+        "On a failed call (unreachable, timeout, non-2xx, a malformed answer) go on as if it said `continue` (logged); false: the request fails with 502 `COPROCESSOR_FAILED`.",
+      ),
+      router: object(
+        {
+          request: coprocessorStage(["headers", "body", "context", "sdl", "path", "method"]),
+          response: coprocessorStage(["headers", "body", "context", "sdl", "status_code"]),
+        },
+        "The HTTP request as it arrives (`RouterRequest`) and the response as it leaves (`RouterResponse`).",
+      ),
+      supergraph: object(
+        {
+          request: coprocessorStage(["headers", "body", "context", "sdl", "method"]),
+          response: coprocessorStage(["headers", "body", "context", "sdl", "status_code"]),
+        },
+        "The operation, parsed, validated and authorized (`SupergraphRequest`: where `@policy` is decided), and its GraphQL response (`SupergraphResponse`).",
+      ),
+      execution: object(
+        {
+          request: coprocessorStage(["headers", "body", "context", "sdl", "method"]),
+          response: coprocessorStage(["headers", "body", "context", "sdl", "status_code"]),
+        },
+        "Apollo's execution stages: GW has no separate execution service; `ExecutionRequest` is sent right after `SupergraphRequest`, `ExecutionResponse` right before `SupergraphResponse`.",
+      ),
+      subgraph: object({
+        all: object({
+          request: coprocessorStage([
+            "headers",
+            "body",
+            "context",
+            "uri",
+            "method",
+            "service_name",
+          ]),
+          response: coprocessorStage(["headers", "body", "context", "service_name", "status_code"]),
+        }, "Every subgraph request (`SubgraphRequest`) and its answer (`SubgraphResponse`)."),
+      }, "Subgraph stages."),
+    },
+    "Apollo Router's external coprocessor (docs/extending.md): the same stages and JSON, so an Apollo coprocessor works unchanged.",
   ),
   // Issue 40: TypeScript plugins on the request pipeline's stages (docs/extending.md).
   plugins: {

@@ -598,6 +598,40 @@ export interface Config {
   readonly rate_limit: RateLimitConfig;
   /** TypeScript plugins, in order (issue 40, docs/extending.md). */
   readonly plugins: readonly PluginConfig[];
+  /** Apollo Router's external coprocessor (issue 40, docs/extending.md). */
+  readonly coprocessor: CoprocessorConfig;
+}
+
+/** The switches of one coprocessor stage (Apollo's names; those a stage lacks are absent). */
+export interface CoprocessorStageConfig {
+  readonly headers: boolean;
+  readonly context: boolean;
+  readonly body?: boolean;
+  readonly sdl?: boolean;
+  readonly path?: boolean;
+  readonly method?: boolean;
+  readonly uri?: boolean;
+  readonly service_name?: boolean;
+  readonly status_code?: boolean;
+}
+
+/** A request/response pair of coprocessor stages. */
+export interface CoprocessorStagePair {
+  readonly request: CoprocessorStageConfig;
+  readonly response: CoprocessorStageConfig;
+}
+
+/** `coprocessor`. */
+export interface CoprocessorConfig {
+  /** Empty: no coprocessor. */
+  readonly url: string;
+  readonly timeout_ms: number;
+  readonly max_response_bytes: number;
+  readonly fail_open: boolean;
+  readonly router: CoprocessorStagePair;
+  readonly supergraph: CoprocessorStagePair;
+  readonly execution: CoprocessorStagePair;
+  readonly subgraph: { readonly all: CoprocessorStagePair };
 }
 
 /** One `plugins:` entry. */

@@ -36,6 +36,11 @@ export interface LoadedPlugin {
   readonly config: unknown;
   /** The time budget of each of its hooks, ms (`plugins[].hook_timeout`). */
   readonly timeoutMs: number;
+  /**
+   * A built-in (the coprocessor): the `RouterError`s its hooks throw say what
+   * failed and go to the client as they are (a user plugin's are masked).
+   */
+  readonly trusted?: boolean;
 }
 
 /** The hook names, in stage order. */
@@ -110,6 +115,7 @@ function runHook<R>(
   },
 ): MaybePromise<R> {
   const fail = (error: unknown): never => {
+    if (entry.trusted && error instanceof RouterError) throw error;
     const name = entry.plugin.name;
     options.log.error("Plugin hook failed", {
       plugin: name,

@@ -33,6 +33,8 @@ export interface LoadPluginsOptions {
   readonly log: Logger;
   /** Imports a module (tests); default: dynamic `import()`. */
   readonly importModule?: (specifier: string) => Promise<unknown>;
+  /** Built-in plugins run before the configured ones (the coprocessor). */
+  readonly builtIn?: readonly LoadedPlugin[];
 }
 
 const HOOKS: readonly HookName[] = [
@@ -157,10 +159,11 @@ export async function loadPlugins(
   entries: readonly PluginEntry[],
   options: LoadPluginsOptions,
 ): Promise<PluginHost | null> {
-  if (entries.length === 0) return null;
+  const builtIn = options.builtIn ?? [];
+  if (entries.length === 0 && builtIn.length === 0) return null;
   const importModule = options.importModule ?? ((specifier: string) => import(specifier));
-  const loaded: LoadedPlugin[] = [];
-  const names = new Set<string>();
+  const loaded: LoadedPlugin[] = [...builtIn];
+  const names = new Set(builtIn.map((entry) => entry.plugin.name));
   for (const [index, entry] of entries.entries()) {
     let module: unknown;
     try {

@@ -40,6 +40,14 @@ export {
   REQUIRED_POLICIES_KEY,
 } from "./host.ts";
 export {
+  applyHeaderMap,
+  type CoprocessorAnswer,
+  type CoprocessorOptions,
+  coprocessorPlugin,
+  type CoprocessorStage,
+  headersToMap,
+} from "./coprocessor.ts";
+export {
   loadPlugins,
   type LoadPluginsOptions,
   type PluginEntry,

@@ -39,7 +39,7 @@ import {
   sha256Hex,
 } from "../persisted/mod.ts";
 import { createStores, type Stores } from "../store/mod.ts";
-import { loadPlugins, type PluginHost } from "../plugins/mod.ts";
+import { coprocessorPlugin, loadPlugins, type PluginHost } from "../plugins/mod.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
 import { servingThreadCpu } from "./thread_cpu.ts";
@@ -119,7 +119,11 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const { config, log } = inputs;
   const supergraph = buildSupergraph(inputs.supergraphSdl);
   // Plugins first (issue 40): one that cannot load stops the start or the reload, holding nothing.
-  const plugins = await loadPlugins(config.plugins, { log });
+  const coprocessor = coprocessorPlugin(config.coprocessor, { sdl: inputs.supergraphSdl, log });
+  const plugins = await loadPlugins(config.plugins, {
+    log,
+    ...(coprocessor === null ? {} : { builtIn: [coprocessor] }),
+  });
   let unsentEnded = 0;
   const engine = createEngine(supergraph, {
     headers: config.headers,
