@@ -294,6 +294,8 @@ interface CallInput {
   readonly identity: VerifiedToken | null;
   /** The method's operation, prepared and authorized. */
   readonly prepared: PreparedCall;
+  /** The `@policy` names the plugins' operation stage granted. */
+  readonly policies?: ReadonlySet<string>;
 }
 
 /** A method's operation, prepared. */
@@ -333,6 +335,7 @@ async function run(
       signal: controller.signal,
       ...(hooks ? { hooks } : {}),
       ...(stages ? { stages } : {}),
+      ...(input.policies ? { policies: input.policies } : {}),
     });
     execution.catch(() => {}); // a rejection after the deadline is not an unhandled one
     const outcome = await Promise.race([execution, stopped.promise]);
@@ -399,6 +402,7 @@ async function serveStream(
       requestId: requestIdOf(request),
       signal: controller.signal,
       plugin: pluginRequestOf(request),
+      ...(input.policies ? { policies: input.policies } : {}),
     });
   } catch (error) {
     stop();
@@ -509,19 +513,26 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
     identity: access.token,
     variables: variables.value,
   });
-  const stageRefusal = staged === null ? null : await staged;
-  if (stageRefusal !== null) return refuse(stageFailure(stageRefusal));
+  const outcome = staged === null ? null : await staged;
+  if (outcome?.error) return refuse(stageFailure(outcome.error));
+  const policies = outcome?.policies;
   if (call.method.streaming) {
     return await serveStream(request, call, {
       variables: variables.value,
       identity: access.token,
       prepared: access.prepared,
+      ...(policies ? { policies } : {}),
     }, deps);
   }
   const executed = await run(
     request,
     call,
-    { variables: variables.value, identity: access.token, prepared: access.prepared },
+    {
+      variables: variables.value,
+      identity: access.token,
+      prepared: access.prepared,
+      ...(policies ? { policies } : {}),
+    },
     deps,
   );
   if (!executed.ok) return connectErrorResponse(executed.failure);

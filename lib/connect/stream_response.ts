@@ -56,6 +56,8 @@ export interface ConnectSubscribeRequest {
   readonly signal: AbortSignal;
   /** The call's plugin run (issue 40): the stages around its events' subgraph fetches. */
   readonly plugin?: PluginRequest | undefined;
+  /** The `@policy` names the call's operation stage granted. */
+  readonly policies?: ReadonlySet<string>;
 }
 
 /**

@@ -110,6 +110,8 @@ export interface ExecuteOptions {
   readonly hooks?: RequestHooks;
   /** Extension stages around each subgraph fetch (plugins, the coprocessor); absent: none. */
   readonly stages?: SubgraphStages;
+  /** The `@policy` names a plugin or the coprocessor granted; absent: none (those fields are removed). */
+  readonly policies?: ReadonlySet<string>;
   /**
    * The memory-budget ticket to charge, opened by the caller (`engine.memory.open()`),
    * which closes it once the response is rendered (issue 34: the rendered text

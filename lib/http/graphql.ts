@@ -296,11 +296,12 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       identity,
       variables: params.variables,
     });
-    const stageRefusal = staged === null ? null : await staged;
-    if (stageRefusal !== null) {
-      return errorResponse(stageRefusal, { contentType: mediaType, log: deps.log, requestId });
+    const outcome = staged === null ? null : await staged;
+    if (outcome?.error) {
+      return errorResponse(outcome.error, { contentType: mediaType, log: deps.log, requestId });
     }
     const stages = pluginRequestOf(request)?.stages;
+    const policies = outcome?.policies;
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();
     const signal = signalOf(request);
@@ -322,6 +323,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),
         ...(stages ? { stages } : {}),
+        ...(policies ? { policies } : {}),
       });
       if ("initial" in outcome) {
         // The incremental run charges a ticket of its own for as long as its parts stream.

@@ -104,6 +104,8 @@ export interface StartOptions {
   readonly plugin?: PluginRequest | undefined;
   /** False: the facet ran the operation stage already (Connect). @default {true} */
   readonly operationStage?: boolean;
+  /** The `@policy` names granted (by the facet's operation stage, or this one's). */
+  readonly policies?: ReadonlySet<string>;
 }
 
 /**
@@ -134,8 +136,13 @@ export function startClientSubscription(
   }
   const plugin = options.plugin;
   if (plugin?.has("onOperation") && options.operationStage !== false) {
-    return plugin.operation(options.operation, { identity }).then((error) =>
-      error === null ? begin(deps, options) : { ok: false, errors: formattedErrors(error) }
+    return plugin.operation(options.operation, {
+      identity,
+      variables: options.variables,
+    }).then(({ error, policies }) =>
+      error === null
+        ? begin(deps, policies ? { ...options, policies } : options)
+        : { ok: false, errors: formattedErrors(error) }
     );
   }
   return begin(deps, options);
@@ -163,6 +170,7 @@ function begin(deps: SubscriptionDeps, options: StartOptions): StartedSubscripti
     identity,
     ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
     ...(stages ? { stages } : {}),
+    ...(options.policies ? { policies: options.policies } : {}),
   });
   if (!started.ok) return { ok: false, errors: started.result.errors ?? [] };
   const stream = started.stream;
@@ -205,6 +213,7 @@ export function connectSubscribeOf(deps: SubscriptionDeps): ConnectSubscribe {
       // Connect ran the operation stage with its authorization (lib/connect/handler.ts).
       plugin: request.plugin,
       operationStage: false,
+      ...(request.policies ? { policies: request.policies } : {}),
     });
     if (!started.ok) return { errors: started.errors };
     const subscription = started.subscription;

@@ -128,14 +128,16 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
           identity: connection.identity,
           variables: payload.variables ?? null,
         });
-        const stageRefusal = staged === null ? null : await staged;
-        if (stageRefusal !== null) return graphQLErrors(formattedErrors(stageRefusal));
+        const outcome = staged === null ? null : await staged;
+        if (outcome?.error) return graphQLErrors(formattedErrors(outcome.error));
         const stages = plugin?.stages;
+        const policies = outcome?.policies;
         const result: Promise<ExecutionResult> = execute(deps.engine, operation, {
           variables: payload.variables ?? null,
           headers: connection.headers,
           identity: connection.identity,
           ...(stages ? { stages } : {}),
+          ...(policies ? { policies } : {}),
         });
         return {
           schema: deps.engine.model.apiSchema,

@@ -129,20 +129,23 @@ async function runGraphQL(
     identity: context.caller.token,
     variables,
   });
-  const stageRefusal = staged === null ? null : await staged;
-  if (stageRefusal !== null) {
+  const outcome = staged === null ? null : await staged;
+  const refusal = outcome?.error;
+  if (refusal) {
     return {
-      errors: stageRefusal instanceof PluginRefusal
-        ? [...stageRefusal.errors]
-        : [{ message: stageRefusal.message, extensions: { code: stageRefusal.code } }],
+      errors: refusal instanceof PluginRefusal
+        ? [...refusal.errors]
+        : [{ message: refusal.message, extensions: { code: refusal.code } }],
     };
   }
+  const policies = outcome?.policies;
   const stages = pluginRequestOf(context.request)?.stages;
   const hooks = deps.telemetry?.scopeOf(context.request)?.hooks;
   try {
     return await execute(deps.engine, prepared.operation, {
       ...(hooks ? { hooks } : {}),
       ...(stages ? { stages } : {}),
+      ...(policies ? { policies } : {}),
       variables,
       identity: context.caller.token,
       headers: context.request.headers,

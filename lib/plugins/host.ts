@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { type AccessModel, touchedAccessKeys } from "../auth/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import type {
@@ -165,14 +166,52 @@ export class PluginHost {
   readonly log: Logger;
   /** The plugins with each hook, in order (empty: the stage costs nothing). */
   readonly hooks: Readonly<Record<HookName, readonly LoadedPlugin[]>>;
+  readonly #supergraph: AccessModel | null;
+  readonly #hasPolicies: boolean;
+  readonly #policies = new WeakMap<OperationInfo, readonly string[]>();
+
+  /**
+   * The `@policy` names an operation touches, sorted (computed once per
+   * prepared operation); none when the supergraph has no `@policy`.
+   * @param operation The operation.
+   * @returns The names.
+   */
+  policiesOf(operation: OperationInfo): readonly string[] {
+    if (!this.#hasPolicies || this.#supergraph === null) return NO_NAMES;
+    let names = this.#policies.get(operation);
+    if (names === undefined) {
+      const { apiSchema, access } = this.#supergraph;
+      const found = new Set<string>();
+      const keys = touchedAccessKeys(operation.document, apiSchema, access, {
+        operationName: operation.name,
+      });
+      for (const key of keys) {
+        for (const group of access.get(key)?.policies ?? []) {
+          for (const name of group) found.add(name);
+        }
+      }
+      names = [...found].sort();
+      this.#policies.set(operation, names);
+    }
+    return names;
+  }
 
   /**
    * @param plugins The loaded plugins, in order.
    * @param log Where hook failures are logged.
    */
-  constructor(plugins: readonly LoadedPlugin[], log: Logger) {
+  constructor(
+    plugins: readonly LoadedPlugin[],
+    log: Logger,
+    options: {
+      /** The supergraph's API schema and access map (where `@policy` is read). */
+      readonly supergraph?: AccessModel;
+    } = {},
+  ) {
     this.plugins = plugins;
     this.log = log;
+    this.#supergraph = options.supergraph ?? null;
+    this.#hasPolicies = [...this.#supergraph?.access.values() ?? []].some((a) => a.policies);
     const having = (hook: HookName) => plugins.filter((p) => typeof p.plugin[hook] === "function");
     this.hooks = {
       onRouterRequest: having("onRouterRequest"),
@@ -205,6 +244,8 @@ export class PluginHost {
   }
 }
 
+const NO_NAMES: readonly string[] = Object.freeze([]);
+
 const RUN: unique symbol = Symbol("gw.pluginRequest");
 type WithRun = { [RUN]?: PluginRequest };
 
@@ -227,8 +268,9 @@ export function pluginRequestOf(request: Request): PluginRequest | undefined {
 /**
  * The operation stage of a request, for a facet: null when no plugin hooks it
  * (nothing to await), else the run of its `onOperation` hooks, resolving to
- * null (go on) or the error to answer with (a {@linkcode PluginRefusal} or
- * `PLUGIN_FAILED`). Every facet calls it right after `authorizeOperation`.
+ * the error to answer with (a {@linkcode PluginRefusal} or `PLUGIN_FAILED`),
+ * or the `@policy` names they granted (the engine removes the fields of the
+ * others). Every facet calls it right after `authorizeOperation`.
  *
  * @example No plugins: nothing to await
  * ```ts
@@ -252,10 +294,53 @@ export function operationStage(
     /** The operation's variables as the client sent them. */
     readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
   },
-): Promise<RouterError | null> | null {
+): Promise<OperationOutcome> | null {
   const run = pluginRequestOf(request);
   if (run === undefined || !run.has("onOperation")) return null;
   return run.operation(options.operation, options);
+}
+
+/** The operation stage's outcome: the error to answer with, or the `@policy` names granted. */
+export interface OperationOutcome {
+  /** A refusal or a failure; null: go on. */
+  readonly error: RouterError | null;
+  /** The `@policy` names the hooks granted (absent: the operation needs none). */
+  readonly policies?: ReadonlySet<string>;
+}
+
+const NO_REFUSAL: OperationOutcome = Object.freeze({ error: null });
+
+/**
+ * The policy map hooks see: the context's (a coprocessor may have replaced it
+ * with an object; it is made a map again, keeping only the required names).
+ */
+function policyMap(
+  context: Map<string, unknown>,
+  required: Map<string, boolean>,
+): Map<string, boolean> {
+  const value = context.get(REQUIRED_POLICIES_KEY);
+  if (value instanceof Map) return value as Map<string, boolean>;
+  const map = new Map<string, boolean>();
+  for (const name of required.keys()) {
+    map.set(name, typeof value === "object" && value !== null && (value as Record<string, unknown>)[name] === true);
+  }
+  context.set(REQUIRED_POLICIES_KEY, map);
+  return map;
+}
+
+/** The required names the context grants (`true`), whatever shape the hooks left it in. */
+function grantedPolicies(context: Map<string, unknown>, names: readonly string[]): Set<string> {
+  const value = context.get(REQUIRED_POLICIES_KEY);
+  const granted = new Set<string>();
+  for (const name of names) {
+    const decided = value instanceof Map
+      ? value.get(name)
+      : typeof value === "object" && value !== null
+      ? (value as Record<string, unknown>)[name]
+      : undefined;
+    if (decided === true) granted.add(name);
+  }
+  return granted;
 }
 
 /** What the operation stage is told about an operation. */
@@ -374,12 +459,14 @@ export class PluginRequest {
       readonly identity: PluginIdentity | null;
       /** The operation's variables as the client sent them. */
       readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
-      /** The `@policy` names the operation needs, each false until granted. */
-      readonly requiredPolicies?: Map<string, boolean>;
     },
-  ): Promise<RouterError | null> {
+  ): Promise<OperationOutcome> {
     this.operationName = operation.name;
-    const requiredPolicies = options.requiredPolicies ?? new Map<string, boolean>();
+    // `@policy` (Apollo's key): each name the operation touches, false until a hook grants it.
+    const names = this.#host.policiesOf(operation);
+    const requiredPolicies = new Map<string, boolean>();
+    for (const name of names) requiredPolicies.set(name, false);
+    if (names.length > 0) this.context.set(REQUIRED_POLICIES_KEY, requiredPolicies);
     try {
       for (const entry of this.#host.hooks.onOperation) {
         const answer = await this.#run(
@@ -392,16 +479,19 @@ export class PluginRequest {
               document: operation.document,
               identity: options.identity,
               variables: options.variables ?? null,
-              requiredPolicies,
+              // A coprocessor may have replaced the context's map with an object.
+              requiredPolicies: policyMap(this.context, requiredPolicies),
             }),
         );
         refuseIf(answer, entry);
       }
     } catch (error) {
-      if (error instanceof RouterError) return error;
+      if (error instanceof RouterError) return { error };
       throw error;
     }
-    return null;
+    return names.length === 0
+      ? NO_REFUSAL
+      : { error: null, policies: grantedPolicies(this.context, names) };
   }
 
   async #subgraphRequest(request: StagedSubgraphRequest): Promise<void> {

@@ -12,6 +12,7 @@
  */
 import { isAbsolute } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { AccessModel } from "../auth/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { type HookName, type LoadedPlugin, PluginHost } from "./host.ts";
@@ -35,6 +36,8 @@ export interface LoadPluginsOptions {
   readonly importModule?: (specifier: string) => Promise<unknown>;
   /** Built-in plugins run before the configured ones (the coprocessor). */
   readonly builtIn?: readonly LoadedPlugin[];
+  /** The supergraph's API schema and access map (where `@policy` is read). */
+  readonly supergraph?: AccessModel;
 }
 
 const HOOKS: readonly HookName[] = [
@@ -199,5 +202,9 @@ export async function loadPlugins(
     }
     loaded.push({ plugin: typed, config: checked.value, timeoutMs: entry.hook_timeout_ms });
   }
-  return new PluginHost(loaded, options.log);
+  return new PluginHost(
+    loaded,
+    options.log,
+    options.supergraph ? { supergraph: options.supergraph } : {},
+  );
 }

@@ -32,6 +32,7 @@ export {
   type HookName,
   type LoadedPlugin,
   type OperationInfo,
+  type OperationOutcome,
   operationStage,
   PluginHost,
   PluginRefusal,

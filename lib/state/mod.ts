@@ -122,6 +122,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const coprocessor = coprocessorPlugin(config.coprocessor, { sdl: inputs.supergraphSdl, log });
   const plugins = await loadPlugins(config.plugins, {
     log,
+    supergraph,
     ...(coprocessor === null ? {} : { builtIn: [coprocessor] }),
   });
   let unsentEnded = 0;

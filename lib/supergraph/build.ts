@@ -111,6 +111,7 @@ interface Names {
   readonly inaccessible: string | null;
   readonly requiresScopes: string | null;
   readonly authenticated: string | null;
+  readonly policy: string | null;
   readonly context: string | null;
 }
 
@@ -125,6 +126,7 @@ function namesOf(links: LinkTable): Names {
     inaccessible: links.directive("inaccessible", "inaccessible"),
     requiresScopes: links.directive("requiresScopes", "requiresScopes"),
     authenticated: links.directive("authenticated", "authenticated"),
+    policy: links.directive("policy", "policy"),
     context: links.directive("context", "context"),
   };
 }
@@ -471,8 +473,21 @@ function requirementOf(
       if (Array.isArray(group)) requiresScopes.push(group.map(String));
     }
   }
-  if (!authenticated && requiresScopes === null) return null;
-  return { authenticated, requiresScopes };
+  let policies: string[][] | null = null;
+  for (const d of directivesNamed(node, names.policy)) {
+    const groups = args(d).policies;
+    if (!Array.isArray(groups)) continue;
+    policies ??= [];
+    for (const group of groups) {
+      if (Array.isArray(group)) policies.push(group.map(String));
+    }
+  }
+  if (!authenticated && requiresScopes === null && policies === null) return null;
+  return policies === null ? { authenticated, requiresScopes } : {
+    authenticated,
+    requiresScopes,
+    policies,
+  };
 }
 
 function buildAccess(
@@ -514,5 +529,6 @@ function mergeRequirement(
       : b.requiresScopes === null
       ? a.requiresScopes
       : [...a.requiresScopes, ...b.requiresScopes],
+    ...(a.policies || b.policies ? { policies: [...a.policies ?? [], ...b.policies ?? []] } : {}),
   };
 }

@@ -16,11 +16,17 @@ export interface SubgraphInfo {
   readonly enumValue: string;
 }
 
-/** `@authenticated` / `@requiresScopes` on a type or field. */
+/** `@authenticated` / `@requiresScopes` / `@policy` on a type or field. */
 export interface AccessRequirement {
   readonly authenticated: boolean;
   /** OR-of-AND groups, as written in `@requiresScopes(scopes:)`; null when absent. */
   readonly requiresScopes: readonly (readonly string[])[] | null;
+  /**
+   * OR-of-AND groups of policy names, as written in `@policy(policies:)`;
+   * absent or null when none. A plugin or the coprocessor grants policies per
+   * request (`apollo::authorization::required_policies`).
+   */
+  readonly policies?: readonly (readonly string[])[] | null;
 }
 
 /** What the rest of the router needs from a supergraph (see `mod.ts` for the full model). */

@@ -3,7 +3,8 @@
  * federation subgraphs. `reviews` owns `Subscription.reviewAdded` and streams it over
  * GraphQL over WebSocket (the `graphql-ws` server, `makeServer` on `Deno.upgradeWebSocket`)
  * and GraphQL over SSE (the `graphql-sse` server) beside plain HTTP; `products` owns the
- * product's name and price; `users` owns the author (`email` needs scope `read:email`) and
+ * product's name and price; `users` owns the author (`email` needs scope `read:email`, `note`
+ * the `@policy` `staff`, or both `auditor` and `internal`) and
  * `Product.priceLabel` (`@requires(fields: "price")`). The test publishes events and sees
  * how many upstream streams the subgraph holds.
  *
@@ -40,12 +41,14 @@ type Query { product(upc: String!): Product }
 type Product @key(fields: "upc") { upc: String! name: String! price: Int! }
 `;
 
-const USERS = LINK(["@key", "@external", "@requires", "@requiresScopes"]) + `
+const USERS = LINK(["@key", "@external", "@requires", "@requiresScopes", "@policy"])
+  .replace("v2.5", "v2.6") + `
 type Query { user(id: ID!): User }
 type User @key(fields: "id") {
   id: ID!
   name: String!
   email: String @requiresScopes(scopes: [["read:email"]])
+  note: String @policy(policies: [["staff"], ["auditor", "internal"]])
 }
 type Product @key(fields: "upc") {
   upc: String!
@@ -59,8 +62,8 @@ const PRODUCT_DATA = new Map([
   ["p2", { upc: "p2", name: "Chair", price: 45 }],
 ]);
 const USER_DATA = new Map([
-  ["u1", { id: "u1", name: "Ada", email: "ada@example.com" }],
-  ["u2", { id: "u2", name: "Grace", email: "grace@example.com" }],
+  ["u1", { id: "u1", name: "Ada", email: "ada@example.com", note: "Likes tea" }],
+  ["u2", { id: "u2", name: "Grace", email: "grace@example.com", note: "Likes coffee" }],
 ]);
 
 /** A review event as the reviews subgraph publishes it. */

@@ -43,13 +43,21 @@ const QUERY = { name: "GetMe", kind: "query" as const, document: parse("query Ge
 
 Deno.test("issue 40: without an onOperation hook the operation stage is null (nothing to await)", () => {
   const request = new Request("http://r/graphql");
-  assert.equal(operationStage(request, { operation: QUERY, identity: null }), null, "no plugin run");
+  assert.equal(
+    operationStage(request, { operation: QUERY, identity: null }),
+    null,
+    "no plugin run",
+  );
   const run = hostOf([{ name: "tag", onSubgraphRequest() {} }]).begin(request, {
     facet: "graphql",
     requestId: "r1",
   });
   assert.equal(pluginRequestOf(request), run);
-  assert.equal(operationStage(request, { operation: QUERY, identity: null }), null, "a run without onOperation");
+  assert.equal(
+    operationStage(request, { operation: QUERY, identity: null }),
+    null,
+    "a run without onOperation",
+  );
   assert.equal(typeof run.stages?.request, "function");
   assert.equal(run.stages?.response, undefined, "no onSubgraphResponse: no response stage");
   const bare = hostOf([{ name: "bare" }]).begin(new Request("http://r/"), {
@@ -74,7 +82,9 @@ Deno.test("issue 40: hooks run in plugins: order, share the request's context an
     facet: "graphql",
     requestId: null,
   });
-  assert.equal(await operationStage(request, { operation: QUERY, identity: null }), null);
+  assert.deepEqual(await operationStage(request, { operation: QUERY, identity: null }), {
+    error: null,
+  });
   assert.deepEqual(seen, ['a:GetMe:{"of":"a"}', 'b:GetMe:{"of":"b"}']);
   assert.equal(run.context.get("last"), "b");
   assert.equal(request.headers.get("x-order"), "a, b");
@@ -94,7 +104,7 @@ Deno.test("issue 40: a refusal stops the stage with the hook's errors and status
     },
     { name: "after", onOperation: () => void later.push("ran") },
   ]).begin(request, { facet: "graphql", requestId: null });
-  const refused = await operationStage(request, { operation: QUERY, identity: null });
+  const refused = (await operationStage(request, { operation: QUERY, identity: null }))?.error;
   assert.ok(refused instanceof PluginRefusal);
   assert.equal(refused.status, 401);
   assert.deepEqual(refused.errors, [
@@ -119,7 +129,7 @@ Deno.test("issue 40: a hook that throws fails the request closed: PLUGIN_FAILED 
       throw new Error("secret database password in a stack");
     },
   }], { log }).begin(request, { facet: "graphql", requestId: "req-1" });
-  const failed = await operationStage(request, { operation: QUERY, identity: null });
+  const failed = (await operationStage(request, { operation: QUERY, identity: null }))?.error;
   assert.ok(failed instanceof RouterError);
   assert.equal(failed.code, "PLUGIN_FAILED");
   assert.equal(failed.message, 'Plugin "buggy" failed in onOperation');
@@ -138,7 +148,7 @@ Deno.test("issue 40: a hook past its time budget fails the request closed (PLUGI
     log,
     timeoutMs: 5,
   }).begin(request, { facet: "graphql", requestId: null });
-  const failed = await operationStage(request, { operation: QUERY, identity: null });
+  const failed = (await operationStage(request, { operation: QUERY, identity: null }))?.error;
   assert.equal(failed?.code, "PLUGIN_FAILED");
   assert.equal(
     failed?.message,
@@ -285,4 +295,67 @@ Deno.test("issue 40: loadPlugins imports a plugin file by its path", async () =>
     hook_timeout_ms: 1000,
   }], { log: recordingLog() });
   assert.equal(host?.plugins[0]?.plugin.name, "tag-and-block");
+});
+
+Deno.test("issue 40: @policy names go in the context under Apollo's key; what the hooks grant comes back", async () => {
+  const { buildSchema } = await import("graphql");
+  const supergraph = {
+    apiSchema: buildSchema("type Query { me: User } type User { name: String note: String }"),
+    access: new Map([
+      ["User.note", {
+        authenticated: false,
+        requiresScopes: null,
+        policies: [["staff"], ["a", "b"]],
+      }],
+    ]),
+  };
+  const operation = { name: null, kind: "query" as const, document: parse("{ me { name note } }") };
+  const other = { name: null, kind: "query" as const, document: parse("{ me { name } }") };
+  const seen: unknown[] = [];
+  const host = new PluginHost(
+    [{
+      plugin: {
+        name: "grant",
+        onOperation(ctx) {
+          seen.push(Object.fromEntries(ctx.requiredPolicies));
+          assert.equal(
+            ctx.context.get("apollo::authorization::required_policies"),
+            ctx.requiredPolicies,
+          );
+          ctx.requiredPolicies.set("staff", ctx.headers.get("x-role") === "staff");
+          ctx.requiredPolicies.set("a", true);
+        },
+      },
+      config: null,
+      timeoutMs: 1000,
+    }],
+    recordingLog(),
+    { supergraph },
+  );
+  assert.deepEqual(host.policiesOf(operation), ["a", "b", "staff"]);
+  assert.deepEqual(host.policiesOf(other), []);
+  const staff = new Request("http://r/", { headers: { "x-role": "staff" } });
+  host.begin(staff, { facet: "graphql", requestId: null });
+  const granted = await operationStage(staff, { operation, identity: null });
+  assert.deepEqual([...granted!.policies!].sort(), ["a", "staff"]);
+  assert.deepEqual(seen, [{ a: false, b: false, staff: false }]);
+  // A coprocessor answers the map as an object: its `true` names are granted, others are not.
+  const coprocessor = new PluginHost(
+    [{
+      plugin: {
+        name: "object",
+        onOperation(ctx) {
+          ctx.context.set("apollo::authorization::required_policies", { b: true, extra: true });
+        },
+      },
+      config: null,
+      timeoutMs: 1000,
+    }],
+    recordingLog(),
+    { supergraph },
+  );
+  const request = new Request("http://r/");
+  coprocessor.begin(request, { facet: "graphql", requestId: null });
+  const decided = await operationStage(request, { operation, identity: null });
+  assert.deepEqual([...decided!.policies!], ["b"], "only names the operation needs");
 });

@@ -137,6 +137,8 @@ export interface SubscribeOptions {
   readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
   /** Extension stages around each subgraph fetch of the events (plugins, the coprocessor). */
   readonly stages?: SubgraphStages;
+  /** The `@policy` names granted to the request; absent: none. */
+  readonly policies?: ReadonlySet<string>;
   /**
    * Traces of the first events (ART): called with each event's index, it gives the observer
    * that records the plan and the event's fetches, and the step that puts the trace into the

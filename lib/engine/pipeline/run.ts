@@ -19,6 +19,7 @@ import { deliveriesOf, deliverIncrementally, deliverySelection } from "../execut
 import { REQUEST_ID_HEADER } from "../../request/request_id.ts";
 import { type MemoryBudget } from "../admission/memory_budget.ts";
 import { coerceVariables } from "../prepare/coerce_variables.ts";
+import { withPolicies } from "../prepare/field_access.ts";
 import { checkVariableValues } from "../prepare/limits.ts";
 import { type NSelection } from "../prepare/normalize.ts";
 import { formatted } from "../prepare/prepare.ts";
@@ -109,7 +110,9 @@ export function subscribe(
   const coerced = variablesOf(engine, operation, options.variables);
   if ("errors" in coerced) return { ok: false, result: coerced };
   const variables = coerced.variables;
-  const planned = planFor(engine, operation, variables, { identity: options.identity ?? null });
+  const planned = planFor(engine, operation, variables, {
+    identity: withPolicies(options.identity ?? null, options.policies),
+  });
   if (planned.error) return { ok: false, result: { errors: [planned.error] } };
   const root = rootFetchOf(planned.planned.step);
   if (root === null) {
@@ -244,7 +247,7 @@ function begin(
   const variables = coerced.variables;
   const planned = planFor(engine, operation, variables, {
     ...(options.observer ? { observer: options.observer } : {}),
-    identity: options.identity ?? null,
+    identity: withPolicies(options.identity ?? null, options.policies),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     incremental,
   });

@@ -2,7 +2,8 @@
  * The authorization stage between normalization and planning (Apollo Router's
  * semantics): every field whose parent type, `Type.field` or return type
  * carries an `@authenticated` / `@requiresScopes` requirement that the
- * request's verified identity does not satisfy is removed from the operation
+ * request's verified identity does not satisfy, or a `@policy` none of whose
+ * groups was granted to the request, is removed from the operation
  * before it is planned, so no subgraph is ever asked for it. The shaper then
  * answers each removed field as `null` with an `UNAUTHORIZED_FIELD_OR_TYPE`
  * error at its path ({@linkcode unauthorizedError}), non-null propagation
@@ -23,6 +24,40 @@ import type { NField, NormalizedOperation, NSelection, TypeRef } from "./normali
 export interface FieldIdentity {
   /** The token's scopes. */
   readonly scopeSet: ReadonlySet<string>;
+  /** The `@policy` names a plugin or the coprocessor granted this request; absent: none. */
+  readonly policies?: ReadonlySet<string>;
+  /** True for an anonymous request that carries granted policies (no token). */
+  readonly anonymous?: boolean;
+}
+
+const NO_POLICIES: ReadonlySet<string> = new Set();
+
+/**
+ * The identity the engine filters fields with: the token's, plus the `@policy`
+ * names granted to the request (an anonymous request with grants is still
+ * anonymous). Without grants, the identity as it is (nothing allocated).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { withPolicies } from "./field_access.ts";
+ * assert.equal(withPolicies(null, undefined), null);
+ * const granted = withPolicies(null, new Set(["admin"]));
+ * assert.equal(granted?.anonymous, true);
+ * assert.deepEqual([...granted!.policies!], ["admin"]);
+ * ```
+ * @param identity The token's identity, null when anonymous.
+ * @param policies The granted policy names.
+ * @returns The identity to filter with.
+ */
+export function withPolicies(
+  identity: FieldIdentity | null,
+  policies: ReadonlySet<string> | undefined,
+): FieldIdentity | null {
+  if (policies === undefined || policies.size === 0) return identity;
+  return identity === null
+    ? { scopeSet: NO_POLICIES, policies, anonymous: true }
+    : { scopeSet: identity.scopeSet, policies };
 }
 
 /** Result of {@linkcode filterOperation}. */
@@ -51,6 +86,9 @@ const TYPENAME_TYPE: TypeRef = { kind: "nonNull", of: { kind: "scalar" } };
  * assert.equal(satisfiesAccess(entry, null), false);
  * assert.equal(satisfiesAccess(entry, { scopeSet: new Set(["b", "c"]) }), true);
  * assert.equal(satisfiesAccess({ authenticated: true, requiresScopes: null }, { scopeSet: new Set() }), true);
+ * const policy = { authenticated: false, requiresScopes: null, policies: [["admin"]] };
+ * assert.equal(satisfiesAccess(policy, null), false);
+ * assert.equal(satisfiesAccess(policy, { scopeSet: new Set(), policies: new Set(["admin"]) }), true);
  * ```
  * @param entry The requirement of a type or field.
  * @param identity The request's identity, null when anonymous.
@@ -60,8 +98,13 @@ export function satisfiesAccess(
   entry: AccessRequirement,
   identity: FieldIdentity | null,
 ): boolean {
+  // `@policy`: one AND-group of policy names granted to the request (token or not).
+  if (
+    entry.policies != null &&
+    !satisfiesScopes(entry.policies, identity?.policies ?? NO_POLICIES)
+  ) return false;
   if (!entry.authenticated && entry.requiresScopes === null) return true;
-  if (identity === null) return false;
+  if (identity === null || identity.anonymous === true) return false;
   return entry.requiresScopes === null || satisfiesScopes(entry.requiresScopes, identity.scopeSet);
 }
 

@@ -1,0 +1,184 @@
+/**
+ * Issue 40: `@policy` on a running router (production profile). The users
+ * subgraph's `User.note` carries `@policy(policies: [["staff"], ["auditor",
+ * "internal"]])`; a plugin (`_policy_plugin.ts`) or the coprocessor
+ * (`_coprocessor.ts`, Apollo's `SupergraphRequest` stage with `context`)
+ * grants the policies named in the client's `x-grant` header. Denied, the
+ * field is null with `UNAUTHORIZED_FIELD_OR_TYPE` and never asked of the
+ * subgraph — on GraphQL over HTTP, Connect, MCP and a subscription; without
+ * any decider it is always denied (fail closed).
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { startCoprocessor } from "./_coprocessor.ts";
+import {
+  review,
+  type SubscriptionFixture,
+  type SubscriptionFixtureOptions,
+  until,
+  withFixture,
+} from "./_subscription_fixture.ts";
+
+const PLUGIN = fileURLToPath(new URL("./_policy_plugin.ts", import.meta.url));
+const OPERATIONS = {
+  "UserNote.graphql": `query UserNote { user(id: "u1") { name note } }`,
+  "NotesFeed.graphql": `subscription NotesFeed { reviewAdded { id author { name note } } }`,
+};
+const DEADLINE_MS = 10_000;
+const DENIED = {
+  message: "Unauthorized field or type",
+  path: ["user", "note"],
+  extensions: { code: "UNAUTHORIZED_FIELD_OR_TYPE" },
+};
+
+async function withPolicyRouter(
+  config: Record<string, unknown>,
+  run: (fixture: SubscriptionFixture) => Promise<void>,
+) {
+  const dir = await Deno.makeTempDir({ prefix: "gw_policy_ops_" });
+  try {
+    for (const [name, text] of Object.entries(OPERATIONS)) {
+      await Deno.writeTextFile(`${dir}/${name}`, text);
+    }
+    const options: SubscriptionFixtureOptions = {
+      config: {
+        ...config,
+        operations_dir: dir,
+        connect_rpc: { enabled: true, package: "test.v1", service: "UserService" },
+      },
+    };
+    await withFixture(options, run);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function readStream(response: Response, needle: RegExp): Promise<string> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const timer = setTimeout(() => void reader.cancel(), DEADLINE_MS);
+  let text = "";
+  try {
+    while (!needle.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => {});
+  }
+  return text;
+}
+
+/** Checks every facet with these headers: `note` served (granted) or null + error (denied). */
+async function checkFacets(
+  fixture: SubscriptionFixture,
+  headers: Record<string, string>,
+  granted: boolean,
+): Promise<void> {
+  const json = { "content-type": "application/json", ...headers };
+  const from = fixture.entityQueries.length;
+  const graphql = await (await fetch(fixture.httpUrl, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ query: OPERATIONS["UserNote.graphql"] }),
+  })).json();
+  if (granted) {
+    assert.deepEqual(graphql, { data: { user: { name: "Ada", note: "Likes tea" } } });
+  } else {
+    assert.deepEqual(graphql.data, { user: { name: "Ada", note: null } });
+    const { request_id: _, ...extensions } = graphql.errors[0].extensions;
+    assert.deepEqual([{ ...graphql.errors[0], extensions }], [DENIED]);
+    assert.ok(
+      fixture.entityQueries.slice(from).every((query) => !query.includes("note")),
+      "a denied field is never asked of the subgraph",
+    );
+  }
+
+  const connect = await fetch(`${fixture.router.url}/test.v1.UserService/UserNote`, {
+    method: "POST",
+    headers: { ...json, "connect-protocol-version": "1" },
+    body: "{}",
+  });
+  const connectBody = await connect.json();
+  if (granted) assert.deepEqual(connectBody, { user: { name: "Ada", note: "Likes tea" } });
+  else {
+    assert.equal(connectBody.code, "permission_denied", JSON.stringify(connectBody));
+    assert.equal(connectBody.message, "Unauthorized field or type");
+  }
+
+  const mcp = await (await fetch(`${fixture.router.url}/mcp`, {
+    method: "POST",
+    headers: { ...json, accept: "application/json, text/event-stream" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: "execute_operation_user_note",
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  })).json();
+  assert.equal(mcp.result?.isError, !granted, JSON.stringify(mcp));
+  assert.match(mcp.result.content[0].text, granted ? /Likes tea/ : /Unauthorized field or type/);
+
+  const stream = await fetch(fixture.httpUrl, {
+    method: "POST",
+    headers: { ...json, accept: "text/event-stream" },
+    body: JSON.stringify({ query: OPERATIONS["NotesFeed.graphql"] }),
+  });
+  await until(() => fixture.feed.open === 1, "the upstream subscription");
+  fixture.feed.publish(review("r1"));
+  const events = await readStream(stream, /event: next/);
+  if (granted) assert.match(events, /"note":"Likes tea"/);
+  else {
+    assert.match(events, /"note":null/);
+    assert.match(events, /UNAUTHORIZED_FIELD_OR_TYPE/);
+  }
+  await until(() => fixture.feed.open === 0, "the subscription's end");
+}
+
+Deno.test("issue 40: @policy decided by a plugin, on GraphQL, Connect, MCP and a subscription", async () => {
+  await withPolicyRouter({ plugins: [{ path: PLUGIN }] }, async (fixture) => {
+    await checkFacets(fixture, {}, false);
+    await checkFacets(fixture, { "x-grant": "auditor" }, false);
+    await checkFacets(fixture, { "x-grant": "staff" }, true);
+    await checkFacets(fixture, { "x-grant": "auditor,internal" }, true);
+  });
+});
+
+Deno.test("issue 40: @policy decided by the coprocessor (SupergraphRequest with context), on every facet", async () => {
+  const coprocessor = startCoprocessor();
+  try {
+    await withPolicyRouter({
+      coprocessor: {
+        url: coprocessor.url,
+        supergraph: { request: { headers: true, context: true } },
+      },
+    }, async (fixture) => {
+      await checkFacets(fixture, {}, false);
+      await checkFacets(fixture, { "x-grant": "staff" }, true);
+      const asked = coprocessor.received.find((p) => p.stage === "SupergraphRequest");
+      assert.deepEqual(asked?.context?.entries, {
+        "apollo::authorization::required_policies": {
+          auditor: false,
+          internal: false,
+          staff: false,
+        },
+      });
+    });
+  } finally {
+    await coprocessor.close();
+  }
+});
+
+Deno.test("issue 40: without a plugin or coprocessor to decide, a @policy field is always denied", async () => {
+  await withPolicyRouter({}, async (fixture) => {
+    await checkFacets(fixture, { "x-grant": "staff" }, false);
+  });
+});
