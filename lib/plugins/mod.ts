@@ -4,8 +4,8 @@
  * subgraph request and response, router response (docs/extending.md). The
  * types are what a plugin author imports:
  *
- * ```ts
- * import type { Plugin } from "gw-router/plugins";
+ * ```ts ignore
+ * import type { Plugin } from "@gw/router/plugins";
  * ```
  *
  * @module
