@@ -8,7 +8,7 @@
  * request closed (502 `COPROCESSOR_FAILED`).
  */
 import assert from "node:assert/strict";
-import { type Coprocessor, startCoprocessor } from "./_coprocessor.ts";
+import { type Coprocessor, startCoprocessor } from "../../docs/examples/apollo_coprocessor.ts";
 import { review, type SubscriptionFixture, until, withFixture } from "./_subscription_fixture.ts";
 
 const OPERATIONS = {

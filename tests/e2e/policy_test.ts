@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { startCoprocessor } from "./_coprocessor.ts";
+import { startCoprocessor } from "../../docs/examples/apollo_coprocessor.ts";
 import {
   review,
   type SubscriptionFixture,

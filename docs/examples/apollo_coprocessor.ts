@@ -1,6 +1,7 @@
 /**
- * A coprocessor written against Apollo Router's documented JSON (version 1):
- * a plain Deno HTTP server that knows nothing of GW. It
+ * The coprocessor of docs/extending.md, written against Apollo Router's
+ * documented JSON (version 1) only: a plain Deno HTTP server that knows
+ * nothing of GW (the e2e tests run it against the router). It
  *
  * - `RouterRequest`: answers `{"control": {"break": 401}, "body": {errors}}`
  *   unless the client sent `x-api-key: let-me-in`;
@@ -11,7 +12,8 @@
  *   headers;
  * - sleeps past the router's timeout when the client sent `x-slow: 1`.
  *
- * Every payload it receives is kept, to check the protocol.
+ * Every payload it receives is kept, to check the protocol. Run it alone with
+ * `deno run -A docs/examples/apollo_coprocessor.ts` (it prints its URL).
  *
  * @module
  */
@@ -101,4 +103,9 @@ export function startCoprocessor(): Coprocessor {
     received,
     close: () => server.shutdown(),
   };
+}
+
+if (import.meta.main) {
+  const coprocessor = startCoprocessor();
+  console.log(coprocessor.url);
 }
