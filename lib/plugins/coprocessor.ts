@@ -27,7 +27,7 @@ import { RouterError } from "../errors.ts";
 import { readLimited } from "../limited_body.ts";
 import type { Logger } from "../log/mod.ts";
 import type { LoadedPlugin } from "./host.ts";
-import type { PluginError, Refusal, StageContext } from "./types.ts";
+import type { Plugin, PluginError, Refusal, StageContext } from "./types.ts";
 
 /** Apollo's stage names. */
 export type CoprocessorStage =
@@ -201,32 +201,20 @@ interface CallData {
   readonly subgraphRequestId?: string;
 }
 
-/**
- * Builds the coprocessor plugin of a configuration.
- * @param config `coprocessor`.
- * @param options The SDL, the logger, the HTTP client.
- * @returns The plugin (first in the stage order), or null without a `url`.
- * @throws {RouterError} `CONFIG_INVALID` for a switch GW cannot honour.
- */
-export function coprocessorPlugin(
-  config: CoprocessorConfig,
-  options: CoprocessorOptions,
-): LoadedPlugin | null {
-  if (config.url === "") return null;
-  let url: URL;
-  try {
-    url = new URL(config.url);
-  } catch {
-    throw invalid("url", `"${config.url}" is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw invalid("url", "the coprocessor is called over http: or https:");
-  }
-  const doFetch = options.fetch ?? ((request: Request) => fetch(request));
-  const { router, supergraph, execution, subgraph } = config;
+/** The calls of one coprocessor: payloads built, answers read bounded and checked. */
+class CoprocessorClient {
+  readonly #config: CoprocessorConfig;
+  readonly #options: CoprocessorOptions;
+  readonly #url: URL;
 
-  /** One call: POST the payload, read the bounded answer, check it. Null: failed open. */
-  async function call(
+  constructor(config: CoprocessorConfig, options: CoprocessorOptions, url: URL) {
+    this.#config = config;
+    this.#options = options;
+    this.#url = url;
+  }
+
+  /** One call: the payload the switches ask for, the checked answer; null: failed open. */
+  async call(
     stage: CoprocessorStage,
     switches: CoprocessorStageConfig,
     ctx: StageContext<unknown>,
@@ -242,7 +230,7 @@ export function coprocessorPlugin(
     if (switches.headers && data.headers) payload.headers = headersToMap(data.headers);
     if (switches.body && data.body) payload.body = data.body();
     if (switches.context) payload.context = contextOf(ctx.context);
-    if (switches.sdl) payload.sdl = options.sdl;
+    if (switches.sdl) payload.sdl = this.#options.sdl;
     if (switches.path && data.path !== undefined) payload.path = data.path;
     if (switches.method && data.method !== undefined) payload.method = data.method;
     if (switches.uri && data.uri !== undefined) payload.uri = data.uri;
@@ -253,35 +241,41 @@ export function coprocessorPlugin(
       payload.statusCode = data.statusCode;
     }
     try {
-      return checked(await post(payload), payload);
+      return checked(await this.#post(payload), payload);
     } catch (error) {
-      const reason = error instanceof CallFailed
-        ? error.message
-        : error instanceof DOMException && error.name === "TimeoutError"
-        ? `it did not answer within ${config.timeout_ms} ms (coprocessor.timeout)`
-        : "it could not be reached";
-      options.log.error("Coprocessor call failed", {
-        stage,
-        reason,
-        request_id: ctx.requestId,
-        fail_open: config.fail_open,
-        ...(error instanceof CallFailed ? {} : { error: String(error) }),
-      });
-      if (config.fail_open) return null;
-      throw new RouterError("COPROCESSOR_FAILED", `The coprocessor failed at ${stage}: ${reason}`);
+      return this.#failed(stage, error, ctx.requestId);
     }
   }
 
-  async function post(payload: Record<string, unknown>): Promise<unknown> {
-    const response = await doFetch(
-      new Request(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify(payload),
-        redirect: "manual",
-        signal: AbortSignal.timeout(config.timeout_ms),
-      }),
-    );
+  /** A failed call: logged; null when failing open, else `COPROCESSOR_FAILED`. */
+  #failed(stage: CoprocessorStage, error: unknown, requestId: string | null): null {
+    const config = this.#config;
+    const reason = error instanceof CallFailed
+      ? error.message
+      : error instanceof DOMException && error.name === "TimeoutError"
+      ? `it did not answer within ${config.timeout_ms} ms (coprocessor.timeout)`
+      : "it could not be reached";
+    this.#options.log.error("Coprocessor call failed", {
+      stage,
+      reason,
+      request_id: requestId,
+      fail_open: config.fail_open,
+      ...(error instanceof CallFailed ? {} : { error: String(error) }),
+    });
+    if (config.fail_open) return null;
+    throw new RouterError("COPROCESSOR_FAILED", `The coprocessor failed at ${stage}: ${reason}`);
+  }
+
+  async #post(payload: Record<string, unknown>): Promise<unknown> {
+    const config = this.#config;
+    const request = new Request(this.#url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(payload),
+      redirect: "manual",
+      signal: AbortSignal.timeout(config.timeout_ms),
+    });
+    const response = await (this.#options.fetch ?? fetch)(request);
     if (response.status < 200 || response.status > 299) {
       await response.body?.cancel().catch(() => {});
       throw new CallFailed(`it answered HTTP ${response.status}`);
@@ -299,164 +293,204 @@ export function coprocessorPlugin(
       throw new CallFailed("its answer is not JSON");
     }
   }
+}
 
-  /** Applies headers, context and a body of a `continue` answer. */
-  function take(
-    answer: CoprocessorAnswer,
-    target: { readonly headers?: Headers; readonly context: Map<string, unknown> },
-  ): void {
-    try {
-      if (answer.headers !== undefined && target.headers) {
-        applyHeaderMap(target.headers, answer.headers);
-      }
-      if (answer.context !== undefined) applyContext(target.context, answer.context);
-    } catch (error) {
-      throw new RouterError(
-        "COPROCESSOR_FAILED",
-        `The coprocessor's answer is malformed: ${(error as Error).message}`,
-      );
+/** Takes back the headers and context of a `continue` answer. */
+function take(
+  answer: CoprocessorAnswer,
+  target: { readonly headers?: Headers; readonly context: Map<string, unknown> },
+): void {
+  try {
+    if (answer.headers !== undefined && target.headers) {
+      applyHeaderMap(target.headers, answer.headers);
     }
+    if (answer.context !== undefined) applyContext(target.context, answer.context);
+  } catch (error) {
+    throw new RouterError(
+      "COPROCESSOR_FAILED",
+      `The coprocessor's answer is malformed: ${(error as Error).message}`,
+    );
   }
+}
 
-  const hooks: Record<string, unknown> = {};
-  if (on(router.request)) {
-    if (router.request.body) {
-      throw invalid(
-        "router.request.body",
-        "GW reads the request body after this stage: use supergraph.request.body (the operation, parsed)",
-      );
-    }
-    hooks.onRouterRequest = async (
-      ctx: StageContext<unknown> & { readonly method: string; readonly url: URL },
-    ) => {
-      const answer = await call("RouterRequest", router.request, ctx, {
+type Ctx<T = unknown> = StageContext<unknown> & T;
+
+/** `RouterRequest`: the HTTP request, before its body is read. */
+function routerRequestHook(client: CoprocessorClient, switches: CoprocessorStageConfig) {
+  return async (ctx: Ctx<{ readonly method: string; readonly url: URL }>) => {
+    const answer = await client.call("RouterRequest", switches, ctx, {
+      headers: ctx.headers,
+      path: ctx.url.pathname,
+      method: ctx.method,
+    });
+    if (answer === null) return;
+    const refusal = refusalOf(answer);
+    if (refusal !== null) return breakResponse(answer, refusal);
+    take(answer, ctx);
+  };
+}
+
+/** `SupergraphRequest` then `ExecutionRequest`: the operation, authorized. */
+function operationHook(
+  client: CoprocessorClient,
+  stages: readonly (readonly [CoprocessorStage, CoprocessorStageConfig])[],
+) {
+  return async (
+    ctx: Ctx<{
+      readonly document: DocumentNode;
+      readonly variables: Readonly<Record<string, unknown>> | null;
+    }>,
+  ) => {
+    for (const [name, stage] of stages) {
+      if (!on(stage)) continue;
+      const answer = await client.call(name, stage, ctx, {
         headers: ctx.headers,
-        path: ctx.url.pathname,
-        method: ctx.method,
+        method: "POST",
+        body: () => ({
+          query: print(ctx.document),
+          operationName: ctx.operationName,
+          variables: ctx.variables ?? {},
+        }),
       });
-      if (answer === null) return;
+      if (answer === null) continue;
       const refusal = refusalOf(answer);
-      if (refusal !== null) return breakResponse(answer, refusal);
+      if (refusal !== null) return refusal;
       take(answer, ctx);
-    };
+    }
+  };
+}
+
+/** `SubgraphRequest`: each fetch, header rules applied. */
+function subgraphRequestHook(client: CoprocessorClient, switches: CoprocessorStageConfig) {
+  return async (ctx: Ctx<{ readonly subgraph: string; readonly url: string; body: string }>) => {
+    const answer = await client.call("SubgraphRequest", switches, ctx, {
+      headers: ctx.headers,
+      body: () => JSON.parse(ctx.body),
+      uri: ctx.url,
+      method: "POST",
+      serviceName: ctx.subgraph,
+      subgraphRequestId: crypto.randomUUID(),
+    });
+    if (answer === null) return;
+    const refusal = refusalOf(answer);
+    if (refusal !== null) return refusal;
+    take(answer, ctx);
+    if (answer.body !== undefined) ctx.body = bodyText(answer.body);
+  };
+}
+
+/** `SubgraphResponse`: each answer, read whole. */
+function subgraphResponseHook(client: CoprocessorClient, switches: CoprocessorStageConfig) {
+  return async (ctx: Ctx<{ readonly subgraph: string; readonly status: number; body: string }>) => {
+    const answer = await client.call("SubgraphResponse", switches, ctx, {
+      headers: ctx.headers,
+      body: () => jsonOrText(ctx.body),
+      serviceName: ctx.subgraph,
+      statusCode: ctx.status,
+      subgraphRequestId: crypto.randomUUID(),
+    });
+    if (answer === null) return;
+    const refusal = refusalOf(answer);
+    if (refusal !== null) return refusal;
+    take(answer, ctx);
+    if (answer.body !== undefined) ctx.body = bodyText(answer.body);
+  };
+}
+
+/** `ExecutionResponse`, `SupergraphResponse` then `RouterResponse`: the answer (a stream's body is never sent). */
+function routerResponseHook(
+  client: CoprocessorClient,
+  stages: readonly (readonly [CoprocessorStage, CoprocessorStageConfig, "json" | "text"])[],
+) {
+  return async (ctx: Ctx<{ readonly status: number; readonly response: Response }>) => {
+    const response = ctx.response;
+    const streaming = /^(text\/event-stream|multipart\/)/i.test(
+      response.headers.get("content-type") ?? "",
+    );
+    let text: string | null = null;
+    for (const [name, stage, kind] of stages) {
+      if (!on(stage)) continue;
+      if (stage.body && !streaming && text === null) text = await response.text();
+      const body = text;
+      const answer = await client.call(name, stage, ctx, {
+        headers: response.headers,
+        statusCode: response.status,
+        ...(body === null ? {} : { body: () => kind === "json" ? jsonOrText(body) : body }),
+      });
+      if (answer === null) continue;
+      const refusal = refusalOf(answer);
+      if (refusal !== null) {
+        const ended = breakResponse(answer, refusal);
+        return ended instanceof Response
+          ? ended
+          : Response.json({ errors: ended.errors }, { status: ended.status ?? 500 });
+      }
+      take(answer, { headers: response.headers, context: ctx.context });
+      if (answer.body !== undefined && !streaming) text = bodyText(answer.body);
+    }
+    if (text === null) return;
+    const replaced = new Response(text, { status: response.status, headers: response.headers });
+    replaced.headers.delete("content-length");
+    return replaced;
+  };
+}
+
+/**
+ * Builds the coprocessor plugin of a configuration.
+ * @param config `coprocessor`.
+ * @param options The SDL, the logger, the HTTP client.
+ * @returns The plugin (first in the stage order), or null without a `url`.
+ * @throws {RouterError} `CONFIG_INVALID` for a URL or a switch GW cannot honour.
+ */
+export function coprocessorPlugin(
+  config: CoprocessorConfig,
+  options: CoprocessorOptions,
+): LoadedPlugin | null {
+  if (config.url === "") return null;
+  let url: URL;
+  try {
+    url = new URL(config.url);
+  } catch {
+    throw invalid("url", `"${config.url}" is not a URL`);
   }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw invalid("url", "the coprocessor is called over http: or https:");
+  }
+  const { router, supergraph, execution, subgraph } = config;
+  if (router.request.body) {
+    throw invalid(
+      "router.request.body",
+      "GW reads the request body after this stage: use supergraph.request.body (the operation, parsed)",
+    );
+  }
+  const client = new CoprocessorClient(config, options, url);
   const operationStages = [
     ["SupergraphRequest", supergraph.request],
     ["ExecutionRequest", execution.request],
   ] as const;
-  if (operationStages.some(([, stage]) => on(stage))) {
-    hooks.onOperation = async (
-      ctx: StageContext<unknown> & {
-        readonly document: DocumentNode;
-        readonly variables: Readonly<Record<string, unknown>> | null;
-      },
-    ) => {
-      for (const [name, stage] of operationStages) {
-        if (!on(stage)) continue;
-        const answer = await call(name, stage, ctx, {
-          headers: ctx.headers,
-          method: "POST",
-          body: () => ({
-            query: print(ctx.document),
-            operationName: ctx.operationName,
-            variables: ctx.variables ?? {},
-          }),
-        });
-        if (answer === null) continue;
-        const refusal = refusalOf(answer);
-        if (refusal !== null) return refusal;
-        take(answer, ctx);
-      }
-    };
-  }
-  if (on(subgraph.all.request)) {
-    hooks.onSubgraphRequest = async (
-      ctx: StageContext<unknown> & {
-        readonly subgraph: string;
-        readonly url: string;
-        body: string;
-      },
-    ) => {
-      const answer = await call("SubgraphRequest", subgraph.all.request, ctx, {
-        headers: ctx.headers,
-        body: () => JSON.parse(ctx.body),
-        uri: ctx.url,
-        method: "POST",
-        serviceName: ctx.subgraph,
-        subgraphRequestId: crypto.randomUUID(),
-      });
-      if (answer === null) return;
-      const refusal = refusalOf(answer);
-      if (refusal !== null) return refusal;
-      take(answer, ctx);
-      if (answer.body !== undefined) ctx.body = bodyText(answer.body);
-    };
-  }
-  if (on(subgraph.all.response)) {
-    hooks.onSubgraphResponse = async (
-      ctx: StageContext<unknown> & {
-        readonly subgraph: string;
-        readonly status: number;
-        body: string;
-      },
-    ) => {
-      const answer = await call("SubgraphResponse", subgraph.all.response, ctx, {
-        headers: ctx.headers,
-        body: () => jsonOrText(ctx.body),
-        serviceName: ctx.subgraph,
-        statusCode: ctx.status,
-        subgraphRequestId: crypto.randomUUID(),
-      });
-      if (answer === null) return;
-      const refusal = refusalOf(answer);
-      if (refusal !== null) return refusal;
-      take(answer, ctx);
-      if (answer.body !== undefined) ctx.body = bodyText(answer.body);
-    };
-  }
   const responseStages = [
     ["ExecutionResponse", execution.response, "json"],
     ["SupergraphResponse", supergraph.response, "json"],
     ["RouterResponse", router.response, "text"],
   ] as const;
-  if (responseStages.some(([, stage]) => on(stage))) {
-    hooks.onRouterResponse = async (
-      ctx: StageContext<unknown> & { readonly status: number; readonly response: Response },
-    ) => {
-      let response = ctx.response;
-      // A stream (SSE, multipart) goes out as it flows: its body is never sent to the coprocessor.
-      const streaming = /^(text\/event-stream|multipart\/)/i.test(
-        response.headers.get("content-type") ?? "",
-      );
-      let text: string | null = null;
-      for (const [name, stage, kind] of responseStages) {
-        if (!on(stage)) continue;
-        if (stage.body && !streaming && text === null) text = await response.text();
-        const body = text;
-        const answer = await call(name, stage, ctx, {
-          headers: response.headers,
-          statusCode: response.status,
-          ...(body === null ? {} : { body: () => kind === "json" ? jsonOrText(body) : body }),
-        });
-        if (answer === null) continue;
-        const refusal = refusalOf(answer);
-        if (refusal !== null) {
-          const ended = breakResponse(answer, refusal);
-          return ended instanceof Response
-            ? ended
-            : Response.json({ errors: ended.errors }, { status: ended.status ?? 500 });
-        }
-        take(answer, { headers: response.headers, context: ctx.context });
-        if (answer.body !== undefined && !streaming) text = bodyText(answer.body);
-      }
-      if (text === null) return;
-      response = new Response(text, { status: response.status, headers: response.headers });
-      response.headers.delete("content-length");
-      return response;
-    };
-  }
+  const plugin: Plugin<unknown> = {
+    name: "coprocessor",
+    ...(on(router.request) ? { onRouterRequest: routerRequestHook(client, router.request) } : {}),
+    ...(operationStages.some(([, stage]) => on(stage))
+      ? { onOperation: operationHook(client, operationStages) }
+      : {}),
+    ...(on(subgraph.all.request)
+      ? { onSubgraphRequest: subgraphRequestHook(client, subgraph.all.request) }
+      : {}),
+    ...(on(subgraph.all.response)
+      ? { onSubgraphResponse: subgraphResponseHook(client, subgraph.all.response) }
+      : {}),
+    ...(responseStages.some(([, stage]) => on(stage))
+      ? { onRouterResponse: routerResponseHook(client, responseStages) }
+      : {}),
+  };
   return {
-    plugin: { name: "coprocessor", ...hooks },
+    plugin,
     config: null,
     // The coprocessor's own timeout answers first, naming itself; this is the backstop.
     timeoutMs: config.timeout_ms + 1_000,

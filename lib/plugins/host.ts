@@ -322,7 +322,11 @@ function policyMap(
   if (value instanceof Map) return value as Map<string, boolean>;
   const map = new Map<string, boolean>();
   for (const name of required.keys()) {
-    map.set(name, typeof value === "object" && value !== null && (value as Record<string, unknown>)[name] === true);
+    map.set(
+      name,
+      typeof value === "object" && value !== null &&
+        (value as Record<string, unknown>)[name] === true,
+    );
   }
   context.set(REQUIRED_POLICIES_KEY, map);
   return map;
