@@ -210,7 +210,10 @@ export interface StagedSubgraphRequest {
   readonly subgraph: string;
   /** Its URL. */
   readonly url: string;
-  /** The headers to send, header rules applied; what the stage leaves in it is sent. */
+  /**
+   * The headers to send, header rules applied; what the stage leaves in it is
+   * sent (made on first read: a stage that does not read them costs no copy).
+   */
   readonly headers: Headers;
   /** The JSON body to send; the stage may replace it. */
   body: string;
@@ -222,7 +225,7 @@ export interface StagedSubgraphResponse {
   readonly subgraph: string;
   /** The HTTP status. */
   readonly status: number;
-  /** The answer's headers (a copy: what the stage leaves in it goes on). */
+  /** The answer's headers (a copy made on first read: what the stage leaves in it goes on). */
   readonly headers: Headers;
   /** The answer's body; the stage may replace it. */
   body: string;

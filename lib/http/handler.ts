@@ -298,15 +298,18 @@ export function createHandler(
 }
 
 /**
- * Starts a request's plugin run: the request is copied with headers the hooks
- * may change (a WebSocket upgrade is not: `Deno.upgradeWebSocket` needs the
- * server's request, and the connection keeps a copy of its headers instead).
+ * Starts a request's plugin run: when a hook sees the client's headers, the
+ * request is copied with headers the hooks may change (a WebSocket upgrade is
+ * not: `Deno.upgradeWebSocket` needs the server's request, and the connection
+ * keeps a copy of its headers instead).
  */
 function beginPlugins(
   plugins: PluginHost,
   request: Request,
   options: { readonly facet: Facet; readonly requestId: string },
 ): { readonly request: Request; readonly run: PluginRequest } {
+  // No hook sees the client's headers: no copy (the subgraph and response stages have their own).
+  if (!plugins.seesClientHeaders) return { request, run: plugins.begin(request, options) };
   if (isWebSocketUpgrade(request)) {
     const headers = new Headers(request.headers);
     return { request, run: plugins.begin(request, { ...options, headers }) };

@@ -18,15 +18,7 @@ import type {
   StagedSubgraphResponse,
   SubgraphStages,
 } from "../engine/types.ts";
-import type {
-  Facet,
-  HookResult,
-  MaybePromise,
-  Plugin,
-  PluginError,
-  PluginIdentity,
-  Refusal,
-} from "./types.ts";
+import type { Facet, MaybePromise, Plugin, PluginError, PluginIdentity, Refusal } from "./types.ts";
 import type { DocumentNode } from "graphql";
 
 /** A plugin as loaded: its module's export, its validated config and its time budget. */
@@ -109,35 +101,14 @@ class OverBudget extends Error {}
 function runHook<R>(
   entry: LoadedPlugin,
   hook: HookName,
-  options: {
-    readonly call: () => MaybePromise<R>;
-    readonly log: Logger;
-    readonly requestId: string | null;
-  },
+  options: { readonly ctx: unknown; readonly log: Logger; readonly requestId: string | null },
 ): MaybePromise<R> {
-  const fail = (error: unknown): never => {
-    if (entry.trusted && error instanceof RouterError) throw error;
-    const name = entry.plugin.name;
-    options.log.error("Plugin hook failed", {
-      plugin: name,
-      hook,
-      request_id: options.requestId,
-      error: error instanceof OverBudget ? `exceeded its budget of ${entry.timeoutMs} ms` : (
-        error instanceof Error ? (error.stack ?? error.message) : String(error)
-      ),
-    });
-    throw new RouterError(
-      "PLUGIN_FAILED",
-      error instanceof OverBudget
-        ? `Plugin "${name}" did not finish ${hook} within its time budget (${entry.timeoutMs} ms)`
-        : `Plugin "${name}" failed in ${hook}`,
-    );
-  };
   let value: MaybePromise<R>;
   try {
-    value = options.call();
+    const call = entry.plugin[hook] as unknown as (ctx: unknown) => MaybePromise<R>;
+    value = call.call(entry.plugin, options.ctx);
   } catch (error) {
-    return fail(error);
+    return hookFailed(entry, hook, error, options);
   }
   if (!(value instanceof Promise)) return value;
   const pending = value;
@@ -153,8 +124,33 @@ function runHook<R>(
     },
     (error) => {
       clearTimeout(timer);
-      return fail(error);
+      return hookFailed(entry, hook, error, options);
     },
+  );
+}
+
+/** A hook that threw, rejected or overran: logged, and `PLUGIN_FAILED` thrown (a built-in's own error as it is). */
+function hookFailed(
+  entry: LoadedPlugin,
+  hook: HookName,
+  error: unknown,
+  options: { readonly log: Logger; readonly requestId: string | null },
+): never {
+  if (entry.trusted && error instanceof RouterError) throw error;
+  const name = entry.plugin.name;
+  options.log.error("Plugin hook failed", {
+    plugin: name,
+    hook,
+    request_id: options.requestId,
+    error: error instanceof OverBudget ? `exceeded its budget of ${entry.timeoutMs} ms` : (
+      error instanceof Error ? (error.stack ?? error.message) : String(error)
+    ),
+  });
+  throw new RouterError(
+    "PLUGIN_FAILED",
+    error instanceof OverBudget
+      ? `Plugin "${name}" did not finish ${hook} within its time budget (${entry.timeoutMs} ms)`
+      : `Plugin "${name}" failed in ${hook}`,
   );
 }
 
@@ -220,6 +216,14 @@ export class PluginHost {
       onSubgraphResponse: having("onSubgraphResponse"),
       onRouterResponse: having("onRouterResponse"),
     };
+  }
+
+  /**
+   * True when a hook sees the client's headers (`onRouterRequest`,
+   * `onOperation`): the edge then gives the request headers they may change.
+   */
+  get seesClientHeaders(): boolean {
+    return this.hooks.onRouterRequest.length > 0 || this.hooks.onOperation.length > 0;
   }
 
   /**
@@ -409,9 +413,8 @@ export class PluginRequest {
     return this.#host.hooks[hook].length > 0;
   }
 
-  #base(entry: LoadedPlugin, headers: Headers) {
+  #base(entry: LoadedPlugin) {
     return {
-      headers,
       operationName: this.operationName,
       context: this.context,
       config: entry.config,
@@ -420,8 +423,8 @@ export class PluginRequest {
     };
   }
 
-  #run<R>(entry: LoadedPlugin, hook: HookName, call: () => MaybePromise<R>): MaybePromise<R> {
-    return runHook(entry, hook, { call, log: this.#host.log, requestId: this.#requestId });
+  #run<R>(entry: LoadedPlugin, hook: HookName, ctx: unknown): MaybePromise<R> {
+    return runHook(entry, hook, { ctx, log: this.#host.log, requestId: this.#requestId });
   }
 
   /**
@@ -434,15 +437,15 @@ export class PluginRequest {
     const request = this.#request;
     const url = new URL(request.url);
     for (const entry of this.#host.hooks.onRouterRequest) {
-      const answer = await this.#run(
+      const answer: unknown = await this.#run(
         entry,
         "onRouterRequest",
-        () =>
-          entry.plugin.onRouterRequest!({
-            ...this.#base(entry, this.headers),
-            method: request.method,
-            url,
-          }),
+        {
+          ...this.#base(entry),
+          headers: this.headers,
+          method: request.method,
+          url,
+        },
       );
       if (answer instanceof Response) return answer;
       refuseIf(answer, entry);
@@ -473,19 +476,19 @@ export class PluginRequest {
     if (names.length > 0) this.context.set(REQUIRED_POLICIES_KEY, requiredPolicies);
     try {
       for (const entry of this.#host.hooks.onOperation) {
-        const answer = await this.#run(
+        const answer: unknown = await this.#run(
           entry,
           "onOperation",
-          () =>
-            entry.plugin.onOperation!({
-              ...this.#base(entry, this.headers),
-              kind: operation.kind,
-              document: operation.document,
-              identity: options.identity,
-              variables: options.variables ?? null,
-              // A coprocessor may have replaced the context's map with an object.
-              requiredPolicies: policyMap(this.context, requiredPolicies),
-            }),
+          {
+            ...this.#base(entry),
+            headers: this.headers,
+            kind: operation.kind,
+            document: operation.document,
+            identity: options.identity,
+            variables: options.variables ?? null,
+            // A coprocessor may have replaced the context's map with an object.
+            requiredPolicies: policyMap(this.context, requiredPolicies),
+          },
         );
         refuseIf(answer, entry);
       }
@@ -501,15 +504,19 @@ export class PluginRequest {
   async #subgraphRequest(request: StagedSubgraphRequest): Promise<void> {
     for (const entry of this.#host.hooks.onSubgraphRequest) {
       const context = {
-        ...this.#base(entry, request.headers),
+        ...this.#base(entry),
+        // Read on demand: a hook that leaves the headers alone costs no copy of them.
+        get headers() {
+          return request.headers;
+        },
         subgraph: request.subgraph,
         url: request.url,
         body: request.body,
       };
-      const answer = await this.#run(
+      const answer: unknown = await this.#run(
         entry,
         "onSubgraphRequest",
-        () => entry.plugin.onSubgraphRequest!(context),
+        context,
       );
       refuseIf(answer, entry);
       if (typeof context.body === "string") request.body = context.body;
@@ -519,15 +526,18 @@ export class PluginRequest {
   async #subgraphResponse(response: StagedSubgraphResponse): Promise<void> {
     for (const entry of this.#host.hooks.onSubgraphResponse) {
       const context = {
-        ...this.#base(entry, response.headers),
+        ...this.#base(entry),
+        get headers() {
+          return response.headers;
+        },
         subgraph: response.subgraph,
         status: response.status,
         body: response.body,
       };
-      const answer = await this.#run(
+      const answer: unknown = await this.#run(
         entry,
         "onSubgraphResponse",
-        () => entry.plugin.onSubgraphResponse!(context),
+        context,
       );
       refuseIf(answer, entry);
       if (typeof context.body === "string") response.body = context.body;
@@ -544,15 +554,15 @@ export class PluginRequest {
     for (const entry of this.#host.hooks.onRouterResponse) {
       // The router's own responses: their headers are mutable.
       const headers = response.headers;
-      const answer = await this.#run(
+      const answer: unknown = await this.#run(
         entry,
         "onRouterResponse",
-        () =>
-          entry.plugin.onRouterResponse!({
-            ...this.#base(entry, headers),
-            status: response.status,
-            response,
-          }),
+        {
+          ...this.#base(entry),
+          headers,
+          status: response.status,
+          response,
+        },
       );
       if (answer instanceof Response) response = answer;
     }
@@ -560,6 +570,6 @@ export class PluginRequest {
   }
 }
 
-function refuseIf(answer: HookResult | Response, entry: LoadedPlugin): void {
+function refuseIf(answer: unknown, entry: LoadedPlugin): void {
   if (isRefusal(answer)) throw new PluginRefusal(answer, entry.plugin.name);
 }

@@ -354,29 +354,40 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     const { stages, ...rest } = sendOptions;
     let options: SendOptions = rest;
     if (stages.request !== undefined) {
-      const forwarded = forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS;
+      // The headers are copied only when a stage reads them (then what it leaves is sent).
+      let made: Headers | null = null;
       const request = {
         subgraph,
         url: urlOf(subgraph),
-        headers: new Headers(forwarded as [string, string][]),
+        get headers(): Headers {
+          return made ??= new Headers(
+            (forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS) as [string, string][],
+          );
+        },
         body,
       };
       await stages.request(request);
-      options = { ...rest, stagedHeaders: [...request.headers] };
+      if (made !== null) options = { ...rest, stagedHeaders: [...(made as Headers)] };
       body = request.body;
     }
     const response = await client.send(subgraph, body, options);
     if (stages.response === undefined) return response;
+    let copied: Headers | null = null;
     const answer = {
       subgraph,
       status: response.status,
-      headers: new Headers(response.headers),
+      get headers(): Headers {
+        return copied ??= new Headers(response.headers);
+      },
       body: response.body,
     };
     await stages.response(answer);
-    return answer.body === response.body
-      ? { ...response, headers: answer.headers }
-      : { ...response, headers: answer.headers, body: answer.body, parsed: {} };
+    if (copied === null && answer.body === response.body) return response;
+    return {
+      ...response,
+      headers: copied ?? response.headers,
+      ...(answer.body === response.body ? {} : { body: answer.body, parsed: {} }),
+    };
   }
   const client: SubgraphClient = {
     send(subgraph, body, sendOptions) {
