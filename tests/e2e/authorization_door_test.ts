@@ -57,8 +57,12 @@ async function streamText(response: Response): Promise<string> {
   return text;
 }
 
-/** The first error of a subscription over GraphQL over WebSocket (graphql-ws). */
-function wsFirstError(fixture: SubscriptionFixture, token: string): Promise<unknown> {
+/** The first error of an operation over GraphQL over WebSocket (graphql-ws). */
+function wsFirstError(
+  fixture: SubscriptionFixture,
+  token: string,
+  query: string = OPERATIONS["OnReviewEmail.graphql"],
+): Promise<unknown> {
   const client = createClient({
     url: fixture.wsUrl,
     retryAttempts: 0,
@@ -71,7 +75,7 @@ function wsFirstError(fixture: SubscriptionFixture, token: string): Promise<unkn
       void client.dispose();
       resolve(value);
     };
-    client.subscribe({ query: OPERATIONS["OnReviewEmail.graphql"] }, {
+    client.subscribe({ query }, {
       next: (value) => done({ next: value }),
       error: (error) => done({ error }),
       complete: () => done({ complete: true }),
@@ -111,6 +115,12 @@ Deno.test("issue 40: a token lacking a field's scope is refused by the one door 
     const ws = await wsFirstError(fixture, token) as { error?: { message: string }[] };
     assert.ok(Array.isArray(ws.error), JSON.stringify(ws));
     assert.match(ws.error[0]!.message, /The subscription needs the scopes read:email/);
+    // A query sent over the socket goes through the same door.
+    const wsQuery = await wsFirstError(fixture, token, OPERATIONS["UserEmail.graphql"]) as {
+      error?: { message: string }[];
+    };
+    assert.ok(Array.isArray(wsQuery.error), JSON.stringify(wsQuery));
+    assert.match(wsQuery.error[0]!.message, /The operation needs the scopes read:email/);
 
     const connect = await fetch(`${url}/test.v1.UserService/UserEmail`, {
       method: "POST",

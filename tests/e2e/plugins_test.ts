@@ -180,6 +180,22 @@ Deno.test("issue 40: a plugin refuses an operation by name before any fetch, on 
         });
       });
       assert.match(JSON.stringify(error), /The operation BlockedReviews is not allowed here/);
+      // A query over the socket meets the same operation stage.
+      const queryError = await new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no WebSocket answer")), DEADLINE_MS);
+        client.subscribe({ query: OPERATIONS["Blocked.graphql"] }, {
+          next: (value) => {
+            clearTimeout(timer);
+            resolve(value);
+          },
+          error: (e) => {
+            clearTimeout(timer);
+            resolve(e);
+          },
+          complete: () => {},
+        });
+      });
+      assert.match(JSON.stringify(queryError), /The operation Blocked is not allowed here/);
     } finally {
       await client.dispose();
     }

@@ -148,7 +148,15 @@ Deno.test("issue 40: a hook past its time budget fails the request closed (PLUGI
     log,
     timeoutMs: 5,
   }).begin(request, { facet: "graphql", requestId: null });
-  const failed = (await operationStage(request, { operation: QUERY, identity: null }))?.error;
+  // A deadline of its own: with the budget gone this must fail, not hang.
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    operationStage(request, { operation: QUERY, identity: null }),
+    new Promise<never>((_, reject) => {
+      deadline = setTimeout(() => reject(new Error("the stage never ended")), 5_000);
+    }),
+  ]).finally(() => clearTimeout(deadline));
+  const failed = outcome?.error;
   assert.equal(failed?.code, "PLUGIN_FAILED");
   assert.equal(
     failed?.message,
