@@ -171,6 +171,12 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       maxTotal: config.subscriptions.max_total,
       maxBuffered: config.subscriptions.max_buffered_events,
       deduplicate: config.subscriptions.deduplicate,
+      ...(config.subscriptions.admission.enabled
+        ? {
+          admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share },
+          cpuTime: servingThreadCpu(config.workers).time,
+        }
+        : {}),
     },
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {
