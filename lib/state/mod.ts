@@ -107,6 +107,11 @@ export interface StateInputs {
   readonly stores?: Stores;
 }
 
+/** The fan-out sampler's CPU figures: demand (run + waiting) and run time. */
+function cpuOptions(source: ReturnType<typeof servingThreadCpu>) {
+  return { cpuTime: source.time, runTime: source.run, cores: source.cores };
+}
+
 /**
  * Builds the router state from config and file contents. No I/O beyond key imports.
  * @param inputs Config, logger and file contents.
@@ -174,7 +179,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       ...(config.subscriptions.admission.enabled
         ? {
           admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share },
-          cpuTime: servingThreadCpu(config.workers).time,
+          ...cpuOptions(servingThreadCpu(config.workers)),
         }
         : {}),
     },
