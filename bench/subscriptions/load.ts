@@ -66,6 +66,8 @@ const RETRY_MS = Number(values["retry-s"]) * 1000;
 /** Live arrival: subscribers admitted (got an event), refusals, admitted ones ended. */
 let admitted = 0;
 let refusals = 0;
+/** Refusals because the serving thread was saturated (the rest: over max_cpu_share, or another limit). */
+let refusedBehind = 0;
 let ended = 0;
 let firstEnd = "";
 let firstRefusal = "";
@@ -149,6 +151,7 @@ function subscriber(
     if (LIVE && !seen && text.includes("SUBSCRIPTION_LIMIT_REACHED")) {
       // Refused at subscribe time: the documented answer at capacity; asked again later.
       refusals++;
+      if (text.includes("saturated")) refusedBehind++;
       if (firstRefusal === "") firstRefusal = text.slice(0, 400);
       opened.resolve();
       if (retrying) setTimeout(() => retrying && !gone && subscribe(), RETRY_MS);
@@ -348,6 +351,7 @@ console.log(JSON.stringify({
       arrival: "live",
       admitted: admittedAtWindow,
       refusals,
+      refusals_behind: refusedBehind,
       refused_at_window: SUBSCRIBERS - admittedAtWindow,
       ended_total: ended,
       ended_in_window: endedInWindow,

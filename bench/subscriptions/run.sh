@@ -220,7 +220,7 @@ for target in $TARGETS; do
   log "$target: $out"
   echo "$out" | deno eval --ext=ts "
     const r = JSON.parse(await new Response(Deno.stdin.readable).text());
-    const live = r.arrival === 'live' ? 'admitted ' + r.admitted + ', refused at subscribe ' + r.refused_at_window + ' (' + r.refusals + ' refusals), admitted ended ' + r.ended_total + (r.first_end ? ' (' + r.first_end.slice(0, 100) + ')' : '') + '; ' : '';
+    const live = r.arrival === 'live' ? 'admitted ' + r.admitted + ', refused at subscribe ' + r.refused_at_window + ' (' + r.refusals + ' refusals, ' + r.refusals_behind + ' of them thread saturated), admitted ended ' + r.ended_total + (r.first_end ? ' (' + r.first_end.slice(0, 100) + ')' : '') + '; ' : '';
     const note = live + (r.failures_total > 0 ? 'failures: ' + r.failures + ' in the window, ' + r.failures_total + ' in all (' + r.first_failure.slice(0, 80) + '); ' : '') + '$loadavg';
     console.log([new Date().toISOString().slice(0, 19) + 'Z', '$target', r.subscribers, r.rate,
       r.delivered, r.delivered_ratio, r.p50_ms, r.p99_ms, r.cpu_s_per_million, r.events_per_cpu_s,

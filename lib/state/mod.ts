@@ -107,11 +107,6 @@ export interface StateInputs {
   readonly stores?: Stores;
 }
 
-/** The fan-out sampler's CPU figures: demand (run + waiting) and run time. */
-function cpuOptions(source: ReturnType<typeof servingThreadCpu>) {
-  return { cpuTime: source.time, runTime: source.run, cores: source.cores };
-}
-
 /**
  * Builds the router state from config and file contents. No I/O beyond key imports.
  * @param inputs Config, logger and file contents.
@@ -179,7 +174,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       ...(config.subscriptions.admission.enabled
         ? {
           admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share },
-          ...cpuOptions(servingThreadCpu(config.workers)),
+          cpuTime: servingThreadCpu(config.workers).time,
         }
         : {}),
     },

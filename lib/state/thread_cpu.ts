@@ -20,11 +20,6 @@ export interface CpuSource {
   readonly time: () => number;
   /** The cores that time is a share of. */
   readonly cores: number;
-  /**
-   * Time the serving thread ran on a CPU (without the time it waited for one), µs; on other
-   * systems the same as `time`. Subscription admission costs the fan-out by it (issue 39).
-   */
-  readonly run: () => number;
 }
 
 const SCHEDSTAT = "/proc/thread-self/schedstat";
@@ -49,24 +44,6 @@ export function demandMicros(text: string): number | null {
 }
 
 /**
- * Run time (without the runnable-waiting time) of a `schedstat` line, µs.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { runMicros } from "./thread_cpu.ts";
- * assert.equal(runMicros("18554502 2622463 20\n"), 18554.502);
- * assert.equal(runMicros("not numbers"), null);
- * ```
- * @param text The file's text.
- * @returns µs, or null when the text is not a `schedstat` line.
- */
-export function runMicros(text: string): number | null {
-  const run = Number(text.trim().split(" ", 1)[0]);
-  return Number.isFinite(run) && text.trim() !== "" ? run / 1000 : null;
-}
-
-/**
  * The CPU source of the isolate that calls it (call it on the serving thread).
  * @param workers Serving isolates (the process figure's cores).
  * @returns The thread's demand where the kernel gives it, else the process's CPU time.
@@ -81,24 +58,14 @@ export function servingThreadCpu(workers: number): CpuSource {
   };
   if (read() !== null) {
     let last = 0;
-    let lastRun = 0;
-    const readRun = (): number | null => {
-      try {
-        return runMicros(Deno.readTextFileSync(SCHEDSTAT));
-      } catch {
-        return null;
-      }
-    };
     // A read that fails later (unlikely) repeats the last figure: that window reads idle.
-    return {
-      time: () => last = read() ?? last,
-      run: () => lastRun = readRun() ?? lastRun,
-      cores: 1,
-    };
+    return { time: () => last = read() ?? last, cores: 1 };
   }
-  const processTime = () => {
-    const usage = process.cpuUsage();
-    return usage.user + usage.system;
+  return {
+    time: () => {
+      const usage = process.cpuUsage();
+      return usage.user + usage.system;
+    },
+    cores: Math.max(1, workers),
   };
-  return { time: processTime, run: processTime, cores: Math.max(1, workers) };
 }

@@ -3,20 +3,21 @@
  * subscription's share of the fan-out (every event delivered to every subscriber), judged
  * from what it costs now, and whether the router itself is behind its events.
  *
- * Its signals are the serving thread's CPU time (`lib/state/thread_cpu.ts`): the share of the
- * time it ran (`used`) and the share it ran or waited to run (`busy`, its demand, as the
- * adaptive limit reads it), averaged over the last {@linkcode CAPACITY_SAMPLES} samples, and
- * the subscriptions active meanwhile. While events flow, one subscription costs about
- * `used / active` of the thread (all of the thread's work is counted as the subscriptions':
- * a conservative estimate, so a router busy with queries admits fewer). A new subscription
- * is admitted while `used / active × (active now + 1)` stays within `maxShare`
- * (`subscriptions.admission.max_cpu_share`): the projection counts every subscription
- * admitted since the last sample, so a burst of subscribers does not overshoot while the
- * average catches up. The cost is the run time, not the demand: on a machine whose other
- * work keeps the thread waiting for its core, the wait would count as the subscriptions'
- * cost many times over (one wait per wake-up, whatever the work). Once the demand reaches
- * {@linkcode SATURATED_SHARE} of the time the thread is *behind*: nothing more is admitted,
- * and a subscriber whose results wait is not blamed for it (`subscription.ts`).
+ * Its signal is the serving thread's CPU demand (run plus runnable-waiting time, as the
+ * adaptive limit reads it, `lib/state/thread_cpu.ts`), averaged over the last
+ * {@linkcode CAPACITY_SAMPLES} samples, and the subscriptions active meanwhile. While events
+ * flow, one subscription costs about `busy / active` of the thread (all of the thread's CPU
+ * is counted as the subscriptions': a conservative estimate, so a router busy with queries
+ * admits fewer). A new subscription is admitted while `busy / active × (active now + 1)`
+ * stays within `maxShare` (`subscriptions.admission.max_cpu_share`): the projection counts
+ * every subscription admitted since the last sample, so a burst of subscribers does not
+ * overshoot while the average catches up. The cost is the demand, not the run time alone: on
+ * a core shared with other work the thread waits for it, and admitting by run time (tried,
+ * issue 39) filled the core's nominal capacity that the neighbours then took: 282 to 437 of
+ * 1 000 subscribers admitted at 100 events/s with a p99 of 0.9 to 10 s, against 113 and a
+ * p99 of 95 ms by demand (bench/subscriptions/results.md). Once the thread is saturated (demand at least
+ * {@linkcode SATURATED_SHARE} of the time) it is *behind*: nothing more is admitted, and a
+ * subscriber whose results wait is not blamed for it (`subscription.ts`).
  *
  * The first {@linkcode MIN_ADMITTED} subscriptions are admitted whatever the estimate (with so
  * few, `busy / active` is mostly the router's other work), unless the thread is behind.
@@ -35,10 +36,8 @@ export const MIN_ADMITTED = 16;
 
 /** One sample of the fan-out. */
 export interface FanoutSample {
-  /** The serving thread's CPU demand (run + waiting) since the last sample, as a share of the time (1 = saturated). */
+  /** The serving thread's CPU demand since the last sample, as a share of the time (1 = saturated). */
   readonly busy: number;
-  /** The share of the time it ran (its own work, without waiting for a CPU). @default busy */
-  readonly used?: number;
   /** Client subscriptions active at the sample. */
   readonly active: number;
   /** Events handed to client subscriptions since the last sample. */
@@ -104,15 +103,6 @@ export interface FanoutCapacityOptions {
  * assert.equal(capacity.behind, false);
  * assert.equal(capacity.admit(1000), null);
  * ```
- * @example The cost is the run time: a thread that waits for its core is not charged for the wait
- * ```ts
- * import assert from "node:assert/strict";
- * import { createFanoutCapacity } from "./fanout_capacity.ts";
- * const capacity = createFanoutCapacity({ maxShare: 0.8 });
- * for (let i = 0; i < 5; i++) capacity.sample({ busy: 0.9, used: 0.2, active: 100, pushes: 500 });
- * assert.equal(capacity.admit(300), null); // 0.2 / 100 × 301 = 60 %
- * assert.equal(capacity.admit(400)?.reason, "capacity");
- * ```
  * @param options The share the subscriptions may take.
  * @returns The estimate.
  */
@@ -122,7 +112,6 @@ export function createFanoutCapacity(options: FanoutCapacityOptions = {}): Fanou
   const ring: FanoutSample[] = [];
   let next = 0;
   let busy = 0;
-  let used = 0;
   let active = 0;
   let pushes = 0;
   const flowing = () => pushes > 0;
@@ -132,12 +121,10 @@ export function createFanoutCapacity(options: FanoutCapacityOptions = {}): Fanou
       ring[next] = sample;
       next = (next + 1) % CAPACITY_SAMPLES;
       busy = 0;
-      used = 0;
       active = 0;
       pushes = 0;
       for (const s of ring) {
         busy += s.busy / ring.length;
-        used += (s.used ?? s.busy) / ring.length;
         active += s.active / ring.length;
         pushes += s.pushes;
       }
@@ -153,7 +140,7 @@ export function createFanoutCapacity(options: FanoutCapacityOptions = {}): Fanou
         };
       }
       if (!flowing() || now < MIN_ADMITTED || active < 1) return null;
-      const projected = (used / active) * (now + 1);
+      const projected = (busy / active) * (now + 1);
       if (projected <= maxShare) return null;
       return {
         reason: "capacity",

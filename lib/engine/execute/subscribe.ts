@@ -59,13 +59,8 @@ export interface SubscriptionsOptions {
    * fan-out may be projected to take; absent: no admission by capacity.
    */
   readonly admission?: { readonly maxCpuShare: number };
-  /**
-   * The serving thread's CPU demand so far (run plus runnable-waiting time), µs
-   * (`lib/state/thread_cpu.ts`): whether the router is behind. Absent: not measured.
-   */
+  /** The serving thread's CPU time so far, µs (`lib/state/thread_cpu.ts`); absent: not measured. */
   readonly cpuTime?: () => number;
-  /** Its run time so far, µs: what the fan-out costs. @default cpuTime */
-  readonly runTime?: () => number;
   /** Cores `cpuTime` is a share of. @default 1 */
   readonly cores?: number;
   /** How often the fan-out is sampled, ms. @default 100 */
@@ -225,7 +220,6 @@ function fanoutSampler(
   options: SubscriptionsOptions,
 ): () => void {
   const cpuTime = options.cpuTime!;
-  const runTime = options.runTime ?? cpuTime;
   const cores = Math.max(1, options.cores ?? 1);
   const interval = options.sampleIntervalMs ?? 100;
   const now = options.now ?? (() => performance.now());
@@ -236,7 +230,6 @@ function fanoutSampler(
   });
   let timer: number | undefined;
   let cpuSeen = 0;
-  let runSeen = 0;
   let at = 0;
   let pushesSeen = 0;
   const sample = () => {
@@ -244,16 +237,9 @@ function fanoutSampler(
     const subs = subsOf();
     const time = now();
     const cpu = cpuTime();
-    const run = runTime();
-    const span = (time - at) * 1000 * cores;
-    capacity.sample({
-      busy: time > at ? (cpu - cpuSeen) / span : 0,
-      used: time > at ? (run - runSeen) / span : 0,
-      active: subs.active.size,
-      pushes: subs.pushes - pushesSeen,
-    });
+    const busy = time > at ? (cpu - cpuSeen) / ((time - at) * 1000 * cores) : 0;
+    capacity.sample({ busy, active: subs.active.size, pushes: subs.pushes - pushesSeen });
     cpuSeen = cpu;
-    runSeen = run;
     at = time;
     pushesSeen = subs.pushes;
     if (subs.active.size > 0) timer = setTimer(sample, interval);
@@ -262,7 +248,6 @@ function fanoutSampler(
     if (timer !== undefined) return;
     const subs = subsOf();
     cpuSeen = cpuTime();
-    runSeen = runTime();
     at = now();
     pushesSeen = subs.pushes;
     timer = setTimer(sample, interval);
