@@ -171,11 +171,10 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       maxTotal: config.subscriptions.max_total,
       maxBuffered: config.subscriptions.max_buffered_events,
       deduplicate: config.subscriptions.deduplicate,
+      // Sampled whatever admission says: whether the router is behind decides who is too slow.
+      cpuTime: servingThreadCpu(config.workers).time,
       ...(config.subscriptions.admission.enabled
-        ? {
-          admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share },
-          cpuTime: servingThreadCpu(config.workers).time,
-        }
+        ? { admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share } }
         : {}),
     },
   });

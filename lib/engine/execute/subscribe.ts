@@ -56,7 +56,8 @@ export interface SubscriptionsOptions {
   readonly connectTimeoutMs?: number;
   /**
    * Admission by capacity (`subscriptions.admission`): the share of the serving thread the
-   * fan-out may be projected to take; absent: no admission by capacity.
+   * fan-out may be projected to take; absent: no admission by capacity (the fan-out is still
+   * sampled when `cpuTime` is given: whether the router is behind decides who is too slow).
    */
   readonly admission?: { readonly maxCpuShare: number };
   /** The serving thread's CPU time so far, µs (`lib/state/thread_cpu.ts`); absent: not measured. */
@@ -102,8 +103,10 @@ export interface Subscriptions {
   readonly counts: { started: number; eventsOut: number; planIds: number };
   /** Refusals and ends by the router's limits. */
   readonly limits: SubscriptionLimitCounts;
-  /** Admission by capacity; null: off. */
+  /** The fan-out's capacity estimate; null: not measured (no `cpuTime`). */
   readonly capacity: FanoutCapacity | null;
+  /** Whether new subscriptions are refused by the estimate (`subscriptions.admission.enabled`). */
+  readonly admission: boolean;
   /** Events handed to client subscriptions (the capacity's samples read it). */
   pushes: number;
   /** Starts the fan-out sampler if it is not running (it stops once no subscription is active). */
@@ -145,9 +148,9 @@ export function createSubscriptions(
         : { connectTimeoutMs: options.connectTimeoutMs }),
     });
   }
-  const capacity = options.admission === undefined || options.cpuTime === undefined
-    ? null
-    : createFanoutCapacity({ maxShare: options.admission.maxCpuShare });
+  const capacity = options.cpuTime === undefined ? null : createFanoutCapacity(
+    options.admission === undefined ? {} : { maxShare: options.admission.maxCpuShare },
+  );
   const subs: Subscriptions = {
     enabled: options.enabled ?? true,
     hub: new SubscriptionHub({
@@ -169,6 +172,7 @@ export function createSubscriptions(
       endedRouterBehind: 0,
     },
     capacity,
+    admission: options.admission !== undefined,
     pushes: 0,
     sampling: capacity === null ? () => {} : fanoutSampler(() => subs, capacity, options),
     connections: new Set(),
@@ -329,7 +333,7 @@ export function startSubscription(
       "SUBSCRIPTION_LIMIT_REACHED",
     );
   }
-  const overCapacity = subs.capacity?.admit(subs.active.size) ?? null;
+  const overCapacity = subs.admission ? subs.capacity?.admit(subs.active.size) ?? null : null;
   if (overCapacity !== null) {
     if (overCapacity.reason === "behind") subs.limits.refusedBehind++;
     else subs.limits.refusedCapacity++;

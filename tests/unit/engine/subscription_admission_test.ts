@@ -18,7 +18,7 @@ const QUERY = "subscription { reviewAdded { id body } }";
 const SAMPLE_MS = 100;
 
 /** An engine whose fan-out sampler runs on the test's clock and CPU figure. */
-function harness(options: { maxCpuShare: number; maxBuffered?: number }) {
+function harness(options: { maxCpuShare?: number; maxBuffered?: number }) {
   let clock = 0;
   let cpuMicros = 0;
   let due: (() => void) | null = null;
@@ -26,7 +26,9 @@ function harness(options: { maxCpuShare: number; maxBuffered?: number }) {
   const engine: Engine = createEngine(buildSupergraph(SUPERGRAPH), {
     subscriptions: {
       maxBuffered: options.maxBuffered ?? 8,
-      admission: { maxCpuShare: options.maxCpuShare },
+      ...(options.maxCpuShare === undefined
+        ? {}
+        : { admission: { maxCpuShare: options.maxCpuShare } }),
       cpuTime: () => cpuMicros,
       now: () => clock,
       setTimer: (callback) => {
@@ -183,4 +185,21 @@ Deno.test("issue 39: without events flowing there is no fan-out to judge: subscr
   for (let i = 0; i < 5; i++) h.window(0.9, 0);
   for (let i = 0; i < 10; i++) assert.ok(h.subscribe().ok);
   assert.equal(h.engine.subscriptions.limits.refusedCapacity, 0);
+});
+
+Deno.test("issue 39: with admission off (subscriptions.admission.enabled: false) nothing is refused by capacity, and a saturated router still does not blame its readers", async () => {
+  const h = harness({ maxBuffered: 4 });
+  const started = h.subscribe();
+  assert.ok(started.ok);
+  for (let i = 0; i < 5; i++) {
+    h.window(1, 1);
+    await started.stream.next();
+  }
+  assert.equal(h.engine.subscriptions.capacity?.behind, true);
+  for (let i = 0; i < 40; i++) assert.ok(h.subscribe().ok, "no refusal by capacity");
+  for (let i = 0; i < 8; i++) {
+    h.emit();
+    await turn();
+  }
+  assert.equal(started.stream.ended, false, "behind: the reader is kept");
 });
