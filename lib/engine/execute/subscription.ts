@@ -6,8 +6,8 @@
  * A client that takes its results slower than they come has at most `maxBuffered` of them
  * waiting; one more ends its subscription with `SUBSCRIPTION_CLIENT_TOO_SLOW`, its buffer
  * dropped: memory stays flat whatever the client does. The client is blamed only when it is
- * the slow one (issue 39): its oldest result is ready and untaken while the router keeps up
- * (`behind` false). When the router is the slow one (the oldest result is still executing,
+ * the slow one (issue 39): its oldest result is ready and untaken, it is not waiting for an
+ * earlier one still executing, and the router keeps up (`behind` false). When the router is the slow one (the oldest result is still executing,
  * or the serving thread is saturated) the buffer may hold up to {@linkcode BEHIND_FACTOR}
  * times as many, and past that the subscription ends with `SUBSCRIPTION_LIMIT_REACHED`
  * (the router's capacity, not the client, is what ran out).
@@ -84,6 +84,8 @@ export class EventStream implements AsyncIterableIterator<ExecutionResult> {
   #final: ExecutionResult | null = null;
   #ended = false;
   #waiter: (() => void) | null = null;
+  /** True while the client waits for a result still executing. */
+  #taking = false;
 
   /** @param options Buffer bound, per-event run, end hook. */
   constructor(options: EventStreamOptions) {
@@ -104,8 +106,10 @@ export class EventStream implements AsyncIterableIterator<ExecutionResult> {
     const waiting = this.#queue.length;
     const { maxBuffered } = this.#options;
     if (waiting >= maxBuffered) {
-      // The client is the slow one when its oldest result is ready and the router keeps up.
-      const clientSlow = this.#queue[0]!.ready && !(this.#options.behind?.() ?? false);
+      // The client is the slow one when its oldest result is ready and not asked for (the
+      // client is not waiting on an earlier one still executing) and the router keeps up.
+      const clientSlow = !this.#taking && this.#queue[0]!.ready &&
+        !(this.#options.behind?.() ?? false);
       if (clientSlow || waiting >= maxBuffered * BEHIND_FACTOR) {
         this.#queue.length = 0;
         this.#options.onDropped?.(clientSlow ? "client_too_slow" : "router_behind");
@@ -145,7 +149,10 @@ export class EventStream implements AsyncIterableIterator<ExecutionResult> {
     while (true) {
       const head = this.#queue.shift();
       if (head !== undefined) {
+        // While it waits here for a result still executing, the client is not the slow one.
+        this.#taking = true;
         const value = await head.result;
+        this.#taking = false;
         this.#options.onDelivered?.();
         return { done: false, value };
       }

@@ -160,3 +160,24 @@ Deno.test("issue 39: results still executing (the router is slow) do not end the
   assert.equal(last.value?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_LIMIT_REACHED");
   assert.match(last.value?.errors?.[0]?.message ?? "", /fell 12 results behind/);
 });
+
+Deno.test("issue 39: a client waiting for a result still executing is not too slow, even when later results are ready and fill the buffer", async () => {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const { s, ended } = stream({
+    maxBuffered: 3,
+    run: async (n) => {
+      if (n === 0) await gate; // the first event's fetch is slow; the later ones are not
+      return { data: { n } };
+    },
+  });
+  s.push(event(0));
+  const first = s.next(); // the client asks, and waits on event 0
+  for (let i = 1; i <= 3; i++) s.push(event(i));
+  await turn();
+  s.push(event(4));
+  assert.equal(ended(), 0, "the client waits on the router: it is not the slow one");
+  release();
+  assert.deepEqual((await first).value, { data: { n: 0 } });
+  for (let i = 1; i <= 4; i++) assert.deepEqual((await s.next()).value, { data: { n: i } });
+});
