@@ -17,7 +17,8 @@
  * paused, then starts it; `live` starts the feed first and connects the subscribers while
  * events flow, as a burst of subscribers meets a running router (issue 39). In `live` mode a
  * subscription refused with `SUBSCRIPTION_LIMIT_REACHED` is counted as refused (not a
- * failure) and asked again on its connection every `--retry-s` seconds until the warm-up
+ * failure) and asked again on its connection after 1 to 3 × `--retry-s` seconds (jitter, as
+ * a client honouring `Retry-After` would) until the warm-up
  * ends; a subscriber is *admitted* once it got an event, and an admitted subscriber that then
  * gets an `error`, a `complete` or a close is *ended* (the figure that must stay 0). The
  * latency, `delivered_ratio` and `expected` then count the admitted subscribers only.
@@ -154,7 +155,9 @@ function subscriber(
       if (text.includes("saturated")) refusedBehind++;
       if (firstRefusal === "") firstRefusal = text.slice(0, 400);
       opened.resolve();
-      if (retrying) setTimeout(() => retrying && !gone && subscribe(), RETRY_MS);
+      // As a client honouring Retry-After would, with jitter: 1 to 3 × --retry-s.
+      const delay = RETRY_MS * (1 + 2 * Math.random());
+      if (retrying) setTimeout(() => retrying && !gone && subscribe(), delay);
       return;
     }
     if (LIVE && seen && (text.includes('"type":"error"') || text.includes('"type":"complete"'))) {

@@ -308,21 +308,13 @@ export function rootFetchOf(step: PlanStep | null): FetchStep | null {
 }
 
 /**
- * Joins (or opens) the root fetch's upstream stream and returns the client's stream.
+ * Whether one more subscription may start: not after the engine's subscriptions ended, not
+ * past `subscriptions.max_total`, not past the fan-out's capacity. Checked before a
+ * subscription is planned too, so that a refusal costs little when subscribers crowd in.
  * @param subs The engine's subscriptions.
- * @param options The root fetch, its variables, the client's headers, the per-event run.
- * @returns The client's stream, or the refusal (limit reached, no target).
+ * @returns null, or the refusal (counted).
  */
-export function startSubscription(
-  subs: Subscriptions,
-  options: {
-    readonly root: FetchStep;
-    readonly variables: Readonly<Record<string, unknown>>;
-    readonly headers: Headers | undefined;
-    readonly run: (event: UpstreamEvent) => Promise<ExecutionResult>;
-  },
-): SubscribeResult {
-  const { root } = options;
+export function admissionRefusal(subs: Subscriptions): SubscribeResult | null {
   if (subs.retired !== null) {
     return { ok: false, result: { errors: [subs.retired] } };
   }
@@ -339,6 +331,27 @@ export function startSubscription(
     else subs.limits.refusedCapacity++;
     return refusal(overCapacity.message, "SUBSCRIPTION_LIMIT_REACHED");
   }
+  return null;
+}
+
+/**
+ * Joins (or opens) the root fetch's upstream stream and returns the client's stream.
+ * @param subs The engine's subscriptions.
+ * @param options The root fetch, its variables, the client's headers, the per-event run.
+ * @returns The client's stream, or the refusal (limit reached, no target).
+ */
+export function startSubscription(
+  subs: Subscriptions,
+  options: {
+    readonly root: FetchStep;
+    readonly variables: Readonly<Record<string, unknown>>;
+    readonly headers: Headers | undefined;
+    readonly run: (event: UpstreamEvent) => Promise<ExecutionResult>;
+  },
+): SubscribeResult {
+  const { root } = options;
+  const refused = admissionRefusal(subs);
+  if (refused !== null) return refused;
   const target = subs.targets.get(root.subgraph);
   if (target === undefined) {
     return refusal(`No subscription URL for the subgraph "${root.subgraph}"`, "INTERNAL");
