@@ -936,7 +936,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     max_total: int(10_000, "Subscriptions this replica holds at once.", { min: 1 }),
     max_buffered_events: int(
       64,
-      "Results a client may fall behind by before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`).",
+      "Results a client may leave untaken before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`); while the router is the slow one, 4 × this before `SUBSCRIPTION_LIMIT_REACHED`.",
       { min: 1 },
     ),
     max_unsent_bytes: size(
