@@ -255,3 +255,65 @@ for (const [profile, config] of PROFILES) {
     });
   });
 }
+
+Deno.test("issue 39 (production profile): a router whose thread is saturated (a busy loop on it) refuses a new subscription as saturated and keeps its readers", async () => {
+  await withFixture({ config: PRODUCTION }, async (fixture) => {
+    const closes: CloseEvent[] = [];
+    const client = wsClient(fixture, closes);
+    const late = wsClient(fixture, closes);
+    let spinning = true;
+    try {
+      const readers = Array.from({ length: 3 }, () => {
+        const got: unknown[] = [];
+        let failed: unknown = null;
+        client.subscribe({ query: FEED }, {
+          next: (value) => void got.push(value),
+          error: (error) => void (failed = error),
+          complete: () => void (failed = "complete"),
+        });
+        return { got, failed: () => failed };
+      });
+      const subs = fixture.router.state().engine.subscriptions;
+      await until(() => subs.active.size === 3 && fixture.feed.open === 1, "the readers");
+      // The router's thread (this test's) is kept busy 45 ms of every ~46 while events flow,
+      // for at most 5 s: its demand reads saturated whatever the machine's load.
+      const stopAt = performance.now() + 5_000;
+      let n = 0;
+      const spin = () => {
+        const end = performance.now() + 45;
+        while (performance.now() < end) {
+          // Busy.
+        }
+        fixture.feed.publish(review(`s${++n}`));
+        if (spinning && performance.now() < stopAt) setTimeout(spin, 0);
+        else spinning = false;
+      };
+      setTimeout(spin, 0);
+      await until(() => subs.capacity?.behind === true || !spinning, "the saturation");
+      assert.equal(subs.capacity?.behind, true, "the sampler saw the thread saturated");
+      const refused = await deadline(
+        new Promise<unknown>((resolve) => {
+          late.subscribe({ query: FEED }, {
+            next: () => resolve("an event"),
+            error: resolve,
+            complete: () => resolve("complete"),
+          });
+        }),
+        8000,
+        "the refusal",
+      ) as { message: string; extensions: { code: string } }[];
+      spinning = false;
+      assert.equal(refused[0]?.extensions.code, "SUBSCRIPTION_LIMIT_REACHED");
+      assert.match(refused[0]!.message, /saturated/);
+      await until(() => readers.every((r) => r.got.length === n), "the events of the busy spell");
+      fixture.feed.publish(review("after"));
+      await until(() => readers.every((r) => r.got.length === n + 1), "the next event");
+      assert.ok(readers.every((r) => r.failed() === null), "no reader was ended");
+      assert.equal(subs.limits.endedClientTooSlow + subs.limits.endedRouterBehind, 0);
+      assert.equal(closes.length, 0);
+    } finally {
+      spinning = false;
+      await Promise.all([client.dispose(), late.dispose()]);
+    }
+  });
+});
