@@ -936,7 +936,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     max_total: int(10_000, "Subscriptions this replica holds at once.", { min: 1 }),
     max_buffered_events: int(
       64,
-      "Results a client may fall behind by before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`).",
+      "Results a client may leave untaken before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`); while the router is the slow one, 4 × this before `SUBSCRIPTION_LIMIT_REACHED`.",
       { min: 1 },
     ),
     max_unsent_bytes: size(
@@ -944,6 +944,23 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "Bytes a WebSocket client may leave unread before it is closed (1008).",
       { min: 1 },
     ),
+    max_message_bytes: size(
+      262_144,
+      "Bytes of one message a WebSocket client may send; a larger one closes the connection with 1009 before it is parsed.",
+      { min: 1 },
+    ),
+    admission: object({
+      enabled: bool(
+        true,
+        "Refuse new subscriptions (`SUBSCRIPTION_LIMIT_REACHED`) when the serving thread cannot deliver events to one more.",
+      ),
+      max_cpu_share: {
+        kind: "ratio",
+        default: 0.8,
+        description:
+          "The share of the serving thread's CPU the subscriptions' fan-out may be projected to take before new ones are refused.",
+      },
+    }, "Subscription admission by capacity (docs/subscriptions.md#admission-by-capacity)."),
     keep_alive_interval_ms: duration(15_000, "WebSocket ping interval (graphql-ws `ping`).", {
       min: 1,
     }),

@@ -666,6 +666,10 @@ export interface SubscriptionsConfig {
   readonly max_buffered_events: number;
   /** Bytes sent to one WebSocket client and not yet taken before it is dropped. */
   readonly max_unsent_bytes: number;
+  /** Bytes of one message a WebSocket client may send (larger: close 1009). */
+  readonly max_message_bytes: number;
+  /** Admission by capacity: new subscriptions refused when the fan-out cannot take one more. */
+  readonly admission: SubscriptionAdmissionConfig;
   /** WebSocket ping interval, ms. */
   readonly keep_alive_interval_ms: number;
   /** SSE comment and multipart `{}` heartbeat interval, ms. */
@@ -674,6 +678,14 @@ export interface SubscriptionsConfig {
   readonly deduplicate: boolean;
   /** Per subgraph: where its subscriptions are opened. */
   readonly subgraphs: Readonly<Record<string, SubscriptionSubgraphConfig>>;
+}
+
+/** `subscriptions.admission`. */
+export interface SubscriptionAdmissionConfig {
+  /** Refuse new subscriptions when the serving thread cannot take one more's fan-out. */
+  readonly enabled: boolean;
+  /** The share of the serving thread the fan-out may be projected to take. */
+  readonly max_cpu_share: number;
 }
 
 /** `subscriptions.subgraphs.<name>`. */

@@ -171,6 +171,11 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       maxTotal: config.subscriptions.max_total,
       maxBuffered: config.subscriptions.max_buffered_events,
       deduplicate: config.subscriptions.deduplicate,
+      // Sampled whatever admission says: whether the router is behind decides who is too slow.
+      cpuTime: servingThreadCpu(config.workers).time,
+      ...(config.subscriptions.admission.enabled
+        ? { admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share } }
+        : {}),
     },
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {

@@ -112,6 +112,17 @@ export interface MetricSources {
       readonly eventsIn: number;
       readonly eventsOut: number;
       readonly upstreamsOpened: number;
+      /** Refusals and ends by the router's limits, since start (issue 39). */
+      readonly limits?: {
+        readonly refusedMaxTotal: number;
+        readonly refusedCapacity: number;
+        readonly refusedBehind: number;
+        readonly refusedPerConnection: number;
+        readonly endedClientTooSlow: number;
+        readonly endedRouterBehind: number;
+      };
+      /** The serving thread's CPU share the fan-out is judged by (absent: not measured). */
+      readonly cpuShare?: number;
     }
     | null;
 }
@@ -434,6 +445,46 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       this.reset();
       this.inc({ direction: "in" }, subs.eventsIn);
       this.inc({ direction: "out" }, subs.eventsOut);
+    },
+  });
+  new Counter({
+    name: "gw_router_subscriptions_refused_total",
+    help:
+      "Subscriptions refused with SUBSCRIPTION_LIMIT_REACHED, by limit: capacity (subscriptions.admission.max_cpu_share), behind (the serving thread saturated), max_total, max_per_connection.",
+    labelNames: ["reason"],
+    registers,
+    collect() {
+      const limits = sources?.subscriptions?.()?.limits;
+      if (!limits) return;
+      this.reset();
+      this.inc({ reason: "capacity" }, limits.refusedCapacity);
+      this.inc({ reason: "behind" }, limits.refusedBehind);
+      this.inc({ reason: "max_total" }, limits.refusedMaxTotal);
+      this.inc({ reason: "max_per_connection" }, limits.refusedPerConnection);
+    },
+  });
+  new Counter({
+    name: "gw_router_subscriptions_dropped_total",
+    help:
+      "Subscriptions ended because their results waited too long: client_too_slow (SUBSCRIPTION_CLIENT_TOO_SLOW), router_behind (SUBSCRIPTION_LIMIT_REACHED).",
+    labelNames: ["reason"],
+    registers,
+    collect() {
+      const limits = sources?.subscriptions?.()?.limits;
+      if (!limits) return;
+      this.reset();
+      this.inc({ reason: "client_too_slow" }, limits.endedClientTooSlow);
+      this.inc({ reason: "router_behind" }, limits.endedRouterBehind);
+    },
+  });
+  new Gauge({
+    name: "gw_router_subscription_cpu_share",
+    help:
+      "The serving thread's CPU demand (share of the time, last 0.5 s) that subscription admission judges by.",
+    registers,
+    collect() {
+      const share = sources?.subscriptions?.()?.cpuShare;
+      if (share !== undefined) this.set(share);
     },
   });
   new Gauge({

@@ -25,6 +25,7 @@ import { type NSelection } from "../prepare/normalize.ts";
 import { formatted } from "../prepare/prepare.ts";
 import { shapeResponse } from "../execute/shape.ts";
 import {
+  admissionRefusal,
   eventRunner,
   eventShareKey,
   refusal,
@@ -107,6 +108,9 @@ export function subscribe(
   if (!subs.enabled) {
     return refusal("Subscriptions are disabled (subscriptions.enabled)", "SUBSCRIPTIONS_DISABLED");
   }
+  // Before the plan: a refusal at capacity stays cheap (startSubscription checks again).
+  const refused = admissionRefusal(subs);
+  if (refused !== null) return refused;
   const coerced = variablesOf(engine, operation, options.variables);
   if ("errors" in coerced) return { ok: false, result: coerced };
   const variables = coerced.variables;
