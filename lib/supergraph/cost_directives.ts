@@ -166,7 +166,7 @@ function checkOneLeaf(set: SelectionSetNode, entry: string, where: string): void
   if (leaves > 1) {
     throw new RouterError(
       "SUPERGRAPH_INVALID",
-      `sizedFields entry "${entry}" of @listSize on ${where} must specify at most one list field per path (found ${leaves})`,
+      `sizedFields entry "${entry}" of @listSize on ${where} names ${leaves} fields at one level; each path must end in a single list field`,
     );
   }
 }

@@ -75,7 +75,7 @@ Deno.test("issue 41: a subscription over max is refused before the upstream open
     });
     const text = await response.text();
     assert.match(text, /COST_ESTIMATED_TOO_EXPENSIVE/);
-    assert.match(text, /estimated cost 12 exceeded configured maximum 11/);
+    assert.match(text, /estimated cost 12 is above the maximum 11/);
     assert.equal(fixture.feed.opened, 0);
   });
 });

@@ -190,7 +190,7 @@ Deno.test("issue 41 e2e (production settings): enforce admits at exactly max and
     assert.equal(error.extensions.code, "COST_ESTIMATED_TOO_EXPENSIVE");
     assert.equal(error.extensions["cost.estimated"], 6);
     assert.equal(error.extensions["cost.max"], 5);
-    assert.match(error.message, /estimated cost 6 exceeded configured maximum 5/);
+    assert.match(error.message, /estimated cost 6 is above the maximum 5/);
     // The access log line carries the figures.
     const lines = fixture.logs.filter((l) => l.msg === "request");
     assert.deepEqual(
@@ -275,7 +275,7 @@ Deno.test("issue 41 e2e: a subgraph over its budget is not asked, its fields nul
     assert.ok(error, JSON.stringify(body.errors));
     assert.match(
       error.message,
-      /estimated cost 40 exceeded configured maximum 39 for subgraph reviews/,
+      /subgraph reviews: its part of the estimated cost, 40, is above its maximum 39/,
     );
     // products was asked, reviews never; its non-null fields null their parents up to `data`.
     assert.deepEqual(fixture.seen, ["products"]);
@@ -325,7 +325,7 @@ Deno.test("issue 41 e2e: MCP's execute_graphql and operation tools answer a tool
     });
     assert.equal(inline.body.result.isError, true);
     const text = inline.body.result.content[0].text;
-    assert.match(text, /estimated cost 50 exceeded configured maximum 5/);
+    assert.match(text, /estimated cost 50 is above the maximum 5/);
     assert.match(text, /smaller page size/);
     const tool = await mcpCall(fixture, init.session, {
       id: 3,
@@ -335,7 +335,7 @@ Deno.test("issue 41 e2e: MCP's execute_graphql and operation tools answer a tool
     assert.equal(tool.body.result.isError, true);
     assert.match(
       tool.body.result.content[0].text,
-      /estimated cost 9 exceeded configured maximum 5/,
+      /estimated cost 9 is above the maximum 5/,
     );
     // The agent asks for a smaller page: admitted.
     const fixed = await mcpCall(fixture, init.session, {
@@ -361,7 +361,7 @@ Deno.test("issue 41 e2e: Connect answers resource_exhausted over max", async () 
     const body = await response.json();
     assert.equal(response.status, 429);
     assert.equal(body.code, "resource_exhausted");
-    assert.match(body.message, /estimated cost 6 exceeded configured maximum 5/);
+    assert.match(body.message, /estimated cost 6 is above the maximum 5/);
   } finally {
     await fixture.close();
   }

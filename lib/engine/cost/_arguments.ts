@@ -33,7 +33,7 @@ function scoreArgument(ctx: ArgCtx, value: ValueNode, definition: CostInput): nu
       const inner = type.inputFields.get(field.name.value);
       if (inner === undefined) {
         throw new CostError(
-          `Argument ${field.name.value} was found in query, but its type (${definition.namedType}) was not found in the schema`,
+          `input type ${definition.namedType} has no field ${field.name.value}`,
         );
       }
       cost += scoreArgument(ctx, field.value, inner);
@@ -63,7 +63,7 @@ function scoreJson(ctx: ArgCtx, json: unknown, definition: CostInput): number {
       const inner = type.inputFields.get(name);
       if (inner === undefined) {
         throw new CostError(
-          `Argument ${name} was found in query, but its type (${definition.namedType}) was not found in the schema`,
+          `input type ${definition.namedType} has no field ${name}`,
         );
       }
       cost += scoreJson(ctx, value, inner);

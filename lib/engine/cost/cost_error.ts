@@ -13,7 +13,7 @@ export class CostError extends Error {
    * ```ts
    * import assert from "node:assert/strict";
    * import { CostError } from "./cost_error.ts";
-   * assert.equal(new CostError("Exactly one slicing argument is required, but found 2").code, "COST_QUERY_PARSE_FAILURE");
+   * assert.equal(new CostError("fragment Rows is spread but not defined in the document").code, "COST_QUERY_PARSE_FAILURE");
    * ```
    * @param message Sentence-case message.
    */

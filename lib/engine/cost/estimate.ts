@@ -139,7 +139,11 @@ function applyListSize(
     largest = largest === null ? size : Math.max(largest, size);
   }
   if (directive.requireOneSlicingArgument && found !== 1) {
-    throw new CostError(`Exactly one slicing argument is required, but found ${found}`);
+    throw new CostError(
+      `field ${definition.name} takes exactly one of its slicing arguments (${
+        slicing.join(", ")
+      }) when requireOneSlicingArgument is on; the operation gives ${found}`,
+    );
   }
   return { expected: largest ?? directive.assumedSize, sized: directive.sizedFields };
 }
@@ -170,7 +174,7 @@ function fieldDefinition(ctx: Ctx, parentType: string, name: string): CostField 
   if (name === "_entities" && parentType === ctx.schema.rootTypes.query) return ENTITIES;
   if (ctx.lenient) return null;
   throw new CostError(
-    `Field ${parentType}.${name} was found in query, but its type is missing from the schema`,
+    `${parentType}.${name} is not a field of the schema`,
   );
 }
 
@@ -211,7 +215,7 @@ function scoreField(
     if (argDefinition === undefined) {
       if (definition === ENTITIES || ctx.lenient) continue;
       throw new CostError(
-        `Argument ${arg.name.value} of field ${name} is missing a definition in the schema`,
+        `${parentType}.${name} has no argument ${arg.name.value}`,
       );
     }
     argumentsCost += argumentCost(ctx.schema, arg.value, {
@@ -267,7 +271,7 @@ function scoreSelectionSet(
       const fragment = ctx.fragments.get(selection.name.value);
       if (fragment === undefined) {
         throw new CostError(
-          `Parsed operation did not have a definition for fragment ${selection.name.value}`,
+          `fragment ${selection.name.value} is spread but not defined in the document`,
         );
       }
       cost += scoreSelectionSet(
@@ -349,7 +353,7 @@ export function estimateOperation(
     const root = schema.rootTypes[def.operation];
     if (root === null) {
       throw new CostError(
-        `Cannot cost ${def.operation} operation because the schema does not support this root type`,
+        `the schema has no ${def.operation} root type, so the ${def.operation} has no cost`,
       );
     }
     if (def.operation === "mutation") cost += 10;

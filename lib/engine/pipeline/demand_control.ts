@@ -97,13 +97,13 @@ function estimateOf(
 }
 
 /**
- * The message of a refused estimate: Apollo Router's words, and what the client can change.
+ * The message of a refused estimate: both figures, and what the client can change.
  * @param estimated The estimate.
  * @param max The maximum.
  * @returns The message.
  */
 export function estimatedTooExpensiveMessage(estimated: number, max: number): string {
-  return `query estimated cost ${estimated} exceeded configured maximum ${max}: ` +
+  return `the operation's estimated cost ${estimated} is above the maximum ${max}: ` +
     "ask for fewer items (a smaller page size or slicing argument such as `first`) or fewer nested lists";
 }
 
@@ -146,7 +146,7 @@ export function admitCost(
   if (outcome instanceof CostError) {
     const refusal = enforce
       ? [{
-        message: `Query could not be parsed: ${outcome.message}`,
+        message: `the operation cannot be costed: ${outcome.message}`,
         extensions: { code: outcome.code },
       }]
       : null;
@@ -187,7 +187,7 @@ export function subgraphTooExpensive(
 ): RouterError {
   return new RouterError(
     "SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE",
-    `query estimated cost ${budget.estimated} exceeded configured maximum ${budget.max} for subgraph ${subgraph}`,
+    `subgraph ${subgraph}: its part of the estimated cost, ${budget.estimated}, is above its maximum ${budget.max}`,
     {
       details: {
         "cost.subgraph": subgraph,
@@ -246,7 +246,7 @@ export function measureCost<
       ...result,
       data: null,
       errors: [{
-        message: `query actual cost ${actual} exceeded configured maximum ${options.max}`,
+        message: `the answer's actual cost ${actual} is above the maximum ${options.max}`,
         extensions: {
           code: "COST_ACTUAL_TOO_EXPENSIVE",
           "cost.actual": actual,
