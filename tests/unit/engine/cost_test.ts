@@ -19,8 +19,11 @@ import {
   estimateOperation,
   estimatePlan,
 } from "../../../lib/engine/cost/mod.ts";
-import { createEngine, planOf, prepare } from "../../../lib/engine/mod.ts";
+import { createEngine, prepare } from "../../../lib/engine/mod.ts";
+import { planFor } from "../../../lib/engine/pipeline/prepare_plan.ts";
 import { composeSupergraph } from "../../../lib/compose/mod.ts";
+
+import type { QueryPlan } from "../../../lib/engine/plan/mod.ts";
 
 type Vars = Record<string, unknown>;
 const DIR = new URL("../fixtures/demand_control/", import.meta.url);
@@ -43,14 +46,23 @@ function estimated(sdl: string, query: string, variables: Vars = {}, listSize = 
 function planned(
   sdl: string,
   query: string,
-  options: { variables?: Vars; subgraphListSize?: Record<string, number> } = {},
+  options: {
+    variables?: Vars;
+    subgraphListSize?: Record<string, number>;
+    onPlan?: (plan: QueryPlan) => void;
+  } = {},
 ): number {
   const variables = options.variables ?? {};
   const model = buildSupergraph(sdl);
   const engine = createEngine(model);
   const prepared = prepare(engine, { query });
   assert.ok(prepared.ok, JSON.stringify(prepared));
-  const plan = planOf(engine, prepared.operation, variables);
+  // Planned as the router plans a request that accepts incremental delivery (`@defer` parts).
+  const { plan } = planFor(engine, prepared.operation, variables, {
+    identity: null,
+    incremental: true,
+  }).planned;
+  if (options.onPlan) options.onPlan(plan);
   return estimatePlan(model.cost, plan, {
     variables,
     listSize: 100,
@@ -238,9 +250,11 @@ Deno.test("federated @defer: the deferred part counts; estimate 10200, planned 1
   const query = "{ trips { headsign ... @defer { fare } } }";
   // estimate: 100 × (Trip 1 + fare's @requires: operator 1 + depots 100 × 1) = 100 × 102
   assert.equal(estimated(TRANSIT, query), 10200);
-  // planned: timetable trips 100 × (1 + operator 1) = 200 + agencies depots 10100
-  //   + timetable fare 100 = 10400
-  assert.equal(planned(TRANSIT, query), 10400);
+  // planned: the primary part, timetable trips 100 × (1 + operator 1) = 200, and the deferred
+  //   part: agencies depots 100 × (1 + 100 × 1) = 10100 + timetable fare 100 × 1 = 100;  10400
+  let kind = "";
+  assert.equal(planned(TRANSIT, query, { onPlan: (plan) => kind = plan.node?.kind ?? "" }), 10400);
+  assert.equal(kind, "Defer", "the plan has a deferred part");
   // the primary answer: two trips, 2 × 1 = 2
   assert.equal(actual(TRANSIT, query, { trips: many(2, (i) => ({ headsign: `H${i}` })) }), 2);
 });
@@ -362,8 +376,10 @@ Deno.test("requireOneSlicingArgument (default true): one is used; none or two ar
   refused("{ recent(first: 3, last: 7) { title } }", 2);
 });
 Deno.test("requireOneSlicingArgument: false: the largest slicing argument, else list_size", () => {
-  // recentEither(first: 3, last: 7): max(3, 7) = 7 × 1 = 7; none: no assumedSize, 100 × 1
+  // recentEither(first: 3, last: 7) and (first: 7, last: 3): max(3, 7) = 7 × 1 = 7
   assert.equal(estimated(MUSIC, "{ recentEither(first: 3, last: 7) { title } }"), 7);
+  assert.equal(estimated(MUSIC, "{ recentEither(first: 7, last: 3) { title } }"), 7);
+  // none: no assumedSize, so list_size, 100 × 1
   assert.equal(estimated(MUSIC, "{ recentEither { title } }"), 100);
 });
 Deno.test("sizedFields: a page's list takes the slicing argument, else list_size", () => {
