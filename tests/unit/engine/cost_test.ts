@@ -362,6 +362,13 @@ Deno.test("variables: a weighted input and a slicing argument from variables, 99
   assert.equal(planned(MUSIC, query, { variables }), WEIGHTS + 9);
   assert.equal(actual(MUSIC, query, WEIGHTED_ANSWER, variables), WEIGHTS + 6);
 });
+Deno.test("actual cost: a null keeps its field's @cost (the field was resolved), a plain null 0", () => {
+  // remaster null: StudioSession's @cost 35; royalties null: its @cost 7; mood null: Mood's 12
+  const query = "{ remaster { id } royalties mood }";
+  assert.equal(actual(MUSIC, query, { remaster: null, royalties: null, mood: null }), 35 + 7 + 12);
+  // a list of nulls: each item its type's weight (Track has none: 0)
+  assert.equal(actual(MUSIC, "{ recent(first: 2) { title } }", { recent: [null, null] }), 0);
+});
 Deno.test("requireOneSlicingArgument (default true): one is used; none or two are refused", () => {
   // recent(first: 3): 3 × Track 1 = 3
   assert.equal(estimated(MUSIC, "{ recent(first: 3) { title } }"), 3);
