@@ -283,6 +283,15 @@ const HEADER_RULE = object({
   value: { kind: "string", optional: true, description: "`set`: the header value." },
 }, "One header rule (Cosmo's shape).");
 
+/** `demand_control.strategy.static_estimated.subgraph.*`: 0 = not set. */
+const SUBGRAPH_COST = object({
+  list_size: int(0, "The subgraph's list size; 0: the router's `list_size`."),
+  max: int(
+    0,
+    "The largest estimated share of this subgraph (enforce mode: its requests are not sent, its fields null with `SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE`); 0: none.",
+  ),
+}, "One subgraph's demand control settings.");
+
 /** `security.complexity_limits.*`: off by default, as in Cosmo. */
 const COMPLEXITY_LIMIT = object({
   enabled: bool(false, "Check this limit."),
@@ -989,6 +998,48 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       description: "Per-subgraph subscription transport, by subgraph name.",
     },
   }, "Federated subscriptions over WebSocket, SSE and multipart (docs/subscriptions.md)."),
+  // Issue 41: Apollo Router's `demand_control` shape.
+  demand_control: object({
+    enabled: bool(
+      false,
+      "Estimate every operation's cost from `@cost` / `@listSize` and measure its answer's.",
+    ),
+    mode: {
+      kind: "enum",
+      values: ["measure", "enforce"],
+      default: "measure",
+      description:
+        "`enforce`: refuse operations whose estimate passes `max` (`COST_ESTIMATED_TOO_EXPENSIVE`), before any fetch; `measure`: run them and record the figures.",
+    },
+    strategy: object({
+      static_estimated: object({
+        list_size: int(
+          10,
+          "The size assumed for a list no `@listSize` sizes (slicing argument or `assumedSize`).",
+        ),
+        max: int(
+          1000,
+          "The largest estimated cost admitted in `enforce` mode (admitted at exactly `max`).",
+        ),
+        enforce_actual_cost: bool(
+          false,
+          "In `enforce` mode, also refuse an answer whose actual cost passes `max` (`COST_ACTUAL_TOO_EXPENSIVE`; its data is withheld).",
+        ),
+        subgraph: object({
+          all: object(SUBGRAPH_COST.fields, "Every subgraph's settings."),
+          subgraphs: {
+            kind: "record",
+            value: SUBGRAPH_COST,
+            description: "Per subgraph name, over `all`.",
+          },
+        }, "Per-subgraph list sizes and budgets."),
+      }, "Apollo Router's static estimate (IBM GraphQL Cost Directives)."),
+    }, "How the cost is computed."),
+    expose_in_extensions: bool(
+      false,
+      "Add `extensions.cost` (`estimated`, `actual`, `max`, `result`, `strategy`) to answers.",
+    ),
+  }, "Demand control: cost analysis with `@cost` and `@listSize` (docs/demand-control.md)."),
   shutdown_delay_ms: duration(
     0,
     "After SIGTERM, readiness answers 503 while the router still serves, for this long (a load balancer's time to notice).",

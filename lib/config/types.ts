@@ -596,6 +596,40 @@ export interface Config {
   readonly automatic_persisted_queries: AutomaticPersistedQueriesConfig;
   /** Rate limits (issue 30). */
   readonly rate_limit: RateLimitConfig;
+  /** Demand control (issue 41, docs/demand-control.md). */
+  readonly demand_control: DemandControlConfig;
+}
+
+/** `demand_control.strategy.static_estimated.subgraph.*` (0 = not set). */
+export interface SubgraphCostConfig {
+  /** The subgraph's list size; 0: the router's. */
+  readonly list_size: number;
+  /** The largest estimated share of this subgraph; 0: none. */
+  readonly max: number;
+}
+
+/** `demand_control` (Apollo Router's shape). */
+export interface DemandControlConfig {
+  /** Estimate and measure operations' costs. */
+  readonly enabled: boolean;
+  /** `enforce` refuses over `max`; `measure` records. */
+  readonly mode: "measure" | "enforce";
+  readonly strategy: {
+    readonly static_estimated: {
+      /** The size of a list nothing else sizes. */
+      readonly list_size: number;
+      /** The largest estimated cost admitted. */
+      readonly max: number;
+      /** Also refuse answers whose actual cost passes `max` (enforce mode). */
+      readonly enforce_actual_cost: boolean;
+      readonly subgraph: {
+        readonly all: SubgraphCostConfig;
+        readonly subgraphs: Readonly<Record<string, SubgraphCostConfig>>;
+      };
+    };
+  };
+  /** Add `extensions.cost` to answers. */
+  readonly expose_in_extensions: boolean;
 }
 
 /** `security.complexity_limits.*`. */

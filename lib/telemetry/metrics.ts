@@ -31,6 +31,29 @@ import {
 
 export { DURATION_BUCKETS };
 
+/** Buckets of the cost histograms (`demand_control`): costs span 0 to millions. */
+const COST_BUCKETS: readonly number[] = [
+  0,
+  1,
+  5,
+  10,
+  50,
+  100,
+  500,
+  1_000,
+  5_000,
+  10_000,
+  50_000,
+  100_000,
+  1_000_000,
+];
+/** The result labels of the cost histograms (anything else counts as `other`). */
+const COST_RESULTS: ReadonlySet<string> = new Set([
+  "COST_OK",
+  "COST_ESTIMATED_TOO_EXPENSIVE",
+  "COST_ACTUAL_TOO_EXPENSIVE",
+  "COST_QUERY_PARSE_FAILURE",
+]);
 /** Outcome of one subgraph fetch. */
 export type FetchOutcome =
   | "success"
@@ -171,6 +194,15 @@ export interface RouterMetrics {
   circuitBreakerRejected(subgraph: string): void;
   /** A subgraph response was shared with an identical in-flight request. */
   singleFlightShared(subgraph: string): void;
+  /**
+   * Demand control measured an operation (or a subscription event): its estimated and actual
+   * cost (null: not made) by result (`COST_OK`, `COST_ESTIMATED_TOO_EXPENSIVE`, …).
+   */
+  cost?(report: {
+    readonly estimated: number | null;
+    readonly actual: number | null;
+    readonly result: string;
+  }): void;
   /** A parse/validate or plan cache lookup. */
   cache(cache: "parse" | "plan", hit: boolean): void;
   /** The admission gate refused (or lost) a request. */
@@ -584,6 +616,21 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["level"],
     registry,
   });
+  const costEstimated = histogramSeries({
+    name: "gw_router_cost_estimated",
+    help: "Estimated cost of operations (demand control, static_estimated), by result.",
+    labelNames: ["result"],
+    buckets: COST_BUCKETS,
+    registry,
+  });
+  const costActual = histogramSeries({
+    name: "gw_router_cost_actual",
+    help:
+      "Actual cost of answers (demand control: the estimate's rules on the real data), by result.",
+    labelNames: ["result"],
+    buckets: COST_BUCKETS,
+    registry,
+  });
   const mcpMethods = createBoundedLabel(50);
   const mcpTools = createBoundedLabel(max);
   // Bound once: the cells the hot path uses every request.
@@ -634,6 +681,11 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
     circuitBreakerRejected(subgraph) {
       fetches.at(subgraph).at("circuit_open").cell().value++;
+    },
+    cost({ estimated, actual, result }) {
+      const label = COST_RESULTS.has(result) ? result : OTHER_LABEL;
+      if (estimated !== null) observe(costEstimated.at(label).cell(), estimated);
+      if (actual !== null) observe(costActual.at(label).cell(), actual);
     },
     singleFlightShared(subgraph) {
       shares.at(subgraph).cell().value++;

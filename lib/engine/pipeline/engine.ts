@@ -33,6 +33,11 @@ import {
   type SubscriptionsOptions,
 } from "../execute/subscribe.ts";
 import type { EngineEvents, PreparedOperation, PrepareResult } from "../types.ts";
+import {
+  createDemandControl,
+  type DemandControl,
+  type DemandControlOptions,
+} from "./_cost_state.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -121,6 +126,8 @@ export interface EngineOptions {
   readonly random?: () => number;
   /** Subscriptions (`subscriptions`); absent: enabled with the defaults. */
   readonly subscriptions?: SubscriptionsOptions;
+  /** Demand control (`demand_control`, `docs/demand-control.md`); absent: off. */
+  readonly demandControl?: DemandControlOptions;
 }
 
 /** A cached plan with what shaping needs. */
@@ -189,6 +196,8 @@ export interface Engine {
   };
   /** Subscriptions: their upstream streams (deduplicated), the active ones and their counts. */
   readonly subscriptions: Subscriptions;
+  /** @internal Demand control; null when off. */
+  readonly demandControl: DemandControl | null;
 }
 
 /**
@@ -273,6 +282,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     batchEntityFetches: options.batchEntityFetches ?? true,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
+    demandControl: options.demandControl ? createDemandControl(options.demandControl) : null,
     subscriptions: createSubscriptions(model, {
       connectTimeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
       ...options.subscriptions,

@@ -36,16 +36,25 @@ import {
 } from "../execute/subscribe.ts";
 import type { UpstreamEvent } from "../fetch/subscription_hub.ts";
 import type {
+  CostReport,
   ExecuteOptions,
   ExecutionObserver,
   ExecutionResult,
   IncrementalResult,
   PartInfo,
   PreparedOperation,
+  RequestHooks,
 } from "../types.ts";
 
 import { type CachedPlan, type Engine, responseTooLarge } from "./engine.ts";
 import { planFor } from "./prepare_plan.ts";
+import {
+  admitCost,
+  type CostAdmission,
+  measureCost,
+  reportRefusal,
+  subgraphTooExpensive,
+} from "./demand_control.ts";
 
 /**
  * The client's headers as header rules see them: with `X-Request-Id` set to
@@ -122,6 +131,11 @@ export function subscribe(
       result: { errors: planned.removed.map((path) => unauthorizedError(path)) },
     };
   }
+  const cost = admitCost(engine, planned, variables);
+  if (cost?.refusal) {
+    reportRefusal(engine, cost);
+    return { ok: false, result: refusalResult(engine, cost) };
+  }
   const root = rootFetchOf(planned.planned.step);
   if (root === null) {
     return refusal(
@@ -169,7 +183,14 @@ export function subscribe(
       const error = responseTooLarge(limit);
       return { data: null, errors: [{ message: error.message, extensions: { code: error.code } }] };
     }
-    return shaped(planned, executed, limit);
+    const result = shaped(planned, executed, limit);
+    // Each event's answer is measured: its actual cost, by the same rules.
+    return cost === null ? result : measureCost(engine, cost, {
+      operation,
+      variables,
+      result,
+      report: reporterOf(undefined, observer),
+    });
   };
   const run = eventRunner({
     shareKey: eventShareKey(subs, { plan: planned, variables, headers }),
@@ -225,7 +246,42 @@ const EMPTY_HEADERS = new Headers();
 /** What {@linkcode begin} settled: an answer already, or the plan and the coerced variables. */
 type Begun =
   | { readonly result: ExecutionResult }
-  | { readonly planned: CachedPlan; readonly variables: Record<string, unknown> };
+  | {
+    readonly planned: CachedPlan;
+    readonly variables: Record<string, unknown>;
+    /** Demand control's decision; null when it is off. */
+    readonly cost: CostAdmission | null;
+  };
+
+/** Where a request's cost report goes: its telemetry hooks and its trace. */
+function reporterOf(
+  hooks: RequestHooks | undefined,
+  observer: ExecutionObserver | undefined,
+): ((report: CostReport) => void) | undefined {
+  if (hooks?.cost === undefined && observer?.cost === undefined) return undefined;
+  return (report) => {
+    hooks?.cost?.(report);
+    observer?.cost?.(report);
+  };
+}
+
+/** The answer of an operation demand control refused before execution. */
+function refusalResult(engine: Engine, cost: CostAdmission): ExecutionResult {
+  const options = engine.demandControl!.options;
+  const result: ExecutionResult = { errors: [...cost.refusal!] };
+  if (options.exposeInExtensions) {
+    result.extensions = {
+      cost: {
+        estimated: cost.estimate?.total ?? null,
+        actual: null,
+        max: options.max,
+        result: cost.result,
+        strategy: "static_estimated",
+      },
+    };
+  }
+  return result;
+}
 
 /** Coerces the variables and plans (cached): the steps before any fetch. */
 function begin(
@@ -259,7 +315,13 @@ function begin(
     // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
     return { result: { errors: planned.removed.map((path) => unauthorizedError(path)) } };
   }
-  return { planned, variables };
+  // Demand control: estimated (cached with the plan) and, in enforce mode, refused before any fetch.
+  const cost = admitCost(engine, planned, variables);
+  if (cost?.refusal) {
+    reportRefusal(engine, cost, reporterOf(options.hooks, options.observer));
+    return { result: refusalResult(engine, cost) };
+  }
+  return { planned, variables, cost };
 }
 
 /** The executor's options of one request: its subgraph sender (headers, sharing), observer. */
@@ -269,6 +331,7 @@ function planOptionsOf(
   options: ExecuteOptions & {
     readonly ticket: ReturnType<MemoryBudget["open"]>;
     readonly variables: Record<string, unknown>;
+    readonly cost: CostAdmission | null;
   },
 ): ExecutePlanOptions {
   const { observer, ticket } = options;
@@ -292,9 +355,14 @@ function planOptionsOf(
   // answer (its writes would land in the data that request reads).
   const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
+  // Per-subgraph budgets (enforce mode): a subgraph over its share gets no request.
+  const overBudget = options.cost?.overBudget;
   return {
-    send: (subgraph, body, shareable) =>
-      engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
+    send: (subgraph, body, shareable) => {
+      const budget = overBudget?.get(subgraph);
+      if (budget !== undefined) return Promise.reject(subgraphTooExpensive(subgraph, budget));
+      return engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions);
+    },
     variables: options.variables,
     operationKind: operation.kind,
     sharedResponses: shared,
@@ -345,7 +413,13 @@ export async function execute(
 ): Promise<ExecutionResult> {
   const begun = begin(engine, operation, options, false);
   if ("result" in begun) return begun.result;
-  return await executeWhole(engine, operation, { ...options, ...begun });
+  const result = await executeWhole(engine, operation, { ...options, ...begun });
+  return begun.cost === null ? result : measureCost(engine, begun.cost, {
+    operation,
+    variables: begun.variables,
+    result,
+    report: reporterOf(options.hooks, options.observer),
+  });
 }
 
 async function executeWhole(
@@ -354,6 +428,7 @@ async function executeWhole(
   options: ExecuteOptions & {
     readonly planned: CachedPlan;
     readonly variables: Record<string, unknown>;
+    readonly cost: CostAdmission | null;
   },
 ): Promise<ExecutionResult> {
   const { planned, variables, observer } = options;
@@ -404,7 +479,16 @@ export async function executeIncremental(
   const begun = begin(engine, operation, options, operation.hasDefer === true);
   if ("result" in begun) return begun.result;
   const defer = begun.planned.planned.defer;
-  if (defer === undefined) return await executeWhole(engine, operation, { ...options, ...begun });
+  const measure = <T extends ExecutionResult>(result: T): T =>
+    begun.cost === null ? result : measureCost(engine, begun.cost, {
+      operation,
+      variables: begun.variables,
+      result,
+      report: reporterOf(options.hooks, options.observer),
+    });
+  if (defer === undefined) {
+    return measure(await executeWhole(engine, operation, { ...options, ...begun }));
+  }
   const { planned, variables } = begun;
   const ticket = engine.memory.open();
   const limit = engine.memory.maxTicketBytes;
@@ -437,7 +521,9 @@ export async function executeIncremental(
       ...(at.at ? { at: at.at } : {}),
     });
   try {
-    run = startPlan(planOptionsOf(engine, operation, { ...options, ticket, variables }));
+    run = startPlan(
+      planOptionsOf(engine, operation, { ...options, ticket, variables, cost: begun.cost }),
+    );
     const [, introspected] = await Promise.all([
       run.run(defer.primary),
       introspect(engine, planned, variables),
@@ -451,11 +537,18 @@ export async function executeIncremental(
     ticket.close();
     throw error;
   }
-  const more = data !== null && defer.deferred.some((d) => d.step !== null);
   const observer = options.observer;
+  // The primary part is measured (deferred parts are not, as in Apollo Router).
+  let initial = measure({
+    data,
+    ...(errors.length > 0 ? { errors } : {}),
+    hasNext: data !== null && defer.deferred.some((d) => d.step !== null),
+  });
+  // `enforce_actual_cost` may have withheld the primary part: then nothing follows it.
+  if (initial.data === null) initial = { ...initial, hasNext: false };
+  const more = initial.hasNext;
   observer?.part?.({ index: 0, labels: [], hasNext: more });
   engine.events?.part?.(more ? "primary" : "last");
-  const initial = { data, ...(errors.length > 0 ? { errors } : {}), hasNext: more };
   if (!more) {
     ticket.close();
     return { initial, subsequent: (async function* () {})() };
