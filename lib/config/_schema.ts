@@ -741,6 +741,24 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "graphql-preflight",
     ], "Any one of these, non-empty, lets such a request run."),
   }, "CSRF prevention."),
+  // Issue 43: Apollo Client's BatchHttpLink (Apollo Router's keys).
+  batching: object({
+    enabled: bool(
+      false,
+      "Answer a JSON array of operations on `graphql_path` with an array of results; off: 400 `BATCHING_NOT_ENABLED`.",
+    ),
+    mode: {
+      kind: "enum",
+      values: ["batch_http_link"],
+      default: "batch_http_link",
+      description: "The batch format: `batch_http_link` (a JSON array, Apollo Client's).",
+    },
+    maximum_size: int(
+      10,
+      "The most operations in one batch; more: 400 `BATCH_LIMIT_EXCEEDED`.",
+      { min: 1 },
+    ),
+  }, "Query batching (docs/batching.md)."),
   subgraph_error_propagation: object({
     mode: {
       kind: "enum",

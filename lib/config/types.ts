@@ -574,6 +574,8 @@ export interface Config {
   readonly introspection: IntrospectionConfig;
   /** CSRF prevention (issue 14). */
   readonly csrf_prevention: CsrfPreventionConfig;
+  /** Query batching (issue 43). */
+  readonly batching: BatchingConfig;
   /** What clients see of subgraph errors (issue 14). */
   readonly subgraph_error_propagation: SubgraphErrorPropagationConfig;
   /** Metrics and traces (issue 16). */
@@ -638,6 +640,16 @@ export interface CsrfPreventionConfig {
   readonly enabled: boolean;
   /** Any one of these, non-empty, lets such a request run. */
   readonly required_headers: readonly string[];
+}
+
+/** `batching` (Apollo Router's keys): Apollo Client's `BatchHttpLink`. */
+export interface BatchingConfig {
+  /** Answer a JSON array of operations with an array of results; off: 400 `BATCHING_NOT_ENABLED`. */
+  readonly enabled: boolean;
+  /** The batch format (a JSON array). */
+  readonly mode: "batch_http_link";
+  /** The most operations in one batch; more: 400 `BATCH_LIMIT_EXCEEDED`. */
+  readonly maximum_size: number;
 }
 
 /** `subgraph_error_propagation` (Cosmo's names). */

@@ -51,6 +51,7 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
+import { type BatchDeps, handleBatch } from "./batch.ts";
 import {
   multipartResponse,
   sseResponse,
@@ -102,6 +103,7 @@ export interface GraphQLDeps {
  *   with `Content-Type: application/json` (else 415); other methods get 405.
  * - Response media type from `Accept`: `application/graphql-response+json`,
  *   `application/json` (also for wildcards and no `Accept`); 406 otherwise.
+ * - A JSON array body is a batch (`batch.ts`): 400 unless `batching.enabled`.
  * - Malformed JSON or parameters → 400. With `application/graphql-response+json`
  *   a request error (result without `data`) is a 400; with `application/json`
  *   every GraphQL result is a 200.
@@ -166,9 +168,18 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   let raw: RawRequest;
   try {
     const limits = deps.engine.limits;
-    raw = method === "GET"
+    const read = method === "GET"
       ? readSearchParams(new URL(request.url), limits)
       : await readJsonBody(request, limits);
+    if ("batch" in read) {
+      return await handleBatch(request, batchDeps(deps), {
+        text: read.batch,
+        size: read.size,
+        mediaType,
+        single: (one) => handleGraphQL(one, deps),
+      });
+    }
+    raw = read;
   } catch (error) {
     if (error instanceof JsonTooDeep) {
       return graphQLResponse({ errors: [error.error] }, mediaType, {
@@ -378,6 +389,15 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     ticket?.close();
     throw error;
   }
+}
+
+/** What a batch reads of the facet's dependencies. */
+function batchDeps(deps: GraphQLDeps): BatchDeps {
+  return {
+    config: deps.config,
+    maxResponseBytes: deps.engine.memory.maxTicketBytes,
+    ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
+  };
 }
 
 /** Events of a traced subscription that carry a trace (the first ones). */

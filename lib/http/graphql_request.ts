@@ -1,7 +1,8 @@
 /**
  * Reading a GraphQL-over-HTTP request: the JSON body (UTF-8, depth and size checked on the text
  * before it is parsed) and GET's query parameters, into one raw request with its persisted
- * document hash (`extensions.persistedQuery.sha256Hash` or `documentId`); .
+ * document hash (`extensions.persistedQuery.sha256Hash` or `documentId`); a JSON array body is a
+ * batch (`batch.ts`).
  *
  * @module
  */
@@ -27,6 +28,17 @@ export interface RawRequest {
   readonly extensions: Readonly<Record<string, unknown>> | null;
   /** `documentId` or `extensions.persistedQuery.sha256Hash`, normalized; null when absent. */
   readonly hash: string | null;
+}
+
+/**
+ * A JSON array body (a batch, Apollo Client's `BatchHttpLink`): its text, checked
+ * as the whole body is (UTF-8, depth, duplicate keys), and how many items it holds.
+ */
+export interface BatchBody {
+  /** The array's JSON text. */
+  readonly batch: string;
+  /** Its number of items. */
+  readonly size: number;
 }
 
 /** Thrown for JSON nested past the depth limit, found before it is parsed; answered 400. */
@@ -60,12 +72,16 @@ function badRequest(message: string): RouterError {
 }
 
 /**
- * Reads `query`, `operationName`, `variables` and `extensions` from a POST body.
+ * Reads `query`, `operationName`, `variables` and `extensions` from a POST body,
+ * or a batch's text when the body is a JSON array.
  * @param request The request.
- * @param limits The depth limit its JSON is held to.
- * @returns The GraphQL request.
+ * @param limits The depth limit its JSON is held to (a batch's items: one level in).
+ * @returns The GraphQL request, or the batch.
  */
-export async function readJsonBody(request: Request, limits: OperationLimits): Promise<RawRequest> {
+export async function readJsonBody(
+  request: Request,
+  limits: OperationLimits,
+): Promise<RawRequest | BatchBody> {
   const contentType = request.headers.get("content-type");
   if (!isJsonContentType(contentType)) {
     throw new RouterError(
@@ -86,9 +102,11 @@ export async function readJsonBody(request: Request, limits: OperationLimits): P
   if (text.trim() === "") {
     throw badRequest('Empty request body; expected a JSON object with a "query"');
   }
-  const body = parseWithin(text, limits, { outer: 1, where: "the request body" });
+  // A batch's variables are one level deeper: held to the limit a single operation's are.
+  const outer = firstJsonCharacter(text) === "[" ? 2 : 1;
+  const body = parseWithin(text, limits, { outer, where: "the request body" });
   refuseAmbiguousJson(text, "the request body");
-  if (Array.isArray(body)) throw badRequest("Batched requests are not supported");
+  if (Array.isArray(body)) return { batch: text, size: body.length };
   if (typeof body !== "object" || body === null) {
     throw badRequest('Expected the request body to be a JSON object with a "query"');
   }
@@ -100,6 +118,15 @@ export async function readJsonBody(request: Request, limits: OperationLimits): P
     record.extensions,
     record.documentId,
   );
+}
+
+/** The first character of a JSON text past its leading whitespace, or "". */
+function firstJsonCharacter(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c !== " " && c !== "\t" && c !== "\n" && c !== "\r") return c;
+  }
+  return "";
 }
 
 /** The parameters of a GraphQL GET request. */

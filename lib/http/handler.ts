@@ -204,6 +204,12 @@ export function createHandler(
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
     const keyWait = state.keySources?.beforeAdmission(request);
     if (keyWait) await keyWait;
+    // A batch's operations after its first are charged one each (lib/http/batch.ts).
+    const rateLimit = routes.rateLimit;
+    const charge = limited === null || rateLimit === null
+      ? undefined
+      : async () =>
+        (await rateLimit(limited, request, peerAddress(info?.remoteAddr, request))).refusal;
     if (routes.admits(facet, request)) {
       const gate = state.engine.admission;
       let read: DecodedBody | null = null;
@@ -211,7 +217,12 @@ export function createHandler(
       try {
         response = await runAdmitted(request, (signal) => {
           if (read === null) throw new Error("runAdmitted ran the work before prepare");
-          withContext(request, { body: read.bytes, requestId, signal });
+          withContext(request, {
+            body: read.bytes,
+            requestId,
+            signal,
+            ...(charge ? { charge } : {}),
+          });
           if (scope) telemetry?.bind(scope, request, read.bytes);
           return facet(request, state);
         }, {
