@@ -295,6 +295,13 @@ const HEADER_RULES = object({
     item: HEADER_RULE,
     description: "Rules applied, in order, to each subgraph request.",
   },
+  // Issue 43: a subgraph's answer headers reach the client only by a rule.
+  response: {
+    kind: "array",
+    item: HEADER_RULE,
+    description:
+      "Rules applied, in order, to each subgraph answer: which of its headers reach the client (docs/headers.md).",
+  },
 }, "Header rules.");
 
 /** `traffic_shaping.all` and `traffic_shaping.subgraphs.<name>` (Cosmo's keys). */
@@ -429,14 +436,17 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     description:
       "The subgraphs `gw-router compose` composes into `supergraph_path` (not read by `serve`).",
   },
-  headers: object({
-    all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
-    subgraphs: {
-      kind: "record",
-      value: HEADER_RULES,
-      description: "Rules per subgraph name, applied after `all`.",
+  headers: object(
+    {
+      all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
+      subgraphs: {
+        kind: "record",
+        value: HEADER_RULES,
+        description: "Rules per subgraph name, applied after `all`.",
+      },
     },
-  }, "Which client headers are forwarded to subgraphs (none by default)."),
+    "Which client headers are forwarded to subgraphs, and which subgraph answer headers reach the client (none by default).",
+  ),
   authentication: object({
     jwt: object({
       jwks: {

@@ -39,12 +39,20 @@ export type HeaderRule =
   }
   | { readonly op: "set"; readonly name: string; readonly value: string };
 
-/** `headers`: what is forwarded from client requests to subgraphs. */
+/** Header rules of requests to subgraphs and of their answers. */
+export interface HeaderRules {
+  /** Client headers → each subgraph request. */
+  readonly request: readonly HeaderRule[];
+  /** Subgraph answer headers → the client response (issue 43); absent: none. */
+  readonly response?: readonly HeaderRule[];
+}
+
+/** `headers`: what is forwarded from client requests to subgraphs, and back. */
 export interface HeadersConfig {
-  /** Rules for every subgraph request. */
-  readonly all: { readonly request: readonly HeaderRule[] };
+  /** Rules for every subgraph. */
+  readonly all: HeaderRules;
   /** Rules per subgraph name, applied after `all`. */
-  readonly subgraphs: Readonly<Record<string, { readonly request: readonly HeaderRule[] }>>;
+  readonly subgraphs: Readonly<Record<string, HeaderRules>>;
 }
 
 /** One JWKS key source: exactly one of `url`, `file`, `secret`. */

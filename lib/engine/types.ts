@@ -121,6 +121,11 @@ export interface ExecuteOptions {
    * when the subgraph fetches are done.
    */
   readonly ticket?: BudgetTicket;
+  /**
+   * Told each subgraph answer's headers, as it arrives: the response header
+   * rules' collector (`engine.responseHeaders.collect().add`). Absent: not read.
+   */
+  readonly subgraphHeaders?: (subgraph: string, headers: Headers) => void;
 }
 
 /** Pipeline stages timed for the trace. */

@@ -25,6 +25,7 @@ import { utf8Length } from "../limited_body.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
 import { errorResponse } from "./errors.ts";
+import { mergeCacheControl } from "../engine/mod.ts";
 import type { GraphQLMediaType } from "./_media.ts";
 
 /** What a batch reads of the router state. */
@@ -191,14 +192,19 @@ export async function handleBatch(
   }));
   const texts: string[] = [];
   const merged = new Headers({ "content-type": `${mediaType}; charset=utf-8` });
+  const cacheControls: string[] = [];
   for (const answer of answers) {
     texts.push(await answer.text());
     for (const [name, value] of answer.headers) {
       if (name === "content-type" || name === "content-length") continue;
       if (name === "set-cookie") merged.append(name, value);
-      else merged.set(name, value);
+      else if (name === "cache-control") cacheControls.push(value);
+      else if (!merged.has(name)) merged.set(name, value);
     }
   }
+  // Each item's headers merge as its subgraphs' did (response header rules): the most restrictive.
+  const cacheControl = mergeCacheControl(cacheControls);
+  if (cacheControl !== null) merged.set("cache-control", cacheControl);
   const text = `[${texts.join(",")}]`;
   const bytes = utf8Length(text);
   if (bytes > deps.maxResponseBytes) {

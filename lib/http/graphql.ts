@@ -30,6 +30,7 @@ import type {
   GraphQLRequest,
   PreparedOperation,
   PrepareResult,
+  ResponseHeaderCollector,
   UnsentAnswers,
 } from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
@@ -244,6 +245,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   let refused = false;
   /** The memory-budget ticket of an executed operation, closed once its response is rendered. */
   let ticket: BudgetTicket | undefined;
+  /** The subgraph answer headers that reach the client (`headers.*.response`), when a rule says so. */
+  let collected: ResponseHeaderCollector | undefined;
   if (!prepared.ok) {
     refused = prepared.stage === "limits";
     if (!refused && method === "GET" && isMutationText(params)) {
@@ -305,6 +308,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     }
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();
+    collected = deps.engine.responseHeaders?.collect();
     const signal = signalOf(request);
     // Past its deadline, or with its client gone, the request was answered:
     // admission stops waiting for what its work still holds (a parse that
@@ -323,6 +327,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         ticket,
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),
+        ...(collected ? { subgraphHeaders: collected.add } : {}),
       });
       if ("initial" in outcome) {
         // The incremental run charges a ticket of its own for as long as its parts stream.
@@ -333,14 +338,17 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
           query: params.query,
           operationName: params.operationName,
         });
-        return incrementalResponse(outcome, {
-          transport: parts ?? "multipart",
-          requestId,
-          limit: deps.engine.memory.maxTicketBytes,
-          finish: (last) =>
-            start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
-          traced: start.kind === "on",
-        });
+        return withSubgraphHeaders(
+          incrementalResponse(outcome, {
+            transport: parts ?? "multipart",
+            requestId,
+            limit: deps.engine.memory.maxTicketBytes,
+            finish: (last) =>
+              start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
+            traced: start.kind === "on",
+          }),
+          collected,
+        );
       }
       result = outcome;
       if (parts === "sse") {
@@ -353,14 +361,18 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
           query: params.query,
           operationName: params.operationName,
         });
-        return incrementalResponse({ initial: { ...result, hasNext: false }, subsequent: NONE }, {
-          transport: "sse",
-          requestId,
-          limit: deps.engine.memory.maxTicketBytes,
-          finish: ({ hasNext: _, ...last }: ExecutionResult & { hasNext?: boolean }) =>
-            start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
-          traced: start.kind === "on",
-        });
+        const sse = { initial: { ...result, hasNext: false }, subsequent: NONE };
+        return withSubgraphHeaders(
+          incrementalResponse(sse, {
+            transport: "sse",
+            requestId,
+            limit: deps.engine.memory.maxTicketBytes,
+            finish: ({ hasNext: _, ...last }: ExecutionResult & { hasNext?: boolean }) =>
+              start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
+            traced: start.kind === "on",
+          }),
+          collected,
+        );
       }
     } catch (error) {
       ticket.close();
@@ -377,14 +389,17 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   });
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
   try {
-    return graphQLResponse(result, mediaType, {
-      traced: start.kind === "on",
-      refused,
-      requestId,
-      limit: deps.engine.memory.maxTicketBytes,
-      unsent: deps.engine.unsent,
-      ...(ticket ? { ticket } : {}),
-    });
+    return withSubgraphHeaders(
+      graphQLResponse(result, mediaType, {
+        traced: start.kind === "on",
+        refused,
+        requestId,
+        limit: deps.engine.memory.maxTicketBytes,
+        unsent: deps.engine.unsent,
+        ...(ticket ? { ticket } : {}),
+      }),
+      collected,
+    );
   } catch (error) {
     ticket?.close();
     throw error;
@@ -398,6 +413,15 @@ function batchDeps(deps: GraphQLDeps): BatchDeps {
     maxResponseBytes: deps.engine.memory.maxTicketBytes,
     ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
   };
+}
+
+/** Adds the subgraph answer headers the response header rules let through. */
+function withSubgraphHeaders(
+  response: Response,
+  collected: ResponseHeaderCollector | undefined,
+): Response {
+  collected?.apply(response.headers);
+  return response;
 }
 
 /** Events of a traced subscription that carry a trace (the first ones). */

@@ -62,7 +62,8 @@ Deno.test("DESIGN §2: an empty config gets the documented defaults", () => {
   assert.equal(config.engine.subgraph_request_timeout_ms, 30_000);
   assert.deepEqual(config.authentication.jwt.jwks, []);
   assert.equal(config.authentication.jwt.header_name, "Authorization");
-  assert.deepEqual(config.headers, { all: { request: [] }, subgraphs: {} });
+  assert.deepEqual(config.headers, { all: { request: [], response: [] }, subgraphs: {} });
+  assert.deepEqual(config.batching, { enabled: false, mode: "batch_http_link", maximum_size: 10 });
   assert.equal(config.cors.enabled, true);
 });
 

@@ -17,4 +17,10 @@ export { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts"
 export { createHttp1Pool, type Http1Pool } from "./http1.ts";
 export { type Resilience, resilienceOf, resilientFetch } from "./resilient_fetch.ts";
 export { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
+export {
+  compileResponseHeaderRules,
+  mergeCacheControl,
+  type ResponseHeaderCollector,
+  type ResponseHeaderRules,
+} from "./response_headers.ts";
 export { readSubgraphBody } from "./subgraph_body.ts";

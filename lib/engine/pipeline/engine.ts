@@ -7,6 +7,7 @@
 import type { Http1Pool } from "../fetch/http1.ts";
 import { type DocumentNode, type GraphQLFormattedError } from "graphql";
 import type { HeadersConfig } from "../../config/types.ts";
+import { compileResponseHeaderRules, type ResponseHeaderRules } from "../fetch/response_headers.ts";
 import type { SupergraphModel } from "../../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate, overloaded } from "../admission/queue.ts";
 import { type AdaptiveLimitOptions, createAdaptiveLimit } from "../admission/adaptive_limit.ts";
@@ -161,6 +162,11 @@ export interface Engine {
   readonly client: SubgraphClient;
   /** @internal True when a header rule forwards client headers to some subgraph. */
   readonly forwardsHeaders: boolean;
+  /**
+   * Which subgraph answer headers reach the client (`headers.*.response`); null
+   * when no rule does. Facets collect each response's through `collect()`.
+   */
+  readonly responseHeaders: ResponseHeaderRules | null;
   /** @internal Results of requests that merged the same shared answers. */
   readonly sharedResults: SharedResults;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
@@ -257,6 +263,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   return {
     model,
     forwardsHeaders: [...propagators.values()].some((p) => p !== null),
+    responseHeaders: compileResponseHeaderRules(options.headers, model.subgraphs.keys()),
     sharedResults: new SharedResults(),
     prepared: new Lru({ maxBytes: options.parseCacheMaxBytes ?? 16_000_000, maxEntries: size }),
     plans: new Lru({ maxBytes: options.planCacheMaxBytes ?? 16_000_000, maxEntries: size }),

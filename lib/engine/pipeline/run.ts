@@ -288,9 +288,20 @@ function planOptionsOf(
   // answer (its writes would land in the data that request reads).
   const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
+  const seen = options.subgraphHeaders;
   return {
-    send: (subgraph, body, shareable) =>
-      engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
+    send: seen === undefined
+      ? (subgraph, body, shareable) =>
+        engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions)
+      : async (subgraph, body, shareable) => {
+        const response = await engine.client.send(
+          subgraph,
+          body,
+          shareable ? queryOptions : mutationOptions,
+        );
+        seen(subgraph, response.headers);
+        return response;
+      },
     variables: options.variables,
     operationKind: operation.kind,
     sharedResponses: shared,
