@@ -100,10 +100,10 @@ export interface ArrayNode extends Described {
   readonly item: ObjectNode;
 }
 
-/** A mapping with free keys (YAML only). */
+/** A mapping with free keys (YAML only): each value a section, or a boolean. */
 export interface RecordNode extends Described {
   readonly kind: "record";
-  readonly value: ObjectNode;
+  readonly value: ObjectNode | BooleanNode;
 }
 
 /** Any schema node. */
@@ -751,6 +751,13 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "graphql-preflight",
     ], "Any one of these, non-empty, lets such a request run."),
   }, "CSRF prevention."),
+  // Issue 43: progressive @override labels other than percent(n), set by the operator.
+  override_labels: {
+    kind: "record",
+    value: bool(false, "Whether this label is on."),
+    description:
+      "Progressive `@override(label:)` labels on (`true`) or off (`false`) by name; a `percent(n)` label named here is no longer drawn (docs/override_labels.md).",
+  },
   // Issue 43: Apollo Client's BatchHttpLink (Apollo Router's keys).
   batching: object({
     enabled: bool(

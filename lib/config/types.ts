@@ -582,6 +582,8 @@ export interface Config {
   readonly introspection: IntrospectionConfig;
   /** CSRF prevention (issue 14). */
   readonly csrf_prevention: CsrfPreventionConfig;
+  /** Progressive `@override` labels set on or off by name (issue 43). */
+  readonly override_labels: Readonly<Record<string, boolean>>;
   /** Query batching (issue 43). */
   readonly batching: BatchingConfig;
   /** What clients see of subgraph errors (issue 14). */

@@ -126,6 +126,12 @@ export interface ExecuteOptions {
    * rules' collector (`engine.responseHeaders.collect().add`). Absent: not read.
    */
   readonly subgraphHeaders?: (subgraph: string, headers: Headers) => void;
+  /**
+   * Progressive `@override` labels this request sets on or off by name (a
+   * plugin's or the request context's), over `override_labels`; the plan cache
+   * key holds the labels in effect. Absent: the configuration's, then `percent(n)` draws.
+   */
+  readonly overrideLabels?: Readonly<Record<string, boolean>>;
 }
 
 /** Pipeline stages timed for the trace. */

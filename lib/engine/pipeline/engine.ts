@@ -120,6 +120,11 @@ export interface EngineOptions {
   readonly events?: EngineEvents;
   /** Random source drawing progressive `@override` `percent(n)` labels per request. @default Math.random */
   readonly random?: () => number;
+  /**
+   * Progressive `@override` labels set on or off by name (`override_labels`); a
+   * `percent(n)` label named here is not drawn. @default {}
+   */
+  readonly overrideLabels?: Readonly<Record<string, boolean>>;
   /** Subscriptions (`subscriptions`); absent: enabled with the defaults. */
   readonly subscriptions?: SubscriptionsOptions;
 }
@@ -188,10 +193,14 @@ export interface Engine {
   readonly accessKeys: WeakMap<PreparedOperation, readonly string[]>;
   /** @internal Cache and fetch events (metrics); null when nobody listens. */
   readonly events: EngineEvents | null;
-  /** @internal Progressive `@override` labels of the supergraph, and the random source drawing them. */
+  /**
+   * @internal Progressive `@override` labels of the supergraph, the random source
+   * drawing them, and those the configuration sets on or off.
+   */
   readonly overrideLabels: {
     readonly labels: readonly OverrideLabel[];
     readonly random: () => number;
+    readonly configured: Readonly<Record<string, boolean>>;
   };
   /** Subscriptions: their upstream streams (deduplicated), the active ones and their counts. */
   readonly subscriptions: Subscriptions;
@@ -270,7 +279,11 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     maxCachedDocumentBytes: options.maxCachedDocumentBytes ?? 64_000,
     client,
     abstractNames,
-    overrideLabels: { labels: overrideLabelsOf(model), random: options.random ?? Math.random },
+    overrideLabels: {
+      labels: overrideLabelsOf(model),
+      random: options.random ?? Math.random,
+      configured: options.overrideLabels ?? {},
+    },
     admission,
     memory,
     unsent,

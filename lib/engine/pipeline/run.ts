@@ -248,6 +248,7 @@ function begin(
     ...(options.observer ? { observer: options.observer } : {}),
     identity: options.identity ?? null,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.overrideLabels ? { overrideLabels: options.overrideLabels } : {}),
     incremental,
   });
   if (planned.error) return { result: { data: null, errors: [planned.error] } };
