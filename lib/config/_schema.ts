@@ -776,6 +776,21 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       { min: 1 },
     ),
   }, "Query batching (docs/batching.md)."),
+  // Issue 43: the GraphQL multipart request specification (Cosmo's limits).
+  file_uploads: object({
+    enabled: bool(
+      false,
+      "Accept multipart file uploads on `graphql_path`; each file is streamed to the subgraph whose field takes it, never held whole.",
+    ),
+    max_file_size: size(
+      50_000_000,
+      "The largest file, bytes; larger: 413 `PAYLOAD_TOO_LARGE` (the `operations` and `map` fields are held to `max_request_body_bytes`).",
+      { min: 1 },
+    ),
+    max_files: int(10, "The most files in one request; more: 413 `PAYLOAD_TOO_LARGE`.", {
+      min: 1,
+    }),
+  }, "File uploads: the GraphQL multipart request specification (docs/file_uploads.md)."),
   subgraph_error_propagation: object({
     mode: {
       kind: "enum",

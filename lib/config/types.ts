@@ -586,6 +586,8 @@ export interface Config {
   readonly override_labels: Readonly<Record<string, boolean>>;
   /** Query batching (issue 43). */
   readonly batching: BatchingConfig;
+  /** File uploads (issue 43). */
+  readonly file_uploads: FileUploadsConfig;
   /** What clients see of subgraph errors (issue 14). */
   readonly subgraph_error_propagation: SubgraphErrorPropagationConfig;
   /** Metrics and traces (issue 16). */
@@ -660,6 +662,16 @@ export interface BatchingConfig {
   readonly mode: "batch_http_link";
   /** The most operations in one batch; more: 400 `BATCH_LIMIT_EXCEEDED`. */
   readonly maximum_size: number;
+}
+
+/** `file_uploads`: the GraphQL multipart request specification. */
+export interface FileUploadsConfig {
+  /** Accept multipart file uploads on `graphql_path` (streamed to the subgraph). */
+  readonly enabled: boolean;
+  /** The largest file, bytes (413 past it). */
+  readonly max_file_size: number;
+  /** The most files in one request (413 past it). */
+  readonly max_files: number;
 }
 
 /** `subgraph_error_propagation` (Cosmo's names). */

@@ -53,6 +53,8 @@ import {
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
 import { type BatchDeps, handleBatch } from "./batch.ts";
+import { closeUpload, readUpload, type UploadRequest } from "./upload_edge.ts";
+import { formBoundary } from "./multipart_form.ts";
 import {
   multipartResponse,
   sseResponse,
@@ -115,6 +117,15 @@ export interface GraphQLDeps {
  * @returns The response.
  */
 export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
+  try {
+    return await answerGraphQL(request, deps);
+  } finally {
+    // A multipart upload's files not streamed to a subgraph (refused, failed) are not read.
+    await closeUpload(request);
+  }
+}
+
+async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
   const method = request.method;
   const requestId = requestIdOf(request);
   if (method === "GET" && isWebSocketUpgrade(request)) return handleWebSocket(request, deps);
@@ -167,9 +178,15 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     identity = resolved.token;
   }
   let raw: RawRequest;
+  /** A multipart request's files (`file_uploads`), still in the request body. */
+  let upload: UploadRequest | null = null;
   try {
     const limits = deps.engine.limits;
-    const read = method === "GET"
+    const boundary = method === "POST" ? formBoundary(request.headers.get("content-type")) : null;
+    if (boundary !== null) upload = await readUpload(request, deps, boundary);
+    const read = upload !== null
+      ? upload.raw
+      : method === "GET"
       ? readSearchParams(new URL(request.url), limits)
       : await readJsonBody(request, limits);
     if ("batch" in read) {
@@ -316,7 +333,13 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     onAbort(signal, ticket.close);
     try {
       // `@defer` parts go out as multipart parts, or as SSE `next` events (GraphQL over SSE).
-      const parts = incremental ? "multipart" : stream === "sse" ? "sse" : null;
+      const parts = upload !== null
+        ? null // an upload's answer comes whole
+        : incremental
+        ? "multipart"
+        : stream === "sse"
+        ? "sse"
+        : null;
       const run = parts !== null && prepared.operation.hasDefer ? executeIncremental : execute;
       const outcome = await run(deps.engine, prepared.operation, {
         variables: params.variables,
@@ -328,6 +351,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),
         ...(collected ? { subgraphHeaders: collected.add } : {}),
+        ...(upload !== null ? { uploads: upload.files } : {}),
       });
       if ("initial" in outcome) {
         // The incremental run charges a ticket of its own for as long as its parts stream.
@@ -351,6 +375,12 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         );
       }
       result = outcome;
+      // A file over its limit (or a broken body) stopped the upload: that is the answer.
+      const uploadFailure = upload?.failure() ?? null;
+      if (uploadFailure !== null) {
+        ticket.close();
+        return errorResponse(uploadFailure, { contentType: mediaType, requestId });
+      }
       if (parts === "sse") {
         // GraphQL over SSE asked for a query or mutation: its one result as a `next` event, then
         // `complete` (the graphql-sse client reads nothing else).

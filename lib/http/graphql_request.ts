@@ -93,22 +93,38 @@ export async function readJsonBody(
         }"; send the request body as ${APPLICATION_JSON}`,
     );
   }
+  return parseJsonRequest(await bodyOf(request), limits, "the request body");
+}
+
+/**
+ * Reads a GraphQL request's JSON (a POST body, a multipart upload's `operations`
+ * field): UTF-8, depth and duplicate keys checked before it is read.
+ * @param bytes The JSON bytes.
+ * @param limits The depth limit its JSON is held to.
+ * @param where What the messages call it (`the request body`).
+ * @returns The GraphQL request, or the batch.
+ */
+export function parseJsonRequest(
+  bytes: Uint8Array,
+  limits: OperationLimits,
+  where: string,
+): RawRequest | BatchBody {
   let text: string;
   try {
-    text = STRICT_UTF8.decode(await bodyOf(request));
+    text = STRICT_UTF8.decode(bytes);
   } catch {
-    throw badRequest("The request body is not valid UTF-8");
+    throw badRequest(`${capitalized(where)} is not valid UTF-8`);
   }
   if (text.trim() === "") {
-    throw badRequest('Empty request body; expected a JSON object with a "query"');
+    throw badRequest(`Empty ${where.replace(/^the /, "")}; expected a JSON object with a "query"`);
   }
   // A batch's variables are one level deeper: held to the limit a single operation's are.
   const outer = firstJsonCharacter(text) === "[" ? 2 : 1;
-  const body = parseWithin(text, limits, { outer, where: "the request body" });
-  refuseAmbiguousJson(text, "the request body");
+  const body = parseWithin(text, limits, { outer, where });
+  refuseAmbiguousJson(text, where);
   if (Array.isArray(body)) return { batch: text, size: body.length };
   if (typeof body !== "object" || body === null) {
-    throw badRequest('Expected the request body to be a JSON object with a "query"');
+    throw badRequest(`Expected ${where} to be a JSON object with a "query"`);
   }
   const record = body as Record<string, unknown>;
   return checkParams(
@@ -118,6 +134,10 @@ export async function readJsonBody(
     record.extensions,
     record.documentId,
   );
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** The first character of a JSON text past its leading whitespace, or "". */

@@ -64,6 +64,12 @@ Deno.test("DESIGN §2: an empty config gets the documented defaults", () => {
   assert.equal(config.authentication.jwt.header_name, "Authorization");
   assert.deepEqual(config.headers, { all: { request: [], response: [] }, subgraphs: {} });
   assert.deepEqual(config.batching, { enabled: false, mode: "batch_http_link", maximum_size: 10 });
+  assert.deepEqual(config.file_uploads, {
+    enabled: false,
+    max_file_size: 50_000_000,
+    max_files: 10,
+  });
+  assert.deepEqual(config.override_labels, {});
   assert.equal(config.cors.enabled, true);
 });
 

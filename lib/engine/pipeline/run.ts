@@ -41,10 +41,15 @@ import type {
   IncrementalResult,
   PartInfo,
   PreparedOperation,
+  UploadedFiles,
 } from "../types.ts";
 
 import { type CachedPlan, type Engine, responseTooLarge } from "./engine.ts";
 import { planFor } from "./prepare_plan.ts";
+import { uploadFetchOf } from "../execute/uploads.ts";
+import type { SubgraphSender } from "../execute/execute_types.ts";
+import type { SendOptions } from "../fetch/subgraph_client.ts";
+import type { FetchStep } from "../plan/mod.ts";
 
 /**
  * The client's headers as header rules see them: with `X-Request-Id` set to
@@ -221,7 +226,12 @@ const EMPTY_HEADERS = new Headers();
 /** What {@linkcode begin} settled: an answer already, or the plan and the coerced variables. */
 type Begun =
   | { readonly result: ExecutionResult }
-  | { readonly planned: CachedPlan; readonly variables: Record<string, unknown> };
+  | {
+    readonly planned: CachedPlan;
+    readonly variables: Record<string, unknown>;
+    /** The fetch that takes the request's files (`uploads`). */
+    readonly uploadStep?: FetchStep;
+  };
 
 /** Coerces the variables and plans (cached): the steps before any fetch. */
 function begin(
@@ -256,6 +266,11 @@ function begin(
     // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
     return { result: { errors: planned.removed.map((path) => unauthorizedError(path)) } };
   }
+  if (options.uploads) {
+    const routed = uploadFetchOf(planned.planned.step, options.uploads.variables);
+    if ("error" in routed) return { result: { errors: [routed.error] } };
+    return { planned, variables, uploadStep: routed.step };
+  }
   return { planned, variables };
 }
 
@@ -266,6 +281,7 @@ function planOptionsOf(
   options: ExecuteOptions & {
     readonly ticket: ReturnType<MemoryBudget["open"]>;
     readonly variables: Record<string, unknown>;
+    readonly uploadStep?: FetchStep;
   },
 ): ExecutePlanOptions {
   const { observer, ticket } = options;
@@ -289,24 +305,55 @@ function planOptionsOf(
   // answer (its writes would land in the data that request reads).
   const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
+  let send: SubgraphSender = (subgraph, body, shareable) =>
+    engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions);
+  const { uploads, uploadStep } = options;
+  if (uploads && uploadStep) {
+    send = withUploads(send, { engine, uploads, uploadStep, mutationOptions });
+  }
   const seen = options.subgraphHeaders;
+  if (seen) send = withHeadersSeen(send, seen);
   return {
-    send: seen === undefined
-      ? (subgraph, body, shareable) =>
-        engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions)
-      : async (subgraph, body, shareable) => {
-        const response = await engine.client.send(
-          subgraph,
-          body,
-          shareable ? queryOptions : mutationOptions,
-        );
-        seen(subgraph, response.headers);
-        return response;
-      },
+    send,
     variables: options.variables,
     operationKind: operation.kind,
     sharedResponses: shared,
     ...engineRunOptions(engine, { headers, observer }),
+  };
+}
+
+/** Sends the fetch that takes the request's files as a multipart stream (once). */
+function withUploads(
+  send: SubgraphSender,
+  context: {
+    readonly engine: Engine;
+    readonly uploads: UploadedFiles;
+    readonly uploadStep: FetchStep;
+    readonly mutationOptions: SendOptions;
+  },
+): SubgraphSender {
+  const { engine, uploads, uploadStep, mutationOptions } = context;
+  // The executor writes a root fetch's body as `{"query":<queryJson>,"variables":…}`.
+  const prefix = `{"query":${uploadStep.queryJson},`;
+  let sent = false;
+  return (subgraph, body, shareable) => {
+    if (sent || subgraph !== uploadStep.subgraph || !body.startsWith(prefix)) {
+      return send(subgraph, body, shareable);
+    }
+    sent = true;
+    return engine.client.upload(subgraph, uploads.body(body), mutationOptions);
+  };
+}
+
+/** Tells `seen` each subgraph answer's headers (response header rules). */
+function withHeadersSeen(
+  send: SubgraphSender,
+  seen: (subgraph: string, headers: Headers) => void,
+): SubgraphSender {
+  return async (subgraph, body, shareable) => {
+    const response = await send(subgraph, body, shareable);
+    seen(subgraph, response.headers);
+    return response;
   };
 }
 
