@@ -9,6 +9,7 @@ import type { Config } from "../config/types.ts";
 import { RouterError } from "../errors.ts";
 import type { OperationLimits } from "../engine/mod.ts";
 import { readUploadRequest, type UploadRequest } from "./uploads.ts";
+import { signalOf } from "../cancellation.ts";
 
 export type { UploadRequest };
 
@@ -42,6 +43,7 @@ export async function readUpload(
     config,
     limits: deps.engine.limits,
     maxFieldBytes: deps.config.max_request_body_bytes,
+    signal: signalOf(request),
   });
   (request as unknown as WithUpload)[UPLOAD] = upload;
   return upload;

@@ -18,6 +18,7 @@ import { clipForMessage, RouterError } from "../errors.ts";
 import type { MultipartBody, OperationLimits, UploadedFiles } from "../engine/mod.ts";
 import { type FormPart, MalformedMultipart, MultipartFormReader } from "./multipart_form.ts";
 import { parseJsonRequest, type RawRequest } from "./graphql_request.ts";
+import { onAbort } from "../cancellation.ts";
 
 /** A multipart request read up to its files. */
 export interface UploadRequest {
@@ -39,6 +40,8 @@ export interface UploadReadOptions {
   readonly limits: OperationLimits;
   /** `max_request_body_bytes`: the bound of the `operations` and `map` fields each. */
   readonly maxFieldBytes: number;
+  /** The request's signal (deadline, client gone): cancels the reading of the body. */
+  readonly signal?: AbortSignal;
 }
 
 const encoder = new TextEncoder();
@@ -58,6 +61,12 @@ export async function readUploadRequest(
 ): Promise<UploadRequest> {
   if (request.body === null) throw badRequest("A multipart request needs a body");
   const reader = new MultipartFormReader(request.body, boundary);
+  // Past the deadline (or with the client gone) a read waiting on the body ends.
+  const off = options.signal ? onAbort(options.signal, () => void reader.cancel()) : null;
+  const close = async () => {
+    off?.();
+    await reader.cancel();
+  };
   try {
     const operations = await field(reader, "operations", options.maxFieldBytes);
     const read = parseJsonRequest(operations, options.limits, 'the "operations" field');
@@ -78,9 +87,9 @@ export async function readUploadRequest(
           failed: (error) => (failure ??= error),
         }),
     };
-    return { raw, files, failure: () => failure, close: () => reader.cancel() };
+    return { raw, files, failure: () => failure, close };
   } catch (error) {
-    await reader.cancel();
+    await close();
     if (error instanceof MalformedMultipart) {
       throw badRequest(`Malformed multipart body: ${error.message}`);
     }

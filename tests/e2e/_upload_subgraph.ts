@@ -13,6 +13,7 @@ import { execute, parse } from "graphql";
 import { buildSubgraphSchema } from "@apollo/subgraph";
 import processRequest from "graphql-upload/processRequest.mjs";
 import GraphQLUpload from "graphql-upload/GraphQLUpload.mjs";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
 
 const LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
@@ -121,3 +122,43 @@ type Mutation { ${mutations.map((m) => fields[m]).join("\n")} }`.replace(
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** Random bytes (getRandomValues takes 64 KiB at a time). */
+export function randomBytes(size: number): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i += 65_536) crypto.getRandomValues(bytes.subarray(i, i + 65_536));
+  return bytes;
+}
+
+/** A multipart request as the specification writes it. */
+export function multipart(
+  operations: unknown,
+  map: Record<string, string[]>,
+  files: Record<string, Blob>,
+): FormData {
+  const form = new FormData();
+  form.set("operations", JSON.stringify(operations));
+  form.set("map", JSON.stringify(map));
+  for (const [key, file] of Object.entries(files)) form.set(key, file, `${key}.bin`);
+  return form;
+}
+
+/** The `media` (upload, uploadMany) and `avatars` (avatar) subgraphs, composed. */
+export async function composedUploadGraph(): Promise<
+  { sdl: string; media: UploadSubgraph; avatars: UploadSubgraph }
+> {
+  const media = await startUploadSubgraph(["upload", "uploadMany"]);
+  const avatars = await startUploadSubgraph(["avatar"]);
+  const result = composeSupergraph([
+    { name: "media", url: media.url, sdl: media.sdl },
+    { name: "avatars", url: avatars.url, sdl: avatars.sdl },
+  ]);
+  if (!result.ok) throw new Error(`does not compose: ${JSON.stringify(result)}`);
+  return { sdl: result.supergraphSdl, media, avatars };
+}
+
+/** One file, `$file`, to `media`. */
+export const UPLOAD = {
+  query: "mutation($file: Upload!) { upload(file: $file) { size } }",
+  variables: { file: null },
+};

@@ -3,25 +3,22 @@
  * `apollo-upload-client`'s `UploadHttpLink` (the GraphQL multipart request
  * specification) through the router to a subgraph running `graphql-upload`;
  * each limit's refusal (413), CSRF, uploads off (415), and uploads the plan
- * cannot route refused at planning; a 50 MB file through a router process
- * whose RSS stays flat (the router never holds the file).
+ * cannot route refused at planning. A 50 MB file and the router's RSS:
+ * file_uploads_memory_test.ts.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { ApolloClient, gql, InMemoryCache } from "@apollo/client";
 import UploadHttpLink from "apollo-upload-client/UploadHttpLink.mjs";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
-import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
-import { startUploadSubgraph, type UploadSubgraph } from "./_upload_subgraph.ts";
-import { spawnServe } from "./_cli.ts";
-
-function randomBytes(size: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(size);
-  for (let i = 0; i < size; i += 65_536) crypto.getRandomValues(bytes.subarray(i, i + 65_536));
-  return bytes;
-}
+import {
+  composedUploadGraph,
+  multipart,
+  randomBytes,
+  UPLOAD,
+  type UploadSubgraph,
+} from "./_upload_subgraph.ts";
 
 async function sha256(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", bytes);
@@ -33,24 +30,11 @@ interface Setup {
   readonly media: UploadSubgraph;
 }
 
-async function composed(): Promise<
-  { sdl: string; media: UploadSubgraph; avatars: UploadSubgraph }
-> {
-  const media = await startUploadSubgraph(["upload", "uploadMany"]);
-  const avatars = await startUploadSubgraph(["avatar"]);
-  const result = composeSupergraph([
-    { name: "media", url: media.url, sdl: media.sdl },
-    { name: "avatars", url: avatars.url, sdl: avatars.sdl },
-  ]);
-  if (!result.ok) throw new Error(`does not compose: ${JSON.stringify(result)}`);
-  return { sdl: result.supergraphSdl, media, avatars };
-}
-
 async function withRouter(
   config: Record<string, unknown>,
   fn: (setup: Setup) => Promise<void>,
 ): Promise<void> {
-  const { sdl, media, avatars } = await composed();
+  const { sdl, media, avatars } = await composedUploadGraph();
   const operationsDir = await Deno.makeTempDir({ prefix: "gw_uploads_" });
   let router: RunningRouter | undefined;
   try {
@@ -120,19 +104,6 @@ Deno.test("issue 43: apollo-upload-client uploads two files; the subgraph's grap
   });
 });
 
-/** A multipart request as the specification writes it. */
-function multipart(
-  operations: unknown,
-  map: Record<string, string[]>,
-  files: Record<string, Blob>,
-): FormData {
-  const form = new FormData();
-  form.set("operations", JSON.stringify(operations));
-  form.set("map", JSON.stringify(map));
-  for (const [key, file] of Object.entries(files)) form.set(key, file, `${key}.bin`);
-  return form;
-}
-
 async function send(
   router: RunningRouter,
   form: FormData,
@@ -146,11 +117,6 @@ function error(json: Record<string, unknown>): { message: string; code: unknown 
   const first = (json.errors as { message: string; extensions?: { code?: unknown } }[])[0]!;
   return { message: first.message, code: first.extensions?.code };
 }
-
-const UPLOAD = {
-  query: "mutation($file: Upload!) { upload(file: $file) { size } }",
-  variables: { file: null },
-};
 
 Deno.test("issue 43: each upload limit is refused with 413 and says which; CSRF needs a preflight header", async () => {
   await withRouter(ON, async ({ router }) => {
@@ -243,81 +209,4 @@ Deno.test("issue 43: file uploads are off by default: a multipart request is a 4
     assert.equal(status, 415);
     assert.match(error(json).message, /file_uploads\.enabled/);
   });
-});
-
-/** The router process's resident memory, bytes (Linux `/proc`). */
-async function rss(pid: number): Promise<number> {
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
-}
-
-Deno.test("issue 43: a 50 MB file streams through a router process whose RSS stays flat", async () => {
-  const { sdl, media, avatars } = await composed();
-  const dir = await Deno.makeTempDir({ prefix: "gw_upload_rss_" });
-  await Deno.mkdir(join(dir, "ops"));
-  await Deno.writeTextFile(join(dir, "super.graphql"), sdl);
-  await Deno.writeTextFile(
-    join(dir, "config.yaml"),
-    `listen_addr: 127.0.0.1:0
-supergraph_path: super.graphql
-operations_dir: ops
-mcp: { enabled: false }
-dev_mode: false
-file_uploads: { enabled: true, max_file_size: 500MB }
-`,
-  );
-  const serve = spawnServe(join(dir, "config.yaml"));
-  try {
-    const url = JSON.parse(await serve.waitFor((l) => l.includes("GW Router listening"))).url;
-    const draining = serve.waitFor(() => false).catch(() => {});
-    const pid = serve.child.pid;
-    // Warm: a small upload (plan cached, connections open), then the base.
-    const warm = await fetch(`${url}/graphql`, {
-      method: "POST",
-      headers: { "apollo-require-preflight": "true" },
-      body: multipart(UPLOAD, { 0: ["variables.file"] }, { 0: new Blob([new Uint8Array(1000)]) }),
-    });
-    assert.equal(warm.status, 200);
-    await warm.body?.cancel();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const base = await rss(pid);
-    const grew: number[] = [];
-    // 50 MB, then three times that: the router's RSS grows by its stream buffers
-    // (and garbage not yet collected), not by the file.
-    for (const size of [50_000_000, 150_000_000]) {
-      let peak = base;
-      let sampling = true;
-      const sampler = (async () => {
-        while (sampling) {
-          peak = Math.max(peak, await rss(pid).catch(() => 0));
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      })();
-      const response = await fetch(`${url}/graphql`, {
-        method: "POST",
-        headers: { "apollo-require-preflight": "true" },
-        body: multipart(UPLOAD, { 0: ["variables.file"] }, { 0: new Blob([randomBytes(size)]) }),
-        signal: AbortSignal.timeout(60_000),
-      });
-      const json = await response.json();
-      sampling = false;
-      await sampler;
-      assert.equal(response.status, 200, JSON.stringify(json));
-      assert.deepEqual(json, { data: { upload: { size } } });
-      grew.push(peak - base);
-      console.log(
-        `${size / 1e6} MB upload: router RSS base ${(base / 1e6).toFixed(1)} MB, peak ${
-          (peak / 1e6).toFixed(1)
-        } MB, grew ${((peak - base) / 1e6).toFixed(1)} MB`,
-      );
-    }
-    // Holding a file would add at least its size: 50 MB, then 150 MB.
-    for (const bytes of grew) assert.ok(bytes < 50_000_000, `RSS grew ${bytes} bytes`);
-    await serve.close();
-    await draining;
-  } finally {
-    await serve.close();
-    await Promise.all([media.close(), avatars.close()]);
-    await Deno.remove(dir, { recursive: true });
-  }
 });
