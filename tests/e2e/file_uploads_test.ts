@@ -158,6 +158,12 @@ Deno.test("issue 43: each upload limit is refused with 413 and says which; CSRF 
     const stray = await send(router, multipart(UPLOAD, { 0: ["variables.nope"] }, { 0: small }));
     assert.equal(stray.status, 400);
     assert.match(error(stray.json).message, /names the variable "nope"/);
+    const batched = await send(
+      router,
+      multipart([UPLOAD], { 0: ["variables.0.file"] }, { 0: small }),
+    );
+    assert.equal(batched.status, 400);
+    assert.match(error(batched.json).message, /one operation, not a batch/);
     const missing = await send(router, multipart(UPLOAD, { 0: ["variables.file"] }, {}));
     assert.equal(missing.status, 400);
     assert.match(error(missing.json).message, /ends without the files "0"/);
