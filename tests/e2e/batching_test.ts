@@ -235,3 +235,13 @@ Deno.test("issue 43: each operation of a batch is charged to the rate limit", as
     assert.equal(codeOf(answers[3]), "RATE_LIMITED");
   });
 });
+
+Deno.test("issue 43: a batch's identical subgraph fetches share one request (single flight)", async () => {
+  await withRouter({ path: new URL("config.yaml", ROOT).pathname }, async ({ router, calls }) => {
+    const query = '{ product(upc: "1") { name } }';
+    const { status, json } = await post(router.url, [{ query }, { query }, { query }]);
+    assert.equal(status, 200);
+    assert.deepEqual(json, Array(3).fill({ data: { product: { name: "Oak Dining Table" } } }));
+    assert.deepEqual(calls, ["products"]);
+  }, { env: { BATCHING_ENABLED: "true" } });
+});
