@@ -90,6 +90,15 @@ type Mutation { ${mutations.map((m) => fields[m]).join("\n")} }`.replace(
   const contentTypes: string[] = [];
   const server = http.createServer(async (request, response) => {
     contentTypes.push(String(request.headers["content-type"]));
+    // As Apollo Server's csrfPrevention: a multipart request needs a preflight header.
+    if (
+      String(request.headers["content-type"]).startsWith("multipart/form-data") &&
+      !request.headers["apollo-require-preflight"]
+    ) {
+      response.writeHead(400, { "content-type": "application/json" });
+      response.end(JSON.stringify({ errors: [{ message: "Blocked as a potential CSRF" }] }));
+      return;
+    }
     try {
       let body: { query: string; variables?: Record<string, unknown>; operationName?: string };
       if (String(request.headers["content-type"]).startsWith("multipart/form-data")) {

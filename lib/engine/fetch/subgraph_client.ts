@@ -432,6 +432,9 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         (forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS) as HeadersInit,
       );
       headers.set("content-type", multipart.contentType);
+      // The router checked the client's request for CSRF (multipart/form-data is a simple
+      // type); a subgraph that checks too (Apollo Server's csrfPrevention) reads this header.
+      headers.set("apollo-require-preflight", "true");
       const controller = new AbortController();
       const untrack = track(controller);
       const signal = sendOptions.signal;
