@@ -216,3 +216,50 @@ Deno.test("issue 43: file uploads are off by default: a multipart request is a 4
     assert.match(error(json).message, /file_uploads\.enabled/);
   });
 });
+
+Deno.test("issue 43: an upload whose file stops arriving is answered at the router's deadline, not waited for", async () => {
+  await withRouter(
+    { ...ON, traffic_shaping: { router: { request_timeout: "1s" } } },
+    async ({ router }) => {
+      const boundary = "stall";
+      const head =
+        `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${
+          JSON.stringify(UPLOAD)
+        }\r\n--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n{"0":["variables.file"]}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="a.bin"\r\n\r\nfirst bytes`;
+      let sent = false;
+      const client = new AbortController();
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (!sent) {
+            sent = true;
+            controller.enqueue(new TextEncoder().encode(head));
+            return;
+          }
+          // The rest never comes: the client stalls until it gives up.
+          await new Promise((resolve) => client.signal.addEventListener("abort", resolve));
+          controller.error(new Error("The client gave up"));
+        },
+      });
+      const started = performance.now();
+      const timer = setTimeout(() => client.abort(), 15_000);
+      const response = await fetch(`${router.url}/graphql`, {
+        method: "POST",
+        headers: {
+          "content-type": `multipart/form-data; boundary=${boundary}`,
+          "apollo-require-preflight": "true",
+        },
+        body,
+        signal: client.signal,
+      });
+      const json = await response.json();
+      const ms = performance.now() - started;
+      // The client gives up its upload (and its connection) once answered.
+      client.abort();
+      clearTimeout(timer);
+      assert.equal(response.status, 504);
+      assert.equal(error(json).code, "GATEWAY_TIMEOUT");
+      assert.ok(ms < 10_000, `answered in ${Math.round(ms)} ms`);
+    },
+  );
+});
