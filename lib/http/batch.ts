@@ -159,7 +159,13 @@ export async function handleBatch(
   const { mediaType } = options;
   const requestId = requestIdOf(request);
   const refusal = batchRefusal(deps.config.batching, options.size);
-  if (refusal !== null) return errorResponse(refusal, { contentType: mediaType, requestId });
+  const metrics = deps.telemetry?.metrics ?? null;
+  if (refusal !== null) {
+    if (refusal.code === "BATCHING_NOT_ENABLED") metrics?.batch("disabled", options.size);
+    else if (refusal.code === "BATCH_LIMIT_EXCEEDED") metrics?.batch("too_large", options.size);
+    return errorResponse(refusal, { contentType: mediaType, requestId });
+  }
+  metrics?.batch("answered", options.size);
   const items = splitBatch(options.text);
   const headers = new Headers(request.headers);
   headers.set("accept", mediaType);

@@ -10,12 +10,13 @@ import { RouterError } from "../errors.ts";
 import type { OperationLimits } from "../engine/mod.ts";
 import { readUploadRequest, type UploadRequest } from "./uploads.ts";
 import { signalOf } from "../cancellation.ts";
+import type { RouterMetrics } from "../telemetry/metrics.ts";
 
 export type { UploadRequest };
 
 const UPLOAD: unique symbol = Symbol("gw.upload");
 
-type WithUpload = { [UPLOAD]?: UploadRequest };
+type WithUpload = { [UPLOAD]?: { readonly upload: UploadRequest; readonly deps: UploadDeps } };
 
 /**
  * Reads a multipart request's `operations` and `map`; refuses it (415) when
@@ -28,7 +29,7 @@ type WithUpload = { [UPLOAD]?: UploadRequest };
  */
 export async function readUpload(
   request: Request,
-  deps: { readonly config: Config; readonly engine: { readonly limits: OperationLimits } },
+  deps: UploadDeps,
   boundary: string,
 ): Promise<UploadRequest> {
   const config = deps.config.file_uploads;
@@ -39,20 +40,39 @@ export async function readUpload(
       "Multipart requests (file uploads) are not enabled (file_uploads.enabled); send the request body as application/json",
     );
   }
-  const upload = await readUploadRequest(request, boundary, {
-    config,
-    limits: deps.engine.limits,
-    maxFieldBytes: deps.config.max_request_body_bytes,
-    signal: signalOf(request),
-  });
-  (request as unknown as WithUpload)[UPLOAD] = upload;
+  let upload: UploadRequest;
+  try {
+    upload = await readUploadRequest(request, boundary, {
+      config,
+      limits: deps.engine.limits,
+      maxFieldBytes: deps.config.max_request_body_bytes,
+      signal: signalOf(request),
+    });
+  } catch (error) {
+    deps.telemetry?.metrics?.upload("refused", 0);
+    throw error;
+  }
+  (request as unknown as WithUpload)[UPLOAD] = { upload, deps };
   return upload;
 }
 
+/** What an upload reads of the facet's dependencies. */
+export interface UploadDeps {
+  readonly config: Config;
+  readonly engine: { readonly limits: OperationLimits };
+  /** Counts each upload's outcome and bytes (`gw_router_uploads_total`). */
+  readonly telemetry?: { readonly metrics: RouterMetrics | null } | null;
+}
+
 /**
- * Cancels what is left of a request's upload body (nothing without an upload).
+ * Ends a request's upload once answered: counts its outcome, cancels what is
+ * left of its body (nothing without an upload).
  * @param request The request.
  */
 export async function closeUpload(request: Request): Promise<void> {
-  await (request as unknown as WithUpload)[UPLOAD]?.close();
+  const held = (request as unknown as WithUpload)[UPLOAD];
+  if (held === undefined) return;
+  const { upload, deps } = held;
+  deps.telemetry?.metrics?.upload(upload.streamed() ? "streamed" : "refused", upload.bytes());
+  await upload.close();
 }

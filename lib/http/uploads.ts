@@ -28,6 +28,10 @@ export interface UploadRequest {
   readonly files: UploadedFiles;
   /** What stopped the files' stream (a file over the limit, a broken body), or null. */
   failure(): RouterError | null;
+  /** True once every file was streamed to the subgraph (the body's end reached). */
+  streamed(): boolean;
+  /** Bytes of files streamed so far. */
+  bytes(): number;
   /** Stops reading the request body (what is left of it is cancelled). */
   close(): Promise<void>;
 }
@@ -77,6 +81,8 @@ export async function readUploadRequest(
     for (const paths of map.values()) for (const path of paths) variables.add(path[1]!);
     const raw = { ...read, variables: withPlaceholders(read.variables, map) };
     let failure: RouterError | null = null;
+    let streamed = false;
+    let bytes = 0;
     const files: UploadedFiles = {
       variables,
       body: (body) =>
@@ -85,9 +91,18 @@ export async function readUploadRequest(
           map,
           maxFileSize: options.config.max_file_size,
           failed: (error) => (failure ??= error),
+          counted: (n) => (bytes += n),
+          ended: () => (streamed = true),
         }),
     };
-    return { raw, files, failure: () => failure, close };
+    return {
+      raw,
+      files,
+      failure: () => failure,
+      streamed: () => streamed && failure === null,
+      bytes: () => bytes,
+      close,
+    };
   } catch (error) {
     await close();
     if (error instanceof MalformedMultipart) {
@@ -232,6 +247,10 @@ function multipartBody(
     readonly map: FileMap;
     readonly maxFileSize: number;
     readonly failed: (error: RouterError) => void;
+    /** Told each file chunk's size as it passes. */
+    readonly counted: (bytes: number) => void;
+    /** Told when the last file has passed. */
+    readonly ended: () => void;
   },
 ): MultipartBody {
   const boundary = `gw-upload-${crypto.randomUUID()}`;
@@ -282,6 +301,7 @@ function multipartBody(
                 ),
               );
             }
+            context.counted(value.length);
             controller.enqueue(value);
             return;
           }
@@ -302,6 +322,7 @@ function multipartBody(
             );
           }
           finished = true;
+          context.ended();
           controller.enqueue(encoder.encode(`--${boundary}--\r\n`));
           controller.close();
           return;

@@ -142,6 +142,10 @@ Deno.test("issue 43: a batch on config.production.yaml's settings: each operatio
     );
     assert.equal(four.status, 400);
     assert.equal(codeOf(four.json), "BATCH_LIMIT_EXCEEDED");
+    const after = await (await fetch(router.metricsUrl!)).text();
+    assert.match(after, /gw_router_batches_total\{outcome="answered"\} 1\n/);
+    assert.match(after, /gw_router_batches_total\{outcome="too_large"\} 1\n/);
+    assert.match(after, /gw_router_batch_operations_total 3\n/);
     // The access log writes one line per HTTP request, a batch included.
     assert.equal(lines.length, 2);
     assert.equal(lines[0]?.status, 200);

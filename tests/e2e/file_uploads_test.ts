@@ -167,6 +167,12 @@ Deno.test("issue 43: each upload limit is refused with 413 and says which; CSRF 
     const missing = await send(router, multipart(UPLOAD, { 0: ["variables.file"] }, {}));
     assert.equal(missing.status, 400);
     assert.match(error(missing.json).message, /ends without the files "0"/);
+
+    // Each upload's outcome is counted (the CSRF refusal never reached the upload).
+    const metrics = await (await fetch(router.metricsUrl!)).text();
+    assert.match(metrics, /gw_router_uploads_total\{outcome="streamed"\} 1\n/);
+    assert.match(metrics, /gw_router_uploads_total\{outcome="refused"\} 5\n/);
+    assert.match(metrics, /gw_router_upload_bytes_total \d+/);
   });
 });
 
