@@ -610,6 +610,40 @@ export interface Config {
   readonly automatic_persisted_queries: AutomaticPersistedQueriesConfig;
   /** Rate limits (issue 30). */
   readonly rate_limit: RateLimitConfig;
+  /** Demand control (issue 41, docs/demand-control.md). */
+  readonly demand_control: DemandControlConfig;
+}
+
+/** `demand_control.strategy.static_estimated.subgraph.*` (0 = not set). */
+export interface SubgraphCostConfig {
+  /** The subgraph's list size; 0: the router's. */
+  readonly list_size: number;
+  /** The largest estimated share of this subgraph; 0: none. */
+  readonly max: number;
+}
+
+/** `demand_control` (Apollo Router's shape). */
+export interface DemandControlConfig {
+  /** Estimate and measure operations' costs. */
+  readonly enabled: boolean;
+  /** `enforce` refuses over `max`; `measure` records. */
+  readonly mode: "measure" | "enforce";
+  readonly strategy: {
+    readonly static_estimated: {
+      /** The size of a list nothing else sizes. */
+      readonly list_size: number;
+      /** The largest estimated cost admitted. */
+      readonly max: number;
+      /** Also refuse answers whose actual cost passes `max` (enforce mode). */
+      readonly enforce_actual_cost: boolean;
+      readonly subgraph: {
+        readonly all: SubgraphCostConfig;
+        readonly subgraphs: Readonly<Record<string, SubgraphCostConfig>>;
+      };
+    };
+  };
+  /** Add `extensions.cost` to answers. */
+  readonly expose_in_extensions: boolean;
 }
 
 /** `security.complexity_limits.*`. */
@@ -700,6 +734,10 @@ export interface SubscriptionsConfig {
   readonly max_buffered_events: number;
   /** Bytes sent to one WebSocket client and not yet taken before it is dropped. */
   readonly max_unsent_bytes: number;
+  /** Bytes of one message a WebSocket client may send (larger: close 1009). */
+  readonly max_message_bytes: number;
+  /** Admission by capacity: new subscriptions refused when the fan-out cannot take one more. */
+  readonly admission: SubscriptionAdmissionConfig;
   /** WebSocket ping interval, ms. */
   readonly keep_alive_interval_ms: number;
   /** SSE comment and multipart `{}` heartbeat interval, ms. */
@@ -708,6 +746,14 @@ export interface SubscriptionsConfig {
   readonly deduplicate: boolean;
   /** Per subgraph: where its subscriptions are opened. */
   readonly subgraphs: Readonly<Record<string, SubscriptionSubgraphConfig>>;
+}
+
+/** `subscriptions.admission`. */
+export interface SubscriptionAdmissionConfig {
+  /** Refuse new subscriptions when the serving thread cannot take one more's fan-out. */
+  readonly enabled: boolean;
+  /** The share of the serving thread the fan-out may be projected to take. */
+  readonly max_cpu_share: number;
 }
 
 /** `subscriptions.subgraphs.<name>`. */

@@ -76,10 +76,12 @@ export {
   type EventTrace,
   type SubscribeOptions,
   type SubscribeResult,
+  type SubscriptionLimitCounts,
   type SubscriptionsOptions,
   type SubscriptionTargetOption,
+  sumLimits,
 } from "./execute/subscribe.ts";
-export { EventStream, tooSlowError } from "./execute/subscription.ts";
+export { EventStream, routerBehindError, tooSlowError } from "./execute/subscription.ts";
 export {
   openUpstream,
   type SubscriptionProtocol,

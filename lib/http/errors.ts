@@ -40,6 +40,8 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   REQUEST_TIMEOUT: 408,
   RESPONSE_TOO_LARGE: 502,
   SUBGRAPH_CIRCUIT_OPEN: 503,
+  // Only ever a field error (the subgraph's fields null): a status for completeness.
+  SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE: 400,
   SHUTTING_DOWN: 503,
   ISOLATE_ENDED: 503,
   INTERNAL: 500,

@@ -489,6 +489,15 @@ function subscriptionResponse(
           : result,
       ),
   };
+  if (!started.ok && started.errors[0]?.extensions?.code === "SUBSCRIPTION_LIMIT_REACHED") {
+    // A refusal by the router's limits (capacity, max_total): 503 and when to try again, as
+    // for an overloaded query, before any stream is opened.
+    const errors = requestId === null ? started.errors : withRequestId(started.errors, requestId);
+    return new Response(resultJson({ errors: [...errors] }), {
+      status: 503,
+      headers: { "content-type": `${APPLICATION_JSON}; charset=utf-8`, "retry-after": "1" },
+    });
+  }
   const subscription = started.ok ? started.subscription : started.errors;
   return options.stream === "sse"
     ? sseResponse(subscription, streamOptions)

@@ -167,6 +167,7 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     "subgraph_error_propagation.mode": ["pass-through", "pass-through"],
     "engine.subgraph_transport": ["fetch", "fetch"],
     "batching.mode": ["batch_http_link", "batch_http_link"],
+    "demand_control.mode": ["enforce", "enforce"],
     "automatic_persisted_queries.storage.provider_id": ["", ""],
     "rate_limit.storage.provider_id": ["", ""],
     "rate_limit.key": ["header:X-Api-Key", "header:X-Api-Key"],

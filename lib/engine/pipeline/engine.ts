@@ -34,6 +34,11 @@ import {
   type SubscriptionsOptions,
 } from "../execute/subscribe.ts";
 import type { EngineEvents, PreparedOperation, PrepareResult } from "../types.ts";
+import {
+  createDemandControl,
+  type DemandControl,
+  type DemandControlOptions,
+} from "./_cost_state.ts";
 
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
@@ -127,6 +132,8 @@ export interface EngineOptions {
   readonly overrideLabels?: Readonly<Record<string, boolean>>;
   /** Subscriptions (`subscriptions`); absent: enabled with the defaults. */
   readonly subscriptions?: SubscriptionsOptions;
+  /** Demand control (`demand_control`, `docs/demand-control.md`); absent: off. */
+  readonly demandControl?: DemandControlOptions;
 }
 
 /** A cached plan with what shaping needs. */
@@ -204,6 +211,8 @@ export interface Engine {
   };
   /** Subscriptions: their upstream streams (deduplicated), the active ones and their counts. */
   readonly subscriptions: Subscriptions;
+  /** @internal Demand control; null when off. */
+  readonly demandControl: DemandControl | null;
 }
 
 /**
@@ -293,6 +302,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     batchEntityFetches: options.batchEntityFetches ?? true,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
+    demandControl: options.demandControl ? createDemandControl(options.demandControl) : null,
     subscriptions: createSubscriptions(model, {
       connectTimeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
       ...options.subscriptions,
