@@ -100,10 +100,10 @@ export interface ArrayNode extends Described {
   readonly item: ObjectNode;
 }
 
-/** A mapping with free keys (YAML only). */
+/** A mapping with free keys (YAML only): each value a section, or a boolean. */
 export interface RecordNode extends Described {
   readonly kind: "record";
-  readonly value: ObjectNode;
+  readonly value: ObjectNode | BooleanNode;
 }
 
 /** Any schema node. */
@@ -304,6 +304,13 @@ const HEADER_RULES = object({
     item: HEADER_RULE,
     description: "Rules applied, in order, to each subgraph request.",
   },
+  // Issue 43: a subgraph's answer headers reach the client only by a rule.
+  response: {
+    kind: "array",
+    item: HEADER_RULE,
+    description:
+      "Rules applied, in order, to each subgraph answer: which of its headers reach the client (docs/headers.md).",
+  },
 }, "Header rules.");
 
 /** `traffic_shaping.all` and `traffic_shaping.subgraphs.<name>` (Cosmo's keys). */
@@ -438,14 +445,17 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     description:
       "The subgraphs `gw-router compose` composes into `supergraph_path` (not read by `serve`).",
   },
-  headers: object({
-    all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
-    subgraphs: {
-      kind: "record",
-      value: HEADER_RULES,
-      description: "Rules per subgraph name, applied after `all`.",
+  headers: object(
+    {
+      all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
+      subgraphs: {
+        kind: "record",
+        value: HEADER_RULES,
+        description: "Rules per subgraph name, applied after `all`.",
+      },
     },
-  }, "Which client headers are forwarded to subgraphs (none by default)."),
+    "Which client headers are forwarded to subgraphs, and which subgraph answer headers reach the client (none by default).",
+  ),
   authentication: object({
     jwt: object({
       jwks: {
@@ -750,6 +760,46 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "graphql-preflight",
     ], "Any one of these, non-empty, lets such a request run."),
   }, "CSRF prevention."),
+  // Issue 43: progressive @override labels other than percent(n), set by the operator.
+  override_labels: {
+    kind: "record",
+    value: bool(false, "Whether this label is on."),
+    description:
+      "Progressive `@override(label:)` labels on (`true`) or off (`false`) by name; a `percent(n)` label named here is no longer drawn (docs/override_labels.md).",
+  },
+  // Issue 43: Apollo Client's BatchHttpLink (Apollo Router's keys).
+  batching: object({
+    enabled: bool(
+      false,
+      "Answer a JSON array of operations on `graphql_path` with an array of results; off: 400 `BATCHING_NOT_ENABLED`.",
+    ),
+    mode: {
+      kind: "enum",
+      values: ["batch_http_link"],
+      default: "batch_http_link",
+      description: "The batch format: `batch_http_link` (a JSON array, Apollo Client's).",
+    },
+    maximum_size: int(
+      10,
+      "The most operations in one batch; more: 400 `BATCH_LIMIT_EXCEEDED`.",
+      { min: 1 },
+    ),
+  }, "Query batching (docs/batching.md)."),
+  // Issue 43: the GraphQL multipart request specification (Cosmo's limits).
+  file_uploads: object({
+    enabled: bool(
+      false,
+      "Accept multipart file uploads on `graphql_path`; each file is streamed to the subgraph whose field takes it, never held whole.",
+    ),
+    max_file_size: size(
+      50_000_000,
+      "The largest file, bytes; larger: 413 `PAYLOAD_TOO_LARGE` (the `operations` and `map` fields are held to `max_request_body_bytes`).",
+      { min: 1 },
+    ),
+    max_files: int(10, "The most files in one request; more: 413 `PAYLOAD_TOO_LARGE`.", {
+      min: 1,
+    }),
+  }, "File uploads: the GraphQL multipart request specification (docs/file_uploads.md)."),
   subgraph_error_propagation: object({
     mode: {
       kind: "enum",

@@ -39,12 +39,20 @@ export type HeaderRule =
   }
   | { readonly op: "set"; readonly name: string; readonly value: string };
 
-/** `headers`: what is forwarded from client requests to subgraphs. */
+/** Header rules of requests to subgraphs and of their answers. */
+export interface HeaderRules {
+  /** Client headers → each subgraph request. */
+  readonly request: readonly HeaderRule[];
+  /** Subgraph answer headers → the client response (issue 43); absent: none. */
+  readonly response?: readonly HeaderRule[];
+}
+
+/** `headers`: what is forwarded from client requests to subgraphs, and back. */
 export interface HeadersConfig {
-  /** Rules for every subgraph request. */
-  readonly all: { readonly request: readonly HeaderRule[] };
+  /** Rules for every subgraph. */
+  readonly all: HeaderRules;
   /** Rules per subgraph name, applied after `all`. */
-  readonly subgraphs: Readonly<Record<string, { readonly request: readonly HeaderRule[] }>>;
+  readonly subgraphs: Readonly<Record<string, HeaderRules>>;
 }
 
 /** One JWKS key source: exactly one of `url`, `file`, `secret`. */
@@ -574,6 +582,12 @@ export interface Config {
   readonly introspection: IntrospectionConfig;
   /** CSRF prevention (issue 14). */
   readonly csrf_prevention: CsrfPreventionConfig;
+  /** Progressive `@override` labels set on or off by name (issue 43). */
+  readonly override_labels: Readonly<Record<string, boolean>>;
+  /** Query batching (issue 43). */
+  readonly batching: BatchingConfig;
+  /** File uploads (issue 43). */
+  readonly file_uploads: FileUploadsConfig;
   /** What clients see of subgraph errors (issue 14). */
   readonly subgraph_error_propagation: SubgraphErrorPropagationConfig;
   /** Metrics and traces (issue 16). */
@@ -672,6 +686,26 @@ export interface CsrfPreventionConfig {
   readonly enabled: boolean;
   /** Any one of these, non-empty, lets such a request run. */
   readonly required_headers: readonly string[];
+}
+
+/** `batching` (Apollo Router's keys): Apollo Client's `BatchHttpLink`. */
+export interface BatchingConfig {
+  /** Answer a JSON array of operations with an array of results; off: 400 `BATCHING_NOT_ENABLED`. */
+  readonly enabled: boolean;
+  /** The batch format (a JSON array). */
+  readonly mode: "batch_http_link";
+  /** The most operations in one batch; more: 400 `BATCH_LIMIT_EXCEEDED`. */
+  readonly maximum_size: number;
+}
+
+/** `file_uploads`: the GraphQL multipart request specification. */
+export interface FileUploadsConfig {
+  /** Accept multipart file uploads on `graphql_path` (streamed to the subgraph). */
+  readonly enabled: boolean;
+  /** The largest file, bytes (413 past it). */
+  readonly max_file_size: number;
+  /** The most files in one request (413 past it). */
+  readonly max_files: number;
 }
 
 /** `subgraph_error_propagation` (Cosmo's names). */

@@ -59,6 +59,11 @@ export {
 } from "./execute/subgraph_errors.ts";
 export { resilienceOf } from "./fetch/resilient_fetch.ts";
 export { resultJson } from "./execute/shared_results.ts";
+export {
+  mergeCacheControl,
+  type ResponseHeaderCollector,
+  type ResponseHeaderRules,
+} from "./fetch/response_headers.ts";
 export type { BudgetTicket } from "./admission/memory_budget.ts";
 export {
   createUnsentAnswers,

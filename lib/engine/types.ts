@@ -121,6 +121,41 @@ export interface ExecuteOptions {
    * when the subgraph fetches are done.
    */
   readonly ticket?: BudgetTicket;
+  /**
+   * Told each subgraph answer's headers, as it arrives: the response header
+   * rules' collector (`engine.responseHeaders.collect().add`). Absent: not read.
+   */
+  readonly subgraphHeaders?: (subgraph: string, headers: Headers) => void;
+  /**
+   * Progressive `@override` labels this request sets on or off by name (a
+   * plugin's or the request context's), over `override_labels`; the plan cache
+   * key holds the labels in effect. Absent: the configuration's, then `percent(n)` draws.
+   */
+  readonly overrideLabels?: Readonly<Record<string, boolean>>;
+  /**
+   * The files of a multipart request (file uploads), sent with the one root
+   * fetch whose operation uses the variables holding them; an operation whose
+   * plan cannot route them is refused (`FILE_UPLOAD_NOT_ROUTABLE`).
+   */
+  readonly uploads?: UploadedFiles;
+}
+
+/** The files of a multipart request (the GraphQL multipart request specification). */
+export interface UploadedFiles {
+  /** The top-level variables whose values hold files. */
+  readonly variables: ReadonlySet<string>;
+  /**
+   * The multipart body of the fetch that takes them: its JSON body as the
+   * `operations` field, the `map`, then the files as they arrive.
+   * @param operations The fetch's JSON body.
+   */
+  body(operations: string): MultipartBody;
+}
+
+/** A streamed request body and its content type (with its boundary). */
+export interface MultipartBody {
+  readonly stream: ReadableStream<Uint8Array>;
+  readonly contentType: string;
 }
 
 /** Pipeline stages timed for the trace. */

@@ -119,6 +119,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   let unsentEnded = 0;
   const engine = createEngine(supergraph, {
     headers: config.headers,
+    overrideLabels: config.override_labels,
     credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
     enableSingleFlight: config.engine.enable_single_flight,
     batchEntityFetches: config.engine.batch_entity_fetches,
@@ -210,6 +211,14 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     await auth.catch((error) => {
       keySources.close();
       throw error;
+    });
+  }
+  // A label the supergraph never uses would switch nothing: a typo, or a stale key.
+  const used = new Set(engine.overrideLabels.labels.map((l) => l.label));
+  const unused = Object.keys(config.override_labels).filter((label) => !used.has(label));
+  if (unused.length > 0) {
+    log.warn("override_labels names labels no @override of the supergraph uses", {
+      labels: unused.join(", "),
     });
   }
   const authorization = buildRequestAuthorization(config, { auth });

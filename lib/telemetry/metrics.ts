@@ -229,6 +229,16 @@ export interface RouterMetrics {
   storeFallback(feature: string): void;
   /** Whether a shared store (`storage_providers.redis[].id`) is reachable (1) or not (0). */
   storeAvailable(provider: string, available: boolean): void;
+  /**
+   * A batch (`batching`): `answered` (its operations are counted too), or refused whole
+   * (`disabled`, `too_large`).
+   */
+  batch(outcome: "answered" | "disabled" | "too_large", operations: number): void;
+  /**
+   * A file upload (`file_uploads`) ended: `streamed` (every file reached its subgraph) or
+   * `refused` (a limit, a malformed body, a plan that cannot route it); `bytes` of files streamed.
+   */
+  upload(outcome: "streamed" | "refused", bytes: number): void;
   /** A request refused (or logged) by the safelist: `refused` or `logged`. */
   persistedRefusal(outcome: "refused" | "logged"): void;
   /** A reload ended. */
@@ -578,6 +588,28 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["facet", "outcome"],
     registry,
   });
+  const batches = counterSeries({
+    name: "gw_router_batches_total",
+    help: "Batched requests (batching), by outcome: answered, disabled, too_large.",
+    labelNames: ["outcome"],
+    registry,
+  });
+  const batchOperations = new Counter({
+    name: "gw_router_batch_operations_total",
+    help: "Operations of answered batches (each is also in gw_router_operations_total).",
+    registers: [registry],
+  });
+  const uploads = counterSeries({
+    name: "gw_router_uploads_total",
+    help: "File uploads (file_uploads), by outcome: streamed, refused.",
+    labelNames: ["outcome"],
+    registry,
+  });
+  const uploadBytes = new Counter({
+    name: "gw_router_upload_bytes_total",
+    help: "Bytes of uploaded files streamed to subgraphs.",
+    registers: [registry],
+  });
   const storeFallbacks = counterSeries({
     name: "gw_router_store_fallbacks_total",
     help: "Shared-store calls answered by the feature's fallback (Redis unavailable), by feature.",
@@ -716,6 +748,14 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
     rateLimited(facet, outcome) {
       rateLimited.at(facet).at(outcome).cell().value++;
+    },
+    batch(outcome, operations) {
+      batches.at(outcome).cell().value++;
+      if (outcome === "answered") batchOperations.inc(operations);
+    },
+    upload(outcome, bytes) {
+      uploads.at(outcome).cell().value++;
+      if (bytes > 0) uploadBytes.inc(bytes);
     },
     storeFallback(feature) {
       storeFallbacks.at(feature).cell().value++;

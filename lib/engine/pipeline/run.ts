@@ -44,10 +44,15 @@ import type {
   PartInfo,
   PreparedOperation,
   RequestHooks,
+  UploadedFiles,
 } from "../types.ts";
 
 import { type CachedPlan, type Engine, responseTooLarge } from "./engine.ts";
 import { planFor } from "./prepare_plan.ts";
+import { uploadFetchOf } from "../execute/uploads.ts";
+import type { SubgraphSender } from "../execute/execute_types.ts";
+import type { SendOptions } from "../fetch/subgraph_client.ts";
+import type { FetchStep } from "../plan/mod.ts";
 import {
   admitCost,
   type CostAdmission,
@@ -251,6 +256,8 @@ type Begun =
     readonly variables: Record<string, unknown>;
     /** Demand control's decision; null when it is off. */
     readonly cost: CostAdmission | null;
+    /** The fetch that takes the request's files (`uploads`). */
+    readonly uploadStep?: FetchStep;
   };
 
 /** Where a request's cost report goes: its telemetry hooks and its trace. */
@@ -308,6 +315,7 @@ function begin(
     ...(options.observer ? { observer: options.observer } : {}),
     identity: options.identity ?? null,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.overrideLabels ? { overrideLabels: options.overrideLabels } : {}),
     incremental,
   });
   if (planned.error) return { result: { data: null, errors: [planned.error] } };
@@ -315,13 +323,19 @@ function begin(
     // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
     return { result: { errors: planned.removed.map((path) => unauthorizedError(path)) } };
   }
+  let uploadStep: FetchStep | undefined;
+  if (options.uploads) {
+    const routed = uploadFetchOf(planned.planned.step, options.uploads.variables);
+    if ("error" in routed) return { result: { errors: [routed.error] } };
+    uploadStep = routed.step;
+  }
   // Demand control: estimated (cached with the plan) and, in enforce mode, refused before any fetch.
   const cost = admitCost(engine, planned, variables);
   if (cost?.refusal) {
     reportRefusal(engine, cost, reporterOf(options.hooks, options.observer));
     return { result: refusalResult(engine, cost) };
   }
-  return { planned, variables, cost };
+  return { planned, variables, cost, ...(uploadStep ? { uploadStep } : {}) };
 }
 
 /** The executor's options of one request: its subgraph sender (headers, sharing), observer. */
@@ -332,6 +346,7 @@ function planOptionsOf(
     readonly ticket: ReturnType<MemoryBudget["open"]>;
     readonly variables: Record<string, unknown>;
     readonly cost: CostAdmission | null;
+    readonly uploadStep?: FetchStep;
   },
 ): ExecutePlanOptions {
   const { observer, ticket } = options;
@@ -357,16 +372,66 @@ function planOptionsOf(
   const mutationOptions = { ...sendOptions, unshared: true };
   // Per-subgraph budgets (enforce mode): a subgraph over its share gets no request.
   const overBudget = options.cost?.overBudget;
+  const refused = (subgraph: string): Error | null => {
+    const budget = overBudget?.get(subgraph);
+    return budget === undefined ? null : subgraphTooExpensive(subgraph, budget);
+  };
+  let send: SubgraphSender = (subgraph, body, shareable) => {
+    const refusal = refused(subgraph);
+    if (refusal !== null) return Promise.reject(refusal);
+    return engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions);
+  };
+  const { uploads, uploadStep } = options;
+  if (uploads && uploadStep) {
+    send = withUploads(send, { engine, uploads, uploadStep, mutationOptions, refused });
+  }
+  const seen = options.subgraphHeaders;
+  if (seen) send = withHeadersSeen(send, seen);
   return {
-    send: (subgraph, body, shareable) => {
-      const budget = overBudget?.get(subgraph);
-      if (budget !== undefined) return Promise.reject(subgraphTooExpensive(subgraph, budget));
-      return engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions);
-    },
+    send,
     variables: options.variables,
     operationKind: operation.kind,
     sharedResponses: shared,
     ...engineRunOptions(engine, { headers, observer }),
+  };
+}
+
+/** Sends the fetch that takes the request's files as a multipart stream (once). */
+function withUploads(
+  send: SubgraphSender,
+  context: {
+    readonly engine: Engine;
+    readonly uploads: UploadedFiles;
+    readonly uploadStep: FetchStep;
+    readonly mutationOptions: SendOptions;
+    /** A subgraph over its demand-control budget: the refusal, else null. */
+    readonly refused: (subgraph: string) => Error | null;
+  },
+): SubgraphSender {
+  const { engine, uploads, uploadStep, mutationOptions } = context;
+  // The executor writes a root fetch's body as `{"query":<queryJson>,"variables":…}`.
+  const prefix = `{"query":${uploadStep.queryJson},`;
+  let sent = false;
+  return (subgraph, body, shareable) => {
+    if (sent || subgraph !== uploadStep.subgraph || !body.startsWith(prefix)) {
+      return send(subgraph, body, shareable);
+    }
+    sent = true;
+    const refusal = context.refused(subgraph);
+    if (refusal !== null) return Promise.reject(refusal);
+    return engine.client.upload(subgraph, uploads.body(body), mutationOptions);
+  };
+}
+
+/** Tells `seen` each subgraph answer's headers (response header rules). */
+function withHeadersSeen(
+  send: SubgraphSender,
+  seen: (subgraph: string, headers: Headers) => void,
+): SubgraphSender {
+  return async (subgraph, body, shareable) => {
+    const response = await send(subgraph, body, shareable);
+    seen(subgraph, response.headers);
+    return response;
   };
 }
 
