@@ -28,6 +28,8 @@ const STALLED = Number(Deno.env.get("STALLED") ?? "50");
 const HEALTHY = Number(Deno.env.get("HEALTHY") ?? "10");
 const RATE = Number(Deno.env.get("RATE") ?? "100");
 const DURATION_S = Number(Deno.env.get("DURATION_S") ?? "60");
+/** Which stalled streams: `both` (half each), `multipart` or `connect`. */
+const KIND = Deno.env.get("STALLED_KIND") ?? "both";
 const SAMPLE_S = Number(Deno.env.get("SAMPLE_S") ?? "5");
 const ROUTER = "http://127.0.0.1:47111";
 const METRICS = "http://127.0.0.1:47112/metrics";
@@ -131,7 +133,9 @@ try {
     });
   for (let i = 0; i < STALLED; i++) {
     // Half multipart, half Connect; none is ever read.
-    const pending = i % 2 === 0 ? multipart() : connect();
+    const pending = KIND === "multipart" || (KIND === "both" && i % 2 === 0)
+      ? multipart()
+      : connect();
     pending.catch(() => failedStalled++);
     stalled.push(pending);
   }
