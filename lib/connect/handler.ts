@@ -16,7 +16,14 @@ import {
 import type { Config } from "../config/types.ts";
 import { AuthError, type RouterError } from "../errors.ts";
 import { operationStage, PluginRefusal, pluginRequestOf } from "../plugins/mod.ts";
-import { type Engine, execute, prepare, type PrepareResult } from "../engine/mod.ts";
+import {
+  type Engine,
+  execute,
+  mergeCacheControl,
+  prepare,
+  type PrepareResult,
+  type ResponseHeaderCollector,
+} from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
 import { readGzipLimited, utf8Length } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
@@ -296,6 +303,8 @@ interface CallInput {
   readonly prepared: PreparedCall;
   /** The `@policy` names the plugins' operation stage granted. */
   readonly policies?: ReadonlySet<string>;
+  /** Where the subgraph answer headers go (`headers.*.response`); absent: not read. */
+  readonly collected?: ResponseHeaderCollector;
 }
 
 /** A method's operation, prepared. */
@@ -336,6 +345,7 @@ async function run(
       ...(hooks ? { hooks } : {}),
       ...(stages ? { stages } : {}),
       ...(input.policies ? { policies: input.policies } : {}),
+      ...(input.collected ? { subgraphHeaders: input.collected.add } : {}),
     });
     execution.catch(() => {}); // a rejection after the deadline is not an unhandled one
     const outcome = await Promise.race([execution, stopped.promise]);
@@ -524,6 +534,7 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
       ...(policies ? { policies } : {}),
     }, deps);
   }
+  const collected = deps.engine.responseHeaders?.collect();
   const executed = await run(
     request,
     call,
@@ -532,6 +543,7 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
       identity: access.token,
       prepared: access.prepared,
       ...(policies ? { policies } : {}),
+      ...(collected ? { collected } : {}),
     },
     deps,
   );
@@ -559,6 +571,9 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   }
   const body = JSON.stringify(encodeResponseMessage(call.method.response, result.data));
   const headers = new Headers({ "content-type": "application/json" });
+  // The subgraph answer headers the response header rules let through (issue 43).
+  collected?.apply(headers);
+  const fromSubgraphs = headers.get("cache-control");
   // A large answer goes out counted until its client took it (unsent_answers.ts).
   const size = utf8Length(body);
   // The size goes on the answer: the access log then wraps nothing.
@@ -571,12 +586,14 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   // subgraphs see, from another request's copy.
   const { vary, byPattern } = state.cacheKey;
   headers.set("vary", vary.join(", "));
+  const own = cacheControl({
+    maxAge: state.cacheMaxAge,
+    authorized: byPattern || vary.some((name) => request.headers.has(name)),
+  });
+  // A subgraph's Cache-Control can only make the router's more restrictive.
   headers.set(
     "cache-control",
-    cacheControl({
-      maxAge: state.cacheMaxAge,
-      authorized: byPattern || vary.some((name) => request.headers.has(name)),
-    }),
+    fromSubgraphs === null ? own : mergeCacheControl([own, fromSubgraphs]) ?? own,
   );
   if (matchesEtag(request.headers.get("if-none-match"), etag)) {
     headers.delete("content-type");

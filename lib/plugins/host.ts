@@ -408,6 +408,16 @@ export class PluginRequest {
     };
   }
 
+  /**
+   * A run of its own for one operation of a batch (its own context and
+   * operation name, its own request's headers), attached to that request.
+   * @param request The operation's request.
+   * @returns The run.
+   */
+  fork(request: Request): PluginRequest {
+    return this.#host.begin(request, { facet: this.#facet, requestId: this.#requestId });
+  }
+
   /** True when some plugin hooks the stage. */
   has(hook: HookName): boolean {
     return this.#host.hooks[hook].length > 0;

@@ -34,6 +34,7 @@ async function withPluginRouter(run: (fixture: SubscriptionFixture) => Promise<v
       config: {
         operations_dir: dir,
         connect_rpc: { enabled: true, package: "test.v1", service: "UserService" },
+        batching: { enabled: true },
         plugins: [{
           path: PLUGIN,
           config: { header: "x-gateway", value: "gw", blocked: ["Blocked", "BlockedReviews"] },
@@ -108,6 +109,21 @@ Deno.test("issue 40: a plugin tags every subgraph request (GraphQL, Connect, MCP
     });
     assert.deepEqual(await graphql.json(), { data: { user: { name: "Ada" } } });
     assertTagged(fixture, from, "GraphQL");
+
+    // A batch: each operation meets the stages (one tagged, one refused by name).
+    from = fixture.entityHeaders.length;
+    const batch = await fetch(fixture.httpUrl, {
+      method: "POST",
+      headers: JSON_HEADERS,
+      body: JSON.stringify([
+        { query: OPERATIONS["UserName.graphql"] },
+        { query: OPERATIONS["Blocked.graphql"] },
+      ]),
+    });
+    const [tagged, blocked] = await batch.json();
+    assert.deepEqual(tagged, { data: { user: { name: "Ada" } } });
+    assert.equal(blocked.errors[0].extensions.code, "OPERATION_NOT_ALLOWED");
+    assertTagged(fixture, from, "batch");
 
     from = fixture.entityHeaders.length;
     const connect = await connectCall(fixture, "UserName");
