@@ -56,6 +56,11 @@ export interface CoprocessorOptions {
   readonly log: Logger;
   /** The HTTP client (tests); default: `fetch`. */
   readonly fetch?: (request: Request) => Promise<Response>;
+  /** Counts each call's outcome (metrics); absent: not counted. */
+  readonly onCall?: (
+    stage: CoprocessorStage,
+    outcome: "continue" | "break" | "failed" | "failed_open",
+  ) => void;
 }
 
 /** Why a call failed (the client sees the stage and this, never the coprocessor's URL). */
@@ -240,11 +245,14 @@ class CoprocessorClient {
     if (switches.status_code && data.statusCode !== undefined) {
       payload.statusCode = data.statusCode;
     }
+    let answer: CoprocessorAnswer;
     try {
-      return checked(await this.#post(payload), payload);
+      answer = checked(await this.#post(payload), payload);
     } catch (error) {
       return this.#failed(stage, error, ctx.requestId);
     }
+    this.#options.onCall?.(stage, typeof answer.control === "object" ? "break" : "continue");
+    return answer;
   }
 
   /** A failed call: logged; null when failing open, else `COPROCESSOR_FAILED`. */
@@ -262,6 +270,7 @@ class CoprocessorClient {
       fail_open: config.fail_open,
       ...(error instanceof CallFailed ? {} : { error: String(error) }),
     });
+    this.#options.onCall?.(stage, config.fail_open ? "failed_open" : "failed");
     if (config.fail_open) return null;
     throw new RouterError("COPROCESSOR_FAILED", `The coprocessor failed at ${stage}: ${reason}`);
   }

@@ -36,6 +36,12 @@ export interface LoadedPlugin {
   readonly trusted?: boolean;
 }
 
+/** Where the host reports what hooks did (metrics); absent: nothing is counted. */
+export interface PluginEvents {
+  /** A hook stopped a request: it refused, or it failed. */
+  hook(plugin: string, hook: string, outcome: "refused" | "failed"): void;
+}
+
 /** The hook names, in stage order. */
 export type HookName =
   | "onRouterRequest"
@@ -101,7 +107,12 @@ class OverBudget extends Error {}
 function runHook<R>(
   entry: LoadedPlugin,
   hook: HookName,
-  options: { readonly ctx: unknown; readonly log: Logger; readonly requestId: string | null },
+  options: {
+    readonly ctx: unknown;
+    readonly log: Logger;
+    readonly requestId: string | null;
+    readonly events: PluginEvents | undefined;
+  },
 ): MaybePromise<R> {
   let value: MaybePromise<R>;
   try {
@@ -134,10 +145,15 @@ function hookFailed(
   entry: LoadedPlugin,
   hook: HookName,
   error: unknown,
-  options: { readonly log: Logger; readonly requestId: string | null },
+  options: {
+    readonly log: Logger;
+    readonly requestId: string | null;
+    readonly events: PluginEvents | undefined;
+  },
 ): never {
   if (entry.trusted && error instanceof RouterError) throw error;
   const name = entry.plugin.name;
+  options.events?.hook(name, hook, "failed");
   options.log.error("Plugin hook failed", {
     plugin: name,
     hook,
@@ -162,6 +178,8 @@ export class PluginHost {
   readonly log: Logger;
   /** The plugins with each hook, in order (empty: the stage costs nothing). */
   readonly hooks: Readonly<Record<HookName, readonly LoadedPlugin[]>>;
+  /** Where hook outcomes are counted; undefined: not counted. */
+  readonly events: PluginEvents | undefined;
   readonly #supergraph: AccessModel | null;
   readonly #hasPolicies: boolean;
   readonly #policies = new WeakMap<OperationInfo, readonly string[]>();
@@ -202,10 +220,13 @@ export class PluginHost {
     options: {
       /** The supergraph's API schema and access map (where `@policy` is read). */
       readonly supergraph?: AccessModel;
+      /** Where hook outcomes are counted. */
+      readonly events?: PluginEvents;
     } = {},
   ) {
     this.plugins = plugins;
     this.log = log;
+    this.events = options.events;
     this.#supergraph = options.supergraph ?? null;
     this.#hasPolicies = [...this.#supergraph?.access.values() ?? []].some((a) => a.policies);
     const having = (hook: HookName) => plugins.filter((p) => typeof p.plugin[hook] === "function");
@@ -434,7 +455,12 @@ export class PluginRequest {
   }
 
   #run<R>(entry: LoadedPlugin, hook: HookName, ctx: unknown): MaybePromise<R> {
-    return runHook(entry, hook, { ctx, log: this.#host.log, requestId: this.#requestId });
+    return runHook(entry, hook, {
+      ctx,
+      log: this.#host.log,
+      requestId: this.#requestId,
+      events: this.#host.events,
+    });
   }
 
   /**
@@ -458,7 +484,7 @@ export class PluginRequest {
         },
       );
       if (answer instanceof Response) return answer;
-      refuseIf(answer, entry);
+      refuseIf(answer, entry, { hook: "onRouterRequest", events: this.#host.events });
     }
     return null;
   }
@@ -500,7 +526,7 @@ export class PluginRequest {
             requiredPolicies: policyMap(this.context, requiredPolicies),
           },
         );
-        refuseIf(answer, entry);
+        refuseIf(answer, entry, { hook: "onOperation", events: this.#host.events });
       }
     } catch (error) {
       if (error instanceof RouterError) return { error };
@@ -528,7 +554,7 @@ export class PluginRequest {
         "onSubgraphRequest",
         context,
       );
-      refuseIf(answer, entry);
+      refuseIf(answer, entry, { hook: "onSubgraphRequest", events: this.#host.events });
       if (typeof context.body === "string") request.body = context.body;
     }
   }
@@ -549,7 +575,7 @@ export class PluginRequest {
         "onSubgraphResponse",
         context,
       );
-      refuseIf(answer, entry);
+      refuseIf(answer, entry, { hook: "onSubgraphResponse", events: this.#host.events });
       if (typeof context.body === "string") response.body = context.body;
     }
   }
@@ -580,6 +606,13 @@ export class PluginRequest {
   }
 }
 
-function refuseIf(answer: unknown, entry: LoadedPlugin): void {
-  if (isRefusal(answer)) throw new PluginRefusal(answer, entry.plugin.name);
+/** Throws the refusal a hook answered (counted), if it answered one. */
+function refuseIf(
+  answer: unknown,
+  entry: LoadedPlugin,
+  options: { readonly hook: HookName; readonly events: PluginEvents | undefined },
+): void {
+  if (!isRefusal(answer)) return;
+  options.events?.hook(entry.plugin.name, options.hook, "refused");
+  throw new PluginRefusal(answer, entry.plugin.name);
 }

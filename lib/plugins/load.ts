@@ -15,7 +15,7 @@ import { pathToFileURL } from "node:url";
 import type { AccessModel } from "../auth/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
-import { type HookName, type LoadedPlugin, PluginHost } from "./host.ts";
+import { type HookName, type LoadedPlugin, type PluginEvents, PluginHost } from "./host.ts";
 import type { ConfigSchema, Plugin, StandardSchema } from "./types.ts";
 
 /** One `plugins:` entry. */
@@ -38,6 +38,8 @@ export interface LoadPluginsOptions {
   readonly builtIn?: readonly LoadedPlugin[];
   /** The supergraph's API schema and access map (where `@policy` is read). */
   readonly supergraph?: AccessModel;
+  /** Where hook outcomes are counted (metrics). */
+  readonly events?: PluginEvents;
 }
 
 const HOOKS: readonly HookName[] = [
@@ -205,6 +207,9 @@ export async function loadPlugins(
   return new PluginHost(
     loaded,
     options.log,
-    options.supergraph ? { supergraph: options.supergraph } : {},
+    {
+      ...(options.supergraph ? { supergraph: options.supergraph } : {}),
+      ...(options.events ? { events: options.events } : {}),
+    },
   );
 }

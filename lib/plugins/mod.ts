@@ -34,6 +34,7 @@ export {
   type OperationInfo,
   type OperationOutcome,
   operationStage,
+  type PluginEvents,
   PluginHost,
   PluginRefusal,
   PluginRequest,

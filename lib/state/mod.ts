@@ -120,10 +120,24 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const { config, log } = inputs;
   const supergraph = buildSupergraph(inputs.supergraphSdl);
   // Plugins first (issue 40): one that cannot load stops the start or the reload, holding nothing.
-  const coprocessor = coprocessorPlugin(config.coprocessor, { sdl: inputs.supergraphSdl, log });
+  const pluginMetrics = inputs.telemetry?.metrics;
+  const coprocessor = coprocessorPlugin(config.coprocessor, {
+    sdl: inputs.supergraphSdl,
+    log,
+    ...(pluginMetrics
+      ? { onCall: (stage, outcome) => pluginMetrics.coprocessorCall(stage, outcome) }
+      : {}),
+  });
   const plugins = await loadPlugins(config.plugins, {
     log,
     supergraph,
+    ...(pluginMetrics
+      ? {
+        events: {
+          hook: (plugin, hook, outcome) => pluginMetrics.pluginHook(plugin, hook, outcome),
+        },
+      }
+      : {}),
     ...(coprocessor === null ? {} : { builtIn: [coprocessor] }),
   });
   let unsentEnded = 0;

@@ -239,6 +239,16 @@ export interface RouterMetrics {
    * `refused` (a limit, a malformed body, a plan that cannot route it); `bytes` of files streamed.
    */
   upload(outcome: "streamed" | "refused", bytes: number): void;
+  /**
+   * A plugin hook did not let the request go on (issue 40): `refused` (it
+   * answered a refusal) or `failed` (it threw, rejected or overran its budget).
+   */
+  pluginHook(plugin: string, hook: string, outcome: "refused" | "failed"): void;
+  /**
+   * A coprocessor call ended (issue 40), by stage and outcome: `continue`,
+   * `break`, `failed` (the request failed closed) or `failed_open`.
+   */
+  coprocessorCall(stage: string, outcome: "continue" | "break" | "failed" | "failed_open"): void;
   /** A request refused (or logged) by the safelist: `refused` or `logged`. */
   persistedRefusal(outcome: "refused" | "logged"): void;
   /** A reload ended. */
@@ -588,6 +598,18 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["facet", "outcome"],
     registry,
   });
+  const pluginHooks = counterSeries({
+    name: "gw_router_plugin_hooks_total",
+    help: "Plugin hooks that stopped a request, by plugin, hook and outcome (refused, failed).",
+    labelNames: ["plugin", "hook", "outcome"],
+    registry,
+  });
+  const coprocessorCalls = counterSeries({
+    name: "gw_router_coprocessor_calls_total",
+    help: "Coprocessor calls by stage and outcome (continue, break, failed, failed_open).",
+    labelNames: ["stage", "outcome"],
+    registry,
+  });
   const batches = counterSeries({
     name: "gw_router_batches_total",
     help: "Batched requests (batching), by outcome: answered, disabled, too_large.",
@@ -748,6 +770,12 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
     rateLimited(facet, outcome) {
       rateLimited.at(facet).at(outcome).cell().value++;
+    },
+    pluginHook(plugin, hook, outcome) {
+      pluginHooks.at(plugin).at(hook).at(outcome).cell().value++;
+    },
+    coprocessorCall(stage, outcome) {
+      coprocessorCalls.at(stage).at(outcome).cell().value++;
     },
     batch(outcome, operations) {
       batches.at(outcome).cell().value++;

@@ -159,6 +159,15 @@ Deno.test("issue 40: the coprocessor's RouterRequest break 401 ends the request 
 
     assert.deepEqual(fixture.entityQueries, []);
     assert.equal(fixture.feed.opened, 0);
+
+    // Counted by stage and outcome (the production profile's Prometheus exposition).
+    if (fixture.router.metricsUrl) {
+      const metrics = await (await fetch(fixture.router.metricsUrl)).text();
+      assert.match(
+        metrics,
+        /gw_router_coprocessor_calls_total\{stage="RouterRequest",outcome="break"\} [4-9]/,
+      );
+    }
   });
 });
 

@@ -217,6 +217,13 @@ Deno.test("issue 40: a plugin refuses an operation by name before any fetch, on 
     }
 
     assert.deepEqual(fixture.entityQueries, [], "a refused operation fetches nothing");
+    if (fixture.router.metricsUrl) {
+      const metrics = await (await fetch(fixture.router.metricsUrl)).text();
+      assert.match(
+        metrics,
+        /gw_router_plugin_hooks_total\{plugin="tag-and-block",hook="onOperation",outcome="refused"\} [4-9]/,
+      );
+    }
     assert.equal(fixture.feed.opened, 0, "a refused subscription opens no upstream");
   });
 });
