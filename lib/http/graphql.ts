@@ -30,6 +30,7 @@ import type {
   PreparedOperation,
   PrepareResult,
   ResponseHeaderCollector,
+  SubgraphStages,
   UnsentAnswers,
 } from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
@@ -311,28 +312,18 @@ async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Respo
       });
     }
   } else {
-    // The one authorization door (reject_operation_if_unauthorized), before anything runs.
-    const refusal = authorizeOperation(prepared.operation, {
-      identity,
-      authorization,
-      supergraph: deps.engine.model,
-      subject: "The operation",
-    });
-    if (refusal !== null) {
-      return errorResponse(refusal, { contentType: mediaType, log: deps.log, requestId });
-    }
-    // Plugins' operation stage (issue 40): nothing to await without an onOperation hook.
-    const staged = operationStage(request, {
+    // The one authorization door, then the plugins' operation stage (issue 40).
+    const door = admitOperation(request, deps, {
       operation: prepared.operation,
       identity,
+      authorization,
       variables: params.variables,
     });
-    const outcome = staged === null ? null : await staged;
-    if (outcome?.error) {
-      return errorResponse(outcome.error, { contentType: mediaType, log: deps.log, requestId });
+    const admitted = door instanceof Promise ? await door : door;
+    if (admitted instanceof RouterError) {
+      return errorResponse(admitted, { contentType: mediaType, log: deps.log, requestId });
     }
-    const stages = pluginRequestOf(request)?.stages;
-    const policies = outcome?.policies;
+    const { stages, policies } = admitted;
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();
     collected = deps.engine.responseHeaders?.collect();
@@ -455,6 +446,43 @@ function batchDeps(deps: GraphQLDeps): BatchDeps {
     maxResponseBytes: deps.engine.memory.maxTicketBytes,
     ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
   };
+}
+
+/** What an admitted operation runs with: its subgraph stages and the granted `@policy` names. */
+interface Admitted {
+  readonly stages?: SubgraphStages | undefined;
+  readonly policies?: ReadonlySet<string> | undefined;
+}
+
+const NO_EXTRAS: Admitted = Object.freeze({});
+
+/**
+ * The one authorization door (`authorizeOperation`: `reject_operation_if_unauthorized`),
+ * then the plugins' operation stage: the error to answer with, or what the operation runs
+ * with. Sync unless a plugin hooks the operation stage (nothing to await without one).
+ */
+function admitOperation(
+  request: Request,
+  deps: GraphQLDeps,
+  options: {
+    readonly operation: PreparedOperation;
+    readonly identity: VerifiedToken | null;
+    readonly authorization: RequestAuthorization | undefined;
+    readonly variables: Readonly<Record<string, unknown>> | null | undefined;
+  },
+): RouterError | Admitted | Promise<RouterError | Admitted> {
+  const { operation, identity } = options;
+  const refusal = authorizeOperation(operation, {
+    identity,
+    authorization: options.authorization,
+    supergraph: deps.engine.model,
+    subject: "The operation",
+  });
+  if (refusal !== null) return refusal;
+  const staged = operationStage(request, { operation, identity, variables: options.variables });
+  if (staged === null) return NO_EXTRAS;
+  const stages = pluginRequestOf(request)?.stages;
+  return staged.then((outcome) => outcome.error ?? { stages, policies: outcome.policies });
 }
 
 /** Adds the subgraph answer headers the response header rules let through. */

@@ -27,7 +27,7 @@ import { type EdgeErrorAnswer, errorResponse } from "./errors.ts";
 import { connectEdgeError, mcpEdgeError } from "./facet_errors.ts";
 import { handleGraphQL } from "./graphql.ts";
 import { isWebSocketUpgrade } from "./subscriptions_ws.ts";
-import type { Facet, PluginHost, PluginRequest } from "../plugins/mod.ts";
+import type { PluginHost, PluginRequest } from "../plugins/mod.ts";
 import { formBoundary } from "./multipart_form.ts";
 import { compileRateLimit, type LimitedFacet, type RateLimitCheck } from "./rate_limit.ts";
 
@@ -181,18 +181,15 @@ export function createHandler(
     const requestId = acceptRequestId(request.headers.get(REQUEST_ID_HEADER));
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
-    // Plugins (issue 40): the request's run, on a copy whose headers hooks may change.
-    const plugins = state.plugins ?? null;
-    const pluginFacet = plugins === null ? null : routes.limitedFacet(facet);
-    let run: PluginRequest | null = null;
-    if (pluginFacet !== null) {
-      ({ request, run } = beginPlugins(plugins!, request, { facet: pluginFacet, requestId }));
-    }
+    // Plugins (issue 40): the request's run (null without plugins).
+    let run: PluginRequest | null;
+    ({ request, run } = beginPlugins(state.plugins, request, { routes, facet, requestId }));
     const telemetry = state.telemetry;
     const scope = telemetry?.begin(request, { requestId, routes: routes.table, pathname });
     let response: Response;
     const log = state.log ?? options.log;
     const answer = edgeAnswerOf(facet, facets);
+    const errorOptions = { ...(log ? { log } : {}), requestId };
     // Rate limits (issue 30): before the body is read or a slot taken.
     let limitHeaders: Readonly<Record<string, string>> | null = null;
     const limited = routes.rateLimit === null ? null : routes.limitedFacet(facet);
@@ -214,16 +211,8 @@ export function createHandler(
       }
     }
     if (run?.has("onRouterRequest")) {
-      let early: Response | null;
-      try {
-        early = await run.routerRequest();
-      } catch (error) {
-        early = answer(error, { ...(log ? { log } : {}), requestId });
-      }
-      if (early !== null) {
-        await request.body?.cancel().catch(() => {});
-        return finish(early);
-      }
+      const early = await routerRequestStage(request, run, (error) => answer(error, errorOptions));
+      if (early !== null) return finish(early);
     }
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
     const keyWait = state.keySources?.beforeAdmission(request);
@@ -296,23 +285,49 @@ export function createHandler(
     return finish(response);
 
     function finish(answered: Response): Response | Promise<Response> {
-      if (run?.has("onRouterResponse")) return finishAfterPlugins(answered, run);
-      answered = routes.cors.apply(request, answered);
-      answered.headers.set(REQUEST_ID_HEADER, requestId);
-      return scope && telemetry ? telemetry.end(scope, answered) : answered;
+      return run?.has("onRouterResponse")
+        ? routerResponseStage(answered, run, (error) => answer(error, errorOptions)).then(sent)
+        : sent(answered);
     }
 
-    async function finishAfterPlugins(answered: Response, run: PluginRequest): Promise<Response> {
-      try {
-        answered = await run.routerResponse(answered);
-      } catch (error) {
-        await answered.body?.cancel().catch(() => {});
-        answered = answer(error, { ...(log ? { log } : {}), requestId });
-      }
+    function sent(answered: Response): Response | Promise<Response> {
       answered = routes.cors.apply(request, answered);
       answered.headers.set(REQUEST_ID_HEADER, requestId);
       return scope && telemetry ? telemetry.end(scope, answered) : answered;
     }
+  }
+}
+
+/**
+ * The plugins' router request stage: a hook's response (or its refusal or
+ * failure, answered in the facet's shape) ends the request; null goes on.
+ */
+async function routerRequestStage(
+  request: Request,
+  run: PluginRequest,
+  answer: (error: unknown) => Response,
+): Promise<Response | null> {
+  let early: Response | null;
+  try {
+    early = await run.routerRequest();
+  } catch (error) {
+    early = answer(error);
+  }
+  if (early !== null) await request.body?.cancel().catch(() => {});
+  return early;
+}
+
+/** The plugins' router response stage: the response to send (a failure answered instead). */
+async function routerResponseStage(
+  answered: Response,
+  run: PluginRequest,
+  answer: (error: unknown) => Response,
+): Promise<Response> {
+  try {
+    return await run.routerResponse(answered);
+  } catch (error) {
+    await answered.body?.cancel().catch(() => {});
+    return answer(error);
   }
 }
 
@@ -323,10 +338,14 @@ export function createHandler(
  * keeps a copy of its headers instead).
  */
 function beginPlugins(
-  plugins: PluginHost,
+  plugins: PluginHost | null | undefined,
   request: Request,
-  options: { readonly facet: Facet; readonly requestId: string },
-): { readonly request: Request; readonly run: PluginRequest } {
+  where: { readonly routes: Routes; readonly facet: FacetHandler; readonly requestId: string },
+): { readonly request: Request; readonly run: PluginRequest | null } {
+  // Only the facets that run operations (GraphQL, MCP, Connect) have a run.
+  const facet = plugins ? where.routes.limitedFacet(where.facet) : null;
+  if (!plugins || facet === null) return { request, run: null };
+  const options = { facet, requestId: where.requestId };
   // No hook sees the client's headers: no copy (the subgraph and response stages have their own).
   if (!plugins.seesClientHeaders) return { request, run: plugins.begin(request, options) };
   if (isWebSocketUpgrade(request)) {

@@ -22,7 +22,7 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { makeServer } from "graphql-ws";
 import { authorizeOperation, resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
 import { operationStage, pluginRequestOf } from "../plugins/mod.ts";
-import { execute, type ExecutionResult, prepare } from "../engine/mod.ts";
+import { execute, type ExecutionResult, prepare, type PreparedOperation } from "../engine/mod.ts";
 import {
   type ClientSubscription,
   formattedErrors,
@@ -100,6 +100,42 @@ function graphQLErrors(errors: readonly GraphQLFormattedError[]): GraphQLError[]
 }
 
 /**
+ * A query or mutation sent over the socket: the one authorization door, then the plugins'
+ * operation stage, as over HTTP; its execution, or the errors it was refused with.
+ */
+async function socketOperation(
+  request: Request,
+  deps: SubscriptionDeps,
+  options: {
+    readonly operation: PreparedOperation;
+    readonly connection: Connection;
+    readonly variables: Readonly<Record<string, unknown>> | null;
+  },
+): Promise<ExecutionResult | readonly GraphQLFormattedError[]> {
+  const { operation, connection, variables } = options;
+  const identity = connection.identity;
+  const refused = authorizeOperation(operation, {
+    identity,
+    authorization: deps.supergraph === undefined ? undefined : deps.authorization,
+    supergraph: deps.engine.model,
+    subject: "The operation",
+  });
+  if (refused !== null) return [{ message: refused.message, extensions: { code: refused.code } }];
+  const staged = operationStage(request, { operation, identity, variables });
+  const outcome = staged === null ? null : await staged;
+  if (outcome?.error) return formattedErrors(outcome.error);
+  const stages = pluginRequestOf(request)?.stages;
+  const policies = outcome?.policies;
+  return await execute(deps.engine, operation, {
+    variables,
+    headers: connection.headers,
+    identity,
+    ...(stages ? { stages } : {}),
+    ...(policies ? { policies } : {}),
+  });
+}
+
+/**
  * Upgrades a request on `graphql_path` to GraphQL over WebSocket.
  * @param request The upgrade request.
  * @param deps The GraphQL facet's dependencies (engine, authorization, config).
@@ -149,32 +185,12 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
       if (!prepared.ok) return graphQLErrors(prepared.errors);
       const operation = prepared.operation;
       if (operation.kind !== "subscription") {
-        // The one authorization door, then the plugins' operation stage, as over HTTP.
-        const refused = authorizeOperation(operation, {
-          identity: connection.identity,
-          authorization: deps.supergraph === undefined ? undefined : deps.authorization,
-          supergraph: deps.engine.model,
-          subject: "The operation",
-        });
-        if (refused !== null) {
-          return graphQLErrors([{ message: refused.message, extensions: { code: refused.code } }]);
-        }
-        const staged = operationStage(request, {
+        const result = await socketOperation(request, deps, {
           operation,
-          identity: connection.identity,
+          connection,
           variables: payload.variables ?? null,
         });
-        const outcome = staged === null ? null : await staged;
-        if (outcome?.error) return graphQLErrors(formattedErrors(outcome.error));
-        const stages = plugin?.stages;
-        const policies = outcome?.policies;
-        const result: Promise<ExecutionResult> = execute(deps.engine, operation, {
-          variables: payload.variables ?? null,
-          headers: connection.headers,
-          identity: connection.identity,
-          ...(stages ? { stages } : {}),
-          ...(policies ? { policies } : {}),
-        });
+        if (Array.isArray(result)) return graphQLErrors(result);
         return {
           schema: deps.engine.model.apiSchema,
           document: operation.document,
