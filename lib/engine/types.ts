@@ -7,6 +7,7 @@
  */
 import type { DocumentNode, GraphQLFormattedError, OperationDefinitionNode } from "graphql";
 import type { BudgetTicket } from "./admission/memory_budget.ts";
+import type { QueryPlan } from "./plan/types.ts";
 
 /** A GraphQL request as a facet received it. */
 export interface GraphQLRequest {
@@ -274,6 +275,11 @@ export interface StagedSubgraphResponse {
  * fetch: its error is the fetch's. Absent: the fetch path awaits nothing more.
  */
 export interface SubgraphStages {
+  /**
+   * The operation is planned, nothing fetched yet (queries and mutations): a
+   * rejection refuses the operation (its error is thrown by `execute`).
+   */
+  readonly plan?: (plan: QueryPlan) => Promise<void>;
   /** Before the fetch (after header rules): may change the headers and the body. */
   readonly request?: (request: StagedSubgraphRequest) => Promise<void>;
   /** After the answer is read: may change its headers and body. */

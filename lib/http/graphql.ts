@@ -480,8 +480,8 @@ function admitOperation(
   });
   if (refusal !== null) return refusal;
   const staged = operationStage(request, { operation, identity, variables: options.variables });
-  if (staged === null) return NO_EXTRAS;
   const stages = pluginRequestOf(request)?.stages;
+  if (staged === null) return stages === undefined ? NO_EXTRAS : { stages };
   return staged.then((outcome) => outcome.error ?? { stages, policies: outcome.policies });
 }
 

@@ -19,6 +19,7 @@
  * @module
  */
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { RouterError } from "../errors.ts";
 import { makeServer } from "graphql-ws";
 import { authorizeOperation, resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
 import { operationStage, pluginRequestOf } from "../plugins/mod.ts";
@@ -126,13 +127,19 @@ async function socketOperation(
   if (outcome?.error) return formattedErrors(outcome.error);
   const stages = pluginRequestOf(request)?.stages;
   const policies = outcome?.policies;
-  return await execute(deps.engine, operation, {
-    variables,
-    headers: connection.headers,
-    identity,
-    ...(stages ? { stages } : {}),
-    ...(policies ? { policies } : {}),
-  });
+  try {
+    return await execute(deps.engine, operation, {
+      variables,
+      headers: connection.headers,
+      identity,
+      ...(stages ? { stages } : {}),
+      ...(policies ? { policies } : {}),
+    });
+  } catch (error) {
+    // A refusal of the plan stage, or the engine's own (RESPONSE_TOO_LARGE, …).
+    if (error instanceof RouterError) return formattedErrors(error);
+    throw error;
+  }
 }
 
 /**

@@ -155,6 +155,7 @@ async function runGraphQL(
   } catch (error) {
     // The engine's own refusals (RESPONSE_TOO_LARGE, …) are the tool's error result.
     if (!(error instanceof RouterError)) throw error;
+    if (error instanceof PluginRefusal) return { errors: [...error.errors] };
     return { errors: [{ message: error.message, extensions: { code: error.code } }] };
   }
 }

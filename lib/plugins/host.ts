@@ -13,6 +13,7 @@
 import { type AccessModel, touchedAccessKeys } from "../auth/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
+import type { PlanNode, QueryPlan } from "../engine/mod.ts";
 import type {
   StagedSubgraphRequest,
   StagedSubgraphResponse,
@@ -46,6 +47,7 @@ export interface PluginEvents {
 export type HookName =
   | "onRouterRequest"
   | "onOperation"
+  | "onPlan"
   | "onSubgraphRequest"
   | "onSubgraphResponse"
   | "onRouterResponse";
@@ -233,6 +235,7 @@ export class PluginHost {
     this.hooks = {
       onRouterRequest: having("onRouterRequest"),
       onOperation: having("onOperation"),
+      onPlan: having("onPlan"),
       onSubgraphRequest: having("onSubgraphRequest"),
       onSubgraphResponse: having("onSubgraphResponse"),
       onRouterResponse: having("onRouterResponse"),
@@ -418,8 +421,11 @@ export class PluginRequest {
     this.headers = options.headers ?? options.request.headers;
     this.#facet = options.facet;
     this.#requestId = options.requestId;
-    const { onSubgraphRequest, onSubgraphResponse } = host.hooks;
-    this.stages = onSubgraphRequest.length === 0 && onSubgraphResponse.length === 0 ? undefined : {
+    const { onPlan, onSubgraphRequest, onSubgraphResponse } = host.hooks;
+    const none = onPlan.length === 0 && onSubgraphRequest.length === 0 &&
+      onSubgraphResponse.length === 0;
+    this.stages = none ? undefined : {
+      ...(onPlan.length > 0 ? { plan: (plan: QueryPlan) => this.#plan(plan) } : {}),
       ...(onSubgraphRequest.length > 0
         ? { request: (request: StagedSubgraphRequest) => this.#subgraphRequest(request) }
         : {}),
@@ -537,6 +543,19 @@ export class PluginRequest {
       : { error: null, policies: grantedPolicies(this.context, names) };
   }
 
+  async #plan(plan: QueryPlan): Promise<void> {
+    const subgraphs = subgraphsOf(plan);
+    for (const entry of this.#host.hooks.onPlan) {
+      const answer: unknown = await this.#run(entry, "onPlan", {
+        ...this.#base(entry),
+        headers: this.headers,
+        plan,
+        subgraphs,
+      });
+      refuseIf(answer, entry, { hook: "onPlan", events: this.#host.events });
+    }
+  }
+
   async #subgraphRequest(request: StagedSubgraphRequest): Promise<void> {
     for (const entry of this.#host.hooks.onSubgraphRequest) {
       const context = {
@@ -604,6 +623,29 @@ export class PluginRequest {
     }
     return response;
   }
+}
+
+/** The subgraphs a plan fetches from, sorted. */
+function subgraphsOf(plan: QueryPlan): string[] {
+  const names = new Set<string>();
+  const visit = (node: PlanNode | null): void => {
+    if (node === null) return;
+    switch (node.kind) {
+      case "Fetch":
+        names.add(node.serviceName);
+        return;
+      case "Flatten":
+        return visit(node.node);
+      case "Sequence":
+      case "Parallel":
+        return node.nodes.forEach(visit);
+      case "Defer":
+        visit(node.primary.node);
+        return node.deferred.forEach((d) => visit(d.node));
+    }
+  };
+  visit(plan.node);
+  return [...names].sort();
 }
 
 /** Throws the refusal a hook answered (counted), if it answered one. */

@@ -45,6 +45,7 @@ export interface LoadPluginsOptions {
 const HOOKS: readonly HookName[] = [
   "onRouterRequest",
   "onOperation",
+  "onPlan",
   "onSubgraphRequest",
   "onSubgraphResponse",
   "onRouterResponse",

@@ -16,6 +16,7 @@ export type {
   HookResult,
   MaybePromise,
   OperationContext,
+  PlanContext,
   Plugin,
   PluginError,
   PluginIdentity,

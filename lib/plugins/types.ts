@@ -8,6 +8,7 @@
  * @module
  */
 import type { DocumentNode } from "graphql";
+import type { QueryPlan } from "../engine/mod.ts";
 
 /** A GraphQL error as a hook answers it (`extensions.code` is kept; the default is `REFUSED`). */
 export interface PluginError {
@@ -90,6 +91,17 @@ export interface OperationContext<C> extends StageContext<C> {
   readonly requiredPolicies: Map<string, boolean>;
 }
 
+/**
+ * `onPlan`: the operation is planned, nothing fetched yet (queries and
+ * mutations; a subscription's plan is not staged).
+ */
+export interface PlanContext<C> extends StageContext<C> {
+  /** The query plan (the shape `extensions.trace` shows). */
+  readonly plan: QueryPlan;
+  /** The subgraphs the plan fetches from, sorted. */
+  readonly subgraphs: readonly string[];
+}
+
 /** `onSubgraphRequest`: one subgraph fetch, header rules applied. */
 export interface SubgraphRequestContext<C> extends StageContext<C> {
   /** The subgraph's name. */
@@ -163,6 +175,8 @@ export interface Plugin<C = unknown> {
   onRouterRequest?(ctx: RouterRequestContext<C>): MaybePromise<HookResult | Response>;
   /** The operation, authorized, before anything is fetched: refuse, or change headers. */
   onOperation?(ctx: OperationContext<C>): MaybePromise<HookResult>;
+  /** The plan, before any fetch: refuse the operation. */
+  onPlan?(ctx: PlanContext<C>): MaybePromise<HookResult>;
   /** Each subgraph request: change headers or the body, or refuse the fetch. */
   onSubgraphRequest?(ctx: SubgraphRequestContext<C>): MaybePromise<HookResult>;
   /** Each subgraph answer: read or replace its body, or refuse it. */

@@ -240,3 +240,39 @@ Deno.test("issue 40: a plugin whose config its schema refuses stops the start, n
     },
   );
 });
+
+Deno.test("issue 40: onPlan sees the plan's subgraphs and refuses before any fetch (GraphQL, MCP)", async () => {
+  const plan = fileURLToPath(new URL("./_plan_plugin.ts", import.meta.url));
+  const dir = await Deno.makeTempDir({ prefix: "gw_plan_ops_" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/ProductName.graphql`,
+      `query ProductName { product(upc: "p1") { name } }`,
+    );
+    await withFixture({
+      config: { operations_dir: dir, plugins: [{ path: plan, config: { forbidden: "products" } }] },
+    }, async (fixture) => {
+      const refused = await fetch(fixture.httpUrl, {
+        method: "POST",
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ query: `{ product(upc: "p1") { name } }` }),
+      });
+      assert.equal(refused.status, 403);
+      const body = await refused.json();
+      assert.equal(body.errors[0].message, "The plan fetches from products (products)");
+      assert.equal(body.errors[0].extensions.code, "PLAN_REFUSED");
+      const mcp = await (await mcpCall(fixture, "execute_operation_product_name")).json();
+      assert.equal(mcp.result?.isError, true);
+      assert.match(mcp.result.content[0].text, /The plan fetches from products/);
+      assert.deepEqual(fixture.entityQueries, [], "nothing fetched");
+      const allowed = await fetch(fixture.httpUrl, {
+        method: "POST",
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ query: OPERATIONS["UserName.graphql"] }),
+      });
+      assert.deepEqual(await allowed.json(), { data: { user: { name: "Ada" } } });
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
