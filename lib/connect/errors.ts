@@ -7,6 +7,9 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import { RouterError } from "../errors.ts";
+import { withBodySize, withErrorCode } from "../telemetry/access_log.ts";
+
+const UTF8 = new TextEncoder();
 
 /** The sixteen Connect error codes (their wire spelling). */
 export type ConnectCode =
@@ -153,10 +156,10 @@ export function connectErrorBody(failure: ConnectFailure): ConnectErrorBody {
 export function connectErrorResponse(failure: ConnectFailure): Response {
   const headers = new Headers(failure.headers);
   headers.set("content-type", "application/json");
-  return new Response(JSON.stringify(connectErrorBody(failure)), {
-    status: connectStatus(failure),
-    headers,
-  });
+  const text = JSON.stringify(connectErrorBody(failure));
+  const response = new Response(text, { status: connectStatus(failure), headers });
+  // Telemetry labels and logs it from these marks, never by reading the body.
+  return withErrorCode(withBodySize(response, UTF8.encode(text).byteLength), failure.code);
 }
 
 /**

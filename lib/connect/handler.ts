@@ -48,6 +48,7 @@ import {
 } from "./stream_response.ts";
 import type { ContractModel } from "./model.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
+import { withBodySize } from "../telemetry/access_log.ts";
 
 /** Compiled Connect methods (built once per router state). */
 export interface ConnectState {
@@ -523,8 +524,11 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   const body = JSON.stringify(encodeResponseMessage(call.method.response, result.data));
   const headers = new Headers({ "content-type": "application/json" });
   // A large answer goes out counted until its client took it (unsent_answers.ts).
-  const sent = () => deps.engine.unsent.body(body, utf8Length(body));
-  if (!call.get) return new Response(sent(), { status: 200, headers });
+  const size = utf8Length(body);
+  // The size goes on the answer: the access log then wraps nothing.
+  const sent = () =>
+    withBodySize(new Response(deps.engine.unsent.body(body, size), { status: 200, headers }), size);
+  if (!call.get) return sent();
   const etag = await etagOf(body);
   headers.set("etag", etag);
   // Shared caches must not answer a request with credentials, or with headers the
@@ -542,5 +546,5 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
     headers.delete("content-type");
     return new Response(null, { status: 304, headers });
   }
-  return new Response(sent(), { status: 200, headers });
+  return sent();
 }
