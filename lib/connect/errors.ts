@@ -203,6 +203,11 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   SUBGRAPH_UNREACHABLE: "unavailable",
   DEADLINE_EXCEEDED: "deadline_exceeded",
   SUBGRAPH_CIRCUIT_OPEN: "unavailable",
+  // Demand control (docs/demand-control.md): the client can ask for less.
+  COST_ESTIMATED_TOO_EXPENSIVE: "resource_exhausted",
+  COST_ACTUAL_TOO_EXPENSIVE: "resource_exhausted",
+  SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE: "resource_exhausted",
+  COST_QUERY_PARSE_FAILURE: "invalid_argument",
   SERVICE_OVERLOADED: "unavailable",
   GATEWAY_TIMEOUT: "deadline_exceeded",
   REQUEST_TIMEOUT: "deadline_exceeded",

@@ -9,6 +9,7 @@
  * @module
  */
 import type {
+  CostReport,
   EngineEvents,
   ExecutionResult,
   FetchHook,
@@ -81,6 +82,8 @@ export interface RequestScope {
   operation: OperationInfo | null;
   /** Subgraph fetches of this request (shared ones included). */
   fetches: number;
+  /** Demand control's figures of this request's operation; null when not measured. */
+  cost: CostReport | null;
   /**
    * Engine hooks of this request; null when nothing listens (metrics alone:
    * the engine then skips the hook calls and their clock reads).
@@ -262,9 +265,13 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     part: (kind) => metrics.incrementalPart(kind),
     retryBudgetExhausted: (subgraph) => metrics.retryBudgetExhausted(subgraph),
     circuitOpen: (subgraph) => metrics.circuitBreakerRejected(subgraph),
+    cost: (report) => metrics.cost?.(report),
   };
 
-  function hooksFor(scope: { fetches: number }, span: RequestSpan | null): RequestHooks {
+  function hooksFor(
+    scope: { fetches: number; cost: CostReport | null },
+    span: RequestSpan | null,
+  ): RequestHooks {
     return {
       fetch(subgraph) {
         scope.fetches++;
@@ -272,6 +279,14 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       },
       planned(cached, startMs, endMs) {
         span?.stage("plan", startMs, endMs, { "gw.plan.cached": cached });
+      },
+      cost(report) {
+        scope.cost = report;
+        span?.attributes({
+          "cost.result": report.result,
+          ...(report.estimated === null ? {} : { "cost.estimated": report.estimated }),
+          ...(report.actual === null ? {} : { "cost.actual": report.actual }),
+        });
       },
     };
   }
@@ -321,6 +336,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         mcpBody: null,
         operation: null,
         fetches: 0,
+        cost: null,
         hooks: null,
         span,
       };
