@@ -47,6 +47,7 @@ import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 import { drainWithin } from "./_grace.ts";
 import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
+import { expiryWarning, readServerTls, type ServerTls, serverTlsFiles } from "./server_tls.ts";
 
 /**
  * Options for {@linkcode startRouter}: `configPath` and/or `config` (both: start
@@ -252,7 +253,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     draining: () => draining,
     stop: stop.signal,
   });
-  // A serving thread's socket is reached by its supervisor only, which keeps the limits.
+  // A serving thread's socket is reached by its supervisor only, which keeps the limits (and TLS).
+  let serverTls = options.listenPath === undefined ? await readServerTls(config.tls.server) : null;
   const guard = options.listenPath === undefined
     ? await serveGuarded({
       hostname: address.hostname,
@@ -260,6 +262,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       ...(options.reusePort ? { reusePort: true } : {}),
       limits: connectionLimits(config),
       log,
+      ...(serverTls === null ? {} : { tls: serverTls }),
     }, handler).catch((error) => {
       throw listenError(error, { key: "listen_addr", address: config.listen_addr });
     })
@@ -267,7 +270,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const server = guard ?? Deno.serve({ path: options.listenPath!, onListen: () => {} }, handler);
   const port = server.addr.transport === "tcp" ? server.addr.port : address.port;
   config = withBoundPort(config, port);
-  const url = listenUrl({ ...address, port }, machineName());
+  const plainUrl = listenUrl({ ...address, port }, machineName());
+  const url = serverTls === null ? plainUrl : plainUrl.replace(/^http:/, "https:");
 
   // Shared state (issue 30): made once, kept across reloads (Redis connections, APQ registrations).
   const metrics = telemetry.telemetry.metrics;
@@ -329,6 +333,38 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     throw error;
   }
   logStartup(log, config, url, state);
+  if (serverTls !== null) logServerTls(log, serverTls, "TLS certificate loaded");
+
+  /**
+   * Re-reads `tls.server`'s files; a certificate that changed serves new
+   * connections from now on (open ones keep theirs). A broken one keeps the
+   * previous one serving.
+   */
+  async function reloadTls(next: Config): Promise<void> {
+    if (serverTls === null) {
+      if (next.tls.server.cert_file !== "") {
+        log.warn("tls.server was set while serving plain HTTP; restart the router to serve HTTPS");
+      }
+      return;
+    }
+    if (next.tls.server.cert_file === "") {
+      log.warn(
+        "tls.server was removed while serving HTTPS; restart the router to serve plain HTTP",
+      );
+      return;
+    }
+    try {
+      const fresh = (await readServerTls(next.tls.server))!;
+      if (fresh.fingerprint === serverTls.fingerprint && fresh.clientCa === serverTls.clientCa) {
+        return;
+      }
+      guard?.setTls?.(fresh);
+      serverTls = fresh;
+      logServerTls(log, fresh, "TLS certificate reloaded");
+    } catch (error) {
+      log.error("TLS certificate reload failed; keeping the previous one", describeError(error));
+    }
+  }
 
   let reloading: Promise<boolean> = Promise.resolve(true);
   async function reloadOnce(): Promise<boolean> {
@@ -362,6 +398,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       config = next;
       log = nextLog;
       log.info("Configuration reloaded", { operations: nextState.operations.operations.length });
+      await reloadTls(next);
       telemetry.telemetry.metrics?.reload("success");
       restartWatcher();
       return true;
@@ -389,7 +426,13 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       return false;
     }
   }
-  function watch(paths: string[], recursive: boolean, matches: (path: string) => boolean): void {
+  let tlsTimer: ReturnType<typeof setTimeout> | undefined;
+  function watch(
+    paths: string[],
+    recursive: boolean,
+    matches: (path: string) => boolean,
+    tlsOnly = false,
+  ): void {
     if (paths.length === 0) return;
     const watcher = Deno.watchFs(paths, { recursive });
     watchers.push(watcher);
@@ -397,6 +440,15 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       try {
         for await (const event of watcher) {
           if (!event.paths.some(matches)) continue;
+          if (tlsOnly) {
+            // A certificate's files: only the certificate is re-read (subscriptions stay).
+            clearTimeout(tlsTimer);
+            tlsTimer = setTimeout(() => {
+              tlsTimer = undefined;
+              reloading = reloading.then(() => reloadTls(config)).then(() => true, () => true);
+            }, options.debounceMs ?? 200);
+            continue;
+          }
           clearTimeout(timer);
           timer = setTimeout(() => {
             timer = undefined;
@@ -422,11 +474,16 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     const fileDirs = [...new Set(files.map((file) => dirname(file)))].filter(isDirectory);
     const operationsDir = resolve(config.operations_dir);
     const deep = isDirectory(operationsDir) ? [operationsDir] : [];
-    const key = JSON.stringify([fileDirs, deep, files]);
+    const tlsFiles = serverTls === null
+      ? []
+      : serverTlsFiles(config.tls.server).map((f) => resolve(f));
+    const tlsDirs = [...new Set(tlsFiles.map((file) => dirname(file)))].filter(isDirectory);
+    const key = JSON.stringify([fileDirs, deep, files, tlsFiles]);
     if (key === watchedKey) return;
     closeWatchers();
     watchedKey = key;
     watch(fileDirs, false, (path) => files.includes(path));
+    watch(tlsDirs, false, (path) => tlsFiles.includes(path), true);
     watch(deep, true, (path) => path.startsWith(operationsDir + "/") && path.endsWith(".graphql"));
   }
   let closed = false;
@@ -458,6 +515,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     shuttingDown ??= (async () => {
       closed = true;
       clearTimeout(timer);
+      clearTimeout(tlsTimer);
       closeWatchers();
       for (const signal of signalNames) {
         Deno.removeSignalListener(signal, signal === "SIGHUP" ? onHangup : onStop);
@@ -508,6 +566,20 @@ function proxyVariables(): Record<string, string | undefined> {
     }
   }
   return env;
+}
+
+function logServerTls(log: Logger, tls: ServerTls, message: string): void {
+  log.info(message, {
+    subject: tls.subject,
+    fingerprint_sha256: tls.fingerprint,
+    not_after: tls.notAfter.toISOString(),
+    days_left: tls.daysLeft,
+    client_certificates: tls.clientCa === null ? "not asked for" : "required",
+  });
+  const warning = expiryWarning(tls);
+  if (warning !== null) {
+    log.warn(warning, { key: "tls.server.cert_file", days_left: tls.daysLeft });
+  }
 }
 
 function logStartup(log: Logger, config: Config, url: string, state: RouterState): void {

@@ -972,6 +972,28 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       description: "Per-subgraph subscription transport, by subgraph name.",
     },
   }, "Federated subscriptions over WebSocket, SSE and multipart (docs/subscriptions.md)."),
+  tls: object({
+    server: object({
+      cert_file: str("", {
+        file: true,
+        description:
+          "PEM certificate (its chain after it) the listener serves HTTPS with; empty: plain HTTP. Reloaded on SIGHUP and when the file changes.",
+      }),
+      key_file: str("", {
+        file: true,
+        description: "PEM private key of `cert_file` (PKCS#8, PKCS#1 or SEC1).",
+      }),
+      client_ca_file: str("", {
+        file: true,
+        description:
+          "PEM certificate authorities that sign client certificates (mutual TLS); needs `require_client_cert: true`.",
+      }),
+      require_client_cert: bool(
+        false,
+        "Refuse a connection whose client certificate is missing or not signed by `client_ca_file` (at the handshake).",
+      ),
+    }, "HTTPS on `listen_addr`: HTTP/2 (ALPN `h2`) beside HTTP/1.1 (docs/tls.md)."),
+  }, "TLS (docs/tls.md)."),
   shutdown_delay_ms: duration(
     0,
     "After SIGTERM, readiness answers 503 while the router still serves, for this long (a load balancer's time to notice).",

@@ -73,6 +73,7 @@ export function validationRules(out: Raw): (() => void)[] {
   const oauth = () => section(out, "mcp", "oauth");
   const sharedSources = () => (section(out, "authentication", "jwt").jwks as Raw[]).length;
   return [
+    () => validateServerTls(section(out, "tls", "server")),
     () => {
       if (parseListenAddr(String(out.listen_addr)) === undefined) {
         failListenAddr(String(out.listen_addr));
@@ -324,5 +325,29 @@ function validateSharedState(out: Raw): void {
     if (parseCidr(cidr) === null) {
       fail("rate_limit.trusted_proxies", `expected IP addresses or CIDR blocks, got "${cidr}"`);
     }
+  }
+}
+
+/** `tls.server`: a certificate comes with its key; client certificates need their authorities. */
+function validateServerTls(server: Raw): void {
+  const cert = String(server.cert_file);
+  const key = String(server.key_file);
+  if ((cert === "") !== (key === "")) {
+    const [missing, given] = cert === "" ? ["cert_file", "key_file"] : ["key_file", "cert_file"];
+    fail(`tls.server.${missing}`, `required with "tls.server.${given}"`);
+  }
+  const ca = String(server.client_ca_file);
+  if (ca !== "" && cert === "") {
+    fail("tls.server.client_ca_file", 'needs "tls.server.cert_file" and "tls.server.key_file"');
+  }
+  const required = server.require_client_cert === true;
+  if (required && ca === "") {
+    fail("tls.server.require_client_cert", 'needs "tls.server.client_ca_file" (the authorities)');
+  }
+  if (ca !== "" && !required) {
+    fail(
+      "tls.server.client_ca_file",
+      'set "tls.server.require_client_cert: true" with it: the router passes no client certificate on, so one asked for but not required would check nothing',
+    );
   }
 }

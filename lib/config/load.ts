@@ -186,6 +186,10 @@ async function missingFiles(config: Config): Promise<RouterError[]> {
   config.mcp.oauth.jwks.forEach((source, i) => {
     if (source.file !== undefined) files.push([`mcp.oauth.jwks[${i}].file`, source.file]);
   });
+  for (const name of ["cert_file", "key_file", "client_ca_file"] as const) {
+    const file = config.tls.server[name];
+    if (file !== "") files.push([`tls.server.${name}`, file]);
+  }
   const problems: RouterError[] = [];
   for (const [key, file] of files) {
     try {

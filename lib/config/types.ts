@@ -430,6 +430,24 @@ export interface SubgraphTrafficConfig {
   readonly circuit_breaker: CircuitBreakerConfig;
 }
 
+/** `tls.server`: HTTPS on the listener (docs/tls.md). */
+export interface TlsServerConfig {
+  /** PEM certificate and chain; empty: plain HTTP. */
+  readonly cert_file: string;
+  /** PEM private key of `cert_file`. */
+  readonly key_file: string;
+  /** PEM authorities of client certificates; empty: none asked for. */
+  readonly client_ca_file: string;
+  /** Refuse connections without a client certificate `client_ca_file` signed. */
+  readonly require_client_cert: boolean;
+}
+
+/** `tls`. */
+export interface TlsConfig {
+  /** The listener's certificate. */
+  readonly server: TlsServerConfig;
+}
+
 /** `traffic_shaping`. */
 export interface TrafficShapingConfig {
   /** The router's own limits. */
@@ -582,6 +600,8 @@ export interface Config {
   readonly access_logs: AccessLogsConfig;
   /** Admission, deadlines, retries (issue 15). */
   readonly traffic_shaping: TrafficShapingConfig;
+  /** HTTPS on the listener (issue 44). */
+  readonly tls: TlsConfig;
   /** Federated subscriptions (docs/subscriptions.md). */
   readonly subscriptions: SubscriptionsConfig;
   /** After SIGTERM: readiness 503 and still accepting for this long, ms (behind a load balancer). */

@@ -1,0 +1,189 @@
+/**
+ * The listener's certificate (`tls.server`): its PEM files read and checked
+ * before they serve — a certificate that does not parse, a key that is not its
+ * key, a certificate past its end are refused with the key that named them; a
+ * certificate that ends within {@linkcode EXPIRY_WARNING_DAYS} days is served
+ * with a warning. {@linkcode checkServerTls} is pure; {@linkcode readServerTls}
+ * reads the files.
+ *
+ * @module
+ */
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import type { TlsServerConfig } from "../config/mod.ts";
+import { RouterError } from "../errors.ts";
+
+/** A certificate ending within this many days is served with a warning. */
+export const EXPIRY_WARNING_DAYS = 30;
+
+const DAY_MS = 86_400_000;
+
+/** The protocols the listener offers by ALPN, preferred first. */
+export const ALPN_PROTOCOLS: readonly string[] = ["h2", "http/1.1"];
+
+/** A checked certificate, ready to serve. */
+export interface ServerTls {
+  /** The certificate and its chain (PEM). */
+  readonly cert: string;
+  /** Its private key (PEM). */
+  readonly key: string;
+  /** Authorities of client certificates (PEM); null: none asked for. */
+  readonly clientCa: string | null;
+  /** The certificate's subject (`CN=router.example.com`). */
+  readonly subject: string;
+  /** When the certificate ends. */
+  readonly notAfter: Date;
+  /** Whole days until then (negative: ended). */
+  readonly daysLeft: number;
+  /** SHA-256 fingerprint of the certificate (`AB:CD:…`): what a reload log names. */
+  readonly fingerprint: string;
+}
+
+/** The PEM texts of `tls.server`'s files. */
+export interface ServerTlsPems {
+  /** `cert_file`'s text. */
+  readonly cert: string;
+  /** `key_file`'s text. */
+  readonly key: string;
+  /** `client_ca_file`'s text, or null. */
+  readonly clientCa: string | null;
+}
+
+function invalid(key: string, message: string, cause?: unknown): RouterError {
+  return new RouterError("CONFIG_INVALID", `"tls.server.${key}": ${message}`, {
+    ...(cause === undefined ? {} : { cause }),
+    details: { path: `tls.server.${key}` },
+  });
+}
+
+/**
+ * Checks the listener's PEM texts: the certificate parses, the key parses and
+ * is the certificate's, the certificate has not ended, the client authorities
+ * parse. Pure.
+ *
+ * @example A key that is not the certificate's is refused
+ * ```ts ignore
+ * import assert from "node:assert/strict";
+ * import { checkServerTls } from "./server_tls.ts";
+ * assert.throws(() => checkServerTls({ cert: certA, key: keyB, clientCa: null }, new Date()), /does not match/);
+ * ```
+ * @param pems The files' texts.
+ * @param now The clock.
+ * @returns The checked certificate.
+ * @throws {RouterError} `CONFIG_INVALID` naming the key (`tls.server.key_file`) that is wrong.
+ */
+export function checkServerTls(pems: ServerTlsPems, now: Date): ServerTls {
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(pems.cert);
+  } catch (error) {
+    throw invalid("cert_file", `not a PEM certificate (${(error as Error).message})`, error);
+  }
+  let key: ReturnType<typeof createPrivateKey>;
+  try {
+    key = createPrivateKey(pems.key);
+  } catch (error) {
+    throw invalid("key_file", `not a PEM private key (${(error as Error).message})`, error);
+  }
+  if (!certificate.checkPrivateKey(key)) {
+    throw invalid(
+      "key_file",
+      `does not match the certificate of "tls.server.cert_file" (${certificate.subject})`,
+    );
+  }
+  const notAfter = new Date(certificate.validTo);
+  const daysLeft = Math.floor((notAfter.getTime() - now.getTime()) / DAY_MS);
+  if (notAfter.getTime() <= now.getTime()) {
+    throw invalid(
+      "cert_file",
+      `the certificate (${certificate.subject}) expired on ${notAfter.toISOString()}, ${
+        Math.floor((now.getTime() - notAfter.getTime()) / DAY_MS)
+      } day(s) ago`,
+    );
+  }
+  if (pems.clientCa !== null) {
+    try {
+      new X509Certificate(pems.clientCa);
+    } catch (error) {
+      throw invalid(
+        "client_ca_file",
+        `not a PEM certificate (${(error as Error).message})`,
+        error,
+      );
+    }
+  }
+  return {
+    cert: pems.cert,
+    key: pems.key,
+    clientCa: pems.clientCa,
+    subject: certificate.subject,
+    notAfter,
+    daysLeft,
+    fingerprint: certificate.fingerprint256,
+  };
+}
+
+async function readFor(key: string, path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    const reason = error instanceof Deno.errors.NotFound
+      ? "no such file"
+      : (error as Error).message;
+    throw new RouterError(
+      "CONFIG_INVALID",
+      `Cannot read "tls.server.${key}": file "${path}": ${reason}`,
+      {
+        cause: error,
+        details: { path: `tls.server.${key}`, file: path },
+      },
+    );
+  }
+}
+
+/**
+ * Reads and checks `tls.server`'s files.
+ * @param config `tls.server`.
+ * @param now The clock (tests).
+ * @returns The certificate, or null when `cert_file` is empty (plain HTTP).
+ * @throws {RouterError} `CONFIG_INVALID` naming the key whose file is missing or wrong.
+ */
+export async function readServerTls(
+  config: TlsServerConfig,
+  now: Date = new Date(),
+): Promise<ServerTls | null> {
+  if (config.cert_file === "") return null;
+  const [cert, key, clientCa] = await Promise.all([
+    readFor("cert_file", config.cert_file),
+    readFor("key_file", config.key_file),
+    config.client_ca_file === "" ? null : readFor("client_ca_file", config.client_ca_file),
+  ]);
+  return checkServerTls({ cert, key, clientCa }, now);
+}
+
+/**
+ * The files a running listener's certificate comes from (watched for changes).
+ * @param config `tls.server`.
+ * @returns Their paths (none for plain HTTP).
+ */
+export function serverTlsFiles(config: TlsServerConfig): string[] {
+  return [config.cert_file, config.key_file, config.client_ca_file].filter((file) => file !== "");
+}
+
+/**
+ * The warning a certificate that ends soon deserves, or null.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { expiryWarning } from "./server_tls.ts";
+ * assert.equal(expiryWarning({ daysLeft: 90 }), null);
+ * assert.match(expiryWarning({ daysLeft: 3 })!, /expires in 3 day/);
+ * ```
+ * @param tls The checked certificate.
+ * @returns The message, or null.
+ */
+export function expiryWarning(tls: Pick<ServerTls, "daysLeft">): string | null {
+  return tls.daysLeft < EXPIRY_WARNING_DAYS
+    ? `The certificate of "tls.server.cert_file" expires in ${tls.daysLeft} day(s): replace it (the router reloads it when the file changes)`
+    : null;
+}
