@@ -48,6 +48,7 @@ import { traceStartupWarnings } from "../trace/mod.ts";
 import { drainWithin } from "./_grace.ts";
 import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
 import { expiryWarning, readServerTls, type ServerTls, serverTlsFiles } from "./server_tls.ts";
+import { subgraphTlsClients } from "./subgraph_tls.ts";
 
 /**
  * Options for {@linkcode startRouter}: `configPath` and/or `config` (both: start
@@ -215,6 +216,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const http1 = options.fetch === undefined && http1Eligible("http://x/", proxyVariables())
     ? createHttp1Pool()
     : null;
+  // `tls.subgraphs`' clients, kept across reloads while their files stay the same.
+  const subgraphTls = subgraphTlsClients();
   const telemetry = await startTelemetry({
     config,
     log: () => log,
@@ -293,7 +296,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         "storage_providers, the APQ cache or rate_limit.storage changed; restart the router to apply it",
       );
     }
-    const [supergraphSdl, operationFiles, traceKeyPem, manifests] = await Promise.all([
+    const [supergraphSdl, operationFiles, traceKeyPem, manifests, httpClients] = await Promise.all([
       options.supergraphSdl ?? readFileFor("supergraph_path", next.supergraph_path),
       readOperationsFor(next.operations_dir, nextLog),
       next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
@@ -306,6 +309,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           text: await readFileFor("persisted_operations.manifests", path),
         })),
       ),
+      subgraphTls.update(next.tls.subgraphs),
     ]);
     const built = await buildState({
       config: next,
@@ -316,6 +320,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       previous: state,
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(http1 ? { http1 } : {}),
+      ...(httpClients.size > 0 ? { httpClients } : {}),
       telemetry: telemetry.telemetry,
       manifests,
       stores,
@@ -329,6 +334,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     telemetry.listen(log);
   } catch (error) {
     http1?.close();
+    subgraphTls.close();
     await Promise.all([server.shutdown(), telemetry.shutdown(), stores.close()]);
     throw error;
   }
@@ -536,6 +542,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       await drainWithin(server.shutdown(), { graceMs, expire: () => stop.abort(), log });
       state?.keySources.close();
       http1?.close();
+      subgraphTls.close();
       await Promise.all([telemetry.shutdown(), stores.close()]);
       stopped.resolve();
     })();

@@ -993,6 +993,26 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         "Refuse a connection whose client certificate is missing or not signed by `client_ca_file` (at the handshake).",
       ),
     }, "HTTPS on `listen_addr`: HTTP/2 (ALPN `h2`) beside HTTP/1.1 (docs/tls.md)."),
+    subgraphs: {
+      kind: "record",
+      value: object({
+        ca_file: str("", {
+          file: true,
+          description:
+            "PEM certificate authorities trusted for this subgraph's `https:`/`wss:` URL, besides the system's.",
+        }),
+        cert_file: str("", {
+          file: true,
+          description: "PEM client certificate (mutual TLS) sent to the subgraph.",
+        }),
+        key_file: str("", {
+          file: true,
+          description: "PEM private key of `cert_file`.",
+        }),
+      }, "TLS to one subgraph (or, under `all`, to every subgraph without its own)."),
+      description:
+        "TLS to subgraphs by subgraph name; `all` applies to every subgraph not named (queries, mutations, subscriptions over `wss:` and SSE).",
+    },
   }, "TLS (docs/tls.md)."),
   shutdown_delay_ms: duration(
     0,

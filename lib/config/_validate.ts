@@ -75,6 +75,21 @@ export function validationRules(out: Raw): (() => void)[] {
   return [
     () => validateServerTls(section(out, "tls", "server")),
     () => {
+      for (
+        const [name, tls] of Object.entries(section(out, "tls").subgraphs as Record<string, Raw>)
+      ) {
+        if ((String(tls.cert_file) === "") !== (String(tls.key_file) === "")) {
+          const [missing, given] = String(tls.cert_file) === ""
+            ? ["cert_file", "key_file"]
+            : ["key_file", "cert_file"];
+          fail(
+            `tls.subgraphs.${name}.${missing}`,
+            `required with "tls.subgraphs.${name}.${given}"`,
+          );
+        }
+      }
+    },
+    () => {
       if (parseListenAddr(String(out.listen_addr)) === undefined) {
         failListenAddr(String(out.listen_addr));
       }

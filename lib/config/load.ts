@@ -190,6 +190,11 @@ async function missingFiles(config: Config): Promise<RouterError[]> {
     const file = config.tls.server[name];
     if (file !== "") files.push([`tls.server.${name}`, file]);
   }
+  for (const [subgraph, tls] of Object.entries(config.tls.subgraphs)) {
+    for (const name of ["ca_file", "cert_file", "key_file"] as const) {
+      if (tls[name] !== "") files.push([`tls.subgraphs.${subgraph}.${name}`, tls[name]]);
+    }
+  }
   const problems: RouterError[] = [];
   for (const [key, file] of files) {
     try {

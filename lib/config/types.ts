@@ -442,10 +442,22 @@ export interface TlsServerConfig {
   readonly require_client_cert: boolean;
 }
 
+/** `tls.subgraphs.<name>`: TLS to one subgraph. */
+export interface TlsSubgraphConfig {
+  /** PEM authorities trusted besides the system's; empty: the system's only. */
+  readonly ca_file: string;
+  /** PEM client certificate (mutual TLS); empty: none. */
+  readonly cert_file: string;
+  /** PEM private key of `cert_file`. */
+  readonly key_file: string;
+}
+
 /** `tls`. */
 export interface TlsConfig {
   /** The listener's certificate. */
   readonly server: TlsServerConfig;
+  /** TLS to subgraphs by name; `all`: every subgraph not named. */
+  readonly subgraphs: Readonly<Record<string, TlsSubgraphConfig>>;
 }
 
 /** `traffic_shaping`. */

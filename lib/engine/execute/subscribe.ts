@@ -27,6 +27,7 @@ import {
 } from "../fetch/subscription_stream.ts";
 import type { ExecutionObserver, ExecutionResult } from "../types.ts";
 import { EventStream } from "./subscription.ts";
+import { clientFor } from "../fetch/http_clients.ts";
 
 /** `subscriptions.subgraphs.<name>`: where a subgraph's subscriptions are opened. */
 export interface SubscriptionTargetOption {
@@ -52,6 +53,8 @@ export interface SubscriptionsOptions {
   readonly open?: OpenUpstream;
   /** How long a subgraph may take to accept a stream, ms (`engine.subgraph_request_timeout`). */
   readonly connectTimeoutMs?: number;
+  /** `tls.subgraphs`' clients by entry name (`all` for the rest). */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
 }
 
 /** The engine's subscriptions state. */
@@ -96,9 +99,13 @@ export function createSubscriptions(
     const given = options.subgraphs?.[name];
     const protocol = given?.protocol ?? "ws";
     const url = given?.url ?? (protocol === "ws" ? info.url.replace(/^http/i, "ws") : info.url);
+    const client = options.httpClients === undefined
+      ? undefined
+      : clientFor(options.httpClients, name);
     targets.set(name, {
       url,
       protocol,
+      ...(client === undefined ? {} : { client }),
       ...(options.connectTimeoutMs === undefined
         ? {}
         : { connectTimeoutMs: options.connectTimeoutMs }),

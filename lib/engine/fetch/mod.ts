@@ -18,3 +18,4 @@ export { createHttp1Pool, type Http1Pool } from "./http1.ts";
 export { type Resilience, resilienceOf, resilientFetch } from "./resilient_fetch.ts";
 export { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
 export { readSubgraphBody } from "./subgraph_body.ts";
+export { ALL_SUBGRAPHS, clientFor } from "./http_clients.ts";
