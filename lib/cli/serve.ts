@@ -49,6 +49,7 @@ import { drainWithin } from "./_grace.ts";
 import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
 import { expiryWarning, readServerTls, type ServerTls, serverTlsFiles } from "./server_tls.ts";
 import { subgraphTlsClients } from "./subgraph_tls.ts";
+import { createSupergraphSource } from "./supergraph_source.ts";
 
 /**
  * Options for {@linkcode startRouter}: `configPath` and/or `config` (both: start
@@ -218,6 +219,14 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     : null;
   // `tls.subgraphs`' clients, kept across reloads while their files stay the same.
   const subgraphTls = subgraphTlsClients();
+  // A registry (`supergraph_source`): polled; supergraph_path keeps its last good schema.
+  const source = config.supergraph_source.kind === "file" || options.supergraphSdl !== undefined
+    ? null
+    : createSupergraphSource(config.supergraph_source, {
+      path: config.supergraph_path,
+      log: () => log,
+      env,
+    });
   const telemetry = await startTelemetry({
     config,
     log: () => log,
@@ -227,6 +236,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         state === null ? null : { parse: state.engine.prepared, plan: state.engine.plans },
       memory: () => state?.engine.memory ?? null,
       connections: () => guard?.counts() ?? null,
+      supergraph: () => source?.status() ?? null,
       subscriptions: () => {
         if (state === null) return null;
         const subs = state.engine.subscriptions;
@@ -290,14 +300,29 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       : {}),
   });
 
-  async function build(next: Config, nextLog: Logger): Promise<RouterState> {
+  /** The supergraph to build: the test's, the registry's (offered or serving), or the file. */
+  function supergraphFor(next: Config, offered: string | undefined): Promise<string> {
+    if (options.supergraphSdl !== undefined) return Promise.resolve(options.supergraphSdl);
+    if (source === null) return readFileFor("supergraph_path", next.supergraph_path);
+    const sdl = offered ?? source.current();
+    if (sdl === null) {
+      return Promise.reject(
+        new RouterError("CONFIG_INVALID", "No supergraph from the registry yet", {
+          details: { path: "supergraph_source" },
+        }),
+      );
+    }
+    return Promise.resolve(sdl);
+  }
+
+  async function build(next: Config, nextLog: Logger, offered?: string): Promise<RouterState> {
     if (storesSignature(next) !== stores.signature) {
       nextLog.warn(
         "storage_providers, the APQ cache or rate_limit.storage changed; restart the router to apply it",
       );
     }
     const [supergraphSdl, operationFiles, traceKeyPem, manifests, httpClients] = await Promise.all([
-      options.supergraphSdl ?? readFileFor("supergraph_path", next.supergraph_path),
+      supergraphFor(next, offered),
       readOperationsFor(next.operations_dir, nextLog),
       next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
         "engine.request_tracing_public_key_file",
@@ -330,7 +355,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   }
 
   try {
-    state = await build(config, log);
+    // From a registry that cannot give one yet, the router listens without a state (503).
+    const waiting = source !== null && await source.first() === null;
+    if (!waiting) state = await build(config, log);
     telemetry.listen(log);
   } catch (error) {
     http1?.close();
@@ -338,7 +365,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     await Promise.all([server.shutdown(), telemetry.shutdown(), stores.close()]);
     throw error;
   }
-  logStartup(log, config, url, state);
+  if (state !== null) logStartup(log, config, url, state);
+  else log.info("GW Router listening; no supergraph yet (readiness 503)", { url });
   if (serverTls !== null) logServerTls(log, serverTls, "TLS certificate loaded");
 
   /**
@@ -373,7 +401,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   }
 
   let reloading: Promise<boolean> = Promise.resolve(true);
-  async function reloadOnce(): Promise<boolean> {
+  async function reloadOnce(offered?: string): Promise<boolean> {
     try {
       let next = options.configPath === undefined
         ? config
@@ -388,7 +416,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         port,
       );
       const nextLog = makeLog(next);
-      const nextState = await build(next, nextLog);
+      const nextState = await build(next, nextLog, offered);
       const previous = state;
       previous?.keySources.close(); // in-flight requests keep its loaded keys
       state = nextState;
@@ -414,10 +442,12 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       return false;
     }
   }
-  function reload(): Promise<boolean> {
-    reloading = reloading.then(reloadOnce, reloadOnce);
+  function reload(offered?: string): Promise<boolean> {
+    const once = () => reloadOnce(offered);
+    reloading = reloading.then(once, once);
     return reloading;
   }
+  source?.start((sdl) => reload(sdl));
 
   // File watching: watch folders (editors replace files by rename) and filter
   // events by path. The folders of the config and supergraph files are watched
@@ -474,7 +504,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     if (!options.watch || closed) return;
     const files = [
       options.configPath === undefined ? null : resolve(options.configPath),
-      options.supergraphSdl === undefined ? resolve(config.supergraph_path) : null,
+      options.supergraphSdl === undefined && source === null
+        ? resolve(config.supergraph_path)
+        : null,
       ...config.persisted_operations.manifests.map((path) => resolve(path)),
     ].filter((file): file is string => file !== null);
     const fileDirs = [...new Set(files.map((file) => dirname(file)))].filter(isDirectory);
@@ -520,6 +552,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   function shutdown(): Promise<void> {
     shuttingDown ??= (async () => {
       closed = true;
+      source?.stop();
       clearTimeout(timer);
       clearTimeout(tlsTimer);
       closeWatchers();

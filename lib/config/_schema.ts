@@ -394,6 +394,42 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     description:
       "The supergraph SDL (Apollo Federation 2) the router serves; reloaded when it changes. `gw-router compose` writes it.",
   }),
+  supergraph_source: object(
+    {
+      kind: {
+        kind: "enum",
+        values: ["file", "url", "hive_cdn", "apollo_uplink"],
+        default: "file",
+        description:
+          "Where the supergraph comes from: `file` (`supergraph_path`), `url` (GET with `ETag`), `hive_cdn` (the Hive CDN's artifact), `apollo_uplink` (Apollo GraphOS). Other than `file`, `supergraph_path` keeps the last good one for restarts while the registry is away.",
+      },
+      url: str("", { description: "`url`: the address to GET the supergraph SDL from." }),
+      headers: list(
+        [],
+        "`url`: request headers, `Name: value` each (keep secrets in the environment).",
+      ),
+      endpoint: str("", {
+        description:
+          "`hive_cdn`: the CDN endpoint of the target (`https://cdn.graphql-hive.com/artifacts/v1/<target>`).",
+      }),
+      key: str("", {
+        description:
+          "`hive_cdn`: the CDN access key (`X-Hive-CDN-Key`); `apollo_uplink`: the graph API key (default: env `APOLLO_KEY`).",
+      }),
+      graph_ref: str("", {
+        description:
+          "`apollo_uplink`: the graph ref, `graph@variant` (default: env `APOLLO_GRAPH_REF`).",
+      }),
+      endpoints: list(
+        [],
+        "`apollo_uplink`: Uplink URLs tried in turn; empty: Apollo's two public ones.",
+      ),
+      poll_interval_ms: duration(10_000, "Time between polls of the registry.", { min: 1_000 }),
+      timeout_ms: duration(10_000, "Longest wait for one poll's answer.", { min: 1 }),
+      max_bytes: size(64_000_000, "Largest supergraph accepted from the registry.", { min: 1 }),
+    },
+    "The supergraph's source: a file, or a registry polled for changes (docs/supergraph-source.md).",
+  ),
   operations_dir: str("operations", {
     file: true,
     description:

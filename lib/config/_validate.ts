@@ -75,6 +75,31 @@ export function validationRules(out: Raw): (() => void)[] {
   return [
     () => validateServerTls(section(out, "tls", "server")),
     () => {
+      const source = section(out, "supergraph_source");
+      if (source.kind === "url" && !isHttpUrl(String(source.url))) {
+        fail(
+          "supergraph_source.url",
+          `expected an http(s) URL with kind "url", got "${source.url}"`,
+        );
+      }
+      if (source.kind === "hive_cdn") {
+        if (!isHttpUrl(String(source.endpoint))) {
+          fail(
+            "supergraph_source.endpoint",
+            `expected the Hive CDN's http(s) endpoint with kind "hive_cdn", got "${source.endpoint}"`,
+          );
+        }
+        if (String(source.key) === "") {
+          fail("supergraph_source.key", 'required with kind "hive_cdn" (the CDN access key)');
+        }
+      }
+      (source.endpoints as string[]).forEach((url, i) => {
+        if (!isHttpUrl(url)) {
+          fail(`supergraph_source.endpoints[${i}]`, `expected an http(s) URL, got "${url}"`);
+        }
+      });
+    },
+    () => {
       for (
         const [name, tls] of Object.entries(section(out, "tls").subgraphs as Record<string, Raw>)
       ) {

@@ -173,7 +173,10 @@ export async function checkFiles(config: Config): Promise<void> {
 }
 
 async function missingFiles(config: Config): Promise<RouterError[]> {
-  const files: [string, string][] = [["supergraph_path", config.supergraph_path]];
+  // From a registry, supergraph_path only keeps the last good one: it may not exist yet.
+  const files: [string, string][] = config.supergraph_source.kind === "file"
+    ? [["supergraph_path", config.supergraph_path]]
+    : [];
   if (config.engine.request_tracing_public_key_file !== "") {
     files.push([
       "engine.request_tracing_public_key_file",

@@ -430,6 +430,30 @@ export interface SubgraphTrafficConfig {
   readonly circuit_breaker: CircuitBreakerConfig;
 }
 
+/** `supergraph_source`: where the supergraph comes from (docs/supergraph-source.md). */
+export interface SupergraphSourceConfig {
+  /** `file`, `url`, `hive_cdn` or `apollo_uplink`. */
+  readonly kind: "file" | "url" | "hive_cdn" | "apollo_uplink";
+  /** `url`: the address. */
+  readonly url: string;
+  /** `url`: `Name: value` request headers. */
+  readonly headers: readonly string[];
+  /** `hive_cdn`: the CDN endpoint. */
+  readonly endpoint: string;
+  /** `hive_cdn`: the CDN key; `apollo_uplink`: the API key. */
+  readonly key: string;
+  /** `apollo_uplink`: `graph@variant`. */
+  readonly graph_ref: string;
+  /** `apollo_uplink`: Uplink URLs; empty: the public ones. */
+  readonly endpoints: readonly string[];
+  /** Time between polls, ms. */
+  readonly poll_interval_ms: number;
+  /** Longest wait for one poll, ms. */
+  readonly timeout_ms: number;
+  /** Largest supergraph accepted, bytes. */
+  readonly max_bytes: number;
+}
+
 /** `tls.server`: HTTPS on the listener (docs/tls.md). */
 export interface TlsServerConfig {
   /** PEM certificate and chain; empty: plain HTTP. */
@@ -576,6 +600,8 @@ export interface Config {
   readonly heap: HeapConfig;
   /** Supergraph SDL file (Apollo Federation), relative to the config file. */
   readonly supergraph_path: string;
+  /** Where the supergraph comes from (issue 44). */
+  readonly supergraph_source: SupergraphSourceConfig;
   /** Folder of named operations (`*.graphql`): the MCP and Connect contract. */
   readonly operations_dir: string;
   /** Largest accepted request body, bytes. */

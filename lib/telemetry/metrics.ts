@@ -114,6 +114,19 @@ export interface MetricSources {
       readonly upstreamsOpened: number;
     }
     | null;
+  /**
+   * The supergraph from a registry (`lib/cli/supergraph_source.ts`): when the
+   * serving one was loaded and a poll last succeeded (ms since the epoch), and
+   * polls failed since start. Absent or null: not exported (`file`).
+   */
+  supergraph?():
+    | {
+      readonly source: string;
+      readonly loadedAt: number | null;
+      readonly polledAt: number | null;
+      readonly failures: number;
+    }
+    | null;
 }
 
 /** Options for {@linkcode createRouterMetrics}. */
@@ -519,6 +532,39 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     help: "Configuration reloads by outcome.",
     labelNames: ["outcome"],
     registry,
+  });
+  new Gauge({
+    name: "gw_router_supergraph_age_seconds",
+    help: "Age of the serving supergraph from a registry (since it was loaded), by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status || status.loadedAt === null) return;
+      this.set({ source: status.source }, (Date.now() - status.loadedAt) / 1_000);
+    },
+  });
+  new Gauge({
+    name: "gw_router_supergraph_poll_age_seconds",
+    help: "Time since a poll of the supergraph registry last succeeded, by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status || status.polledAt === null) return;
+      this.set({ source: status.source }, (Date.now() - status.polledAt) / 1_000);
+    },
+  });
+  new Gauge({
+    name: "gw_router_supergraph_poll_failures",
+    help: "Polls of the supergraph registry that failed since start, by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status) return;
+      this.set({ source: status.source }, status.failures);
+    },
   });
   const info = new Gauge({
     name: "gw_router_info",

@@ -163,6 +163,8 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     "rate_limit.storage.provider_id": ["", ""],
     "rate_limit.key": ["header:X-Api-Key", "header:X-Api-Key"],
     "rate_limit.trusted_proxies": ["10.0.0.0/8,::1", ["10.0.0.0/8", "::1"]],
+    "supergraph_source.kind": ["file", "file"],
+    "supergraph_source.endpoints": ["https://u.example/", ["https://u.example/"]],
     // Each needs the others (tls_config_test.ts sets them together).
     "tls.server.cert_file": ["", ""],
     "tls.server.key_file": ["", ""],
