@@ -427,10 +427,19 @@ function floored(node: SizeNode | DurationNode, value: number | undefined): numb
   return value !== undefined && value >= (node.min ?? 0) ? value : undefined;
 }
 
+/** A YAML value as an error quotes it (short). */
+function shown(raw: unknown): string {
+  const text = typeof raw === "string" ? JSON.stringify(raw) : JSON.stringify(raw) ?? String(raw);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
 function readYamlLeaf(node: LeafNode, raw: unknown, yamlPath: string, path: string): unknown {
   const bad = (): never => {
-    // Name the key as the user wrote it when it differs (refresh_interval vs _ms).
-    fail(path, yamlPath === path ? expected(node) : `"${yamlPath}" ${expected(node)}`);
+    // Name the key as the user wrote it (refresh_interval, not refresh_interval_ms);
+    // details.path stays the key's own path.
+    throw new RouterError("CONFIG_INVALID", `Cannot read "${yamlPath}": ${expected(node)}`, {
+      details: yamlPath === path ? { path } : { path, written: yamlPath, got: shown(raw) },
+    });
   };
   switch (node.kind) {
     case "string":
