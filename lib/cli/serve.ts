@@ -4,6 +4,12 @@
  * edge: it reads the files the config names, builds the state, listens,
  * reloads on SIGHUP and file changes, and shuts down on SIGTERM/SIGINT.
  *
+ * Over 600 lines: start, reload (config, supergraph from a file or a registry,
+ * the certificate), file watching and shutdown share one state and one
+ * listener; the certificate (`server_tls.ts`), the registry
+ * (`supergraph_source.ts`) and the subgraph TLS clients (`subgraph_tls.ts`)
+ * live in their own modules.
+ *
  * @module
  */
 import { dirname, extname, join, relative, resolve } from "node:path";
@@ -47,7 +53,7 @@ import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 import { drainWithin } from "./_grace.ts";
 import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
-import { expiryWarning, readServerTls, type ServerTls, serverTlsFiles } from "./server_tls.ts";
+import { logServerTls, readServerTls, serverTlsFiles, serverTlsKeeper } from "./server_tls.ts";
 import { subgraphTlsClients } from "./subgraph_tls.ts";
 import { createSupergraphSource } from "./supergraph_source.ts";
 
@@ -267,7 +273,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     stop: stop.signal,
   });
   // A serving thread's socket is reached by its supervisor only, which keeps the limits (and TLS).
-  let serverTls = options.listenPath === undefined ? await readServerTls(config.tls.server) : null;
+  const serverTls = options.listenPath === undefined
+    ? await readServerTls(config.tls.server)
+    : null;
   const guard = options.listenPath === undefined
     ? await serveGuarded({
       hostname: address.hostname,
@@ -369,36 +377,16 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   else log.info("GW Router listening; no supergraph yet (readiness 503)", { url });
   if (serverTls !== null) logServerTls(log, serverTls, "TLS certificate loaded");
 
-  /**
-   * Re-reads `tls.server`'s files; a certificate that changed serves new
-   * connections from now on (open ones keep theirs). A broken one keeps the
-   * previous one serving.
-   */
-  async function reloadTls(next: Config): Promise<void> {
-    if (serverTls === null) {
-      if (next.tls.server.cert_file !== "") {
-        log.warn("tls.server was set while serving plain HTTP; restart the router to serve HTTPS");
-      }
-      return;
+  // `tls.server`'s files re-read on reload and when they change (only the certificate then).
+  const tlsKeeper = serverTls === null || !guard?.setTls
+    ? null
+    : serverTlsKeeper(serverTls, { setTls: guard.setTls, log: () => log });
+  const reloadTls = async (next: Config): Promise<void> => {
+    if (tlsKeeper !== null) return await tlsKeeper.reload(next.tls.server);
+    if (next.tls.server.cert_file !== "" && options.listenPath === undefined) {
+      log.warn("tls.server was set while serving plain HTTP; restart the router to serve HTTPS");
     }
-    if (next.tls.server.cert_file === "") {
-      log.warn(
-        "tls.server was removed while serving HTTPS; restart the router to serve plain HTTP",
-      );
-      return;
-    }
-    try {
-      const fresh = (await readServerTls(next.tls.server))!;
-      if (fresh.fingerprint === serverTls.fingerprint && fresh.clientCa === serverTls.clientCa) {
-        return;
-      }
-      guard?.setTls?.(fresh);
-      serverTls = fresh;
-      logServerTls(log, fresh, "TLS certificate reloaded");
-    } catch (error) {
-      log.error("TLS certificate reload failed; keeping the previous one", describeError(error));
-    }
-  }
+  };
 
   let reloading: Promise<boolean> = Promise.resolve(true);
   async function reloadOnce(offered?: string): Promise<boolean> {
@@ -606,20 +594,6 @@ function proxyVariables(): Record<string, string | undefined> {
     }
   }
   return env;
-}
-
-function logServerTls(log: Logger, tls: ServerTls, message: string): void {
-  log.info(message, {
-    subject: tls.subject,
-    fingerprint_sha256: tls.fingerprint,
-    not_after: tls.notAfter.toISOString(),
-    days_left: tls.daysLeft,
-    client_certificates: tls.clientCa === null ? "not asked for" : "required",
-  });
-  const warning = expiryWarning(tls);
-  if (warning !== null) {
-    log.warn(warning, { key: "tls.server.cert_file", days_left: tls.daysLeft });
-  }
 }
 
 function logStartup(log: Logger, config: Config, url: string, state: RouterState): void {

@@ -10,7 +10,8 @@
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { TlsServerConfig } from "../config/mod.ts";
-import { RouterError } from "../errors.ts";
+import { describeError, RouterError } from "../errors.ts";
+import type { Logger } from "../log/mod.ts";
 
 /** A certificate ending within this many days is served with a warning. */
 export const EXPIRY_WARNING_DAYS = 30;
@@ -186,4 +187,73 @@ export function expiryWarning(tls: Pick<ServerTls, "daysLeft">): string | null {
   return tls.daysLeft < EXPIRY_WARNING_DAYS
     ? `The certificate of "tls.server.cert_file" expires in ${tls.daysLeft} day(s): replace it (the router reloads it when the file changes)`
     : null;
+}
+
+/**
+ * Logs a certificate that starts serving (subject, fingerprint, end, days
+ * left), and the warning of one that ends soon.
+ * @param log The logger.
+ * @param tls The certificate.
+ * @param message `TLS certificate loaded` or `… reloaded`.
+ */
+export function logServerTls(log: Logger, tls: ServerTls, message: string): void {
+  log.info(message, {
+    subject: tls.subject,
+    fingerprint_sha256: tls.fingerprint,
+    not_after: tls.notAfter.toISOString(),
+    days_left: tls.daysLeft,
+    client_certificates: tls.clientCa === null ? "not asked for" : "required",
+  });
+  const warning = expiryWarning(tls);
+  if (warning !== null) {
+    log.warn(warning, { key: "tls.server.cert_file", days_left: tls.daysLeft });
+  }
+}
+
+/** Keeps a listener's certificate current ({@linkcode serverTlsKeeper}). */
+export interface ServerTlsKeeper {
+  /** The certificate serving now. */
+  current(): ServerTls;
+  /**
+   * Re-reads `tls.server`'s files; a changed certificate serves new
+   * connections from now on (open ones keep theirs); a broken one is logged
+   * and the previous one keeps serving.
+   */
+  reload(config: TlsServerConfig): Promise<void>;
+}
+
+/**
+ * A keeper of the certificate a listener serves.
+ * @param first The certificate it serves now.
+ * @param options How to swap it (`GuardedServer.setTls`), the logger.
+ * @returns The keeper.
+ */
+export function serverTlsKeeper(
+  first: ServerTls,
+  options: { readonly setTls: (tls: ServerTls) => void; readonly log: () => Logger },
+): ServerTlsKeeper {
+  let serving = first;
+  return {
+    current: () => serving,
+    async reload(config) {
+      const log = options.log();
+      if (config.cert_file === "") {
+        log.warn(
+          "tls.server was removed while serving HTTPS; restart the router to serve plain HTTP",
+        );
+        return;
+      }
+      try {
+        const fresh = (await readServerTls(config))!;
+        if (fresh.fingerprint === serving.fingerprint && fresh.clientCa === serving.clientCa) {
+          return;
+        }
+        options.setTls(fresh);
+        serving = fresh;
+        logServerTls(log, fresh, "TLS certificate reloaded");
+      } catch (error) {
+        log.error("TLS certificate reload failed; keeping the previous one", describeError(error));
+      }
+    },
+  };
 }

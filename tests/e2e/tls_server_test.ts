@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startRouter } from "../../lib/cli/serve.ts";
+import { startWorkers } from "../../lib/cli/workers.ts";
 import { spawnServe } from "./_cli.ts";
 import { helloWorkspace } from "./_workspace.ts";
 import { issue, type Issued, makeCa } from "./_tls.ts";
@@ -360,6 +361,29 @@ Deno.test("tls: a missing file, a key of another certificate, a broken certifica
       await assert.rejects(startRouter({ configPath: fx.configPath }), message);
     }
   } finally {
+    await fx.close();
+  }
+});
+
+Deno.test("tls: workers: 2 — the supervisor terminates TLS and reloads the certificate on reload()", async () => {
+  const fx = await tlsWorkspace("", "workers: 2\nlog_level: error");
+  const next = await issue(fx.dir, fx.ca, { name: "next", use: "server" });
+  const router = await startWorkers({ configPath: fx.configPath, workerStartTimeoutMs: 60_000 });
+  try {
+    assert.match(router.url, /^https:/);
+    const url = router.url.replace("127.0.0.1", "localhost");
+    for (const protocol of ["--http1.1", "--http2"]) {
+      const answer = await curl(url, fx.ca, [protocol]);
+      assert.match(answer.out, /\{"data":\{"hello":"world"\}\}/, answer.out);
+    }
+    await Deno.copyFile(next.keyFile, join(fx.dir, "server.key"));
+    await Deno.copyFile(next.certFile, join(fx.dir, "server.crt"));
+    await router.reload();
+    const after = await curl(url, fx.ca);
+    assert.match(after.out, /subject: CN=next/);
+    assert.match(after.out, /\{"data":\{"hello":"world"\}\}/);
+  } finally {
+    await router.shutdown();
     await fx.close();
   }
 });
