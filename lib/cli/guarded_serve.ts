@@ -759,6 +759,9 @@ function createGuard(
           return;
         }
         tlsOpen++;
+        // On the TCP socket itself: the TLS socket's setNoDelay may not reach it, and
+        // Nagle's algorithm then holds an answer's last record for the client's delayed ACK.
+        socket.setNoDelay(true);
         const peer = `${socket.remoteAddress}:${socket.remotePort}`;
         handshakes.set(peer, { socket, deadline: performance.now() + handshakeMs });
         socket.once("close", () => {
