@@ -98,6 +98,8 @@ export interface MetricSources {
       readonly keepAliveTimeouts: number;
       readonly answerTimeouts?: number;
       readonly refused: number;
+      /** TLS handshakes that failed or timed out (`tls.server`). */
+      readonly tlsHandshakeFailures?: number;
     }
     | null;
   /**
@@ -403,6 +405,18 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       this.inc({ limit: "keep_alive_timeout" }, guard.keepAliveTimeouts);
       this.inc({ limit: "answer_timeout" }, guard.answerTimeouts ?? 0);
       this.inc({ limit: "max_connections" }, guard.refused);
+    },
+  });
+  new Counter({
+    name: "gw_router_tls_handshake_failures_total",
+    help:
+      "TLS handshakes on the listener that failed (an untrusted or missing client certificate, a client that does not trust the router's) or timed out.",
+    registers,
+    collect() {
+      const guard = sources?.connections?.();
+      if (guard?.tlsHandshakeFailures === undefined) return;
+      this.reset();
+      this.inc(guard.tlsHandshakeFailures);
     },
   });
   new Gauge({

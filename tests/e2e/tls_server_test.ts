@@ -327,6 +327,19 @@ Deno.test("tls: a production-like router (SIGHUP reload, metrics, access logs) s
     const second = await curl(url, fx.ca);
     assert.match(second.out, /subject: CN=next/);
     assert.match(second.out, /\{"data":\{"hello":"world"\}\}/);
+    // A client that does not trust the certificate: its failed handshake is counted.
+    const untrusted = await run("curl", ["-sS", "--max-time", "5", `${url}/health/ready`]);
+    assert.ok(!untrusted.ok, untrusted.out);
+    const metricsLine = JSON.parse(
+      await within(serve.waitFor((line) => line.includes("Prometheus metrics listening"))),
+    );
+    const deadline = Date.now() + 5_000;
+    let metrics = "";
+    while (!/gw_router_tls_handshake_failures_total [1-9]/.test(metrics)) {
+      assert.ok(Date.now() < deadline, metrics);
+      metrics = await (await fetch(metricsLine.url)).text();
+      await sleep(100);
+    }
   } finally {
     await serve.close();
     await fx.close();
