@@ -22,6 +22,7 @@ import {
   parseListenAddr,
   startupWarnings,
   withBoundPort,
+  withScheme,
 } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
 import {
@@ -292,7 +293,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const port = server.addr.transport === "tcp" ? server.addr.port : address.port;
   config = withBoundPort(config, port);
   const plainUrl = listenUrl({ ...address, port }, machineName());
-  const url = serverTls === null ? plainUrl : plainUrl.replace(/^http:/, "https:");
+  const url = withScheme(plainUrl, serverTls !== null);
 
   // Shared state (issue 30): made once, kept across reloads (Redis connections, APQ registrations).
   const metrics = telemetry.telemetry.metrics;
@@ -608,7 +609,10 @@ function logStartup(log: Logger, config: Config, url: string, state: RouterState
     dev_mode: config.dev_mode,
   });
   for (const message of traceStartupWarnings(config)) log.warn(message);
-  const derivedBaseUrl = listenUrl(parseListenAddr(config.listen_addr)!, machineName());
+  const derivedBaseUrl = withScheme(
+    listenUrl(parseListenAddr(config.listen_addr)!, machineName()),
+    config.tls.server.cert_file !== "",
+  );
   const warnings = startupWarnings(config, {
     baseUrlSet: config.mcp.server.base_url !== derivedBaseUrl,
   });

@@ -14,7 +14,7 @@
  */
 import { parentPort, Worker as ThreadWorker } from "node:worker_threads";
 import type { Config } from "../config/mod.ts";
-import { listenUrl, loadConfig, parseListenAddr } from "../config/mod.ts";
+import { listenUrl, loadConfig, parseListenAddr, withScheme } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
 import { listenError, RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
@@ -276,7 +276,7 @@ async function superviseWorkers(
     throw listenError(error, { key: "listen_addr", address: config.listen_addr });
   });
   const plainUrl = listenUrl({ ...address, port: server.addr.port });
-  const url = serverTls === null ? plainUrl : plainUrl.replace(/^http:/, "https:");
+  const url = withScheme(plainUrl, serverTls !== null);
   const listenAddr = new URL(url).host;
   const tlsKeeper = serverTls === null || server.setTls === null
     ? null

@@ -33,6 +33,7 @@ import {
   parseListenAddr,
   parseSize,
   splitList,
+  withScheme,
 } from "./_values.ts";
 
 /** Options for {@linkcode parseConfig}. */
@@ -509,7 +510,9 @@ function fillDerived(out: Raw, hostname: string | undefined): void {
   if (server.base_url === undefined) {
     const address = parseListenAddr(String(out.listen_addr));
     if (address === undefined) failListenAddr(String(out.listen_addr));
-    server.base_url = listenUrl(address, hostname);
+    // HTTPS when the listener serves TLS: OAuth metadata and tool links name the URL clients use.
+    const secure = String(section(out, "tls", "server").cert_file) !== "";
+    server.base_url = withScheme(listenUrl(address, hostname), secure);
   }
   for (const [, sources] of jwksLists(out)) {
     sources.forEach((source) => {
@@ -598,7 +601,9 @@ export function withBoundPort(config: Config, port: number): Config {
   const base = new URL(config.mcp.server.base_url);
   // The derived default (`http://<listen host or machine name>:<port>`) follows the bound port.
   const derived = base.pathname === "/" && base.port === String(address.port) &&
-    (config.mcp.server.base_url === listenUrl(address) || isWildcardHost(address.hostname));
+    (config.mcp.server.base_url ===
+        withScheme(listenUrl(address), config.tls.server.cert_file !== "") ||
+      isWildcardHost(address.hostname));
   if (derived) base.port = String(port);
   const baseUrl = derived ? base.href.replace(/\/$/, "") : config.mcp.server.base_url;
   return deepFreeze({

@@ -4,7 +4,7 @@
  * checks of `lib/cli/server_tls.ts` on certificates the real openssl makes.
  */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../lib/config/mod.ts";
+import { parseConfig, withBoundPort } from "../../lib/config/mod.ts";
 import { checkServerTls, expiryWarning } from "../../lib/cli/server_tls.ts";
 import { issue, makeCa } from "../e2e/_tls.ts";
 
@@ -85,4 +85,15 @@ Deno.test("checkServerTls: a matching pair passes; another key, a past end, a br
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("tls.server: the derived mcp.server.base_url is https, and follows the bound port", () => {
+  const config = parseConfig({
+    listen_addr: "127.0.0.1:0",
+    tls: { server: { cert_file: "c.pem", key_file: "k.pem" } },
+  });
+  assert.equal(config.mcp.server.base_url, "https://127.0.0.1:0");
+  assert.equal(withBoundPort(config, 8443).mcp.server.base_url, "https://127.0.0.1:8443");
+  const plain = parseConfig({ listen_addr: "127.0.0.1:3002" });
+  assert.equal(plain.mcp.server.base_url, "http://127.0.0.1:3002");
 });
