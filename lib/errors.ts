@@ -38,6 +38,7 @@ export type RouterErrorCode =
   | "RESPONSE_TOO_LARGE"
   | "SUBGRAPH_CIRCUIT_OPEN"
   | "SHUTTING_DOWN"
+  | "STARTING"
   | "ISOLATE_ENDED"
   | "INTERNAL";
 

@@ -39,6 +39,7 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   RESPONSE_TOO_LARGE: 502,
   SUBGRAPH_CIRCUIT_OPEN: 503,
   SHUTTING_DOWN: 503,
+  STARTING: 503,
   ISOLATE_ENDED: 503,
   INTERNAL: 500,
 });

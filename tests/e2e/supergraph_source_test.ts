@@ -254,8 +254,11 @@ Deno.test("supergraph_source: no registry and nothing kept — readiness 503 unt
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ query: "{ hello }" }),
     });
-    await refused.body?.cancel();
     assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get("retry-after"), "1");
+    assert.deepEqual(await refused.json(), {
+      errors: [{ message: "Router is starting", extensions: { code: "STARTING" } }],
+    });
     registry.publish(
       supergraph(`http://127.0.0.1:${subgraph.addr.port}/graphql`, "type Query { hello: String }"),
     );
