@@ -793,6 +793,9 @@ function createGuard(
     /** Waits up to `flushMs` for the relays to end by themselves, then closes the rest. */
     async closeAll(flushMs: number): Promise<void> {
       clearInterval(sweep);
+      // Handshakes still going on hold no request: they end now.
+      for (const handshake of handshakes.values()) handshake.socket.destroy();
+      handshakes.clear();
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
         Promise.all(running),

@@ -288,6 +288,17 @@ Deno.test("tls: a stalled handshake is closed at header_read_timeout; max_connec
     }
     const elapsed = performance.now() - started;
     assert.ok(elapsed > 1_000 && elapsed < 4_000, `closed after ${elapsed} ms`);
+    // A handshake done, then no request: closed at header_read_timeout, as over plain TCP.
+    const idle = await Deno.connectTls({ hostname: "localhost", port, caCerts: [fx.ca.cert] });
+    await idle.handshake();
+    const idleStart = performance.now();
+    const idleEnd = await Promise.race([
+      idle.read(buffer).then(() => "closed", () => "closed"),
+      sleep(5_000).then(() => "open"),
+    ]);
+    idle.close();
+    assert.equal(idleEnd, "closed");
+    assert.ok(performance.now() - idleStart > 1_000, "closed before header_read_timeout");
     // The slots are free again: a client is served.
     const ok = await curl(router.url.replace("127.0.0.1", "localhost"), fx.ca);
     assert.match(ok.out, /\{"data":\{"hello":"world"\}\}/);
@@ -396,6 +407,27 @@ Deno.test("tls: workers: 2 — the supervisor terminates TLS and reloads the cer
     assert.match(after.out, /subject: CN=next/);
     assert.match(after.out, /\{"data":\{"hello":"world"\}\}/);
   } finally {
+    await router.shutdown();
+    await fx.close();
+  }
+});
+
+Deno.test("tls: a shutdown ends connections still in their handshake", async () => {
+  const fx = await tlsWorkspace();
+  const router = await startRouter({ configPath: fx.configPath, shutdownGraceMs: 500 });
+  const port = Number(new URL(router.url).port);
+  const pending = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await pending.write(new Uint8Array([0x16, 0x03, 0x01]));
+    await sleep(100);
+    await within(router.shutdown(), 10_000);
+    const end = await Promise.race([
+      pending.read(new Uint8Array(64)).then(() => "closed", () => "closed"),
+      sleep(2_000).then(() => "open"),
+    ]);
+    assert.equal(end, "closed");
+  } finally {
+    pending.close();
     await router.shutdown();
     await fx.close();
   }
