@@ -31,14 +31,11 @@ import { isBare400, refusalAnswer, unreadableAnswer } from "./_guard_answers.ts"
 import type { Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
 import { PEER_HEADER } from "../request/client_ip.ts";
-import {
-  createServer as createTlsServer,
-  type Server as TlsServer,
-  type TLSSocket,
-} from "node:tls";
+import type { Server as TlsServer, TLSSocket } from "node:tls";
 import type { Socket } from "node:net";
 import { nodeConn, type RelayConn } from "./_node_conn.ts";
-import { ALPN_PROTOCOLS, type ServerTls } from "./server_tls.ts";
+import type { ServerTls } from "./server_tls.ts";
+import { HANDSHAKE_TIMEOUT_MS, listenTls, secureContext, tlsAddress } from "./_tls_listener.ts";
 
 /** The connection limits (0 turns one off). */
 export interface ConnectionLimits extends PhaseLimits {
@@ -358,44 +355,6 @@ export async function serveGuarded(
     counts: () => guard.counts(),
     setTls: tlsServer === null ? null : (tls) => tlsServer!.setSecureContext(secureContext(tls)),
   };
-}
-
-/** Handshakes owe their end within this when `header_read_timeout` is 0, ms. */
-const HANDSHAKE_TIMEOUT_MS = 10_000;
-
-function secureContext(tls: ServerTls): { cert: string; key: string; ca?: string } {
-  return { cert: tls.cert, key: tls.key, ...(tls.clientCa === null ? {} : { ca: tls.clientCa }) };
-}
-
-/**
- * The TLS listener (`node:tls`: it verifies client certificates and swaps
- * certificates in place, which `Deno.listenTls` does not). The guard's sweep
- * closes a handshake not done within `header_read_timeout` (10 s when that is 0).
- */
-function listenTls(options: GuardedServeOptions, tls: ServerTls): Promise<TlsServer> {
-  const server = createTlsServer({
-    ...secureContext(tls),
-    ALPNProtocols: [...ALPN_PROTOCOLS],
-    requestCert: tls.clientCa !== null,
-    rejectUnauthorized: true,
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({
-      host: options.hostname,
-      port: options.port,
-      ...(options.reusePort ? { reusePort: true } : {}),
-    }, () => {
-      server.off("error", reject);
-      resolve(server);
-    });
-  });
-}
-
-function tlsAddress(server: TlsServer): Deno.NetAddr {
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("TLS listener not bound");
-  return { transport: "tcp", hostname: address.address, port: address.port };
 }
 
 const PEER_LINE_ENCODER = new TextEncoder();

@@ -233,3 +233,28 @@ Deno.test("tls.subgraphs: a key of another certificate, a missing file — refus
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("tls.subgraphs.all leaves a plain http: subgraph on the HTTP/1.1 pool", async () => {
+  const dir = await Deno.makeTempDir();
+  const ca = await makeCa(dir);
+  const agents: (string | null)[] = [];
+  const subgraph = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    // Deno's fetch names itself; the pool sends no user-agent.
+    agents.push(request.headers.get("user-agent"));
+    return Response.json({ data: { hello: "world" } });
+  });
+  const ws = await workspace(
+    `http://127.0.0.1:${subgraph.addr.port}/graphql`,
+    `tls: { subgraphs: { all: { ca_file: ${JSON.stringify(ca.certFile)} } } }`,
+  );
+  const router = await startRouter({ configPath: ws.configPath });
+  try {
+    assert.deepEqual(await query(router.url), { data: { hello: "world" } });
+    assert.deepEqual(agents, [null]);
+  } finally {
+    await router.shutdown();
+    await subgraph.shutdown();
+    await Deno.remove(ws.dir, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -99,7 +99,7 @@ export function createSubscriptions(
     const given = options.subgraphs?.[name];
     const protocol = given?.protocol ?? "ws";
     const url = given?.url ?? (protocol === "ws" ? info.url.replace(/^http/i, "ws") : info.url);
-    const client = options.httpClients === undefined
+    const client = options.httpClients === undefined || !/^(https|wss):/i.test(url)
       ? undefined
       : clientFor(options.httpClients, name);
     targets.set(name, {

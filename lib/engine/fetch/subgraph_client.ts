@@ -208,7 +208,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     }
     // A subgraph's redirect is not followed: it would re-send the query, its
     // variables and every forwarded header but Authorization to another host.
-    const client = options.httpClients === undefined
+    // TLS settings matter to `https:` only: a plain `http:` subgraph keeps the HTTP/1.1 pool.
+    const client = options.httpClients === undefined || !url.startsWith("https:")
       ? undefined
       : clientFor(options.httpClients, out.subgraph);
     const init: RequestInit = {
