@@ -26,6 +26,9 @@ import {
 } from "../supergraph/registry_protocols.ts";
 import { unrefTimer } from "../timers.ts";
 
+/** The longest wait a registry may ask for between polls (Uplink's `minDelaySeconds`), ms. */
+const MAX_DELAY_MS = 3_600_000;
+
 /** The supergraph's state, for logs and metrics. */
 export interface SupergraphSourceStatus {
   /** `url`, `hive_cdn`, `apollo_uplink`. */
@@ -298,7 +301,8 @@ export function createSupergraphSource(
           failed((error as Error).message);
         }
         if (stopped) return;
-        timer = setTimeout(loop, Math.max(config.poll_interval_ms, delay));
+        // A registry's asked-for delay is honoured up to an hour (a timer past 2^31 ms fires at once).
+        timer = setTimeout(loop, Math.max(config.poll_interval_ms, Math.min(delay, MAX_DELAY_MS)));
         unrefTimer(timer);
       };
       if (current !== null && loadedAt !== null) void keep(current);
