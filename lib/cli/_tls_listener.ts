@@ -29,7 +29,7 @@ export function listenTls(
 ): Promise<TlsServer> {
   const server = createTlsServer({
     ...secureContext(tls),
-    ALPNProtocols: [...ALPN_PROTOCOLS],
+    ALPNProtocols: tls.http2 ? [...ALPN_PROTOCOLS] : ["http/1.1"],
     requestCert: tls.clientCa !== null,
     rejectUnauthorized: true,
   });

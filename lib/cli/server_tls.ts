@@ -37,6 +37,8 @@ export interface ServerTls {
   readonly daysLeft: number;
   /** SHA-256 fingerprint of the certificate (`AB:CD:…`): what a reload log names. */
   readonly fingerprint: string;
+  /** Offer HTTP/2 by ALPN (`tls.server.http2`; fixed at start). */
+  readonly http2: boolean;
 }
 
 /** The PEM texts of `tls.server`'s files. */
@@ -47,6 +49,8 @@ export interface ServerTlsPems {
   readonly key: string;
   /** `client_ca_file`'s text, or null. */
   readonly clientCa: string | null;
+  /** `http2`. @default {true} */
+  readonly http2?: boolean;
 }
 
 function invalid(key: string, message: string, cause?: unknown): RouterError {
@@ -120,6 +124,7 @@ export function checkServerTls(pems: ServerTlsPems, now: Date): ServerTls {
     notAfter,
     daysLeft,
     fingerprint: certificate.fingerprint256,
+    http2: pems.http2 ?? true,
   };
 }
 
@@ -158,7 +163,7 @@ export async function readServerTls(
     readFor("key_file", config.key_file),
     config.client_ca_file === "" ? null : readFor("client_ca_file", config.client_ca_file),
   ]);
-  return checkServerTls({ cert, key, clientCa }, now);
+  return checkServerTls({ cert, key, clientCa, http2: config.http2 }, now);
 }
 
 /**

@@ -1028,6 +1028,10 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         false,
         "Refuse a connection whose client certificate is missing or not signed by `client_ca_file` (at the handshake).",
       ),
+      http2: bool(
+        true,
+        "Offer HTTP/2 (ALPN `h2`) beside HTTP/1.1. Over HTTP/2 the router does not learn the client's address (`rate_limit` by `client_ip` sees one unknown client); a change needs a restart.",
+      ),
     }, "HTTPS on `listen_addr`: HTTP/2 (ALPN `h2`) beside HTTP/1.1 (docs/tls.md)."),
     subgraphs: {
       kind: "record",

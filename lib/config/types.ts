@@ -464,6 +464,8 @@ export interface TlsServerConfig {
   readonly client_ca_file: string;
   /** Refuse connections without a client certificate `client_ca_file` signed. */
   readonly require_client_cert: boolean;
+  /** Offer HTTP/2 by ALPN beside HTTP/1.1. */
+  readonly http2: boolean;
 }
 
 /** `tls.subgraphs.<name>`: TLS to one subgraph. */

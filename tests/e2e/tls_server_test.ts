@@ -432,3 +432,18 @@ Deno.test("tls: a shutdown ends connections still in their handshake", async () 
     await fx.close();
   }
 });
+
+Deno.test("tls: http2: false offers HTTP/1.1 only (curl --http2 gets HTTP/1.1)", async () => {
+  const fx = await tlsWorkspace("    http2: false\n");
+  const router = await startRouter({ configPath: fx.configPath });
+  try {
+    const answer = await curl(router.url.replace("127.0.0.1", "localhost"), fx.ca, ["--http2"]);
+    assert.ok(answer.ok, answer.out);
+    assert.doesNotMatch(answer.out, /ALPN: server accepted h2/);
+    assert.match(answer.out, /< HTTP\/1\.1 200/);
+    assert.match(answer.out, /\{"data":\{"hello":"world"\}\}/);
+  } finally {
+    await router.shutdown();
+    await fx.close();
+  }
+});

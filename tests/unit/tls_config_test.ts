@@ -4,7 +4,7 @@
  * checks of `lib/cli/server_tls.ts` on certificates the real openssl makes.
  */
 import assert from "node:assert/strict";
-import { parseConfig, withBoundPort } from "../../lib/config/mod.ts";
+import { parseConfig, startupWarnings, withBoundPort } from "../../lib/config/mod.ts";
 import { checkServerTls, expiryWarning } from "../../lib/cli/server_tls.ts";
 import { issue, makeCa } from "../e2e/_tls.ts";
 
@@ -96,4 +96,23 @@ Deno.test("tls.server: the derived mcp.server.base_url is https, and follows the
   assert.equal(withBoundPort(config, 8443).mcp.server.base_url, "https://127.0.0.1:8443");
   const plain = parseConfig({ listen_addr: "127.0.0.1:3002" });
   assert.equal(plain.mcp.server.base_url, "http://127.0.0.1:3002");
+});
+
+Deno.test("tls.server.http2 with rate_limit by client_ip: warned (HTTP/2 clients share one limit)", () => {
+  const tls = { server: { cert_file: "c.pem", key_file: "k.pem" } };
+  const keys = (raw: Record<string, unknown>) =>
+    startupWarnings(parseConfig({ engine: { enable_request_tracing: false }, ...raw })).map((
+      w,
+    ) => w.key);
+  assert.ok(keys({ tls, rate_limit: { enabled: true } }).includes("tls.server.http2"));
+  assert.ok(
+    !keys({ tls: { server: { ...tls.server, http2: false } }, rate_limit: { enabled: true } })
+      .includes("tls.server.http2"),
+  );
+  assert.ok(
+    !keys({ tls, rate_limit: { enabled: true, key: "header:X-Api-Key" } }).includes(
+      "tls.server.http2",
+    ),
+  );
+  assert.ok(!keys({ rate_limit: { enabled: true } }).includes("tls.server.http2"));
 });
