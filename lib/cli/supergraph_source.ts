@@ -192,7 +192,8 @@ export function createSupergraphSource(
 
   async function keep(sdl: string): Promise<void> {
     // Written whole, then renamed: a restart never reads half a schema.
-    const temporary = `${options.path}.${Deno.pid}.tmp`;
+    // Unique per write: the isolates of `workers` share the process id and the file.
+    const temporary = `${options.path}.${Deno.pid}.${crypto.randomUUID()}.tmp`;
     try {
       await Deno.mkdir(dirname(options.path), { recursive: true });
       await Deno.writeTextFile(temporary, sdl);
