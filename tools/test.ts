@@ -1,18 +1,25 @@
 /**
- * `deno task test`: runs the test files (`deno test` under `tests/deno.json`,
- * the test-only import map; those that measure RSS alone, after the others)
- * and then the doc examples (`deno test --doc` under
- * the runtime `deno.json`), passes their output through, and ends with one line
- * summing both: `all tests: N passed, N failed (test files: …; doc examples: …)`.
- * The line does not start with `ok |`/`FAILED |`, so `.ci/run`, which sums the
- * suites' own totals lines, does not count it twice. Exits non-zero when either
- * suite fails.
+ * `deno task test` and `deno task test:unit`: run the test suites and end with
+ * one line summing them, `all tests: N passed, N failed (…)`.
+ *
+ * - `deno task test`: every test file (`deno test --parallel` under
+ *   `tests/deno.json`, the test-only import map), then the files that measure
+ *   RSS, alone, then every doc example (`deno test --doc` under the runtime
+ *   `deno.json`). What CI runs.
+ * - `deno task test:unit` (`--unit`): `tests/unit/` and the doc examples.
+ * - `deno task test -- <file|folder|filter>…`: the named files or folders, or
+ *   the tests whose names contain a filter, without the doc examples; an
+ *   argument that starts with `-` goes to `deno test` as it is.
+ *
+ * The summary line does not start with `ok |`/`FAILED |`, so `.ci/run`, which
+ * sums the suites' own totals lines, does not count it twice. Exits non-zero
+ * when a suite fails. Test files run `JOBS` at a time (`DENO_JOBS` overrides).
  *
  * @module
  */
 
 /** One suite: its name and the `deno test` arguments. */
-interface Suite {
+export interface Suite {
   readonly name: string;
   readonly args: readonly string[];
 }
@@ -29,27 +36,84 @@ export const MEMORY_TESTS: readonly string[] = [
   "tests/e2e/large_answers_memory_test.ts",
 ];
 
+/**
+ * Test files run at a time when `DENO_JOBS` is not set: twice the cores (at
+ * least 4). Most end-to-end tests wait on sockets, timers and child processes,
+ * so two files a core keep the cores busy; the tests' bounds do not depend on
+ * the machine's load.
+ */
+export const JOBS: number = Math.max(4, 2 * navigator.hardwareConcurrency);
+
+const TEST = ["test", "-A", "--config", "tests/deno.json"] as const;
+const DOC: Suite = {
+  name: "doc examples",
+  args: ["test", "-A", "--doc", "--parallel", "lib/", "tools/"],
+};
+
 /** The suites `deno task test` runs, in order. */
 export const SUITES: readonly Suite[] = [
   {
     name: "test files",
-    args: [
-      "test",
-      "-A",
-      "--config",
-      "tests/deno.json",
-      "--parallel",
-      `--ignore=${MEMORY_TESTS.join(",")}`,
-      "tests/",
-      "lib/",
-    ],
+    args: [...TEST, "--parallel", `--ignore=${MEMORY_TESTS.join(",")}`, "tests/", "lib/"],
   },
-  {
-    name: "memory tests, alone",
-    args: ["test", "-A", "--config", "tests/deno.json", ...MEMORY_TESTS],
-  },
-  { name: "doc examples", args: ["test", "-A", "--doc", "lib/", "tools/"] },
+  { name: "memory tests, alone", args: [...TEST, ...MEMORY_TESTS] },
+  DOC,
 ];
+
+/** The suites `deno task test:unit` runs: the unit tests, then the doc examples. */
+export const UNIT_SUITES: readonly Suite[] = [
+  { name: "unit tests", args: [...TEST, "--parallel", "tests/unit/"] },
+  DOC,
+];
+
+/**
+ * The suites for `tools/test.ts`'s arguments: none, every suite; `--unit`, the
+ * unit suites; else each argument that names a file or folder (`isPath`) is run,
+ * one that starts with `-` is passed to `deno test`, and any other is a filter
+ * on test names over every test file (the memory tests still alone, after).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SUITES, suitesFor, UNIT_SUITES } from "./test.ts";
+ * const isPath = (arg: string) => arg.endsWith(".ts");
+ * assert.equal(suitesFor([], isPath), SUITES);
+ * assert.equal(suitesFor(["--unit"], isPath), UNIT_SUITES);
+ * const [one] = suitesFor(["--", "tests/unit/http_test.ts"], isPath);
+ * assert.deepEqual(one!.args.slice(-2), ["--parallel", "tests/unit/http_test.ts"]);
+ * const filtered = suitesFor(["cors"], isPath);
+ * assert.equal(filtered.length, 2);
+ * assert.ok(filtered.every((suite) => suite.args.includes("--filter=cors")));
+ * ```
+ * @param args The command line, `--` allowed.
+ * @param isPath Whether an argument names a file or folder.
+ * @returns The suites to run, in order.
+ */
+export function suitesFor(
+  args: readonly string[],
+  isPath: (arg: string) => boolean,
+): readonly Suite[] {
+  const rest = args.filter((arg) => arg !== "--");
+  if (rest.length === 0) return SUITES;
+  if (rest.length === 1 && rest[0] === "--unit") return UNIT_SUITES;
+  const flags = rest.filter((arg) => arg.startsWith("-"));
+  const paths = rest.filter((arg) => !arg.startsWith("-") && isPath(arg));
+  const filters = rest.filter((arg) => !arg.startsWith("-") && !isPath(arg));
+  const filter = filters.length === 0
+    ? []
+    : [`--filter=${filters.length === 1 ? filters[0] : `/${filters.map(escape).join("|")}/`}`];
+  if (paths.length > 0) {
+    return [{ name: "test files", args: [...TEST, ...flags, ...filter, "--parallel", ...paths] }];
+  }
+  return [
+    { ...SUITES[0]!, args: [...TEST, ...flags, ...filter, ...SUITES[0]!.args.slice(TEST.length)] },
+    { ...SUITES[1]!, args: [...TEST, ...flags, ...filter, ...MEMORY_TESTS] },
+  ];
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
 
 /** Passed and failed counts of a suite. */
 export interface Totals {
@@ -86,8 +150,11 @@ export function totalsOf(output: string): Totals | undefined {
 }
 
 async function runSuite(suite: Suite): Promise<{ code: number; output: string }> {
+  const env: Record<string, string> = {};
+  if (!Deno.env.get("DENO_JOBS")) env.DENO_JOBS = String(JOBS);
   const child = new Deno.Command(Deno.execPath(), {
     args: [...suite.args],
+    env,
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -100,12 +167,22 @@ async function runSuite(suite: Suite): Promise<{ code: number; output: string }>
   return { code: (await child.status).code, output };
 }
 
-async function main(): Promise<number> {
+function isPath(arg: string): boolean {
+  try {
+    Deno.statSync(arg);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main(args: readonly string[]): Promise<number> {
   let passed = 0;
   let failed = 0;
   const parts: string[] = [];
   let code = 0;
-  for (const suite of SUITES) {
+  const started = performance.now();
+  for (const suite of suitesFor(args, isPath)) {
     const result = await runSuite(suite);
     const totals = totalsOf(result.output);
     // A suite that crashed before its totals line (a type error) counts as one failure.
@@ -115,8 +192,11 @@ async function main(): Promise<number> {
     parts.push(`${suite.name}: ${counted.passed} passed, ${counted.failed} failed`);
     if (result.code !== 0) code = 1;
   }
-  console.log(`\nall tests: ${passed} passed, ${failed} failed (${parts.join("; ")})`);
+  const seconds = Math.round((performance.now() - started) / 1000);
+  console.log(
+    `\nall tests: ${passed} passed, ${failed} failed (${parts.join("; ")}) in ${seconds} s`,
+  );
   return code;
 }
 
-if (import.meta.main) Deno.exit(await main());
+if (import.meta.main) Deno.exit(await main(Deno.args));
