@@ -41,7 +41,9 @@ import {
 import { createStores, type Stores } from "../store/mod.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
-import { servingThreadCpu } from "./thread_cpu.ts";
+import { type CpuSource, servingThreadCpu } from "./thread_cpu.ts";
+
+export type { CpuSource } from "./thread_cpu.ts";
 
 /** The immutable state shared by every facet. */
 export interface RouterState {
@@ -97,6 +99,8 @@ export interface StateInputs {
   readonly http1?: Http1Pool | null;
   /** JWKS fetch (tests inject one). */
   readonly jwksFetch?: typeof fetch;
+  /** The admission's CPU source; default: the serving thread's (tests inject a steady one). */
+  readonly cpu?: CpuSource;
   /** The state being replaced (a reload): its JWKS sources and loaded keys carry over. */
   readonly previous?: RouterState | null;
   /** The process's telemetry (`lib/telemetry`); absent: none. */
@@ -129,7 +133,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
           minLimit: config.engine.adaptive_concurrency.min_concurrency,
           maxLimit: config.engine.adaptive_concurrency.max_concurrency,
         },
-        cpu: servingThreadCpu(config.workers),
+        cpu: inputs.cpu ?? servingThreadCpu(config.workers),
       }
       : {}),
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
