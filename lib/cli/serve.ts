@@ -23,6 +23,8 @@ import {
   endSubscriptions,
   http1Eligible,
   type SubgraphFetch,
+  type SubscriptionLimitCounts,
+  sumLimits,
 } from "../engine/mod.ts";
 import { describeError, listenError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
@@ -70,7 +72,7 @@ export interface StartRouterOptions {
   /** Subgraph fetch for the engine (tests inject one). */
   readonly fetch?: SubgraphFetch;
   /**
-   * The admission's CPU source (`lib/state/thread_cpu.ts`); default: the
+   * The CPU source of admission (`lib/state/thread_cpu.ts`); default: the
    * serving thread's. Tests inject a steady one where the machine's load is
    * not what they check.
    */
@@ -215,6 +217,15 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let state: RouterState | null = null;
   // The totals of the subscriptions of replaced states (the counters never go down).
   const retiredSubscriptions = { eventsIn: 0, eventsOut: 0, opened: 0 };
+  // ... and of their refusals and ends by the limits (issue 39).
+  const retiredLimits: SubscriptionLimitCounts = {
+    refusedMaxTotal: 0,
+    refusedCapacity: 0,
+    refusedBehind: 0,
+    refusedPerConnection: 0,
+    endedClientTooSlow: 0,
+    endedRouterBehind: 0,
+  };
   // One HTTP/1.1 pool for the process, kept across reloads. Deno's fetch honours
   // proxy variables; with one set, every subgraph request stays with fetch.
   const http1 = options.fetch === undefined && http1Eligible("http://x/", proxyVariables())
@@ -238,6 +249,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           eventsIn: retiredSubscriptions.eventsIn + subs.hub.eventsIn,
           eventsOut: retiredSubscriptions.eventsOut + subs.counts.eventsOut,
           upstreamsOpened: retiredSubscriptions.opened + subs.hub.opened,
+          limits: sumLimits(retiredLimits, subs.limits),
+          ...(subs.capacity === null ? {} : { cpuShare: subs.capacity.busy }),
         };
       },
     },
@@ -364,6 +377,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         retiredSubscriptions.eventsIn += subs.hub.eventsIn;
         retiredSubscriptions.eventsOut += subs.counts.eventsOut;
         retiredSubscriptions.opened += subs.hub.opened;
+        Object.assign(retiredLimits, sumLimits(retiredLimits, subs.limits));
       }
       handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;

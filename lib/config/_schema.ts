@@ -100,10 +100,10 @@ export interface ArrayNode extends Described {
   readonly item: ObjectNode;
 }
 
-/** A mapping with free keys (YAML only). */
+/** A mapping with free keys (YAML only): each value a section, or a boolean. */
 export interface RecordNode extends Described {
   readonly kind: "record";
-  readonly value: ObjectNode;
+  readonly value: ObjectNode | BooleanNode;
 }
 
 /** Any schema node. */
@@ -283,6 +283,15 @@ const HEADER_RULE = object({
   value: { kind: "string", optional: true, description: "`set`: the header value." },
 }, "One header rule (Cosmo's shape).");
 
+/** `demand_control.strategy.static_estimated.subgraph.*`: 0 = not set. */
+const SUBGRAPH_COST = object({
+  list_size: int(0, "The subgraph's list size; 0: the router's `list_size`."),
+  max: int(
+    0,
+    "The largest estimated share of this subgraph (enforce mode: its requests are not sent, its fields null with `SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE`); 0: none.",
+  ),
+}, "One subgraph's demand control settings.");
+
 /** `security.complexity_limits.*`: off by default, as in Cosmo. */
 const COMPLEXITY_LIMIT = object({
   enabled: bool(false, "Check this limit."),
@@ -294,6 +303,13 @@ const HEADER_RULES = object({
     kind: "array",
     item: HEADER_RULE,
     description: "Rules applied, in order, to each subgraph request.",
+  },
+  // Issue 43: a subgraph's answer headers reach the client only by a rule.
+  response: {
+    kind: "array",
+    item: HEADER_RULE,
+    description:
+      "Rules applied, in order, to each subgraph answer: which of its headers reach the client (docs/headers.md).",
   },
 }, "Header rules.");
 
@@ -429,14 +445,17 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     description:
       "The subgraphs `gw-router compose` composes into `supergraph_path` (not read by `serve`).",
   },
-  headers: object({
-    all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
-    subgraphs: {
-      kind: "record",
-      value: HEADER_RULES,
-      description: "Rules per subgraph name, applied after `all`.",
+  headers: object(
+    {
+      all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
+      subgraphs: {
+        kind: "record",
+        value: HEADER_RULES,
+        description: "Rules per subgraph name, applied after `all`.",
+      },
     },
-  }, "Which client headers are forwarded to subgraphs (none by default)."),
+    "Which client headers are forwarded to subgraphs, and which subgraph answer headers reach the client (none by default).",
+  ),
   authentication: object({
     jwt: object({
       jwks: {
@@ -741,6 +760,46 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "graphql-preflight",
     ], "Any one of these, non-empty, lets such a request run."),
   }, "CSRF prevention."),
+  // Issue 43: progressive @override labels other than percent(n), set by the operator.
+  override_labels: {
+    kind: "record",
+    value: bool(false, "Whether this label is on."),
+    description:
+      "Progressive `@override(label:)` labels on (`true`) or off (`false`) by name; a `percent(n)` label named here is no longer drawn (docs/override_labels.md).",
+  },
+  // Issue 43: Apollo Client's BatchHttpLink (Apollo Router's keys).
+  batching: object({
+    enabled: bool(
+      false,
+      "Answer a JSON array of operations on `graphql_path` with an array of results; off: 400 `BATCHING_NOT_ENABLED`.",
+    ),
+    mode: {
+      kind: "enum",
+      values: ["batch_http_link"],
+      default: "batch_http_link",
+      description: "The batch format: `batch_http_link` (a JSON array, Apollo Client's).",
+    },
+    maximum_size: int(
+      10,
+      "The most operations in one batch; more: 400 `BATCH_LIMIT_EXCEEDED`.",
+      { min: 1 },
+    ),
+  }, "Query batching (docs/batching.md)."),
+  // Issue 43: the GraphQL multipart request specification (Cosmo's limits).
+  file_uploads: object({
+    enabled: bool(
+      false,
+      "Accept multipart file uploads on `graphql_path`; each file is streamed to the subgraph whose field takes it, never held whole.",
+    ),
+    max_file_size: size(
+      50_000_000,
+      "The largest file, bytes; larger: 413 `PAYLOAD_TOO_LARGE` (the `operations` and `map` fields are held to `max_request_body_bytes`).",
+      { min: 1 },
+    ),
+    max_files: int(10, "The most files in one request; more: 413 `PAYLOAD_TOO_LARGE`.", {
+      min: 1,
+    }),
+  }, "File uploads: the GraphQL multipart request specification (docs/file_uploads.md)."),
   subgraph_error_propagation: object({
     mode: {
       kind: "enum",
@@ -936,7 +995,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     max_total: int(10_000, "Subscriptions this replica holds at once.", { min: 1 }),
     max_buffered_events: int(
       64,
-      "Results a client may fall behind by before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`).",
+      "Results a client may leave untaken before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`); while the router is the slow one, 4 × this before `SUBSCRIPTION_LIMIT_REACHED`.",
       { min: 1 },
     ),
     max_unsent_bytes: size(
@@ -944,6 +1003,23 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "Bytes a WebSocket client may leave unread before it is closed (1008).",
       { min: 1 },
     ),
+    max_message_bytes: size(
+      262_144,
+      "Bytes of one message a WebSocket client may send; a larger one closes the connection with 1009 before it is parsed.",
+      { min: 1 },
+    ),
+    admission: object({
+      enabled: bool(
+        true,
+        "Refuse new subscriptions (`SUBSCRIPTION_LIMIT_REACHED`) when the serving thread cannot deliver events to one more.",
+      ),
+      max_cpu_share: {
+        kind: "ratio",
+        default: 0.8,
+        description:
+          "The share of the serving thread's CPU the subscriptions' fan-out may be projected to take before new ones are refused.",
+      },
+    }, "Subscription admission by capacity (docs/subscriptions.md#admission-by-capacity)."),
     keep_alive_interval_ms: duration(15_000, "WebSocket ping interval (graphql-ws `ping`).", {
       min: 1,
     }),
@@ -972,6 +1048,48 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       description: "Per-subgraph subscription transport, by subgraph name.",
     },
   }, "Federated subscriptions over WebSocket, SSE and multipart (docs/subscriptions.md)."),
+  // Issue 41: Apollo Router's `demand_control` shape.
+  demand_control: object({
+    enabled: bool(
+      false,
+      "Estimate every operation's cost from `@cost` / `@listSize` and measure its answer's.",
+    ),
+    mode: {
+      kind: "enum",
+      values: ["measure", "enforce"],
+      default: "measure",
+      description:
+        "`enforce`: refuse operations whose estimate passes `max` (`COST_ESTIMATED_TOO_EXPENSIVE`), before any fetch; `measure`: run them and record the figures.",
+    },
+    strategy: object({
+      static_estimated: object({
+        list_size: int(
+          10,
+          "The size assumed for a list no `@listSize` sizes (slicing argument or `assumedSize`).",
+        ),
+        max: int(
+          1000,
+          "The largest estimated cost admitted in `enforce` mode (admitted at exactly `max`).",
+        ),
+        enforce_actual_cost: bool(
+          false,
+          "In `enforce` mode, also refuse an answer whose actual cost passes `max` (`COST_ACTUAL_TOO_EXPENSIVE`; its data is withheld).",
+        ),
+        subgraph: object({
+          all: object(SUBGRAPH_COST.fields, "Every subgraph's settings."),
+          subgraphs: {
+            kind: "record",
+            value: SUBGRAPH_COST,
+            description: "Per subgraph name, over `all`.",
+          },
+        }, "Per-subgraph list sizes and budgets."),
+      }, "Apollo Router's static estimate (IBM GraphQL Cost Directives)."),
+    }, "How the cost is computed."),
+    expose_in_extensions: bool(
+      false,
+      "Add `extensions.cost` (`estimated`, `actual`, `max`, `result`, `strategy`) to answers.",
+    ),
+  }, "Demand control: cost analysis with `@cost` and `@listSize` (docs/demand-control.md)."),
   shutdown_delay_ms: duration(
     0,
     "After SIGTERM, readiness answers 503 while the router still serves, for this long (a load balancer's time to notice).",

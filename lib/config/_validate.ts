@@ -147,8 +147,10 @@ export function validationRules(out: Raw): (() => void)[] {
     () => {
       const headers = section(out, "headers");
       validateRules(section(headers, "all").request as Raw[], "headers.all.request");
+      validateResponseRules(section(headers, "all").response as Raw[], "headers.all.response");
       for (const [name, rules] of Object.entries(headers.subgraphs as Record<string, Raw>)) {
         validateRules(rules.request as Raw[], `headers.subgraphs.${name}.request`);
+        validateResponseRules(rules.response as Raw[], `headers.subgraphs.${name}.response`);
       }
     },
     () => {
@@ -282,6 +284,30 @@ function validateRules(rules: Raw[], path: string): void {
       }
     } else {
       only(["named", "rename", "default"]);
+    }
+  });
+}
+
+/**
+ * Headers of the router's own responses, which a response rule cannot take
+ * from a subgraph (as `lib/engine/fetch/response_headers.ts` enforces).
+ */
+const ROUTER_RESPONSE_HEADER =
+  /^(connection|keep-alive|proxy-authenticate|proxy-connection|te|trailer|transfer-encoding|upgrade|content-length|content-type|content-encoding|date|server|x-request-id|access-control-.*|ratelimit-.*)$/i;
+
+/** Response rules: the request rules' shape, and never a header the router answers itself. */
+function validateResponseRules(rules: Raw[] | undefined, path: string): void {
+  if (rules === undefined) return;
+  validateRules(rules, path);
+  rules.forEach((rule, i) => {
+    for (const key of ["named", "rename", "name"]) {
+      const value = rule[key];
+      if (typeof value === "string" && ROUTER_RESPONSE_HEADER.test(value)) {
+        fail(
+          `${path}[${i}].${key}`,
+          `"${value}" is a header the router sets on its own responses; a response rule cannot take it from a subgraph`,
+        );
+      }
     }
   });
 }

@@ -325,7 +325,16 @@ function readNode(
       if (!isMapping(raw)) fail(where.path, "expected a mapping");
       const out: Raw = {};
       for (const [key, item] of Object.entries(raw)) {
-        out[key] = readObject(node.value, item, `${where.path}.${key}`, context, null);
+        const path = `${where.path}.${key}`;
+        out[key] = node.value.kind === "object"
+          ? readObject(node.value, item, path, context, null)
+          : readLeaf(
+            node.value,
+            item,
+            { path, yamlPath: `${where.yamlPath}.${key}` },
+            context,
+            null,
+          );
       }
       return out;
     }

@@ -73,6 +73,13 @@ export function startupWarnings(
         "Advanced Request Tracing is enabled without a token key: no request can be traced outside dev_mode; write a key pair with `gw-router trace-token --generate-key --out DIR` and set engine.request_tracing_public_key_file, or set engine.enable_request_tracing: false",
     });
   }
+  if (config.file_uploads.enabled && !config.csrf_prevention.enabled) {
+    warnings.push({
+      key: "csrf_prevention.enabled",
+      message:
+        "File uploads are on (file_uploads.enabled) without CSRF prevention: a multipart request is a simple request, so any web page can make a browser send mutations with its cookies; set csrf_prevention.enabled: true",
+    });
+  }
   const address = parseListenAddr(config.listen_addr);
   if (
     mcp.enabled && options.baseUrlSet !== true && address !== undefined &&

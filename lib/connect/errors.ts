@@ -7,6 +7,9 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import { RouterError } from "../errors.ts";
+import { withBodySize, withErrorCode } from "../telemetry/access_log.ts";
+
+const UTF8 = new TextEncoder();
 
 /** The sixteen Connect error codes (their wire spelling). */
 export type ConnectCode =
@@ -153,10 +156,10 @@ export function connectErrorBody(failure: ConnectFailure): ConnectErrorBody {
 export function connectErrorResponse(failure: ConnectFailure): Response {
   const headers = new Headers(failure.headers);
   headers.set("content-type", "application/json");
-  return new Response(JSON.stringify(connectErrorBody(failure)), {
-    status: connectStatus(failure),
-    headers,
-  });
+  const text = JSON.stringify(connectErrorBody(failure));
+  const response = new Response(text, { status: connectStatus(failure), headers });
+  // Telemetry labels and logs it from these marks, never by reading the body.
+  return withErrorCode(withBodySize(response, UTF8.encode(text).byteLength), failure.code);
 }
 
 /**
@@ -200,6 +203,11 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   SUBGRAPH_UNREACHABLE: "unavailable",
   DEADLINE_EXCEEDED: "deadline_exceeded",
   SUBGRAPH_CIRCUIT_OPEN: "unavailable",
+  // Demand control (docs/demand-control.md): the client can ask for less.
+  COST_ESTIMATED_TOO_EXPENSIVE: "resource_exhausted",
+  COST_ACTUAL_TOO_EXPENSIVE: "resource_exhausted",
+  SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE: "resource_exhausted",
+  COST_QUERY_PARSE_FAILURE: "invalid_argument",
   SERVICE_OVERLOADED: "unavailable",
   GATEWAY_TIMEOUT: "deadline_exceeded",
   REQUEST_TIMEOUT: "deadline_exceeded",

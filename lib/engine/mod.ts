@@ -59,6 +59,11 @@ export {
 } from "./execute/subgraph_errors.ts";
 export { resilienceOf } from "./fetch/resilient_fetch.ts";
 export { resultJson } from "./execute/shared_results.ts";
+export {
+  mergeCacheControl,
+  type ResponseHeaderCollector,
+  type ResponseHeaderRules,
+} from "./fetch/response_headers.ts";
 export type { BudgetTicket } from "./admission/memory_budget.ts";
 export {
   createUnsentAnswers,
@@ -71,10 +76,12 @@ export {
   type EventTrace,
   type SubscribeOptions,
   type SubscribeResult,
+  type SubscriptionLimitCounts,
   type SubscriptionsOptions,
   type SubscriptionTargetOption,
+  sumLimits,
 } from "./execute/subscribe.ts";
-export { EventStream, tooSlowError } from "./execute/subscription.ts";
+export { EventStream, routerBehindError, tooSlowError } from "./execute/subscription.ts";
 export {
   openUpstream,
   type SubscriptionProtocol,

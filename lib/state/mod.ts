@@ -42,6 +42,7 @@ import { createStores, type Stores } from "../store/mod.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
 import { type CpuSource, servingThreadCpu } from "./thread_cpu.ts";
+import { demandControlOf } from "./demand_control.ts";
 
 export type { CpuSource } from "./thread_cpu.ts";
 
@@ -99,7 +100,10 @@ export interface StateInputs {
   readonly http1?: Http1Pool | null;
   /** JWKS fetch (tests inject one). */
   readonly jwksFetch?: typeof fetch;
-  /** The admission's CPU source; default: the serving thread's (tests inject a steady one). */
+  /**
+   * The CPU source of operation and subscription admission; default: the serving
+   * thread's (tests inject a steady one).
+   */
   readonly cpu?: CpuSource;
   /** The state being replaced (a reload): its JWKS sources and loaded keys carry over. */
   readonly previous?: RouterState | null;
@@ -122,6 +126,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   let unsentEnded = 0;
   const engine = createEngine(supergraph, {
     headers: config.headers,
+    overrideLabels: config.override_labels,
     credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
     enableSingleFlight: config.engine.enable_single_flight,
     batchEntityFetches: config.engine.batch_entity_fetches,
@@ -169,12 +174,20 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       ? { http1: inputs.http1 }
       : {}),
     ...(inputs.telemetry?.engineEvents ? { events: inputs.telemetry.engineEvents } : {}),
+    ...(config.demand_control.enabled
+      ? { demandControl: demandControlOf(config, supergraph.subgraphs, log) }
+      : {}),
     subscriptions: {
       enabled: config.subscriptions.enabled,
       subgraphs: config.subscriptions.subgraphs,
       maxTotal: config.subscriptions.max_total,
       maxBuffered: config.subscriptions.max_buffered_events,
       deduplicate: config.subscriptions.deduplicate,
+      // Sampled whatever admission says: whether the router is behind decides who is too slow.
+      cpuTime: (inputs.cpu ?? servingThreadCpu(config.workers)).time,
+      ...(config.subscriptions.admission.enabled
+        ? { admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share } }
+        : {}),
     },
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {
@@ -205,6 +218,14 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     await auth.catch((error) => {
       keySources.close();
       throw error;
+    });
+  }
+  // A label the supergraph never uses would switch nothing: a typo, or a stale key.
+  const used = new Set(engine.overrideLabels.labels.map((l) => l.label));
+  const unused = Object.keys(config.override_labels).filter((label) => !used.has(label));
+  if (unused.length > 0) {
+    log.warn("override_labels names labels no @override of the supergraph uses", {
+      labels: unused.join(", "),
     });
   }
   const authorization = buildRequestAuthorization(config, { auth });

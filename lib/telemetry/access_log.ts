@@ -21,6 +21,12 @@ export interface AccessLogScope {
   } | null;
   /** The cleaned, capped client name label, or null. */
   readonly clientName?: string | null;
+  /** Demand control's figures (`cost_estimated`, `cost_actual`, `cost_result`); absent when off. */
+  readonly cost?: {
+    readonly estimated: number | null;
+    readonly actual: number | null;
+    readonly result: string;
+  } | null;
 }
 
 /**
@@ -62,6 +68,13 @@ export function accessLogRecord(
     subgraph_fetches: scope.fetches,
     bytes_in: scope.bytesIn,
     bytes_out: outcome.bytesOut,
+    ...(scope.cost
+      ? {
+        cost_estimated: scope.cost.estimated,
+        cost_actual: scope.cost.actual,
+        cost_result: scope.cost.result,
+      }
+      : {}),
   };
 }
 
@@ -97,4 +110,37 @@ export function withBodySize(response: Response, bytes: number): Response {
  */
 export function knownBodySize(response: Response): number | null {
   return (response as Response & { [BODY_SIZE]?: number })[BODY_SIZE] ?? null;
+}
+
+/** Where a facet leaves the error code of an answer it built (see {@linkcode withErrorCode}). */
+const ERROR_CODE: unique symbol = Symbol("gw.errorCode");
+
+/**
+ * Marks an error answer with its code (a Connect error's `code`), so metrics
+ * label it without reading the body: a wrapper never reads a body.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { knownErrorCode, withErrorCode } from "./access_log.ts";
+ * const response = withErrorCode(new Response("{}", { status: 400 }), "invalid_argument");
+ * assert.equal(knownErrorCode(response), "invalid_argument");
+ * assert.equal(knownErrorCode(new Response("{}")), null);
+ * ```
+ * @param response The response, as built.
+ * @param code Its error code.
+ * @returns The same response.
+ */
+export function withErrorCode(response: Response, code: string): Response {
+  (response as Response & { [ERROR_CODE]?: string })[ERROR_CODE] = code;
+  return response;
+}
+
+/**
+ * The error code a facet left on a response with {@linkcode withErrorCode}.
+ * @param response The response.
+ * @returns The code, or null when none was left.
+ */
+export function knownErrorCode(response: Response): string | null {
+  return (response as Response & { [ERROR_CODE]?: string })[ERROR_CODE] ?? null;
 }

@@ -13,7 +13,15 @@ export {
   REQUEST_ID_HEADER,
   withRequestId,
 } from "../request/request_id.ts";
-export { accessLogRecord, type AccessLogScope, knownBodySize, withBodySize } from "./access_log.ts";
+export {
+  accessLogRecord,
+  type AccessLogScope,
+  knownBodySize,
+  knownErrorCode,
+  withBodySize,
+  withErrorCode,
+} from "./access_log.ts";
+export { type BodyEnd, observeBody, type ObservedBody } from "./observe_body.ts";
 export {
   type BoundedLabel,
   cleanLabelValue,

@@ -146,7 +146,17 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<St
       clearInterval(sampler);
       const running = server;
       server = null;
-      await Promise.all([running?.shutdown(), tracer?.shutdown(), otlpMetrics?.shutdown()]);
+      // A collector that is away at shutdown loses the last batch, as any
+      // failed export does: the router's own shutdown still succeeds.
+      const lost = (what: string) => (error: unknown) =>
+        options.log().warn(`The last ${what} could not be exported at shutdown`, {
+          error: String(error),
+        });
+      await Promise.all([
+        running?.shutdown(),
+        tracer?.shutdown().catch(lost("spans")),
+        otlpMetrics?.shutdown().catch(lost("metrics")),
+      ]);
     },
   };
 }

@@ -9,6 +9,7 @@
  * @module
  */
 import type {
+  CostReport,
   EngineEvents,
   ExecutionResult,
   FetchHook,
@@ -16,7 +17,8 @@ import type {
   RequestHooks,
 } from "../engine/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { accessLogRecord, knownBodySize } from "./access_log.ts";
+import { accessLogRecord, knownErrorCode } from "./access_log.ts";
+import { observeBody } from "./observe_body.ts";
 import { cleanLabelValue, clientOf } from "./labels.ts";
 import type { FetchOutcome, OperationOutcome, RouterMetrics } from "./metrics.ts";
 import { operationHash } from "./operation_hash.ts";
@@ -80,6 +82,8 @@ export interface RequestScope {
   operation: OperationInfo | null;
   /** Subgraph fetches of this request (shared ones included). */
   fetches: number;
+  /** Demand control's figures of this request's operation; null when not measured. */
+  cost: CostReport | null;
   /**
    * Engine hooks of this request; null when nothing listens (metrics alone:
    * the engine then skips the hook calls and their clock reads).
@@ -261,9 +265,13 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     part: (kind) => metrics.incrementalPart(kind),
     retryBudgetExhausted: (subgraph) => metrics.retryBudgetExhausted(subgraph),
     circuitOpen: (subgraph) => metrics.circuitBreakerRejected(subgraph),
+    cost: (report) => metrics.cost?.(report),
   };
 
-  function hooksFor(scope: { fetches: number }, span: RequestSpan | null): RequestHooks {
+  function hooksFor(
+    scope: { fetches: number; cost: CostReport | null },
+    span: RequestSpan | null,
+  ): RequestHooks {
     return {
       fetch(subgraph) {
         scope.fetches++;
@@ -271,6 +279,14 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       },
       planned(cached, startMs, endMs) {
         span?.stage("plan", startMs, endMs, { "gw.plan.cached": cached });
+      },
+      cost(report) {
+        scope.cost = report;
+        span?.attributes({
+          "cost.result": report.result,
+          ...(report.estimated === null ? {} : { "cost.estimated": report.estimated }),
+          ...(report.actual === null ? {} : { "cost.actual": report.actual }),
+        });
       },
     };
   }
@@ -320,6 +336,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         mcpBody: null,
         operation: null,
         fetches: 0,
+        cost: null,
         hooks: null,
         span,
       };
@@ -382,14 +399,10 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         if (mcp !== null) metrics.mcp({ ...mcp, outcome: mcpOutcome(status) });
         else if (scope.facet === "connect") {
           const method = scope.connectMethod ?? "unknown";
-          if (status !== 200) {
-            // The code is in the error body: read before the span ends and the line is logged.
-            return connectCode(response).then((code) => {
-              metrics.connect({ method, code });
-              return closeScope(scope, response, mcp);
-            });
-          }
-          metrics.connect({ method, code: "ok" });
+          // The code of an error answer is the one its builder left on it: a
+          // wrapper never reads a body (streams must pass through untouched).
+          const code = status === 200 ? "ok" : knownErrorCode(response) ?? "unknown";
+          metrics.connect({ method, code });
         }
       }
       return closeScope(scope, response, mcp);
@@ -401,7 +414,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     scope: RequestScope,
     response: Response,
     mcp: { method: string; tool: string } | null,
-  ): Response | Promise<Response> {
+  ): Response {
     if (scope.span) {
       if (mcp !== null) {
         scope.span.attributes({
@@ -417,68 +430,18 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   }
 
   /**
-   * Logs the access line of a request. A body whose size the facet left on
-   * the response (`withBodySize`: GraphQL answers) is not touched; another
-   * finite body is read (a copy) so the line has its size; an event stream is
-   * counted as it is sent, and logged when it ends. `response.body` is
-   * touched only for event streams: the getter turns a byte body into a
-   * stream, and reading that back cost ~4 µs per request.
+   * Logs the access line of a request when its body ended: the body passes
+   * through as it is produced (see {@linkcode observeBody}), never read here,
+   * so multipart, `@defer`, SSE and Connect streams reach the client at once.
    */
-  async function logged(scope: RequestScope, response: Response): Promise<Response> {
+  function logged(scope: RequestScope, response: Response): Response {
     const status = response.status;
-    const known = knownBodySize(response);
-    if (known !== null) {
-      finish(scope, status, known);
-      return response;
-    }
-    const init = { status, statusText: response.statusText, headers: response.headers };
-    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
-      const bytes = new Uint8Array(await response.arrayBuffer());
-      finish(scope, status, bytes.byteLength);
-      if (bytes.byteLength > 0) return new Response(bytes, init);
-      // No body at all (nothing was read): the response as it was; an empty one: no body.
-      return response.bodyUsed ? new Response(null, init) : response;
-    }
-    const body = response.body;
-    if (body === null) {
-      finish(scope, status, 0);
-      return response;
-    }
-    let bytes = 0;
-    let done = false;
-    const close = () => {
-      if (done) return;
-      done = true;
-      finish(scope, status, bytes);
-    };
-    const counted = body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          bytes += chunk.byteLength;
-          controller.enqueue(chunk);
-        },
-        flush: close,
-        cancel: close,
-      }),
-    );
-    return new Response(counted, init);
+    return observeBody(response, ({ bytes }) => finish(scope, status, bytes));
   }
 }
 
 function connectMethodLabel(raw: string, routes: RouteTable): string {
   return routes.connectMethods.has(raw) ? raw : "unknown";
-}
-
-/** The Connect code of an error answer (`unknown` when its body is not a Connect error). */
-async function connectCode(response: Response): Promise<string> {
-  // Error bodies are small Connect error JSON: read the code from a copy.
-  try {
-    const body = await response.clone().json();
-    if (typeof body?.code === "string") return body.code;
-  } catch {
-    // Not a Connect error body (a refusal of the HTTP edge): the code stays unknown.
-  }
-  return "unknown";
 }
 
 /** `errorCodes` of a response without errors (shared: nothing to allocate). */

@@ -10,6 +10,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { type JwksChaos, type JwksStub, startJwksStub } from "./_jwks_stub.ts";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
+import { withProfile } from "./_production_profile.ts";
 import type { Logger } from "../../lib/log/mod.ts";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
 import { type RunningSubgraph, serveSubgraph } from "../../demo/subgraph.ts";
@@ -196,11 +197,11 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
   for (const [name, text] of Object.entries(OPERATIONS)) {
     await Deno.writeTextFile(`${operationsDir}/${name}`, text);
   }
-  const config = parseConfig({
+  // The production profile (issue 39): access logs, metrics and tracing on.
+  const config = parseConfig(withProfile({
     listen_addr: "127.0.0.1:0",
     supergraph_path: "unused.graphql",
     operations_dir: operationsDir,
-    log_level: "error",
     ...(options.headers === undefined ? {} : { headers: options.headers }),
     ...(options.authentication
       ? {
@@ -241,7 +242,7 @@ export async function startMcpFixture(options: FixtureOptions = {}): Promise<Mcp
           : { max_scope_combinations: options.maxScopeCombinations }),
       },
     },
-  });
+  }));
   let router: RunningRouter;
   try {
     router = await startRouter({ config, supergraphSdl: outcome.supergraphSdl, log: silent });

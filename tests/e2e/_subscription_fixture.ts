@@ -20,6 +20,7 @@ import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
 import type { Logger } from "../../lib/log/mod.ts";
 import { type RunningSubgraph, serveSubgraph } from "../../demo/subgraph.ts";
 import { type JwksStub, startJwksStub } from "./_jwks_stub.ts";
+import { withProfile } from "./_production_profile.ts";
 
 const LINK = (imports: string[]) =>
   `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: [${
@@ -297,18 +298,18 @@ export async function startSubscriptionFixture(
       }]);
     }
     const operationsDir = await Deno.makeTempDir({ prefix: "gw_subs_ops_" });
-    const config = parseConfig({
+    // The production profile (issue 39): access logs, metrics and tracing on.
+    const config = parseConfig(withProfile({
       listen_addr: "127.0.0.1:0",
       supergraph_path: "unused.graphql",
       operations_dir: operationsDir,
-      log_level: "error",
       ...(options.subscriptions ? { subscriptions: options.subscriptions } : {}),
       ...(options.headers ? { headers: options.headers } : {}),
       ...options.config,
       ...(jwks !== null
         ? { authentication: { jwt: { jwks: [{ url: jwks.url, algorithms: ["ES256"] }] } } }
         : {}),
-    });
+    }));
     const router = await startRouter({ config, supergraphSdl: outcome.supergraphSdl, log: silent });
     if (jwks !== null) await waitReady(router.url);
     return {

@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { withProfileYaml } from "./_production_profile.ts";
 
 const LINK =
   'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
@@ -19,7 +20,18 @@ const LINK =
  */
 export async function oneSubgraphWorkspace(
   url: string,
-  options: { readonly sdl: string; readonly extra?: string; readonly name?: string },
+  options: {
+    readonly sdl: string;
+    readonly extra?: string;
+    readonly name?: string;
+    /** The `mcp` section, as a YAML flow mapping (default `{ enabled: false }`). */
+    readonly mcp?: string;
+    /**
+     * Merge the production profile's settings under `extra` (default true).
+     * The RSS tests keep the bounds they were measured with: false.
+     */
+    readonly profile?: boolean;
+  },
 ): Promise<string> {
   const composed = composeSupergraph([{
     name: options.name ?? "greetings",
@@ -30,13 +42,15 @@ export async function oneSubgraphWorkspace(
   const dir = await Deno.makeTempDir();
   await Deno.mkdir(join(dir, "ops"));
   await Deno.writeTextFile(join(dir, "super.graphql"), composed.supergraphSdl);
-  await Deno.writeTextFile(
-    join(dir, "config.yaml"),
-    `listen_addr: 127.0.0.1:0
+  const yaml = `listen_addr: 127.0.0.1:0
 supergraph_path: super.graphql
 operations_dir: ops
-mcp: { enabled: false }
-${options.extra ?? ""}`,
+mcp: ${options.mcp ?? "{ enabled: false }"}
+${options.extra ?? ""}`;
+  // The production profile (issue 39): access logs, metrics and tracing on.
+  await Deno.writeTextFile(
+    join(dir, "config.yaml"),
+    options.profile === false ? yaml : withProfileYaml(yaml),
   );
   return dir;
 }
@@ -66,22 +80,15 @@ export async function helloWorkspace(
     { port: 0, hostname: "127.0.0.1", onListen() {} },
     () => Response.json({ data: { hello: "world" } }),
   );
+  const arbitrary = options.mcp === "arbitrary" ? " enable_arbitrary_operations: true," : "";
   const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${subgraph.addr.port}/graphql`, {
     sdl: "type Query { hello: String }",
     extra,
+    ...(options.mcp === undefined
+      ? {}
+      : { mcp: `{ enabled: true,${arbitrary} server: { base_url: "http://127.0.0.1" } }` }),
   });
   const configPath = join(dir, "config.yaml");
-  if (options.mcp !== undefined) {
-    const arbitrary = options.mcp === "arbitrary" ? " enable_arbitrary_operations: true," : "";
-    const config = await Deno.readTextFile(configPath);
-    await Deno.writeTextFile(
-      configPath,
-      config.replace(
-        "mcp: { enabled: false }",
-        `mcp: { enabled: true,${arbitrary} server: { base_url: "http://127.0.0.1" } }`,
-      ),
-    );
-  }
   return {
     dir,
     configPath,

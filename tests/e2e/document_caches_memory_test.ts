@@ -44,6 +44,7 @@ Deno.test({
     });
     const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
     const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${sub.addr.port}/graphql`, {
+      profile: false,
       sdl: SDL,
       extra: `access_logs: { enabled: false }
 telemetry: { metrics: { prometheus: { enabled: true, listen_addr: 127.0.0.1:${metricsPort} } } }`,

@@ -61,6 +61,7 @@ async function started(extra = "") {
     return Response.json({ data: { small: "ok" } });
   });
   const dir = await oneSubgraphWorkspace(`http://127.0.0.1:${sub.addr.port}/graphql`, {
+    profile: false,
     sdl: SDL,
     extra,
   });

@@ -1022,7 +1022,12 @@ Deno.test("24. the request is a well-formed HTTP/1.1 POST carrying only what the
     assert.equal(one("x-client-id"), "client 1\twith tab");
     assert.equal(one("x-tenant-one"), "t1");
     assert.equal(one("x-router"), "gw");
-    const forwarded = headers.map(([n]) => n).filter((n) => !TRANSPORT.has(n)).sort();
+    // W3C trace context is the tracer's (on in the production profile), not a header rule's:
+    // a fresh traceparent, never the client's.
+    const traced = headers.filter(([n]) => n === "traceparent").map(([, v]) => v);
+    for (const value of traced) assert.match(value, /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    const forwarded = headers.map(([n]) => n)
+      .filter((n) => !TRANSPORT.has(n) && n !== "traceparent").sort();
     assert.deepEqual(forwarded, ["x-client-id", "x-router", "x-tenant-one"]);
   }, { extra: RULES });
 });

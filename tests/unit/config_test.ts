@@ -62,7 +62,14 @@ Deno.test("DESIGN §2: an empty config gets the documented defaults", () => {
   assert.equal(config.engine.subgraph_request_timeout_ms, 30_000);
   assert.deepEqual(config.authentication.jwt.jwks, []);
   assert.equal(config.authentication.jwt.header_name, "Authorization");
-  assert.deepEqual(config.headers, { all: { request: [] }, subgraphs: {} });
+  assert.deepEqual(config.headers, { all: { request: [], response: [] }, subgraphs: {} });
+  assert.deepEqual(config.batching, { enabled: false, mode: "batch_http_link", maximum_size: 10 });
+  assert.deepEqual(config.file_uploads, {
+    enabled: false,
+    max_file_size: 50_000_000,
+    max_files: 10,
+  });
+  assert.deepEqual(config.override_labels, {});
   assert.equal(config.cors.enabled, true);
 });
 
@@ -159,6 +166,8 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     log_level: ["warn", "warn"],
     "subgraph_error_propagation.mode": ["pass-through", "pass-through"],
     "engine.subgraph_transport": ["fetch", "fetch"],
+    "batching.mode": ["batch_http_link", "batch_http_link"],
+    "demand_control.mode": ["enforce", "enforce"],
     "automatic_persisted_queries.storage.provider_id": ["", ""],
     "rate_limit.storage.provider_id": ["", ""],
     "rate_limit.key": ["header:X-Api-Key", "header:X-Api-Key"],

@@ -13,7 +13,8 @@
  * - `shape.ts`, `coerce_leaf.ts` — the client's selection over the merged data;
  * - `json_numbers.ts` — exact numbers in subgraph JSON;
  * - `subgraph_errors.ts` — the subgraph error propagation policy;
- * - `shared_results.ts` — identical operations share one rendered result.
+ * - `shared_results.ts` — identical operations share one rendered result;
+ * - `uploads.ts` — which fetch takes a multipart request's files (or why none can).
  *
  * @module
  */
@@ -22,3 +23,4 @@ export { type ShapeOptions, shapeResponse } from "./shape.ts";
 export { isRawNumber, parseJsonExact } from "./json_numbers.ts";
 export { SharedResults } from "./shared_results.ts";
 export { type SubgraphErrorPolicy, subgraphErrorPolicyOf } from "./subgraph_errors.ts";
+export { UPLOAD_NOT_ROUTABLE, uploadFetchOf } from "./uploads.ts";

@@ -7,7 +7,13 @@
 import type { SubgraphInfo } from "../../supergraph/types.ts";
 import type { SubgraphResponse } from "../execute/execute_types.ts";
 import type { HeaderPropagator } from "./headers.ts";
-import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "../types.ts";
+import type {
+  EngineEvents,
+  FetchHook,
+  FetchRequestRecord,
+  MultipartBody,
+  RequestHooks,
+} from "../types.ts";
 import { RouterError } from "../../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "../admission/memory_budget.ts";
 import { answered, type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
@@ -82,6 +88,11 @@ export type ForwardedHeaders = readonly (readonly [string, string])[];
 export interface SubgraphClient {
   /** Sends a JSON body to a subgraph. */
   send(subgraph: string, body: string, options: SendOptions): Promise<SubgraphResponse>;
+  /**
+   * Sends a streamed multipart body (file uploads) to a subgraph: never shared,
+   * never retried (the stream is read once), under the subgraph's timeout.
+   */
+  upload(subgraph: string, body: MultipartBody, options: SendOptions): Promise<SubgraphResponse>;
   /** Whether identical in-flight requests share one response (`engine.enable_single_flight`). */
   readonly singleFlight: boolean;
   /** The request record of a send (for traces). */
@@ -414,6 +425,67 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           reject(error);
         });
       });
+    },
+    async upload(subgraph, multipart, sendOptions) {
+      const url = urlOf(subgraph);
+      const headers = new Headers(
+        (forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS) as HeadersInit,
+      );
+      headers.set("content-type", multipart.contentType);
+      // The router checked the client's request for CSRF (multipart/form-data is a simple
+      // type); a subgraph that checks too (Apollo Server's csrfPrevention) reads this header.
+      headers.set("apollo-require-preflight", "true");
+      const controller = new AbortController();
+      const untrack = track(controller);
+      const signal = sendOptions.signal;
+      if (signal?.aborted) controller.abort(signal.reason);
+      const off = signal ? onAbort(signal, () => controller.abort(signal.reason)) : null;
+      const hook = sendOptions.hooks?.fetch(subgraph);
+      const start = events ? performance.now() : 0;
+      let status: number | null = null;
+      try {
+        const init: RequestInit = {
+          method: "POST",
+          headers,
+          body: multipart.stream,
+          signal: controller.signal,
+          redirect: "manual",
+        };
+        const response = options.fetch === undefined
+          ? await fetch(url, init)
+          : await options.fetch(new Request(url, init));
+        status = response.status;
+        const ticket = sendOptions.ticket;
+        const text = await readSubgraphBody(response, {
+          limit,
+          tooLarge: tooLargeFor(subgraph),
+          notUtf8: notUtf8For(subgraph),
+          broken: (cause) =>
+            brokenBody(cause, { signal: controller.signal, subgraph, status: response.status }),
+          ...(budget && ticket
+            ? {
+              charge: (n: number) =>
+                budget.charge(n, { tickets: [ticket], signal: controller.signal }),
+              reserve: (n: number) =>
+                budget.reserve(n, { tickets: [ticket], signal: controller.signal }),
+            }
+            : {}),
+        });
+        events?.fetched(subgraph, {
+          seconds: (performance.now() - start) / 1000,
+          status,
+          error: null,
+        });
+        hook?.end(status, null, false);
+        return { status, headers: response.headers, body: text, deduplicated: false, parsed: {} };
+      } catch (error) {
+        events?.fetched(subgraph, { seconds: (performance.now() - start) / 1000, status, error });
+        hook?.end(status, error, false);
+        throw error;
+      } finally {
+        untrack();
+        off?.();
+      }
     },
     singleFlight: options.singleFlight,
     describe(subgraph, body, clientHeaders) {

@@ -138,6 +138,7 @@ export async function startDeferRouter(
   const { startRouter } = await import("../../../lib/cli/serve.ts");
   const { parseConfig } = await import("../../../lib/config/mod.ts");
   const { silentLogger } = await import("../../../lib/log/mod.ts");
+  const { withProfile } = await import("../_production_profile.ts");
   const started = await startArea(deferArea(options));
   const operationsDir = await Deno.makeTempDir();
   for (const [file, text] of Object.entries(options.operations ?? {})) {
@@ -145,12 +146,13 @@ export async function startDeferRouter(
   }
   try {
     const router = await startRouter({
-      config: parseConfig({
+      // The production profile (issue 39): access logs, metrics and tracing on.
+      config: parseConfig(withProfile({
         listen_addr: options.listen ?? "127.0.0.1:0",
         operations_dir: operationsDir,
         mcp: { enabled: false },
         ...options.config,
-      }),
+      })),
       supergraphSdl: started.supergraphSdl,
       log: silentLogger,
     });
