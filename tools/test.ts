@@ -69,9 +69,10 @@ export const UNIT_SUITES: readonly Suite[] = [
 
 /**
  * The suites for `tools/test.ts`'s arguments: none, every suite; `--unit`, the
- * unit suites; else each argument that names a file or folder (`isPath`) is run,
- * one that starts with `-` is passed to `deno test`, and any other is a filter
- * on test names over every test file (the memory tests still alone, after).
+ * unit suites. Any other argument that starts with `-` is passed to each
+ * `deno test`; one that names a file or folder (`isPath`) is run instead of the
+ * suites (those alone); any other is a filter on test names over the suites'
+ * test files, without the doc examples (the memory tests still alone, after).
  *
  * @example
  * ```ts
@@ -85,6 +86,9 @@ export const UNIT_SUITES: readonly Suite[] = [
  * const filtered = suitesFor(["cors"], isPath);
  * assert.equal(filtered.length, 2);
  * assert.ok(filtered.every((suite) => suite.args.includes("--filter=cors")));
+ * const failFast = suitesFor(["--unit", "--fail-fast"], isPath);
+ * assert.equal(failFast.length, UNIT_SUITES.length);
+ * assert.ok(failFast.every((suite) => suite.args[1] === "--fail-fast"));
  * ```
  * @param args The command line, `--` allowed.
  * @param isPath Whether an argument names a file or folder.
@@ -95,21 +99,25 @@ export function suitesFor(
   isPath: (arg: string) => boolean,
 ): readonly Suite[] {
   const rest = args.filter((arg) => arg !== "--");
-  if (rest.length === 0) return SUITES;
-  if (rest.length === 1 && rest[0] === "--unit") return UNIT_SUITES;
-  const flags = rest.filter((arg) => arg.startsWith("-"));
+  const unit = rest.includes("--unit");
+  const base = unit ? UNIT_SUITES : SUITES;
+  const flags = rest.filter((arg) => arg.startsWith("-") && arg !== "--unit");
   const paths = rest.filter((arg) => !arg.startsWith("-") && isPath(arg));
   const filters = rest.filter((arg) => !arg.startsWith("-") && !isPath(arg));
+  if (flags.length === 0 && paths.length === 0 && filters.length === 0) return base;
   const filter = filters.length === 0
     ? []
     : [`--filter=${filters.length === 1 ? filters[0] : `/${filters.map(escape).join("|")}/`}`];
+  /** The suite's `deno test` with the extra arguments after `test`. */
+  const plus = (suite: Suite): Suite => ({
+    ...suite,
+    args: [suite.args[0]!, ...flags, ...filter, ...suite.args.slice(1)],
+  });
   if (paths.length > 0) {
     return [{ name: "test files", args: [...TEST, ...flags, ...filter, "--parallel", ...paths] }];
   }
-  return [
-    { ...SUITES[0]!, args: [...TEST, ...flags, ...filter, ...SUITES[0]!.args.slice(TEST.length)] },
-    { ...SUITES[1]!, args: [...TEST, ...flags, ...filter, ...MEMORY_TESTS] },
-  ];
+  if (filter.length > 0) return base.filter((suite) => suite !== DOC).map(plus);
+  return base.map(plus);
 }
 
 function escape(text: string): string {
