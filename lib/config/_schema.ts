@@ -410,6 +410,42 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     description:
       "The supergraph SDL (Apollo Federation 2) the router serves; reloaded when it changes. `gw-router compose` writes it.",
   }),
+  supergraph_source: object(
+    {
+      kind: {
+        kind: "enum",
+        values: ["file", "url", "hive_cdn", "apollo_uplink"],
+        default: "file",
+        description:
+          "Where the supergraph comes from: `file` (`supergraph_path`), `url` (GET with `ETag`), `hive_cdn` (the Hive CDN's artifact), `apollo_uplink` (Apollo GraphOS). Other than `file`, `supergraph_path` keeps the last good one for restarts while the registry is away.",
+      },
+      url: str("", { description: "`url`: the address to GET the supergraph SDL from." }),
+      headers: list(
+        [],
+        "`url`: request headers, `Name: value` each (keep secrets in the environment).",
+      ),
+      endpoint: str("", {
+        description:
+          "`hive_cdn`: the CDN endpoint of the target (`https://cdn.graphql-hive.com/artifacts/v1/<target>`).",
+      }),
+      key: str("", {
+        description:
+          "`hive_cdn`: the CDN access key (`X-Hive-CDN-Key`); `apollo_uplink`: the graph API key (default: env `APOLLO_KEY`).",
+      }),
+      graph_ref: str("", {
+        description:
+          "`apollo_uplink`: the graph ref, `graph@variant` (default: env `APOLLO_GRAPH_REF`).",
+      }),
+      endpoints: list(
+        [],
+        "`apollo_uplink`: Uplink URLs tried in turn; empty: Apollo's two public ones.",
+      ),
+      poll_interval_ms: duration(10_000, "Time between polls of the registry.", { min: 1_000 }),
+      timeout_ms: duration(10_000, "Longest wait for one poll's answer.", { min: 1 }),
+      max_bytes: size(64_000_000, "Largest supergraph accepted from the registry.", { min: 1 }),
+    },
+    "The supergraph's source: a file, or a registry polled for changes (docs/supergraph-source.md).",
+  ),
   operations_dir: str("operations", {
     file: true,
     description:
@@ -1090,6 +1126,52 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "Add `extensions.cost` (`estimated`, `actual`, `max`, `result`, `strategy`) to answers.",
     ),
   }, "Demand control: cost analysis with `@cost` and `@listSize` (docs/demand-control.md)."),
+  tls: object({
+    server: object({
+      cert_file: str("", {
+        file: true,
+        description:
+          "PEM certificate (its chain after it) the listener serves HTTPS with; empty: plain HTTP. Reloaded on SIGHUP and when the file changes.",
+      }),
+      key_file: str("", {
+        file: true,
+        description: "PEM private key of `cert_file` (PKCS#8, PKCS#1 or SEC1).",
+      }),
+      client_ca_file: str("", {
+        file: true,
+        description:
+          "PEM certificate authorities that sign client certificates (mutual TLS); needs `require_client_cert: true`.",
+      }),
+      require_client_cert: bool(
+        false,
+        "Refuse a connection whose client certificate is missing or not signed by `client_ca_file` (at the handshake).",
+      ),
+      http2: bool(
+        true,
+        "Offer HTTP/2 (ALPN `h2`) beside HTTP/1.1. Over HTTP/2 the router does not learn the client's address (`rate_limit` by `client_ip` sees one unknown client); a change needs a restart.",
+      ),
+    }, "HTTPS on `listen_addr`: HTTP/2 (ALPN `h2`) beside HTTP/1.1 (docs/tls.md)."),
+    subgraphs: {
+      kind: "record",
+      value: object({
+        ca_file: str("", {
+          file: true,
+          description:
+            "PEM certificate authorities trusted for this subgraph's `https:`/`wss:` URL, besides the system's.",
+        }),
+        cert_file: str("", {
+          file: true,
+          description: "PEM client certificate (mutual TLS) sent to the subgraph.",
+        }),
+        key_file: str("", {
+          file: true,
+          description: "PEM private key of `cert_file`.",
+        }),
+      }, "TLS to one subgraph (or, under `all`, to every subgraph without its own)."),
+      description:
+        "TLS to subgraphs by subgraph name; `all` applies to every subgraph not named (queries, mutations, subscriptions over `wss:` and SSE).",
+    },
+  }, "TLS (docs/tls.md)."),
   shutdown_delay_ms: duration(
     0,
     "After SIGTERM, readiness answers 503 while the router still serves, for this long (a load balancer's time to notice).",

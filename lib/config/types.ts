@@ -438,6 +438,62 @@ export interface SubgraphTrafficConfig {
   readonly circuit_breaker: CircuitBreakerConfig;
 }
 
+/** `supergraph_source`: where the supergraph comes from (docs/supergraph-source.md). */
+export interface SupergraphSourceConfig {
+  /** `file`, `url`, `hive_cdn` or `apollo_uplink`. */
+  readonly kind: "file" | "url" | "hive_cdn" | "apollo_uplink";
+  /** `url`: the address. */
+  readonly url: string;
+  /** `url`: `Name: value` request headers. */
+  readonly headers: readonly string[];
+  /** `hive_cdn`: the CDN endpoint. */
+  readonly endpoint: string;
+  /** `hive_cdn`: the CDN key; `apollo_uplink`: the API key. */
+  readonly key: string;
+  /** `apollo_uplink`: `graph@variant`. */
+  readonly graph_ref: string;
+  /** `apollo_uplink`: Uplink URLs; empty: the public ones. */
+  readonly endpoints: readonly string[];
+  /** Time between polls, ms. */
+  readonly poll_interval_ms: number;
+  /** Longest wait for one poll, ms. */
+  readonly timeout_ms: number;
+  /** Largest supergraph accepted, bytes. */
+  readonly max_bytes: number;
+}
+
+/** `tls.server`: HTTPS on the listener (docs/tls.md). */
+export interface TlsServerConfig {
+  /** PEM certificate and chain; empty: plain HTTP. */
+  readonly cert_file: string;
+  /** PEM private key of `cert_file`. */
+  readonly key_file: string;
+  /** PEM authorities of client certificates; empty: none asked for. */
+  readonly client_ca_file: string;
+  /** Refuse connections without a client certificate `client_ca_file` signed. */
+  readonly require_client_cert: boolean;
+  /** Offer HTTP/2 by ALPN beside HTTP/1.1. */
+  readonly http2: boolean;
+}
+
+/** `tls.subgraphs.<name>`: TLS to one subgraph. */
+export interface TlsSubgraphConfig {
+  /** PEM authorities trusted besides the system's; empty: the system's only. */
+  readonly ca_file: string;
+  /** PEM client certificate (mutual TLS); empty: none. */
+  readonly cert_file: string;
+  /** PEM private key of `cert_file`. */
+  readonly key_file: string;
+}
+
+/** `tls`. */
+export interface TlsConfig {
+  /** The listener's certificate. */
+  readonly server: TlsServerConfig;
+  /** TLS to subgraphs by name; `all`: every subgraph not named. */
+  readonly subgraphs: Readonly<Record<string, TlsSubgraphConfig>>;
+}
+
 /** `traffic_shaping`. */
 export interface TrafficShapingConfig {
   /** The router's own limits. */
@@ -554,6 +610,8 @@ export interface Config {
   readonly heap: HeapConfig;
   /** Supergraph SDL file (Apollo Federation), relative to the config file. */
   readonly supergraph_path: string;
+  /** Where the supergraph comes from (issue 44). */
+  readonly supergraph_source: SupergraphSourceConfig;
   /** Folder of named operations (`*.graphql`): the MCP and Connect contract. */
   readonly operations_dir: string;
   /** Largest accepted request body, bytes. */
@@ -596,6 +654,8 @@ export interface Config {
   readonly access_logs: AccessLogsConfig;
   /** Admission, deadlines, retries (issue 15). */
   readonly traffic_shaping: TrafficShapingConfig;
+  /** HTTPS on the listener (issue 44). */
+  readonly tls: TlsConfig;
   /** Federated subscriptions (docs/subscriptions.md). */
   readonly subscriptions: SubscriptionsConfig;
   /** After SIGTERM: readiness 503 and still accepting for this long, ms (behind a load balancer). */

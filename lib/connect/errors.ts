@@ -216,6 +216,7 @@ const CODE_OF_EXTENSION: Readonly<Record<string, ConnectCode>> = {
   RATE_LIMITED: "resource_exhausted",
   PERSISTED_QUERY_NOT_IN_LIST: "invalid_argument",
   SHUTTING_DOWN: "unavailable",
+  STARTING: "unavailable",
   ISOLATE_ENDED: "unavailable",
   KEYS_UNAVAILABLE: "unavailable",
   INTERNAL: "internal",

@@ -71,6 +71,7 @@ export {
   type UnsentAnswers,
 } from "./admission/unsent_answers.ts";
 export { createHttp1Pool, http1Eligible, type Http1Pool } from "./fetch/http1.ts";
+export { ALL_SUBGRAPHS, clientFor } from "./fetch/http_clients.ts";
 export {
   endSubscriptions,
   type EventTrace,

@@ -43,6 +43,7 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   // Only ever a field error (the subgraph's fields null): a status for completeness.
   SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE: 400,
   SHUTTING_DOWN: 503,
+  STARTING: 503,
   ISOLATE_ENDED: 503,
   INTERNAL: 500,
 });

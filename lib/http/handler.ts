@@ -170,7 +170,11 @@ export function createHandler(
       if (pathname === HEALTH_READY_PATH) {
         return Response.json({ status: "starting" }, { status: 503 });
       }
-      return Response.json({ errors: [{ message: "Router is starting" }] }, { status: 503 });
+      // No state yet (a registry's first supergraph has not come): send it again later.
+      return Response.json(
+        { errors: [{ message: "Router is starting", extensions: { code: "STARTING" } }] },
+        { status: 503, headers: { "retry-after": "1" } },
+      );
     }
     const routes = routesOf(state);
     const preflight = routes.cors.preflight(request);

@@ -98,6 +98,8 @@ export interface StateInputs {
    * `engine.subgraph_transport` is `http1`.
    */
   readonly http1?: Http1Pool | null;
+  /** `tls.subgraphs`' clients by entry name (`all` for the rest), read by the caller. */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
   /** JWKS fetch (tests inject one). */
   readonly jwksFetch?: typeof fetch;
   /**
@@ -173,6 +175,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     ...(inputs.http1 && config.engine.subgraph_transport === "http1"
       ? { http1: inputs.http1 }
       : {}),
+    ...(inputs.httpClients ? { httpClients: inputs.httpClients } : {}),
     ...(inputs.telemetry?.engineEvents ? { events: inputs.telemetry.engineEvents } : {}),
     ...(config.demand_control.enabled
       ? { demandControl: demandControlOf(config, supergraph.subgraphs, log) }

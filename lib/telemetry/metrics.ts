@@ -121,6 +121,8 @@ export interface MetricSources {
       readonly keepAliveTimeouts: number;
       readonly answerTimeouts?: number;
       readonly refused: number;
+      /** TLS handshakes that failed or timed out (`tls.server`). */
+      readonly tlsHandshakeFailures?: number;
     }
     | null;
   /**
@@ -146,6 +148,19 @@ export interface MetricSources {
       };
       /** The serving thread's CPU share the fan-out is judged by (absent: not measured). */
       readonly cpuShare?: number;
+    }
+    | null;
+  /**
+   * The supergraph from a registry (`lib/cli/supergraph_source.ts`): when the
+   * serving one was loaded and a poll last succeeded (ms since the epoch), and
+   * polls failed since start. Absent or null: not exported (`file`).
+   */
+  supergraph?():
+    | {
+      readonly source: string;
+      readonly loadedAt: number | null;
+      readonly polledAt: number | null;
+      readonly failures: number;
     }
     | null;
 }
@@ -445,6 +460,18 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       this.inc({ limit: "max_connections" }, guard.refused);
     },
   });
+  new Counter({
+    name: "gw_router_tls_handshake_failures_total",
+    help:
+      "TLS handshakes on the listener that failed (an untrusted or missing client certificate, a client that does not trust the router's) or timed out.",
+    registers,
+    collect() {
+      const guard = sources?.connections?.();
+      if (guard?.tlsHandshakeFailures === undefined) return;
+      this.reset();
+      this.inc(guard.tlsHandshakeFailures);
+    },
+  });
   new Gauge({
     name: "gw_router_subscriptions_active",
     help: "Client subscriptions being served (WebSocket, SSE, multipart).",
@@ -634,6 +661,39 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     help: "Configuration reloads by outcome.",
     labelNames: ["outcome"],
     registry,
+  });
+  new Gauge({
+    name: "gw_router_supergraph_age_seconds",
+    help: "Age of the serving supergraph from a registry (since it was loaded), by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status || status.loadedAt === null) return;
+      this.set({ source: status.source }, (Date.now() - status.loadedAt) / 1_000);
+    },
+  });
+  new Gauge({
+    name: "gw_router_supergraph_poll_age_seconds",
+    help: "Time since a poll of the supergraph registry last succeeded, by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status || status.polledAt === null) return;
+      this.set({ source: status.source }, (Date.now() - status.polledAt) / 1_000);
+    },
+  });
+  new Gauge({
+    name: "gw_router_supergraph_poll_failures",
+    help: "Polls of the supergraph registry that failed since start, by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status) return;
+      this.set({ source: status.source }, status.failures);
+    },
   });
   const info = new Gauge({
     name: "gw_router_info",

@@ -20,7 +20,10 @@ function assertConfigError(fn: () => unknown, path: string, fragment?: RegExp): 
   assert.ok(caught instanceof RouterError, `expected a RouterError, got ${caught}`);
   assert.equal(caught.code, "CONFIG_INVALID");
   assert.equal(caught.details.path, path);
-  assert.ok(caught.message.includes(`"${path}"`), `message names "${path}": ${caught.message}`);
+  // The message names the key as the user wrote it (`request_timeout`, not `request_timeout_ms`).
+  const named = (caught.details.written as string | undefined) ?? path;
+  assert.ok(caught.message.includes(`"${named}"`), `message names "${named}": ${caught.message}`);
+  if (named !== path) assert.ok(!caught.message.includes(`"${path}"`), caught.message);
   if (fragment) assert.match(caught.message, fragment);
   return caught;
 }
@@ -172,6 +175,13 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     "rate_limit.storage.provider_id": ["", ""],
     "rate_limit.key": ["header:X-Api-Key", "header:X-Api-Key"],
     "rate_limit.trusted_proxies": ["10.0.0.0/8,::1", ["10.0.0.0/8", "::1"]],
+    "supergraph_source.kind": ["file", "file"],
+    "supergraph_source.endpoints": ["https://u.example/", ["https://u.example/"]],
+    // Each needs the others (tls_config_test.ts sets them together).
+    "tls.server.cert_file": ["", ""],
+    "tls.server.key_file": ["", ""],
+    "tls.server.client_ca_file": ["", ""],
+    "tls.server.require_client_cert": ["false", false],
   };
   const byKind: Record<string, [string, unknown]> = {
     string: ["from-env", "from-env"],
@@ -289,7 +299,7 @@ Deno.test("DESIGN §2: a wrong type stops start-up naming the key path", () => {
         authentication: { jwt: { jwks: [{ ...JWKS_URL, refresh_interval: "soon" }] } },
       }),
     "authentication.jwt.jwks[0].refresh_interval_ms",
-    /"authentication\.jwt\.jwks\[0\]\.refresh_interval" expected a duration/,
+    /"authentication\.jwt\.jwks\[0\]\.refresh_interval": expected a duration/,
   );
   assertConfigError(() => parseConfig([]), "(root)", /expected a mapping/);
 });
@@ -467,6 +477,7 @@ Deno.test("issue 2: loadConfig reads YAML, resolves paths and checks named files
       details: {
         path: "engine.request_tracing_public_key_file",
         file: join(dir, "keys", "none.pem"),
+        notYet: true,
       },
     });
     // YAML syntax errors carry the line.

@@ -29,6 +29,7 @@ import type { ExecutionObserver, ExecutionResult } from "../types.ts";
 import { createFanoutCapacity, type FanoutCapacity } from "../admission/fanout_capacity.ts";
 import { EventStream } from "./subscription.ts";
 import { unrefTimer } from "../../timers.ts";
+import { clientFor } from "../fetch/http_clients.ts";
 
 /** `subscriptions.subgraphs.<name>`: where a subgraph's subscriptions are opened. */
 export interface SubscriptionTargetOption {
@@ -70,6 +71,8 @@ export interface SubscriptionsOptions {
   readonly now?: () => number;
   /** Sets a timer (tests inject fakes). @default setTimeout, unref'd */
   readonly setTimer?: (callback: () => void, ms: number) => number;
+  /** `tls.subgraphs`' clients by entry name (`all` for the rest). */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
 }
 
 /** Why subscriptions were refused or ended by the router's limits, counted. */
@@ -140,9 +143,13 @@ export function createSubscriptions(
     const given = options.subgraphs?.[name];
     const protocol = given?.protocol ?? "ws";
     const url = given?.url ?? (protocol === "ws" ? info.url.replace(/^http/i, "ws") : info.url);
+    const client = options.httpClients === undefined || !/^(https|wss):/i.test(url)
+      ? undefined
+      : clientFor(options.httpClients, name);
     targets.set(name, {
       url,
       protocol,
+      ...(client === undefined ? {} : { client }),
       ...(options.connectTimeoutMs === undefined
         ? {}
         : { connectTimeoutMs: options.connectTimeoutMs }),

@@ -25,3 +25,4 @@ export {
   type ResponseHeaderRules,
 } from "./response_headers.ts";
 export { readSubgraphBody } from "./subgraph_body.ts";
+export { ALL_SUBGRAPHS, clientFor } from "./http_clients.ts";

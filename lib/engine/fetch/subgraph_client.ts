@@ -19,6 +19,7 @@ import type { BudgetTicket, MemoryBudget } from "../admission/memory_budget.ts";
 import { answered, type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
 import { ClosedBeforeAnswer, type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";
+import { clientFor } from "./http_clients.ts";
 import { deadlineGroups } from "../../deadline_groups.ts";
 import { onAbort } from "../../cancellation.ts";
 
@@ -48,6 +49,11 @@ export interface SubgraphClientOptions {
    * An injected `fetch` takes precedence.
    */
   readonly http1?: Http1Pool | null;
+  /**
+   * `tls.subgraphs`' clients by entry name (`all` for the rest): a subgraph
+   * with one is fetched through it (its authorities, its client certificate).
+   */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
   readonly singleFlight: boolean;
   readonly timeoutMs: number;
   /** Largest subgraph response body read, bytes (`engine.max_subgraph_response_bytes`). */
@@ -213,8 +219,20 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     }
     // A subgraph's redirect is not followed: it would re-send the query, its
     // variables and every forwarded header but Authorization to another host.
-    const init: RequestInit = { method: "POST", headers, body, signal, redirect: "manual" };
-    const pool = options.fetch === undefined && options.http1 && url.startsWith("http://")
+    // TLS settings matter to `https:` only: a plain `http:` subgraph keeps the HTTP/1.1 pool.
+    const client = options.httpClients === undefined || !url.startsWith("https:")
+      ? undefined
+      : clientFor(options.httpClients, out.subgraph);
+    const init: RequestInit = {
+      method: "POST",
+      headers,
+      body,
+      signal,
+      redirect: "manual",
+      ...(client === undefined ? {} : { client }),
+    };
+    const pool = options.fetch === undefined && options.http1 && url.startsWith("http://") &&
+        client === undefined
       ? options.http1
       : null;
     const send = pool !== null

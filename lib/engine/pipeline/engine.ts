@@ -49,6 +49,8 @@ export interface EngineOptions {
   readonly fetch?: SubgraphFetch;
   /** The HTTP/1.1 pool for plain `http:` subgraphs (`engine.subgraph_transport`). */
   readonly http1?: Http1Pool | null;
+  /** `tls.subgraphs`' clients by entry name (`all` for the rest). */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
   /** Header propagation rules (`headers`); default: nothing forwarded. */
   readonly headers?: HeadersConfig;
   /** Credential headers a `matching` rule never forwards, beyond `Authorization`, `Cookie`, `X-GW-Token`. */
@@ -267,6 +269,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     propagators,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.http1 ? { http1: options.http1 } : {}),
+    ...(options.httpClients ? { httpClients: options.httpClients } : {}),
     singleFlight: options.enableSingleFlight ?? true,
     ...(options.events ? { events: options.events } : {}),
     timeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
@@ -305,6 +308,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     demandControl: options.demandControl ? createDemandControl(options.demandControl) : null,
     subscriptions: createSubscriptions(model, {
       connectTimeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
+      ...(options.httpClients ? { httpClients: options.httpClients } : {}),
       ...options.subscriptions,
       propagators,
     }),
