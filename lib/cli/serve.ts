@@ -39,7 +39,7 @@ import { createStores, storesSignature } from "../store/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { closeMcpStreams, handOverMcp } from "../mcp/mod.ts";
 import type { OperationFile } from "../operations/mod.ts";
-import { buildState, type RouterState } from "../state/mod.ts";
+import { buildState, type CpuSource, type RouterState } from "../state/mod.ts";
 
 /** The last result of a subscription ended by a reload (clients resubscribe). */
 const SCHEMA_RELOAD = {
@@ -81,6 +81,12 @@ export interface StartRouterOptions {
   readonly log?: Logger;
   /** Subgraph fetch for the engine (tests inject one). */
   readonly fetch?: SubgraphFetch;
+  /**
+   * The CPU source of admission (`lib/state/thread_cpu.ts`); default: the
+   * serving thread's. Tests inject a steady one where the machine's load is
+   * not what they check.
+   */
+  readonly cpu?: CpuSource;
   /** Supergraph SDL to use instead of reading `supergraph_path` (tests). */
   readonly supergraphSdl?: string;
   /**
@@ -366,6 +372,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       traceKeyPem,
       previous: state,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.cpu ? { cpu: options.cpu } : {}),
       ...(http1 ? { http1 } : {}),
       ...(httpClients.size > 0 ? { httpClients } : {}),
       telemetry: telemetry.telemetry,

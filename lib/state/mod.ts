@@ -42,8 +42,10 @@ import { createStores, type Stores } from "../store/mod.ts";
 import { coprocessorPlugin, loadPlugins, type PluginHost } from "../plugins/mod.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
-import { servingThreadCpu } from "./thread_cpu.ts";
+import { type CpuSource, servingThreadCpu } from "./thread_cpu.ts";
 import { demandControlOf } from "./demand_control.ts";
+
+export type { CpuSource } from "./thread_cpu.ts";
 
 /** The immutable state shared by every facet. */
 export interface RouterState {
@@ -103,6 +105,11 @@ export interface StateInputs {
   readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
   /** JWKS fetch (tests inject one). */
   readonly jwksFetch?: typeof fetch;
+  /**
+   * The CPU source of operation and subscription admission; default: the serving
+   * thread's (tests inject a steady one).
+   */
+  readonly cpu?: CpuSource;
   /** The state being replaced (a reload): its JWKS sources and loaded keys carry over. */
   readonly previous?: RouterState | null;
   /** The process's telemetry (`lib/telemetry`); absent: none. */
@@ -157,7 +164,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
           minLimit: config.engine.adaptive_concurrency.min_concurrency,
           maxLimit: config.engine.adaptive_concurrency.max_concurrency,
         },
-        cpu: servingThreadCpu(config.workers),
+        cpu: inputs.cpu ?? servingThreadCpu(config.workers),
       }
       : {}),
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
@@ -204,7 +211,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       maxBuffered: config.subscriptions.max_buffered_events,
       deduplicate: config.subscriptions.deduplicate,
       // Sampled whatever admission says: whether the router is behind decides who is too slow.
-      cpuTime: servingThreadCpu(config.workers).time,
+      cpuTime: (inputs.cpu ?? servingThreadCpu(config.workers)).time,
       ...(config.subscriptions.admission.enabled
         ? { admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share } }
         : {}),

@@ -37,10 +37,33 @@ function post(url: string, query: string, variables: Record<string, unknown> = {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify({ query, variables }),
+    // A regression fails the test instead of holding it.
+    signal: AbortSignal.timeout(30_000),
   });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `done()` holds (checked every 10 ms); fails after `ms`. */
+async function until(done: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(10);
+  }
+}
+
+/** A subgraph that holds every request until `open()`: the test decides when answers come. */
+function gatedSubgraph() {
+  const gate = Promise.withResolvers<void>();
+  let arrived = 0;
+  const sub = subgraph(async () => {
+    arrived++;
+    await gate.promise;
+    return Response.json({ data: { hello: "slow" } });
+  });
+  return { ...sub, arrived: () => arrived, open: () => gate.resolve() };
+}
 
 Deno.test("issue 15: a gzip bomb from a subgraph is cut at engine.max_subgraph_response_bytes after inflating", async () => {
   // 199 KB of gzip that inflates to 20 MB (the declared Content-Length is the compressed size).
@@ -78,10 +101,7 @@ Deno.test("issue 15: a gzip bomb from a subgraph is cut at engine.max_subgraph_r
 });
 
 Deno.test("issue 15: a flood meets the queue floor: 503 SERVICE_OVERLOADED + Retry-After, readiness 503 then 200 again", async () => {
-  const sub = subgraph(async () => {
-    await sleep(300);
-    return Response.json({ data: { hello: "slow" } });
-  });
+  const sub = gatedSubgraph();
   const { router: r, dir } = await router(
     sub.url,
     `engine: { max_concurrent_operations: 2 }
@@ -89,14 +109,21 @@ traffic_shaping: { router: { max_queue_size: 2, max_queue_wait: 30s } }
 `,
   );
   try {
+    let refused = 0;
     const flood = Array.from(
       { length: 12 },
-      (_, n) => post(r.url, "query($n: Int) { hello(n: $n) }", { n }),
+      (_, n) =>
+        post(r.url, "query($n: Int) { hello(n: $n) }", { n }).then((response) => {
+          if (response.status === 503) refused++;
+          return response;
+        }),
     );
-    await sleep(100);
+    // Two run (held by the subgraph), two wait in the queue, the other eight are refused.
+    await until(() => sub.arrived() === 2 && refused === 8, "2 running, 8 refused");
     const ready = await fetch(`${r.url}/health/ready`);
     assert.equal(ready.status, 503, "readiness turns 503 while saturated");
     assert.equal((await ready.json()).status, "overloaded");
+    sub.open();
     const responses = await Promise.all(flood);
     const statuses = responses.map((response) => response.status).sort();
     assert.deepEqual(statuses, [200, 200, 200, 200, 503, 503, 503, 503, 503, 503, 503, 503]);
@@ -122,6 +149,7 @@ traffic_shaping: { router: { max_queue_size: 2, max_queue_wait: 30s } }
     assert.equal(r.state().engine.admission.active, 0);
     assert.equal((await post(r.url, "{ hello }").then((x) => x.json())).data.hello, "slow");
   } finally {
+    sub.open();
     await r.shutdown();
     await sub.server.shutdown();
     await Deno.remove(dir, { recursive: true });
@@ -129,10 +157,7 @@ traffic_shaping: { router: { max_queue_size: 2, max_queue_wait: 30s } }
 });
 
 Deno.test("issue 15: a request waiting past max_queue_wait gets 503 SERVICE_OVERLOADED", async () => {
-  const sub = subgraph(async () => {
-    await sleep(1_000);
-    return Response.json({ data: { hello: "slow" } });
-  });
+  const sub = gatedSubgraph();
   const { router: r, dir } = await router(
     sub.url,
     `engine: { max_concurrent_operations: 1 }
@@ -141,14 +166,17 @@ traffic_shaping: { router: { max_queue_wait: 100ms } }
   );
   try {
     const first = post(r.url, "query($n: Int) { hello(n: $n) }", { n: 1 });
-    await sleep(50);
+    // The first holds the only slot (its subgraph answers once the gate opens).
+    await until(() => sub.arrived() === 1, "the first request at the subgraph");
     const second = await post(r.url, "query($n: Int) { hello(n: $n) }", { n: 2 });
+    sub.open();
     assert.equal(second.status, 503);
     const body = await second.json();
     assert.equal(body.errors[0].extensions.code, "SERVICE_OVERLOADED");
     assert.equal(body.errors[0].extensions.reason, "queue_wait");
     assert.equal((await (await first).json()).data.hello, "slow");
   } finally {
+    sub.open();
     await r.shutdown();
     await sub.server.shutdown();
     await Deno.remove(dir, { recursive: true });

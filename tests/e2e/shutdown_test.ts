@@ -17,17 +17,27 @@ async function workspace(subgraphUrl: string, extra: string): Promise<string> {
   return await oneSubgraphWorkspace(subgraphUrl, { sdl: "type Query { hello: String }", extra });
 }
 
+/**
+ * A subgraph that answers once `release()` is called (or `ms` pass, or its
+ * request is aborted); `arrived` resolves when the first request is in.
+ */
 function slowSubgraph(ms: number) {
-  return Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
+  const arrived = Promise.withResolvers<void>();
+  const released = Promise.withResolvers<void>();
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
+    arrived.resolve();
     await new Promise((resolve) => {
       const timer = setTimeout(resolve, ms);
-      request.signal.addEventListener("abort", () => {
+      const done = () => {
         clearTimeout(timer);
         resolve(null);
-      });
+      };
+      request.signal.addEventListener("abort", done);
+      released.promise.then(done);
     });
     return Response.json({ data: { hello: "finished" } });
   });
+  return Object.assign(server, { arrived: arrived.promise, release: () => released.resolve() });
 }
 
 /** Writes one HTTP/1.1 request on an open connection and reads its head. */
@@ -53,7 +63,8 @@ const SERVING = { "main isolate": "GW Router listening", "supervised threads": "
 
 for (const [layout, extra] of LAYOUTS) {
   Deno.test(`issue 15: SIGTERM drains (${layout}): readiness 503 at once, the slow request answered, keep-alive told to close, exit in the grace`, async () => {
-    const subgraph = slowSubgraph(1_500);
+    // Answers once the drain has been checked (the request outlasts shutdown_delay).
+    const subgraph = slowSubgraph(10_000);
     const dir = await workspace(
       `http://127.0.0.1:${subgraph.addr.port}/graphql`,
       "shutdown_delay: 500ms\ngrace_period: 10s\n" + extra,
@@ -69,7 +80,7 @@ for (const [layout, extra] of LAYOUTS) {
       const keepAlive = await Deno.connect({ hostname: "127.0.0.1", port });
       assert.match(await exchange(keepAlive, "/health/live"), /^http\/1\.1 200/);
       const slow = fetch(`${url}/graphql?query=%7Bhello%7D`, PREFLIGHT);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await subgraph.arrived;
       const sentAt = performance.now();
       child.kill("SIGTERM");
       await serve.waitFor((l) => l.includes('"Shutting down"'));
@@ -80,6 +91,7 @@ for (const [layout, extra] of LAYOUTS) {
       assert.match(last, /^http\/1\.1 200/);
       assert.match(last, /\r\nconnection: close\r\n/, "keep-alive told to close");
       keepAlive.close();
+      subgraph.release();
       const answer = await slow;
       assert.deepEqual(
         { status: answer.status, body: await answer.json() },
@@ -90,6 +102,7 @@ for (const [layout, extra] of LAYOUTS) {
       assert.equal(status.code, 0);
       assert.ok(performance.now() - sentAt < 10_000, "exited within the grace");
     } finally {
+      subgraph.release();
       await serve.close();
       await subgraph.shutdown();
       await Deno.remove(dir, { recursive: true });
@@ -107,7 +120,7 @@ for (const [layout, extra] of LAYOUTS) {
     const router = await startWorkers({ configPath: join(dir, "config.yaml") });
     try {
       const slow = fetch(`${router.url}/graphql?query=%7Bhello%7D`, PREFLIGHT);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await subgraph.arrived;
       const stopping = router.shutdown();
       const answer = await slow;
       assert.equal(answer.status, 503);
@@ -127,7 +140,7 @@ Deno.test("issue 15: a body still arriving when shutdown begins gets 503 SHUTTIN
   const subgraph = slowSubgraph(0);
   const dir = await workspace(
     `http://127.0.0.1:${subgraph.addr.port}/graphql`,
-    "grace_period: 2s\nlog_level: error\n",
+    "grace_period: 500ms\nlog_level: error\n",
   );
   const router = await startRouter({ configPath: join(dir, "config.yaml") });
   const conn = await Deno.connect({

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MEMORY_TESTS, SUITES } from "../../tools/test.ts";
+import { MEMORY_TESTS, SUITES, suitesFor } from "../../tools/test.ts";
 
 Deno.test("deno task test: every RSS-measuring test file runs alone, after the parallel suite, and only there", () => {
   const root = new URL("../../", import.meta.url).pathname;
@@ -16,4 +16,23 @@ Deno.test("deno task test: every RSS-measuring test file runs alone, after the p
   assert.equal(alone.length, 1);
   assert.ok(!alone[0]!.args.includes("--parallel"));
   assert.ok(SUITES.indexOf(alone[0]!) > SUITES.indexOf(parallel));
+});
+
+Deno.test("issue 46: deno task test:unit runs tests/unit and the doc examples; a filter keeps the memory tests alone, after", () => {
+  const isPath = (arg: string) => arg.startsWith("tests/");
+  const unit = suitesFor(["--unit"], isPath);
+  assert.deepEqual(unit.map((suite) => suite.args.at(-1)), ["tests/unit/", "tools/"]);
+  assert.ok(unit[1]!.args.includes("--doc"));
+  assert.deepEqual(suitesFor(["--"], isPath), SUITES);
+  const filtered = suitesFor(["--", "ws", "--fail-fast"], isPath);
+  assert.equal(filtered.length, 2);
+  assert.ok(filtered[0]!.args.includes("--parallel"));
+  assert.ok(filtered[0]!.args.includes(`--ignore=${MEMORY_TESTS.join(",")}`));
+  assert.deepEqual(filtered[1]!.args.slice(-MEMORY_TESTS.length), MEMORY_TESTS);
+  assert.ok(!filtered[1]!.args.includes("--parallel"));
+  for (const suite of filtered) {
+    assert.ok(suite.args.includes("--filter=ws") && suite.args.includes("--fail-fast"));
+  }
+  const file = suitesFor(["tests/unit/http_test.ts"], isPath);
+  assert.deepEqual(file.map((suite) => suite.args.at(-1)), ["tests/unit/http_test.ts"]);
 });
