@@ -6,6 +6,7 @@
  * @module
  */
 import type { DocumentNode, GraphQLFormattedError, OperationDefinitionNode } from "graphql";
+import type { CachePolicy } from "./execute/cache_control.ts";
 import type { BudgetTicket } from "./admission/memory_budget.ts";
 
 /** A GraphQL request as a facet received it. */
@@ -105,7 +106,17 @@ export interface ExecuteOptions {
    * anonymous, so every `@authenticated` / `@requiresScopes` field is removed
    * before planning and answered null + `UNAUTHORIZED_FIELD_OR_TYPE`.
    */
-  readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
+  readonly identity?: {
+    readonly scopeSet: ReadonlySet<string>;
+    /** The verified token's issuer and subject (the entity cache's `token_subject`). */
+    readonly issuer?: string;
+    readonly subject?: string;
+  } | null;
+  /**
+   * Filled with the client answer's `Cache-Control` as the entity cache serves
+   * and stores its parts (`entity_cache`); absent: not told.
+   */
+  readonly cachePolicy?: CachePolicy;
   /**
    * `authorization.reject_operation_if_unauthorized`: when the identity would
    * lose any field, nothing runs and the result is a request error listing
@@ -161,6 +172,11 @@ export interface FetchRecord {
   readonly error?: string;
   /** True when the response was shared with an identical in-flight request. */
   readonly deduplicated: boolean;
+  /**
+   * The entity cache's part (`entity_cache`): `hit` — served from the cache,
+   * nothing sent; `partial` — only the entities the cache missed were asked for.
+   */
+  readonly cached?: "hit" | "partial";
   readonly startNs: number;
   /** When response headers arrived. */
   readonly firstByteNs?: number;

@@ -15,6 +15,7 @@ import {
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import {
+  CachePolicy,
   execute,
   executeIncremental,
   isLimitRefusal,
@@ -233,6 +234,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   let refused = false;
   /** The memory-budget ticket of an executed operation, closed once its response is rendered. */
   let ticket: BudgetTicket | undefined;
+  /** The answer's `Cache-Control`, filled by the entity cache (`entity_cache`). */
+  let cachePolicy: CachePolicy | undefined;
   if (!prepared.ok) {
     refused = prepared.stage === "limits";
     if (!refused && method === "GET" && isMutationText(params)) {
@@ -292,6 +295,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         return errorResponse(refused, { contentType: mediaType, log: deps.log, requestId });
       }
     }
+    cachePolicy = deps.engine.entityCache === null ? undefined : new CachePolicy();
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();
     const signal = signalOf(request);
@@ -304,6 +308,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       const parts = incremental ? "multipart" : stream === "sse" ? "sse" : null;
       const run = parts !== null && prepared.operation.hasDefer ? executeIncremental : execute;
       const outcome = await run(deps.engine, prepared.operation, {
+        ...(cachePolicy ? { cachePolicy } : {}),
         variables: params.variables,
         headers: request.headers,
         requestId,
@@ -373,6 +378,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
       limit: deps.engine.memory.maxTicketBytes,
       unsent: deps.engine.unsent,
       ...(ticket ? { ticket } : {}),
+      ...(cachePolicy ? { cacheControl: cachePolicy.header() } : {}),
     });
   } catch (error) {
     ticket?.close();
@@ -437,6 +443,8 @@ function graphQLResponse(
      * text, or kept at the answer's bytes until its client took it.
      */
     readonly ticket?: BudgetTicket;
+    /** The entity cache's `Cache-Control` of the answer (null: no part said). */
+    readonly cacheControl?: string | null;
   },
 ): Response {
   const { traced, requestId } = options;
@@ -450,6 +458,9 @@ function graphQLResponse(
   const headers = new Headers({ "content-type": `${mediaType}; charset=utf-8` });
   if (traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
+  } else if (options.cacheControl) {
+    // An answer with errors is never cacheable, whatever its parts said.
+    headers.set("cache-control", result.errors ? "no-store" : options.cacheControl);
   }
   const text = resultJson(result);
   // The client response is bounded too (aliases can repeat subgraph data).

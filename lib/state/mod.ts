@@ -31,6 +31,7 @@ import {
   type OperationFile,
   type OperationRegistry,
 } from "../operations/mod.ts";
+import { engineEntityCache } from "./entity_cache.ts";
 import { buildSupergraph, type SupergraphModel } from "../supergraph/mod.ts";
 import {
   buildTrustedDocuments,
@@ -116,7 +117,19 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const { config, log } = inputs;
   const supergraph = buildSupergraph(inputs.supergraphSdl);
   let unsentEnded = 0;
+  const stores = inputs.stores ?? createStores(config, { log });
   const engine = createEngine(supergraph, {
+    ...(stores.entityCache
+      ? {
+        entityCache: engineEntityCache(config.entity_cache, {
+          store: stores.entityCache,
+          model: supergraph,
+          ...(inputs.telemetry?.entityCacheEvents
+            ? { events: inputs.telemetry.entityCacheEvents }
+            : {}),
+        }),
+      }
+      : {}),
     headers: config.headers,
     credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
     enableSingleFlight: config.engine.enable_single_flight,
@@ -225,7 +238,6 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   });
   const connect = buildConnectState({ ...base, auth });
   const telemetry = inputs.telemetry ?? null;
-  const stores = inputs.stores ?? createStores(config, { log });
   const persisted = await buildPersisted(inputs, { engine, stores });
   return {
     config,

@@ -103,6 +103,19 @@ export class MemoryStore implements SharedStore {
     return Promise.resolve();
   }
 
+  /** {@inheritDoc SharedStore.deletePrefix} */
+  deletePrefix(prefix: string): Promise<number> {
+    let deleted = 0;
+    const now = this.#now();
+    for (const key of this.#values.keys()) {
+      if (!key.startsWith(prefix)) continue;
+      const entry = this.#values.get(key);
+      // Expired entries go too, uncounted: they were gone already.
+      if (this.#values.delete(key) && entry !== undefined && entry.expires > now) deleted++;
+    }
+    return Promise.resolve(deleted);
+  }
+
   /** {@inheritDoc SharedStore.rateLimit} */
   rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision> {
     return Promise.resolve(this.rateLimitNow(key, limit));

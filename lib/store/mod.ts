@@ -11,4 +11,5 @@ export { MemoryStore, type MemoryStoreOptions } from "./memory.ts";
 export { RedisStore, type RedisStoreOptions } from "./redis.ts";
 export { ApqCache, type ApqCacheOptions } from "./apq_cache.ts";
 export { RateLimiter, type RateLimiterOptions, type RateLimitOutcome } from "./rate_limiter.ts";
+export { EntityCacheStore, type EntityCacheStoreOptions } from "./entity_cache_store.ts";
 export { createStores, type StoreEvents, type Stores, storesSignature } from "./stores.ts";

@@ -15,6 +15,12 @@ export interface SharedStore {
   get(key: string): Promise<string | null>;
   /** Writes a value that expires after `ttlMs`. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Deletes every value whose key starts with `prefix` (the entity cache's
+   * invalidation); with Redis, a bounded `SCAN` of the keyspace.
+   * @returns How many went.
+   */
+  deletePrefix(prefix: string): Promise<number>;
   /** One GCRA step for `key`, atomic across every replica sharing the store. */
   rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision>;
   /** Closes connections. */

@@ -10,6 +10,7 @@
  */
 import type {
   EngineEvents,
+  EntityCacheEvents,
   ExecutionResult,
   FetchHook,
   PrepareResult,
@@ -114,6 +115,8 @@ export interface Telemetry {
   readonly liveHistory: LiveHistory | null;
   /** Router-wide engine events (pass to `createEngine`), or null when metrics are off. */
   readonly engineEvents: EngineEvents | null;
+  /** The entity cache's metric events (null: metrics off). */
+  readonly entityCacheEvents: EntityCacheEvents | null;
   /**
    * A request arrived: opens its scope (and span).
    * @param request The request as received.
@@ -292,6 +295,10 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     tracer,
     liveHistory: options.liveHistory ?? null,
     engineEvents,
+    entityCacheEvents: metrics === null ? null : {
+      lookup: (subgraph, type, outcome) => metrics.entityCacheLookup(subgraph, type, outcome),
+      stored: (subgraph, type, bytes) => metrics.entityCacheStored(subgraph, type, bytes),
+    },
     begin(request, { requestId, routes, pathname }) {
       // Read once: a reload that turns access logs on or off mid-request
       // leaves this request as it began (no log line with half its fields).

@@ -24,6 +24,7 @@ import { checkVariableValues } from "../prepare/limits.ts";
 import { type NSelection } from "../prepare/normalize.ts";
 import { formatted } from "../prepare/prepare.ts";
 import { shapeResponse } from "../execute/shape.ts";
+import { CachePolicy } from "../execute/cache_control.ts";
 import {
   eventRunner,
   eventShareKey,
@@ -288,6 +289,7 @@ function planOptionsOf(
   // answer (its writes would land in the data that request reads).
   const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
+  const cache = engine.entityCache;
   return {
     send: (subgraph, body, shareable) =>
       engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
@@ -295,6 +297,13 @@ function planOptionsOf(
     operationKind: operation.kind,
     sharedResponses: shared,
     ...engineRunOptions(engine, { headers, observer }),
+    ...(cache === null ? {} : {
+      entityCache: {
+        settings: cache,
+        privateId: cache.privateId(options.headers, options.identity),
+        policy: options.cachePolicy ?? new CachePolicy(),
+      },
+    }),
   };
 }
 
