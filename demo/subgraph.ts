@@ -35,6 +35,8 @@ export interface ServeSubgraphOptions {
    * transport (tests check that a router closes what its clients left).
    */
   readonly onStream?: (event: SubgraphStreamEvent) => void;
+  /** The `Cache-Control` of each answer (tests of the entity cache); none: not sent. */
+  readonly cacheControl?: (body: { query: string; variables?: unknown }) => string | null;
 }
 
 /** A subscription starting or ending at a subgraph. */
@@ -109,7 +111,11 @@ export function serveSubgraph(
       operationName: body.operationName ?? null,
       contextValue: { headers: request.headers },
     });
-    return Response.json(result);
+    const cacheControl = options.cacheControl?.(body) ?? null;
+    return Response.json(
+      result,
+      cacheControl === null ? {} : { headers: { "cache-control": cacheControl } },
+    );
   });
   const sdl = typeof definition.typeDefs === "string" ? definition.typeDefs : "";
   return {

@@ -21,6 +21,7 @@
  */
 import type { RouterState } from "../state/mod.ts";
 import { invalidationPrefix } from "../engine/mod.ts";
+import { bodyOf } from "../request/context.ts";
 
 /** Entries of one invalidation request. */
 const MAX_ENTRIES = 100;
@@ -116,11 +117,12 @@ export async function handleEntityCacheInvalidation(
   }
   let body: unknown;
   try {
-    const text = await request.text();
-    if (text.length > MAX_BODY_BYTES) {
+    // Read by the handler already (bounded by `max_request_body_bytes`).
+    const bytes = await bodyOf(request);
+    if (bytes.length > MAX_BODY_BYTES) {
       return refuse(400, "BAD_REQUEST", `The body is over ${MAX_BODY_BYTES} bytes`);
     }
-    body = JSON.parse(text);
+    body = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     return refuse(400, "BAD_REQUEST", "The body is not JSON");
   }

@@ -59,7 +59,7 @@ export function engineEntityCache(
   const bySubject = config.private_id === "token_subject";
   return {
     backend: options.store,
-    now: options.now ?? Date.now,
+    now: options.now ?? (() => Date.now()),
     ...(options.events ? { events: options.events } : {}),
     ttlOf: (subgraph) => ttls.get(subgraph) ?? null,
     keyFields(subgraph, type) {
