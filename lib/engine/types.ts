@@ -228,6 +228,8 @@ export interface RequestHooks {
   fetch(subgraph: string): FetchHook;
   /** The operation was planned (`cached`: from the plan cache) between two `performance.now()` values. */
   planned(cached: boolean, startMs: number, endMs: number): void;
+  /** A fetch was looked up in the entity cache (`entity_cache`): all found, some, or none. */
+  cached?(outcome: "hit" | "partial" | "miss"): void;
 }
 
 /** Router-wide engine events (metrics), whatever the facet; see `EngineOptions.events`. */

@@ -82,6 +82,8 @@ export interface RequestScope {
   operation: OperationInfo | null;
   /** Subgraph fetches of this request (shared ones included). */
   fetches: number;
+  /** Entity cache lookups of this request's fetches, by outcome (`entity_cache`). */
+  cache?: { hit: number; partial: number; miss: number };
   /**
    * Engine hooks of this request; null when nothing listens (metrics alone:
    * the engine then skips the hook calls and their clock reads).
@@ -267,8 +269,14 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     circuitOpen: (subgraph) => metrics.circuitBreakerRejected(subgraph),
   };
 
-  function hooksFor(scope: { fetches: number }, span: RequestSpan | null): RequestHooks {
+  function hooksFor(
+    scope: { fetches: number; cache?: { hit: number; partial: number; miss: number } },
+    span: RequestSpan | null,
+  ): RequestHooks {
     return {
+      cached(outcome) {
+        (scope.cache ??= { hit: 0, partial: 0, miss: 0 })[outcome]++;
+      },
       fetch(subgraph) {
         scope.fetches++;
         return span?.fetch(subgraph) ?? NO_HOOK;

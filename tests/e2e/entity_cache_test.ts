@@ -31,7 +31,7 @@ interface Graph {
   close(): Promise<void>;
 }
 
-async function startGraph(): Promise<Graph> {
+function startGraph(): Graph {
   const seen: Graph["seen"] = [];
   const cacheControl = new Map<string, string | null>([["products", null], ["reviews", null]]);
   const names = ["one", "two", "three", "four"];
@@ -158,7 +158,7 @@ function representations(graph: Graph): unknown[] {
 }
 
 Deno.test("entity cache: warm answers equal cold ones, ask nothing, and carry the smallest TTL", async () => {
-  const graph = await startGraph();
+  const graph = startGraph();
   graph.cacheControl.set("products", "max-age=120");
   graph.cacheControl.set("reviews", "max-age=30");
   const router = await startRouter(graph, {});
@@ -179,7 +179,7 @@ Deno.test("entity cache: warm answers equal cold ones, ask nothing, and carry th
 });
 
 Deno.test("entity cache: a partial hit asks only for the missing representations and keeps order and nulls", async () => {
-  const graph = await startGraph();
+  const graph = startGraph();
   const router = await startRouter(graph, {});
   try {
     await answer(await router.post(QUERY, { ids: ["1", "3"] }));
@@ -207,7 +207,7 @@ Deno.test("entity cache: a partial hit asks only for the missing representations
 });
 
 Deno.test("entity cache: a private answer is served again to its identity, never to another", async () => {
-  const graph = await startGraph();
+  const graph = startGraph();
   graph.cacheControl.set("reviews", "private, max-age=60");
   const router = await startRouter(graph, {});
   const query = "query($ids: [ID!]!) { products(ids: $ids) { id viewer } }";
@@ -235,7 +235,7 @@ Deno.test("entity cache: a private answer is served again to its identity, never
 });
 
 Deno.test("entity cache: no-store is not cached; the client answer says no-store", async () => {
-  const graph = await startGraph();
+  const graph = startGraph();
   graph.cacheControl.set("reviews", "no-store");
   const router = await startRouter(graph, {});
   try {
@@ -252,7 +252,7 @@ Deno.test("entity cache: no-store is not cached; the client answer says no-store
 });
 
 Deno.test("entity cache: entries expire after their TTL (a controlled clock)", async () => {
-  const graph = await startGraph();
+  const graph = startGraph();
   graph.cacheControl.set("reviews", "max-age=5");
   const router = await startRouter(graph, {});
   const realNow = Date.now;
@@ -275,7 +275,7 @@ Deno.test("entity cache: entries expire after their TTL (a controlled clock)", a
 });
 
 Deno.test("entity cache: an answer with errors is not cached and the client answer says no-store", async () => {
-  const graph = await startGraph();
+  const graph = startGraph();
   const router = await startRouter(graph, {});
   try {
     // Product 0's name resolves to null for a non-null field: the subgraph answers an error.
@@ -293,7 +293,7 @@ Deno.test("entity cache: an answer with errors is not cached and the client answ
 });
 
 Deno.test("entity cache invalidation: by entity, type and subgraph; a wrong key is refused", async () => {
-  const graph = await startGraph();
+  const graph = startGraph();
   const router = await startRouter(graph, {});
   const warm = async () => {
     await answer(await router.post(QUERY, { ids: ["1", "2"] }));
@@ -334,7 +334,7 @@ Deno.test({
   ignore: REDIS_SERVER === null,
   async fn() {
     const redis = await startRedis();
-    const graph = await startGraph();
+    const graph = startGraph();
     const storage = {
       storage_providers: {
         redis: [{ id: "shared", urls: [redis.url], command_timeout: "200ms" }],
@@ -383,3 +383,20 @@ async function redisReady(...routers: Router[]): Promise<boolean> {
   }
   return true;
 }
+
+Deno.test("entity cache: the request trace (ART) marks fetches served from the cache", async () => {
+  const graph = startGraph();
+  const router = await startRouter(graph, {}, { dev_mode: true });
+  try {
+    await answer(await router.post(QUERY, { ids: ["1"] }));
+    await settle();
+    const traced = await router.post(QUERY, { ids: ["1", "2"] }, { "x-gw-trace": "true" });
+    const text = JSON.stringify(await answer(traced));
+    // The root fetch (other ids) was sent; product 1's stars came from the cache, 2's were asked.
+    assert.match(text, /"load_skipped":true,"entity_cache":"hit"/);
+    assert.match(text, /"load_skipped":false,"entity_cache":"partial"/);
+  } finally {
+    await router.close();
+    await graph.close();
+  }
+});

@@ -62,6 +62,8 @@ export interface EntityCacheRun {
   readonly privateId: string | null;
   /** The client answer's `Cache-Control`, filled as fetches settle. */
   readonly policy: CachePolicy;
+  /** Told each lookup's outcome (the request's access log). */
+  readonly onLookup?: (outcome: "hit" | "partial" | "miss") => void;
 }
 
 type Json = Record<string, unknown>;
@@ -255,6 +257,7 @@ export async function lookupEntities(
     ? "miss"
     : "partial";
   settings.events?.lookup(step.subgraph, types[0] ?? "", outcome);
+  run.onLookup?.(outcome);
   return { keys, hits, types, missing, privateSuffix };
 }
 
@@ -318,7 +321,9 @@ export async function lookupRoot(
   const now = run.settings.now();
   let found = null;
   for (const entry of entries) if ((found = readEntry(entry, now)) !== null) break;
-  run.settings.events?.lookup(step.subgraph, fetch.rootType, found === null ? "miss" : "hit");
+  const outcome = found === null ? "miss" : "hit";
+  run.settings.events?.lookup(step.subgraph, fetch.rootType, outcome);
+  run.onLookup?.(outcome);
   if (found === null) return { key, privateSuffix, body: null };
   run.policy.add({ cacheable: true, ttlMs: found.ttlMs, private: found.private });
   return { key, privateSuffix, body: JSON.stringify(found.value) };
