@@ -9,7 +9,7 @@
  * { "kind": "entity", "subgraph": "products", "type": "Product", "key": { "id": "1" } }
  * ```
  *
- * answered `{ "count": <entries removed> }`. With Redis the entries are gone
+ * answered 202 `{ "count": <entries removed> }` (as Apollo Router). With Redis the entries are gone
  * for every replica (there is no copy in memory). Root-field entries belong to
  * their root type (`{ kind: "type", type: "Query" }`).
  *
@@ -128,7 +128,7 @@ export async function handleEntityCacheInvalidation(
   }
   const targets = readTargets(body);
   if (typeof targets === "string") return refuse(400, "BAD_REQUEST", targets);
-  if (store === null) return Response.json({ count: 0 });
+  if (store === null) return Response.json({ count: 0 }, { status: 202 });
   let count = 0;
   try {
     for (const target of targets) {
@@ -141,5 +141,6 @@ export async function handleEntityCacheInvalidation(
     return refuse(503, "SERVICE_UNAVAILABLE", "The entity cache's store could not answer");
   }
   state.log.info("Entity cache invalidated", { count, invalidations: targets.length });
-  return Response.json({ count });
+  // 202, as Apollo Router answers.
+  return Response.json({ count }, { status: 202 });
 }

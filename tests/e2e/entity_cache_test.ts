@@ -379,7 +379,7 @@ async function redisReady(...routers: Router[]): Promise<boolean> {
   for (const router of routers) {
     const response = await router.invalidate([{ kind: "subgraph", subgraph: "none" }]);
     await response.body?.cancel();
-    if (response.status !== 200) return false;
+    if (response.status !== 202) return false;
   }
   return true;
 }
