@@ -119,7 +119,8 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   let unsentEnded = 0;
   const stores = inputs.stores ?? createStores(config, { log });
   const engine = createEngine(supergraph, {
-    ...(stores.entityCache
+    // The store outlives reloads; a reload that turns the cache off stops using it.
+    ...(stores.entityCache && config.entity_cache.enabled
       ? {
         entityCache: engineEntityCache(config.entity_cache, {
           store: stores.entityCache,

@@ -1,7 +1,8 @@
 /**
  * Shared state behind one small interface (issue 30): get/set with a TTL and
  * an atomic GCRA rate-limit check; in memory by default (byte-bounded LRU),
- * Redis across replicas (`storage_providers.redis[]`, `<feature>.storage.provider_id`).
+ * Redis across replicas (`storage_providers.redis[]`, `<feature>.storage.provider_id`):
+ * APQ, rate limits and the entity cache's entries (`entity_cache_store.ts`).
  *
  * @module
  */

@@ -13,7 +13,9 @@
  * - `shape.ts`, `coerce_leaf.ts` — the client's selection over the merged data;
  * - `json_numbers.ts` — exact numbers in subgraph JSON;
  * - `subgraph_errors.ts` — the subgraph error propagation policy;
- * - `shared_results.ts` — identical operations share one rendered result.
+ * - `shared_results.ts` — identical operations share one rendered result;
+ * - `entity_cache.ts`, `cache_control.ts` — the entity cache (`entity_cache`): keys, lookups
+ *   before a fetch, partial hits, and the `Cache-Control` of subgraph and client answers.
  *
  * @module
  */
