@@ -132,7 +132,7 @@ export async function handleEntityCacheInvalidation(
   let count = 0;
   try {
     for (const target of targets) {
-      const removed = await store.invalidate(await invalidationPrefix(target));
+      const removed = await store.invalidate(invalidationPrefix(target));
       count += removed;
       state.telemetry?.metrics?.entityCacheInvalidated(target.subgraph, target.type ?? "", removed);
     }

@@ -49,12 +49,12 @@ Deno.test("entity keys: canonical JSON whatever the order; an invalidation names
     '{"a":"1","b":[2,{"x":2,"y":1}]}',
   );
   assert.deepEqual(topLevelFields("upc sku { id } owner { org { id } }"), ["upc", "sku", "owner"]);
-  const one = await invalidationPrefix({ subgraph: "s", type: "T", key: { a: 1, b: "x" } });
-  const two = await invalidationPrefix({ subgraph: "s", type: "T", key: { b: "x", a: 1 } });
+  const one = invalidationPrefix({ subgraph: "s", type: "T", key: { a: 1, b: "x" } });
+  const two = invalidationPrefix({ subgraph: "s", type: "T", key: { b: "x", a: 1 } });
   assert.equal(one, two);
-  assert.match(one, /^s:T:[0-9a-f]{64}:$/);
-  assert.equal(await invalidationPrefix({ subgraph: "s", type: "T" }), "s:T:");
-  assert.equal(await invalidationPrefix({ subgraph: "s" }), "s:");
+  assert.equal(one, 's:T:{"a":1,"b":"x"}:');
+  assert.equal(invalidationPrefix({ subgraph: "s", type: "T" }), "s:T:");
+  assert.equal(invalidationPrefix({ subgraph: "s" }), "s:");
 });
 
 Deno.test("invalidation requests: Apollo Router's three kinds; anything else says what is wrong", () => {

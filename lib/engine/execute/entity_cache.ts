@@ -8,15 +8,17 @@
  * Keys (after the store's `key_prefix`), so that invalidation is a key prefix:
  *
  * ```
- * <subgraph>:<type>:<key hash>:<fetch hash>[:p:<private id hash>]   an entity
- * <subgraph>:<root type>:root:<fetch hash>[:p:<private id hash>]    a root-field fetch
+ * <subgraph>:<type>:<key JSON>:<fetch hash>[:<requires hash>][:p:<private id hash>]   an entity
+ * <subgraph>:<root type>:root:<fetch hash>[:p:<private id hash>]                      a root-field fetch
  * ```
  *
- * The key hash is the SHA-256 of the entity's key fields (canonical JSON, so
- * an invalidation naming `{ "id": "1" }` finds it); the fetch hash covers the
- * subgraph operation (its selection), the variables it uses and the
- * representation's other fields (`@requires` values). Entries carry their
- * expiry and visibility: `<expires ms>:<0|1>:<JSON>`.
+ * The key JSON is the entity's key fields as canonical JSON (sorted keys, so an
+ * invalidation naming `{ "id": "1" }` finds it; self-delimiting, so one
+ * entity's prefix is no other's); the fetch hash (SHA-256, once per fetch)
+ * covers the subgraph operation (its selection) and the variables it uses;
+ * the requires hash the representation's other fields (`@requires` values).
+ * No hash is computed per entity otherwise: that was most of a warm request's
+ * CPU. Entries carry their expiry and visibility: `<expires ms>:<0|1>:<JSON>`.
  *
  * The engine names no store: {@linkcode EntityCacheBackend} is what it needs
  * (lib/store's `EntityCacheStore` is one).
@@ -138,12 +140,36 @@ export function topLevelFields(fieldSet: string): string[] {
  * @param target What to invalidate.
  * @returns The prefix (before the store's `key_prefix`).
  */
-export async function invalidationPrefix(
+export function invalidationPrefix(
   target: { readonly subgraph: string; readonly type?: string; readonly key?: unknown },
-): Promise<string> {
+): string {
   if (target.type === undefined) return `${target.subgraph}:`;
   if (target.key === undefined) return `${target.subgraph}:${target.type}:`;
-  return `${target.subgraph}:${target.type}:${await sha256Hex(canonicalJson(target.key))}:`;
+  return `${target.subgraph}:${target.type}:${canonicalJson(target.key)}:`;
+}
+
+/** Fetch hashes of fetches without variables, per plan step (plans are cached). */
+const STEP_HASHES = new WeakMap<FetchStep, Promise<string>>();
+
+/** The SHA-256 of a fetch's operation and the variables it sends. */
+function fetchHashOf(step: FetchStep, variablesJson: string): Promise<string> {
+  if (variablesJson !== "{}") return sha256Hex(`${step.queryJson}\n${variablesJson}`);
+  let hash = STEP_HASHES.get(step);
+  if (hash === undefined) STEP_HASHES.set(step, hash = sha256Hex(`${step.queryJson}\n{}`));
+  return hash;
+}
+
+/** `:p:<SHA-256 of the private id>`, once per request. */
+const PRIVATE_SUFFIXES = new WeakMap<EntityCacheRun, Promise<string | null>>();
+
+function privateSuffixOf(run: EntityCacheRun): Promise<string | null> {
+  const id = run.privateId;
+  if (id === null) return Promise.resolve(null);
+  let suffix = PRIVATE_SUFFIXES.get(run);
+  if (suffix === undefined) {
+    PRIVATE_SUFFIXES.set(run, suffix = sha256Hex(id).then((hash) => `:p:${hash}`));
+  }
+  return suffix;
 }
 
 /** An entry read back: its value, and what its part adds to the client answer's policy. */
@@ -217,8 +243,8 @@ export async function lookupEntities(
 ): Promise<EntityLookup> {
   const { step, representations } = fetch;
   const settings = run.settings;
-  const fetchHash = await sha256Hex(`${step.queryJson}\n${fetch.variablesJson}`);
-  const privateSuffix = run.privateId === null ? null : `:p:${await sha256Hex(run.privateId)}`;
+  const fetchHash = await fetchHashOf(step, fetch.variablesJson);
+  const privateSuffix = await privateSuffixOf(run);
   const types: string[] = [];
   const keys = await Promise.all(representations.map(async (json) => {
     const rep = JSON.parse(json) as Json;
@@ -233,11 +259,8 @@ export async function lookupEntities(
       else rest[name] = rep[name];
     }
     const restJson = canonicalJson(rest);
-    const [keyHash, entryHash] = await Promise.all([
-      sha256Hex(canonicalJson(key)),
-      restJson === "{}" ? fetchHash : sha256Hex(`${fetchHash}\n${restJson}`),
-    ]);
-    return `${step.subgraph}:${type}:${keyHash}:${entryHash}`;
+    const head = `${step.subgraph}:${type}:${canonicalJson(key)}:${fetchHash}`;
+    return restJson === "{}" ? head : `${head}:${await sha256Hex(restJson)}`;
   }));
   const asked = privateSuffix === null ? keys : [...keys.map((k) => k + privateSuffix), ...keys];
   const entries = await settings.backend.getMany(asked);
@@ -312,9 +335,9 @@ export async function lookupRoot(
   { readonly key: string; readonly privateSuffix: string | null; readonly body: string | null }
 > {
   const { step } = fetch;
-  const hash = await sha256Hex(`${step.queryJson}\n${fetch.variablesJson}`);
+  const hash = await fetchHashOf(step, fetch.variablesJson);
   const key = `${step.subgraph}:${fetch.rootType}:root:${hash}`;
-  const privateSuffix = run.privateId === null ? null : `:p:${await sha256Hex(run.privateId)}`;
+  const privateSuffix = await privateSuffixOf(run);
   const entries = await run.settings.backend.getMany(
     privateSuffix === null ? [key] : [key + privateSuffix, key],
   );
