@@ -8,7 +8,7 @@
  * Keys (after the store's `key_prefix`), so that invalidation is a key prefix:
  *
  * ```
- * <subgraph>:<type>:<key JSON>:<fetch hash>[:<requires hash>][:p:<private id hash>]   an entity
+ * <subgraph>:<type>:<key JSON>:<fetch hash>[:<requires>][:p:<private id hash>]   an entity
  * <subgraph>:<root type>:root:<fetch hash>[:p:<private id hash>]                      a root-field fetch
  * ```
  *
@@ -16,7 +16,8 @@
  * invalidation naming `{ "id": "1" }` finds it; self-delimiting, so one
  * entity's prefix is no other's); the fetch hash (SHA-256, once per fetch)
  * covers the subgraph operation (its selection) and the variables it uses;
- * the requires hash the representation's other fields (`@requires` values).
+ * then the representation's other fields (`@requires` values: their canonical
+ * JSON, or its SHA-256 past 128 characters).
  * No hash is computed per entity otherwise: that was most of a warm request's
  * CPU. Entries carry their expiry and visibility: `<expires ms>:<0|1>:<JSON>`.
  *
@@ -148,6 +149,9 @@ export function invalidationPrefix(
   return `${target.subgraph}:${target.type}:${canonicalJson(target.key)}:`;
 }
 
+/** The longest `@requires` values' JSON put in a key as it is (longer: its SHA-256). */
+const MAX_INLINE_REQUIRES = 128;
+
 /** Fetch hashes of fetches without variables, per plan step (plans are cached). */
 const STEP_HASHES = new WeakMap<FetchStep, Promise<string>>();
 
@@ -260,7 +264,11 @@ export async function lookupEntities(
     }
     const restJson = canonicalJson(rest);
     const head = `${step.subgraph}:${type}:${canonicalJson(key)}:${fetchHash}`;
-    return restJson === "{}" ? head : `${head}:${await sha256Hex(restJson)}`;
+    if (restJson === "{}") return head;
+    // Short `@requires` values go in as they are; long ones by their hash.
+    return `${head}:${
+      restJson.length <= MAX_INLINE_REQUIRES ? restJson : await sha256Hex(restJson)
+    }`;
   }));
   const asked = privateSuffix === null ? keys : [...keys.map((k) => k + privateSuffix), ...keys];
   const entries = await settings.backend.getMany(asked);
