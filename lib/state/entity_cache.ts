@@ -43,10 +43,15 @@ export function engineEntityCache(
     readonly model: SupergraphModel;
     readonly events?: EntityCacheEvents;
     readonly now?: () => number;
+    /** Told each `subgraphs.<name>` the supergraph has no subgraph of (it does nothing). */
+    readonly unknownSubgraph?: (name: string) => void;
   },
 ): EngineEntityCache {
   const { model } = options;
   const all = config.subgraphs.all ?? { enabled: true, ttl_ms: 0 };
+  for (const name of Object.keys(config.subgraphs)) {
+    if (name !== "all" && !model.subgraphs.has(name)) options.unknownSubgraph?.(name);
+  }
   const ttls = new Map<string, number | null>();
   for (const name of model.subgraphs.keys()) {
     const own = config.subgraphs[name] ?? all;

@@ -125,6 +125,10 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
         entityCache: engineEntityCache(config.entity_cache, {
           store: stores.entityCache,
           model: supergraph,
+          unknownSubgraph: (subgraph) =>
+            log.warn("entity_cache.subgraphs names a subgraph the supergraph does not have", {
+              subgraph,
+            }),
           ...(inputs.telemetry?.entityCacheEvents
             ? { events: inputs.telemetry.entityCacheEvents }
             : {}),

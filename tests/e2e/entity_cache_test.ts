@@ -404,3 +404,33 @@ Deno.test("entity cache: the request trace (ART) marks fetches served from the c
     await graph.close();
   }
 });
+
+Deno.test("entity cache: a state with entity_cache off does not use the process's store; an unknown subgraph name is warned about", async () => {
+  const graph = startGraph();
+  const on = parseConfig({
+    supergraph_path: "unused.graphql",
+    mcp: { enabled: false },
+    entity_cache: { enabled: true, subgraphs: { reveiws: { enabled: false } } },
+  });
+  const lines: string[] = [];
+  const log = createLogger({ level: "warn", write: (line) => lines.push(line) });
+  const stores = createStores(on, { log });
+  const inputs = { log, supergraphSdl: graph.sdl, operationFiles: [], traceKeyPem: null, stores };
+  try {
+    const first = await buildState({ ...inputs, config: on });
+    assert.notEqual(first.engine.entityCache, null);
+    first.keySources.close();
+    const warned = lines.map((l) => JSON.parse(l)).find((l) =>
+      /entity_cache\.subgraphs/.test(l.msg)
+    );
+    assert.equal(warned?.subgraph, "reveiws");
+    // A reload that turns the cache off: the store is kept (a restart drops it), unused.
+    const off = parseConfig({ supergraph_path: "unused.graphql", mcp: { enabled: false } });
+    const reloaded = await buildState({ ...inputs, config: off });
+    assert.equal(reloaded.engine.entityCache, null);
+    reloaded.keySources.close();
+  } finally {
+    await stores.close();
+    await graph.close();
+  }
+});
