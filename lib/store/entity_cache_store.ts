@@ -56,7 +56,7 @@ export class EntityCacheStore {
   async getMany(keys: readonly string[]): Promise<(string | null)[]> {
     const { store, prefix } = this.#options;
     try {
-      return await Promise.all(keys.map((key) => store.get(`${prefix}:${key}`)));
+      return await store.getMany(keys.map((key) => `${prefix}:${key}`));
     } catch {
       this.#options.onFallback?.();
       return keys.map(() => null);

@@ -97,6 +97,11 @@ export class MemoryStore implements SharedStore {
     return Promise.resolve(this.getNow(key));
   }
 
+  /** {@inheritDoc SharedStore.getMany} */
+  getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    return Promise.resolve(keys.map((key) => this.getNow(key)));
+  }
+
   /** {@inheritDoc SharedStore.set} */
   set(key: string, value: string, ttlMs: number): Promise<void> {
     this.setNow(key, value, ttlMs);

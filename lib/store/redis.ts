@@ -31,6 +31,7 @@ export interface RedisStoreOptions {
 /** The commands the store uses, common to a client and a cluster. */
 interface Commands {
   get(key: string): Promise<unknown>;
+  mGet(keys: string[]): Promise<unknown[]>;
   set(key: string, value: string, options: { PX: number }): Promise<unknown>;
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
@@ -145,6 +146,18 @@ export class RedisStore implements SharedStore {
   async get(key: string): Promise<string | null> {
     const value = await this.#run((client) => client.get(key));
     return typeof value === "string" ? value : null;
+  }
+
+  /** {@inheritDoc SharedStore.getMany} */
+  async getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    if (keys.length === 0) return [];
+    const values = await this.#run(async (client) =>
+      // A cluster's keys sit in several slots: one GET each (pipelined by the client).
+      client.masters !== undefined
+        ? await Promise.all(keys.map((key) => client.get(key)))
+        : await client.mGet([...keys])
+    );
+    return values.map((value) => typeof value === "string" ? value : null);
   }
 
   /** {@inheritDoc SharedStore.set} */

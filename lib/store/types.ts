@@ -13,6 +13,8 @@ export interface SharedStore {
   readonly kind: "memory" | "redis";
   /** Reads a value (null: absent or expired). */
   get(key: string): Promise<string | null>;
+  /** Reads several values at once (Redis: one `MGET`; a cluster: one `GET` each). */
+  getMany(keys: readonly string[]): Promise<(string | null)[]>;
   /** Writes a value that expires after `ttlMs`. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
   /**

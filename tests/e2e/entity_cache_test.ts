@@ -434,3 +434,86 @@ Deno.test("entity cache: a state with entity_cache off does not use the process'
     await graph.close();
   }
 });
+
+Deno.test("entity cache: a request merging in place never writes into entries other requests share", async () => {
+  // products → reviews (Product.topReview, a nested object of the cached entity) → authors
+  // (Review.author, merged into that nested object).
+  let authorsUp = true;
+  const products = serveSubgraph("products", {
+    typeDefs: FED + `type Query { products(ids: [ID!]!): [Product!]! }
+      type Product @key(fields: "id") { id: ID! }`,
+    resolvers: {
+      Query: { products: (_: unknown, { ids }: { ids: string[] }) => ids.map((id) => ({ id })) },
+    },
+  });
+  const reviews = serveSubgraph("reviews", {
+    typeDefs: FED + `type Product @key(fields: "id") { id: ID! topReview: Review! }
+      type Review @key(fields: "id") { id: ID! }`,
+    resolvers: { Product: { topReview: (p: { id: string }) => ({ id: `r${p.id}` }) } },
+  });
+  const authors = serveSubgraph("authors", {
+    typeDefs: FED + `type Review @key(fields: "id") { id: ID! author: String }`,
+    resolvers: {
+      Review: {
+        __resolveReference: (r: { id: string }) => r,
+        author: (r: { id: string }) => `author of ${r.id}`,
+      },
+    },
+  }, { cacheControl: () => "no-store" });
+  const composed = composeSupergraph([products, reviews, authors].map((s) => ({
+    name: s.name,
+    url: s.url,
+    sdl: s.sdl,
+  })));
+  assert.ok(composed.ok);
+  const config = parseConfig({
+    supergraph_path: "unused.graphql",
+    mcp: { enabled: false },
+    entity_cache: { enabled: true },
+  });
+  const inPlaceConfig = { ...config, engine: { ...config.engine, enable_single_flight: false } };
+  const log = createLogger({ level: "error", write: () => {} });
+  const stores = createStores(config, { log });
+  const inputs = {
+    log,
+    supergraphSdl: composed.supergraphSdl,
+    operationFiles: [],
+    traceKeyPem: null,
+    stores,
+  };
+  const shared = await buildState({ ...inputs, config });
+  const inPlace = await buildState({ ...inputs, config: inPlaceConfig });
+  const query = '{ products(ids: ["1"]) { id topReview { id author } } }';
+  const post = async (state: RouterState) =>
+    await (await createHandler(() => state)(
+      new Request("http://router/graphql", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query }),
+      }),
+    )).json();
+  try {
+    await post(shared); // stores Product 1's topReview
+    await settle();
+    await post(shared); // parses the entry once, for shared runs
+    assert.deepEqual(await post(inPlace), {
+      data: { products: [{ id: "1", topReview: { id: "r1", author: "author of r1" } }] },
+    });
+    // Unreachable: nothing of its own is merged, so only a written-to entry could fill `author`.
+    await authors.close();
+    authorsUp = false;
+    const after = await post(shared) as {
+      data: { products: { topReview: { author: unknown } }[] };
+    };
+    assert.equal(
+      after.data.products[0]!.topReview.author,
+      null,
+      "no author left by another request",
+    );
+  } finally {
+    shared.keySources.close();
+    inPlace.keySources.close();
+    await stores.close();
+    await Promise.all([products.close(), reviews.close(), authorsUp ? authors.close() : null]);
+  }
+});

@@ -65,6 +65,11 @@ export interface EntityCacheRun {
   readonly privateId: string | null;
   /** The client answer's `Cache-Control`, filled as fetches settle. */
   readonly policy: CachePolicy;
+  /**
+   * The request reads subgraph data through layers and never writes to it
+   * (`sharedResponses`): cached entries may be parsed once for many requests.
+   */
+  readonly shared?: boolean;
   /** Told each lookup's outcome (the request's access log). */
   readonly onLookup?: (outcome: "hit" | "partial" | "miss") => void;
 }
@@ -176,21 +181,47 @@ function privateSuffixOf(run: EntityCacheRun): Promise<string | null> {
   return suffix;
 }
 
+/**
+ * Entries parsed, by their text, for requests whose data is read through
+ * layers (`sharedResponses`: parsed answers are never written to, so one
+ * parse serves them all, as a single-flight answer does). Bounded in text.
+ */
+const PARSED = new Map<string, unknown>();
+let parsedChars = 0;
+const MAX_PARSED_CHARS = 4_000_000;
+
+/** An entry's value: parsed once for shared runs, else a copy of its own. */
+function parseEntry(text: string, shared: boolean): unknown {
+  if (!shared) return parseJsonExact(text);
+  const known = PARSED.get(text);
+  if (known !== undefined) return known;
+  const value = parseJsonExact(text);
+  if (text.length <= MAX_PARSED_CHARS / 64) {
+    if (parsedChars + text.length > MAX_PARSED_CHARS) {
+      PARSED.clear();
+      parsedChars = 0;
+    }
+    PARSED.set(text, value);
+    parsedChars += text.length;
+  }
+  return value;
+}
+
 /** An entry read back: its value, and what its part adds to the client answer's policy. */
 function readEntry(
   entry: string | null,
-  now: number,
+  at: { readonly now: number; readonly shared: boolean; readonly text?: boolean },
 ): { readonly value: unknown; readonly ttlMs: number; readonly private: boolean } | null {
   if (entry === null) return null;
   const first = entry.indexOf(":");
   const second = entry.indexOf(":", first + 1);
   if (first < 0 || second < 0) return null;
   const expires = Number(entry.slice(0, first));
-  if (!(expires > now)) return null;
+  if (!(expires > at.now)) return null;
   try {
     return {
-      value: parseJsonExact(entry.slice(second + 1)),
-      ttlMs: expires - now,
+      value: at.text ? entry.slice(second + 1) : parseEntry(entry.slice(second + 1), at.shared),
+      ttlMs: expires - at.now,
       private: entry.slice(first + 1, second) === "1",
     };
   } catch {
@@ -272,12 +303,12 @@ export async function lookupEntities(
   }));
   const asked = privateSuffix === null ? keys : [...keys.map((k) => k + privateSuffix), ...keys];
   const entries = await settings.backend.getMany(asked);
-  const now = settings.now();
+  const at = { now: settings.now(), shared: run.shared === true };
   const hits: unknown[] = [];
   const missing: number[] = [];
   for (let i = 0; i < keys.length; i++) {
-    const found = readEntry(entries[i] ?? null, now) ??
-      (privateSuffix === null ? null : readEntry(entries[keys.length + i] ?? null, now));
+    const found = readEntry(entries[i] ?? null, at) ??
+      (privateSuffix === null ? null : readEntry(entries[keys.length + i] ?? null, at));
     hits.push(found?.value);
     if (found === null) missing.push(i);
     else run.policy.add({ cacheable: true, ttlMs: found.ttlMs, private: found.private });
@@ -349,15 +380,16 @@ export async function lookupRoot(
   const entries = await run.settings.backend.getMany(
     privateSuffix === null ? [key] : [key + privateSuffix, key],
   );
-  const now = run.settings.now();
+  // The answer's text as stored: the executor parses it as any answer (once).
+  const at = { now: run.settings.now(), shared: false, text: true };
   let found = null;
-  for (const entry of entries) if ((found = readEntry(entry, now)) !== null) break;
+  for (const entry of entries) if ((found = readEntry(entry, at)) !== null) break;
   const outcome = found === null ? "miss" : "hit";
   run.settings.events?.lookup(step.subgraph, fetch.rootType, outcome);
   run.onLookup?.(outcome);
   if (found === null) return { key, privateSuffix, body: null };
   run.policy.add({ cacheable: true, ttlMs: found.ttlMs, private: found.private });
-  return { key, privateSuffix, body: JSON.stringify(found.value) };
+  return { key, privateSuffix, body: found.value as string };
 }
 
 /**

@@ -302,6 +302,7 @@ function planOptionsOf(
         settings: cache,
         privateId: cache.privateId(options.headers, options.identity),
         policy: options.cachePolicy ?? new CachePolicy(),
+        shared,
         ...(options.hooks?.cached ? { onLookup: options.hooks.cached.bind(options.hooks) } : {}),
       },
     }),

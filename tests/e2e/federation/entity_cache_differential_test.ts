@@ -66,22 +66,25 @@ for (const name of GRAPHS) {
       });
       const outcomes = { hit: 0, partial: 0, miss: 0 };
       const types = new Set<string>();
-      const on = createEngine(supergraph, {
-        ...engineOptions(),
-        entityCache: engineEntityCache(
-          parseConfig({ entity_cache: { enabled: true } }).entity_cache,
-          {
-            store,
-            model: supergraph,
-            events: {
-              lookup: (subgraph, type, outcome) => {
-                outcomes[outcome]++;
-                types.add(`${subgraph}:${type}`);
-              },
-              stored: () => {},
+      const cache = engineEntityCache(
+        parseConfig({ entity_cache: { enabled: true } }).entity_cache,
+        {
+          store,
+          model: supergraph,
+          events: {
+            lookup: (subgraph, type, outcome) => {
+              outcomes[outcome]++;
+              types.add(`${subgraph}:${type}`);
             },
+            stored: () => {},
           },
-        ),
+        },
+      );
+      const on = createEngine(supergraph, { ...engineOptions(), entityCache: cache });
+      // Merged in place (no single flight): entries are parsed per request, never shared.
+      const inPlace = createEngine(supergraph, {
+        ...engineOptions({ enableSingleFlight: false }),
+        entityCache: cache,
       });
       const runs: { query: string; variables: Record<string, unknown> }[] = [];
       const seen = new Set<string>();
@@ -108,6 +111,9 @@ for (const name of GRAPHS) {
         compare("cold", i, want, await run(on, query, variables));
         await settle();
         compare("warm", i, want, await run(on, query, variables));
+        compare("warm, in place", i, want, await run(inPlace, query, variables));
+        // The shared parses were not written to by the in-place run.
+        compare("warm again", i, want, await run(on, query, variables));
       }
       assert.ok(outcomes.hit > 0, `${name}: nothing was served from the cache`);
       // Partially warm: before each run, one subgraph's or one type's entries go.
