@@ -9,6 +9,8 @@
 #           nothing is kept (the cost of keys, lookups and writes on every fetch)
 #   memory  entity_cache on, in memory (warm after the first request)
 #   redis   entity_cache on a local redis-server
+#   off-nodedup, memory-nodedup   the same with engine.enable_single_flight: false (identical
+#           queries in flight no longer share subgraph answers and rendered results)
 #
 #   bench/entity_cache_load.sh                 # ROUNDS=2 WARMUP_S=5 MEASURE_S=15
 #   VARIANTS="off miss" ROUNDS=3 bench/entity_cache_load.sh
@@ -37,10 +39,12 @@ declare -A EXTRA=(
   [miss]="$OFF"$'\nentity_cache: { enabled: true, max_bytes: 1 }'
   [memory]="$OFF"$'\nentity_cache: { enabled: true }'
   [redis]="$OFF"$'\n'"$REDIS"$'\nentity_cache: { enabled: true, storage: { provider_id: local } }'
+  [off-nodedup]="$OFF"$'\nengine: { enable_single_flight: false }'
+  [memory-nodedup]="$OFF"$'\nengine: { enable_single_flight: false }\nentity_cache: { enabled: true }'
 )
 for round in $(seq 1 "$ROUNDS"); do
-  for variant in ${VARIANTS:-off miss memory redis}; do
+  for variant in ${VARIANTS:-off miss memory redis off-nodedup memory-nodedup}; do
     ROUTER_CONFIG_EXTRA="${EXTRA[$variant]}" "$HERE/load/run.sh" gw-router 2>/dev/null |
-      sed "s/^gw-router /$(printf '%-7s' "$variant") r$round /"
+      sed "s/^gw-router /$(printf '%-14s' "$variant") r$round /"
   done
 done

@@ -90,6 +90,7 @@ async function startRouter(
   graph: Graph,
   entityCache: Record<string, unknown>,
   extra: Record<string, unknown> = {},
+  observe: { readonly lines?: string[]; readonly fallbacks?: string[] } = {},
 ): Promise<Router & { state: RouterState }> {
   const config = parseConfig({
     supergraph_path: "unused.graphql",
@@ -103,8 +104,11 @@ async function startRouter(
     },
     ...extra,
   });
-  const log = createLogger({ level: "error", write: () => {} });
-  const stores = createStores(config, { log });
+  const log = createLogger({ level: "info", write: (line) => observe.lines?.push(line) });
+  const stores = createStores(config, {
+    log,
+    events: { fallback: (feature) => observe.fallbacks?.push(feature) },
+  });
   const state = await buildState({
     config,
     log,
@@ -340,8 +344,10 @@ Deno.test({
         redis: [{ id: "shared", urls: [redis.url], command_timeout: "200ms" }],
       },
     };
+    const lines: string[] = [];
+    const fallbacks: string[] = [];
     const [a, b] = await Promise.all([
-      startRouter(graph, { storage: { provider_id: "shared" } }, storage),
+      startRouter(graph, { storage: { provider_id: "shared" } }, storage, { lines, fallbacks }),
       startRouter(graph, { storage: { provider_id: "shared" } }, storage),
     ]);
     try {
@@ -367,6 +373,11 @@ Deno.test({
       assert.deepEqual(await answer(await a.post(QUERY, { ids: ["1", "2"] })), cold);
       assert.deepEqual(await answer(await b.post(QUERY, { ids: ["1", "2"] })), cold);
       assert.equal(graph.seen.length, 4, "with Redis down every fetch goes to the subgraphs");
+      // Logged once (replica a), each lookup that could not ask Redis counted.
+      const unavailable = (l: string) =>
+        l.includes("Redis unavailable") && l.includes("entity cache");
+      assert.equal(lines.filter(unavailable).length, 1);
+      assert.ok(fallbacks.filter((f) => f === "entity_cache").length >= 2, String(fallbacks));
       const down = await a.invalidate([{ kind: "subgraph", subgraph: "reviews" }]);
       assert.equal(down.status, 503);
       await down.body?.cancel();

@@ -207,6 +207,28 @@ function parseEntry(text: string, shared: boolean): unknown {
   return value;
 }
 
+/**
+ * Parse holders of answers served whole from the cache, by the text of their
+ * entries (shared runs only). Bounded in text like {@linkcode PARSED}.
+ */
+const HOLDERS = new Map<string, { value?: unknown }>();
+let holderChars = 0;
+
+function holderOf(text: string): { value?: unknown } {
+  let holder = HOLDERS.get(text);
+  if (holder !== undefined) return holder;
+  holder = {};
+  if (text.length <= MAX_PARSED_CHARS / 64) {
+    if (holderChars + text.length > MAX_PARSED_CHARS) {
+      HOLDERS.clear();
+      holderChars = 0;
+    }
+    HOLDERS.set(text, holder);
+    holderChars += text.length;
+  }
+  return holder;
+}
+
 /** An entry read back: its value, and what its part adds to the client answer's policy. */
 function readEntry(
   entry: string | null,
@@ -260,6 +282,12 @@ export interface EntityLookup {
   readonly missing: readonly number[];
   /** `:p:<hash>` of the private id, or null. */
   readonly privateSuffix: string | null;
+  /**
+   * All found, for a request reading through layers: the parse holder shared
+   * by every request served these same entries (as single-flight callers share
+   * one answer), so identical requests share one rendered result too.
+   */
+  readonly holder: { value?: unknown } | null;
 }
 
 /**
@@ -281,7 +309,9 @@ export async function lookupEntities(
   const fetchHash = await fetchHashOf(step, fetch.variablesJson);
   const privateSuffix = await privateSuffixOf(run);
   const types: string[] = [];
-  const keys = await Promise.all(representations.map(async (json) => {
+  /** Keys waiting for the hash of long `@requires` values. */
+  const hashed: Promise<void>[] = [];
+  const keys = representations.map((json, i) => {
     const rep = JSON.parse(json) as Json;
     const type = String(rep.__typename);
     types.push(type);
@@ -297,10 +327,11 @@ export async function lookupEntities(
     const head = `${step.subgraph}:${type}:${canonicalJson(key)}:${fetchHash}`;
     if (restJson === "{}") return head;
     // Short `@requires` values go in as they are; long ones by their hash.
-    return `${head}:${
-      restJson.length <= MAX_INLINE_REQUIRES ? restJson : await sha256Hex(restJson)
-    }`;
-  }));
+    if (restJson.length <= MAX_INLINE_REQUIRES) return `${head}:${restJson}`;
+    hashed.push(sha256Hex(restJson).then((hash) => void (keys[i] = `${head}:${hash}`)));
+    return head;
+  });
+  await Promise.all(hashed);
   const asked = privateSuffix === null ? keys : [...keys.map((k) => k + privateSuffix), ...keys];
   const entries = await settings.backend.getMany(asked);
   const at = { now: settings.now(), shared: run.shared === true };
@@ -320,7 +351,8 @@ export async function lookupEntities(
     : "partial";
   settings.events?.lookup(step.subgraph, types[0] ?? "", outcome);
   run.onLookup?.(outcome);
-  return { keys, hits, types, missing, privateSuffix };
+  const holder = outcome === "hit" && at.shared ? holderOf(entries.join("\n")) : null;
+  return { keys, hits, types, missing, privateSuffix, holder };
 }
 
 /**
@@ -371,7 +403,13 @@ export async function lookupRoot(
   run: EntityCacheRun,
   fetch: { readonly step: FetchStep; readonly variablesJson: string; readonly rootType: string },
 ): Promise<
-  { readonly key: string; readonly privateSuffix: string | null; readonly body: string | null }
+  {
+    readonly key: string;
+    readonly privateSuffix: string | null;
+    readonly body: string | null;
+    /** For a request reading through layers: the parse holder every such hit shares. */
+    readonly holder: { value?: unknown } | null;
+  }
 > {
   const { step } = fetch;
   const hash = await fetchHashOf(step, fetch.variablesJson);
@@ -387,9 +425,10 @@ export async function lookupRoot(
   const outcome = found === null ? "miss" : "hit";
   run.settings.events?.lookup(step.subgraph, fetch.rootType, outcome);
   run.onLookup?.(outcome);
-  if (found === null) return { key, privateSuffix, body: null };
+  if (found === null) return { key, privateSuffix, body: null, holder: null };
   run.policy.add({ cacheable: true, ttlMs: found.ttlMs, private: found.private });
-  return { key, privateSuffix, body: found.value as string };
+  const body = found.value as string;
+  return { key, privateSuffix, body, holder: run.shared === true ? holderOf(body) : null };
 }
 
 /**

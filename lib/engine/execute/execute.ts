@@ -298,9 +298,10 @@ class Executor {
       headers: CACHED_HEADERS,
       body: lookup.body,
       deduplicated: false,
-      parsed: {},
+      // Shared by every request this entry serves (parsed once), or its own.
+      parsed: lookup.holder ?? {},
     };
-    if (given !== null) this.answers = null;
+    if (given !== null && lookup.holder === null) this.answers = null;
     const got = await this.#exchange(step, body, {
       entity: null,
       given,
@@ -328,8 +329,11 @@ class Executor {
     });
     const missing = new Set(lookup.missing);
     if (missing.size < entity.representations.length) {
-      // Answered (in part) by the cache: this request's data is its own.
-      this.answers = null;
+      // Answered wholly by entries others are served too: identical requests share the
+      // result, as with a shared answer; in part: this request's data is its own.
+      if (lookup.holder !== null) {
+        this.#answered(step, { parsed: lookup.holder } as SubgraphResponse);
+      } else this.answers = null;
       const hit = restrict(entity, (at) => !missing.has(at));
       const payload = {
         data: { _entities: lookup.hits.filter((_, at) => !missing.has(at)) },
