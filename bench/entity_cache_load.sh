@@ -39,12 +39,14 @@ declare -A EXTRA=(
   [miss]="$OFF"$'\nentity_cache: { enabled: true, max_bytes: 1 }'
   [memory]="$OFF"$'\nentity_cache: { enabled: true }'
   [redis]="$OFF"$'\n'"$REDIS"$'\nentity_cache: { enabled: true, storage: { provider_id: local } }'
-  [off-nodedup]="$OFF"$'\nengine: { enable_single_flight: false }'
-  [memory-nodedup]="$OFF"$'\nengine: { enable_single_flight: false }\nentity_cache: { enabled: true }'
+  [off-nodedup]="$OFF"
+  [memory-nodedup]="$OFF"$'\nentity_cache: { enabled: true }'
 )
 for round in $(seq 1 "$ROUNDS"); do
   for variant in ${VARIANTS:-off miss memory redis off-nodedup memory-nodedup}; do
-    ROUTER_CONFIG_EXTRA="${EXTRA[$variant]}" "$HERE/load/run.sh" gw-router 2>/dev/null |
-      sed "s/^gw-router /$(printf '%-14s' "$variant") r$round /"
+    target=gw-router
+    [[ "$variant" == *-nodedup ]] && target=gw-router-nodedupe
+    ROUTER_CONFIG_EXTRA="${EXTRA[$variant]}" "$HERE/load/run.sh" "$target" 2>/dev/null |
+      sed -E "s/^$target +/$(printf '%-14s' "$variant") r$round /"
   done
 done

@@ -4,9 +4,10 @@
  * fetches, merges results in place at their paths and re-paths subgraph errors
  * to the client's response path. No graphql-js `execute` here.
  *
- * Slightly over 600 lines: the fetch, batch, merge and error paths share the
- * executor's per-request state (data, layers, error sinks); the pure pieces
- * live beside it (`execute_types.ts`, `_subgraph_answer.ts`, `entity_batch.ts`,
+ * Over 600 lines: the fetch, batch, entity cache, merge and error paths share
+ * the executor's per-request state (data, layers, error sinks, the answers
+ * shared results compare); the pure pieces live beside it (`execute_types.ts`,
+ * `_subgraph_answer.ts`, `_entity_part.ts`, `entity_batch.ts`, `entity_cache.ts`,
  * `_data.ts`, `_answer_keys.ts`, `subgraph_errors.ts`).
  *
  * @module
@@ -49,6 +50,7 @@ export type {
   SubgraphSender,
 } from "./execute_types.ts";
 import { batchedChildren, batchVariable, type EntityBatch, partOfAnswer } from "./entity_batch.ts";
+import { entityBody, type EntityPart, restrict } from "./_entity_part.ts";
 import {
   cachedFetch,
   lookupEntities,
@@ -58,39 +60,6 @@ import {
 } from "./entity_cache.ts";
 
 type Json = Record<string, unknown>;
-
-/** The objects of an entity request and the distinct representations sent for them. */
-interface EntityPart {
-  readonly objects: Json[];
-  /** Each object's representation, by position in `representations`. */
-  readonly indexes: number[];
-  /** Each object's type (the `__typename` its entity answer must agree with). */
-  readonly typenames: string[];
-  /** The representations' JSON, in the order `_entities` answers them. */
-  readonly representations: readonly string[];
-}
-
-/** The part of an entity request whose representations `keep` accepts (indexes renumbered). */
-function restrict(part: EntityPart, keep: (at: number) => boolean): EntityPart {
-  const renumbered = new Map<number, number>();
-  const representations: string[] = [];
-  part.representations.forEach((json, at) => {
-    if (!keep(at)) return;
-    renumbered.set(at, representations.length);
-    representations.push(json);
-  });
-  const objects: Json[] = [];
-  const indexes: number[] = [];
-  const typenames: string[] = [];
-  part.indexes.forEach((at, i) => {
-    const to = renumbered.get(at);
-    if (to === undefined) return;
-    objects.push(part.objects[i]!);
-    indexes.push(to);
-    typenames.push(part.typenames[i]!);
-  });
-  return { objects, indexes, typenames, representations };
-}
 
 /** The headers of an answer served from the entity cache. */
 const CACHED_HEADERS = new Headers();
@@ -105,16 +74,6 @@ function pick(variables: Readonly<Record<string, unknown>>, names: readonly stri
   const out: Json = {};
   for (const name of names) if (name in variables) out[name] = variables[name];
   return out;
-}
-
-/** The body of an entity request for the given representations. */
-function entityBody(step: FetchStep, representations: readonly string[], variablesJson: string) {
-  const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
-  // A GraphQL name: JSON as it stands.
-  const name = step.representationsVariable ?? "representations";
-  return `{"query":${step.queryJson},"variables":{"${name}":[${
-    representations.join(",")
-  }]${rest}}}`;
 }
 
 class Executor {
