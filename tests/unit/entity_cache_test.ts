@@ -43,7 +43,7 @@ Deno.test("client Cache-Control: the smallest TTL, private if any part was, no-s
   assert.equal(failed.header(), "no-store");
 });
 
-Deno.test("entity keys: canonical JSON whatever the order; an invalidation names the same prefix", async () => {
+Deno.test("entity keys: canonical JSON whatever the order; an invalidation names the same prefix", () => {
   assert.equal(
     canonicalJson({ b: [2, { y: 1, x: 2 }], a: "1" }),
     '{"a":"1","b":[2,{"x":2,"y":1}]}',
