@@ -18,7 +18,7 @@ Commands:
   compose [--config FILE] [--out FILE]        Compose the supergraph from config.subgraphs
   generate proto [--config FILE] --out DIR    Write the Connect .proto of the operations
   generate openapi [--config FILE] --out FILE Write the OpenAPI document of the operations
-  config validate [--config FILE]             Check a config file (env applied); list every problem
+  config validate [--config FILE] [--skip-files]  Check a config file (env applied); list every problem
   config schema                               Print the config's JSON Schema
   trace-token --key FILE [--ttl 1h]           Mint an ART request token (X-GW-Token)
   trace-token --generate-key --out DIR        Write an ES256 key pair for ART tokens
@@ -53,11 +53,12 @@ writes it to --out (default: the config's supergraph_path).
 
 Writes the Connect .proto, or the OpenAPI document, of the operations in operations_dir.
 `,
-  config: `Usage: gw-router config validate [--config FILE]
+  config: `Usage: gw-router config validate [--config FILE] [--skip-files]
        gw-router config schema
 
 validate: reads the config file with the environment applied, checks every key and the files
-it names, and prints every problem (exit 1) or "ok" (exit 0).
+it names, and prints every problem (exit 1) or "ok" (exit 0). A file that is only not there
+yet (a supergraph your pipeline writes later) is marked so; --skip-files leaves those out.
 schema:   prints the JSON Schema of the config file (also committed as config.schema.json).
 `,
   "trace-token": `Usage: gw-router trace-token --key FILE [--ttl 1h]

@@ -37,6 +37,8 @@ export interface ServeSubgraphOptions {
   readonly onStream?: (event: SubgraphStreamEvent) => void;
   /** The `Cache-Control` of each answer (tests of the entity cache); none: not sent. */
   readonly cacheControl?: (body: { query: string; variables?: unknown }) => string | null;
+  /** Serve HTTPS (and `wss:`) with this PEM certificate and key; the URL is then `https://localhost:…`. */
+  readonly tls?: { readonly cert: string; readonly key: string };
 }
 
 /** A subscription starting or ending at a subgraph. */
@@ -79,6 +81,7 @@ export function serveSubgraph(
     port: options.port ?? 0,
     hostname: options.hostname ?? "127.0.0.1",
     onListen: () => {},
+    ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
   }, async (request) => {
     if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
       return streams.webSocket(request);
@@ -120,7 +123,9 @@ export function serveSubgraph(
   const sdl = typeof definition.typeDefs === "string" ? definition.typeDefs : "";
   return {
     name,
-    url: `http://127.0.0.1:${server.addr.port}/graphql`,
+    url: options.tls
+      ? `https://localhost:${server.addr.port}/graphql`
+      : `http://127.0.0.1:${server.addr.port}/graphql`,
     sdl,
     schema,
     close: () => server.shutdown(),

@@ -26,6 +26,7 @@ interface Suite {
  */
 export const MEMORY_TESTS: readonly string[] = [
   "tests/e2e/document_caches_memory_test.ts",
+  "tests/e2e/file_uploads_memory_test.ts",
   "tests/e2e/large_answers_memory_test.ts",
 ];
 

@@ -13,6 +13,16 @@
  * within `--check-timeout` seconds) stops the run with exit code 3 and a line
  * saying why, never a hang.
  *
+ * Arrival (`--arrival`): `paused` (the default) connects every subscriber while the feed is
+ * paused, then starts it; `live` starts the feed first and connects the subscribers while
+ * events flow, as a burst of subscribers meets a running router (issue 39). In `live` mode a
+ * subscription refused with `SUBSCRIPTION_LIMIT_REACHED` is counted as refused (not a
+ * failure) and asked again on its connection after 1 to 3 × `--retry-s` seconds (jitter, as
+ * a client honouring `Retry-After` would) until the warm-up
+ * ends; a subscriber is *admitted* once it got an event, and an admitted subscriber that then
+ * gets an `error`, a `complete` or a close is *ended* (the figure that must stay 0). The
+ * latency, `delivered_ratio` and `expected` then count the admitted subscribers only.
+ *
  * Output: one JSON line on stdout (`subscribers`, `delivered`, `expected`,
  * `p50_ms`, `p99_ms`, `cpu_s`, `cpu_s_per_million`, `rss_idle_mib`,
  * `rss_loaded_mib`, `rss_per_1000_mib`, ...).
@@ -39,6 +49,9 @@ const { values } = parseArgs({
     feed: { type: "string", default: "http://127.0.0.1:47101" },
     /** `feed-only`: the subscription without the entity fields (the `limit` target). */
     query: { type: "string", default: "federated" },
+    /** `paused` or `live` (see the module doc). */
+    arrival: { type: "string", default: "paused" },
+    "retry-s": { type: "string", default: "1" },
   },
 });
 const URL_ = values.url ?? "";
@@ -49,6 +62,17 @@ const MEASURE_S = Number(values.measure);
 const PGID = Number(values.pgid);
 const CHECK_S = Number(values["check-timeout"]);
 const CONCURRENCY = Number(values["connect-concurrency"]);
+const LIVE = values.arrival === "live";
+const RETRY_MS = Number(values["retry-s"]) * 1000;
+/** Live arrival: subscribers admitted (got an event), refusals, admitted ones ended. */
+let admitted = 0;
+let refusals = 0;
+/** Refusals because the serving thread was saturated (the rest: over max_cpu_share, or another limit). */
+let refusedBehind = 0;
+let ended = 0;
+let firstEnd = "";
+let firstRefusal = "";
+let retrying = true;
 
 const BUCKET_MS = 0.1;
 const BUCKETS = 600_000; // 60 s
@@ -83,12 +107,24 @@ function subscriber(
     open = true;
     socket.send('{"type":"connection_init","payload":{}}');
   };
+  let attempt = 0;
+  let gone = false;
+  const subscribe = () =>
+    socket.send(JSON.stringify({
+      id: `${index}.${attempt++}`,
+      type: "subscribe",
+      payload: {
+        query: values.query === "feed-only" ? FEED_ONLY_SUBSCRIPTION : SUBSCRIPTION,
+        variables: { topic: values.topic },
+      },
+    }));
   socket.onmessage = (event) => {
     const text = String(event.data);
     if (text.includes('"type":"next"')) {
       const now = performance.timeOrigin + performance.now();
       if (!seen) {
         seen = true;
+        admitted++;
         firstEvent.resolve();
       }
       // Errors count in and out of the window (a subscriber dropped in the warm-up is a failure).
@@ -109,17 +145,25 @@ function subscriber(
     }
     if (text.includes('"type":"connection_ack"')) {
       opened.resolve();
-      socket.send(JSON.stringify({
-        id: String(index),
-        type: "subscribe",
-        payload: {
-          query: values.query === "feed-only" ? FEED_ONLY_SUBSCRIPTION : SUBSCRIPTION,
-          variables: { topic: values.topic },
-        },
-      }));
+      subscribe();
       return;
     }
     if (text.includes('"type":"ping"')) return socket.send('{"type":"pong"}');
+    if (LIVE && !seen && text.includes("SUBSCRIPTION_LIMIT_REACHED")) {
+      // Refused at subscribe time: the documented answer at capacity; asked again later.
+      refusals++;
+      if (text.includes("saturated")) refusedBehind++;
+      if (firstRefusal === "") firstRefusal = text.slice(0, 400);
+      opened.resolve();
+      // As a client honouring Retry-After would, with jitter: 1 to 3 × --retry-s.
+      const delay = RETRY_MS * (1 + 2 * Math.random());
+      if (retrying) setTimeout(() => retrying && !gone && subscribe(), delay);
+      return;
+    }
+    if (LIVE && seen && (text.includes('"type":"error"') || text.includes('"type":"complete"'))) {
+      ended++;
+      if (firstEnd === "") firstEnd = text.slice(0, 300);
+    }
     if (text.includes('"type":"error"') || text.includes('"type":"complete"')) {
       const reason = `the gateway answered the subscription with: ${text.slice(0, 300)}`;
       noteFailure(reason);
@@ -127,6 +171,11 @@ function subscriber(
     }
   };
   socket.onclose = (event) => {
+    gone = true;
+    if (LIVE && seen && measuringDone === false) {
+      ended++;
+      if (firstEnd === "") firstEnd = `closed with ${event.code} ${event.reason}`;
+    }
     const reason = open
       ? `the gateway closed the WebSocket (code ${event.code}${
         event.reason ? `, "${event.reason}"` : ""
@@ -144,6 +193,8 @@ function subscriber(
 }
 
 const sockets: WebSocket[] = [];
+/** Set when the run closes the sockets itself. */
+let measuringDone = false;
 
 /** CPU seconds and RSS bytes of every process in the group. */
 function groupUsage(
@@ -214,9 +265,11 @@ if (checked !== "ok") {
   );
 }
 
-// 2. Connect the subscribers (no events flow yet), at most CONCURRENCY handshakes at a time.
+// 2. Connect the subscribers, at most CONCURRENCY handshakes at a time: with the feed paused
+// (paused), or while it runs (live).
 const started = performance.now();
 const waiting: Promise<void>[] = [];
+if (LIVE) await feed("start");
 for (let i = 0; i < SUBSCRIBERS - 1; i += CONCURRENCY) {
   const batch = [];
   for (let j = i; j < Math.min(SUBSCRIBERS - 1, i + CONCURRENCY); j++) {
@@ -232,19 +285,25 @@ for (let i = 0; i < SUBSCRIBERS - 1; i += CONCURRENCY) {
     fail(`subscriber ${i + 1} could not connect: ${firstFailure || "timeout"}`);
   }
 }
-// 3. Start the events; every subscriber must get one.
-await feed("start");
-const allFirst = await Promise.race([
-  Promise.all(waiting).then(() => true),
-  sleep(CHECK_S * 1000).then(() => false),
-]).catch(() => false);
-if (!allFirst) {
-  fail(`not every subscriber got an event in ${CHECK_S} s: ${firstFailure}`);
+// 3. Start the events (paused); every subscriber must get one. Live: those admitted got one.
+if (!LIVE) {
+  await feed("start");
+  const allFirst = await Promise.race([
+    Promise.all(waiting).then(() => true),
+    sleep(CHECK_S * 1000).then(() => false),
+  ]).catch(() => false);
+  if (!allFirst) {
+    fail(`not every subscriber got an event in ${CHECK_S} s: ${firstFailure}`);
+  }
 }
 const connectS = (performance.now() - started) / 1000;
 
 // 4. Warm-up, then the measured window.
 await sleep(WARMUP_S * 1000);
+// Refused subscribers stop asking: the window measures the subscribers admitted by now.
+retrying = false;
+const admittedAtWindow = admitted; // the probe included
+const endedBefore = ended;
 const failuresBefore = failures;
 const before = groupUsage(PGID);
 measuring = true;
@@ -253,11 +312,14 @@ await sleep(MEASURE_S * 1000);
 measuring = false;
 const windowS = (performance.now() - windowStart) / 1000;
 const after = groupUsage(PGID);
+const endedInWindow = ended - endedBefore;
+measuringDone = true;
 await feed("stop");
 for (const socket of sockets) socket.close(1000, "done");
 
 const cpuS = after.cpuS - before.cpuS;
-const expected = SUBSCRIBERS * RATE * windowS;
+const served = LIVE ? admittedAtWindow : SUBSCRIBERS;
+const expected = served * RATE * windowS;
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 console.log(JSON.stringify({
@@ -287,5 +349,18 @@ console.log(JSON.stringify({
   // Including the connect and warm-up: a subscriber dropped before the window shows only here.
   failures_total: failures,
   first_failure: firstFailure,
+  ...(LIVE
+    ? {
+      arrival: "live",
+      admitted: admittedAtWindow,
+      refusals,
+      refusals_behind: refusedBehind,
+      refused_at_window: SUBSCRIBERS - admittedAtWindow,
+      ended_total: ended,
+      ended_in_window: endedInWindow,
+      first_refusal: firstRefusal,
+      first_end: firstEnd,
+    }
+    : {}),
 }));
 Deno.exit(0);

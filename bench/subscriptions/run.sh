@@ -19,7 +19,11 @@
 # subgraph subscriptions over WebSocket: hive-gateway.config.mjs), gw
 # (`deno run -A main.ts serve --config <generated>`, `subscriptions.deduplicate: true`),
 # gw-nodedup (the same with `subscriptions.deduplicate: false`: one upstream per client),
-# gw-unguarded (gw with the connection limits of traffic_shaping.router at 0: no relay);
+# gw-unguarded (gw with the connection limits of traffic_shaping.router at 0: no relay),
+# gw-noadmit (gw with subscriptions.admission.enabled: false: no admission by capacity);
+# ARRIVAL=live connects the subscribers while the feed runs (load.ts --arrival live: refusals
+# at subscribe time counted, admitted subscribers ended must stay 0), ARRIVAL=paused (the
+# default) connects them with the feed paused;
 # GW_CONFIG_EXTRA adds top-level YAML lines to both. A gateway that refuses
 # subscriptions fails its row with the reason (exit 3 of load.ts), never hangs.
 #
@@ -47,6 +51,7 @@ HIVE_PORT="${HIVE_PORT:-47110}"
 GW_PORT="${GW_PORT:-47111}"
 HIVE_DIR="${HIVE_DIR:-$BENCH/peer}" # where node_modules/@graphql-hive/gateway is (npm ci)
 RESULTS="${RESULTS:-$BENCH/results.tsv}"
+ARRIVAL="${ARRIVAL:-paused}"
 
 log() { printf '[subs-bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -127,7 +132,7 @@ start_target() { # start_target NAME -> STARTED_PID, URL
         --host 127.0.0.1 --port "$HIVE_PORT" --fork 1 \
         --config-path "$BENCH/hive-gateway.config.mjs"
       ;;
-    gw | gw-nodedup | gw-unguarded)
+    gw | gw-nodedup | gw-unguarded | gw-noadmit)
       URL="ws://127.0.0.1:$GW_PORT/graphql"
       dedup=true
       [[ $1 == gw-nodedup ]] && dedup=false
@@ -139,6 +144,8 @@ start_target() { # start_target NAME -> STARTED_PID, URL
     header_read_timeout_ms: 0
     keep_alive_timeout_ms: 0
     max_connections: 0"
+      admission=true
+      [[ $1 == gw-noadmit ]] && admission=false
       mkdir -p "$WORK/operations"
       cat >"$WORK/gw.yaml" <<YAML
 listen_addr: 127.0.0.1:$GW_PORT
@@ -149,6 +156,8 @@ mcp:
   enabled: false
 subscriptions:
   deduplicate: $dedup
+  admission:
+    enabled: $admission
 $guard
 ${GW_CONFIG_EXTRA:-}
 YAML
@@ -160,7 +169,7 @@ YAML
       URL="ws://127.0.0.1:$FEED_PORT/graphql"
       STARTED_PID="$SUBGRAPHS_PG"
       ;;
-    *) die "unknown target $1 (limit, hive-gateway, gw, gw-nodedup, gw-unguarded)" ;;
+    *) die "unknown target $1 (limit, hive-gateway, gw, gw-nodedup, gw-unguarded, gw-noadmit)" ;;
   esac
 }
 
@@ -192,7 +201,7 @@ for target in $TARGETS; do
   query=federated
   [[ $target == limit ]] && query=feed-only
   out="$(cd "$ROOT" && pinned "$LOAD_CPUS" deno run -A bench/subscriptions/load.ts --url "$URL" \
-    --query "$query" \
+    --query "$query" --arrival "$ARRIVAL" \
     --subscribers "$SUBSCRIBERS" --rate "$RATE" --warmup "$WARMUP_S" --measure "$MEASURE_S" \
     --pgid "$pg" --feed "http://127.0.0.1:$FEED_PORT" --check-timeout "$CHECK_TIMEOUT_S" 2>"$WORK/load-$target.err")"
   code=$?
@@ -211,7 +220,8 @@ for target in $TARGETS; do
   log "$target: $out"
   echo "$out" | deno eval --ext=ts "
     const r = JSON.parse(await new Response(Deno.stdin.readable).text());
-    const note = (r.failures_total > 0 ? 'failures: ' + r.failures + ' in the window, ' + r.failures_total + ' in all (' + r.first_failure.slice(0, 80) + '); ' : '') + '$loadavg';
+    const live = r.arrival === 'live' ? 'admitted ' + r.admitted + ', refused at subscribe ' + r.refused_at_window + ' (' + r.refusals + ' refusals, ' + r.refusals_behind + ' of them thread saturated), admitted ended ' + r.ended_total + (r.first_end ? ' (' + r.first_end.slice(0, 100) + ')' : '') + '; ' : '';
+    const note = live + (r.failures_total > 0 ? 'failures: ' + r.failures + ' in the window, ' + r.failures_total + ' in all (' + r.first_failure.slice(0, 80) + '); ' : '') + '$loadavg';
     console.log([new Date().toISOString().slice(0, 19) + 'Z', '$target', r.subscribers, r.rate,
       r.delivered, r.delivered_ratio, r.p50_ms, r.p99_ms, r.cpu_s_per_million, r.events_per_cpu_s,
       r.rss_per_1000_mib, note].join('\t'));" >>"$WORK/table.tsv"

@@ -10,7 +10,13 @@
  */
 import { dirname, join } from "node:path";
 import { stringify as stringifyYaml } from "yaml";
-import { listenUrl, loadConfig, parseListenAddr, resolveConfigPath } from "../config/mod.ts";
+import {
+  listenUrl,
+  loadConfig,
+  parseListenAddr,
+  resolveConfigPath,
+  withScheme,
+} from "../config/mod.ts";
 import type { Config } from "../config/types.ts";
 import {
   buildContractModel,
@@ -100,7 +106,10 @@ async function readLock(path: string): Promise<ProtoLock | null> {
 
 function serverUrl(config: Config): string {
   // listen_addr is validated by loadConfig.
-  return listenUrl(parseListenAddr(config.listen_addr)!);
+  return withScheme(
+    listenUrl(parseListenAddr(config.listen_addr)!),
+    config.tls.server.cert_file !== "",
+  );
 }
 
 /**

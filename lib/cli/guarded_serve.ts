@@ -31,6 +31,11 @@ import { isBare400, refusalAnswer, unreadableAnswer } from "./_guard_answers.ts"
 import type { Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
 import { PEER_HEADER } from "../request/client_ip.ts";
+import type { Server as TlsServer, TLSSocket } from "node:tls";
+import type { Socket } from "node:net";
+import { nodeConn, type RelayConn } from "./_node_conn.ts";
+import type { ServerTls } from "./server_tls.ts";
+import { HANDSHAKE_TIMEOUT_MS, listenTls, secureContext, tlsAddress } from "./_tls_listener.ts";
 
 /** The connection limits (0 turns one off). */
 export interface ConnectionLimits extends PhaseLimits {
@@ -146,6 +151,11 @@ export interface GuardedServeOptions {
   readonly log: Logger;
   /** The open-file soft limit (tests); absent: read from `/proc/self/limits`, null: unknown. */
   readonly fileLimit?: number | null;
+  /**
+   * Serve HTTPS (HTTP/2 by ALPN beside HTTP/1.1) with this certificate; the
+   * guard then runs even with every limit at 0 (it terminates TLS).
+   */
+  readonly tls?: ServerTls;
 }
 
 /** What the guard did, for whoever reports it. */
@@ -164,6 +174,8 @@ export interface GuardCounts {
   readonly refused: number;
   /** Refused connections still held while their 503 is read (at most 32). */
   readonly refusing: number;
+  /** TLS handshakes that failed or timed out (0 without `tls.server`). */
+  readonly tlsHandshakeFailures: number;
 }
 
 /** The listener (the part of `Deno.HttpServer` the router uses). */
@@ -176,6 +188,11 @@ export interface GuardedServer {
   readonly finished: Promise<void>;
   /** The guard's counts; null without a guard (`Deno.serve` counts nothing). */
   counts(): GuardCounts | null;
+  /**
+   * Serves a new certificate to connections from now on (open ones keep
+   * theirs); null on a plain HTTP listener.
+   */
+  readonly setTls: ((tls: ServerTls) => void) | null;
 }
 
 /** A relay's read buffer, per direction: a request head, or the start of an answer. */
@@ -244,6 +261,9 @@ export async function serveGuarded(
   let limits = options.limits;
   // The relay needs unix sockets: on Windows `Deno.serve` listens by itself.
   const relayable = Deno.build.os !== "windows";
+  if (!relayable && options.tls !== undefined) {
+    throw new Error("HTTPS (tls.server) needs unix sockets: not available on Windows");
+  }
   if (!relayable && !unguarded(limits)) {
     log.warn("Connection limits need unix sockets: serving without them on Windows", {
       header_read_timeout_ms: limits.headerReadTimeoutMs,
@@ -251,7 +271,7 @@ export async function serveGuarded(
       max_connections: limits.maxConnections,
     });
   }
-  if (!relayable || unguarded(limits)) {
+  if (!relayable || (unguarded(limits) && options.tls === undefined)) {
     const server = Deno.serve({
       hostname: options.hostname,
       port: options.port,
@@ -263,6 +283,7 @@ export async function serveGuarded(
       shutdown: () => server.shutdown(),
       finished: server.finished,
       counts: () => null,
+      setTls: null,
     };
   }
   const fileLimit = options.fileLimit === undefined ? processFileLimit() : options.fileLimit;
@@ -280,13 +301,19 @@ export async function serveGuarded(
   const dir = await Deno.makeTempDir({ prefix: "gw-router-edge-" });
   const path = `${dir}/edge.sock`;
   const inner = Deno.serve({ path, onListen: () => {} }, handler);
-  let listener: Deno.TcpListener;
+  let listener: { close(): void };
+  let tcpListener: Deno.TcpListener | null = null;
+  let tlsServer: TlsServer | null = null;
   try {
-    listener = Deno.listen({
-      hostname: options.hostname,
-      port: options.port,
-      ...(options.reusePort ? { reusePort: true } : {}),
-    });
+    if (options.tls === undefined) {
+      listener = tcpListener = Deno.listen({
+        hostname: options.hostname,
+        port: options.port,
+        ...(options.reusePort ? { reusePort: true } : {}),
+      });
+    } else {
+      listener = tlsServer = await listenTls(options, options.tls);
+    }
   } catch (error) {
     await inner.shutdown();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -299,12 +326,13 @@ export async function serveGuarded(
     refusal: await refusalAnswer(),
     unreadable: await unreadableAnswer(),
   });
-  const accepting = guard.accept(listener);
+  const accepting = tcpListener !== null ? guard.accept(tcpListener) : guard.acceptTls(tlsServer!);
   let stopping: Promise<void> | null = null;
   const finished = Promise.withResolvers<void>();
   function shutdown(): Promise<void> {
     stopping ??= (async () => {
       try {
+        // A node server's close waits for its connections: the relays end them below.
         listener.close();
       } catch {
         // Closed already.
@@ -321,10 +349,11 @@ export async function serveGuarded(
     return stopping;
   }
   return {
-    addr: listener.addr,
+    addr: tcpListener?.addr ?? tlsAddress(tlsServer!),
     shutdown,
     finished: finished.promise,
     counts: () => guard.counts(),
+    setTls: tlsServer === null ? null : (tls) => tlsServer!.setSecureContext(secureContext(tls)),
   };
 }
 
@@ -366,8 +395,11 @@ export function withPeerLines(
   return out;
 }
 
+/** What the relay uses of a client connection: a TCP one, or a TLS one ({@linkcode nodeConn}). */
+type ClientConn = Pick<Deno.Conn, "read" | "write" | "close" | "closeWrite"> | RelayConn;
+
 interface Relay {
-  readonly client: Deno.TcpConn;
+  readonly client: ClientConn;
   upstream: Deno.UnixConn | null;
   readonly phase: ConnectionPhase;
   closed: boolean;
@@ -399,7 +431,20 @@ function createGuard(
   const relays = new Set<Relay>();
   const running = new Set<Promise<void>>();
   const bulkFree: Uint8Array[] = [];
-  const count = { headerReadTimeouts: 0, keepAliveTimeouts: 0, answerTimeouts: 0, refused: 0 };
+  const count = {
+    headerReadTimeouts: 0,
+    keepAliveTimeouts: 0,
+    answerTimeouts: 0,
+    refused: 0,
+    tlsHandshakeFailures: 0,
+  };
+  /** TLS connections open, handshaking ones included (what `max_connections` counts then). */
+  let tlsOpen = 0;
+  /** TLS connections in their handshake, by peer address and port: closed past their deadline. */
+  const handshakes = new Map<string, { readonly socket: Socket; readonly deadline: number }>();
+  const handshakeMs = limits.headerReadTimeoutMs > 0
+    ? limits.headerReadTimeoutMs
+    : HANDSHAKE_TIMEOUT_MS;
   let answeringRefusals = 0;
   /** Closed or refused since the last report (one log line per sweep at most). */
   const pending = {
@@ -409,12 +454,24 @@ function createGuard(
     refused: 0,
     acceptFailed: 0,
     acceptError: "",
+    tlsFailed: 0,
+    tlsError: "",
   };
-  const timeouts = [limits.headerReadTimeoutMs, limits.keepAliveTimeoutMs].filter((ms) => ms > 0);
+  const timeouts = [limits.headerReadTimeoutMs, limits.keepAliveTimeoutMs, handshakeMs].filter((
+    ms,
+  ) => ms > 0);
   // A quarter of the shortest timeout, within [25 ms, 1 s]: deadlines hold to that.
   const sweepMs = Math.min(1_000, Math.max(25, Math.floor(Math.min(...timeouts, 4_000) / 4)));
   const sweep = setInterval(() => {
     const now = performance.now();
+    for (const [peer, handshake] of handshakes) {
+      if (handshake.deadline > now) continue;
+      handshakes.delete(peer);
+      count.tlsHandshakeFailures++;
+      pending.tlsFailed++;
+      pending.tlsError = `no TLS handshake within ${handshakeMs} ms`;
+      handshake.socket.destroy();
+    }
     for (const relay of relays) {
       if (relay.phase.deadline > now) continue;
       const reason = relay.phase.reason as DeadlineReason;
@@ -460,18 +517,25 @@ function createGuard(
         "Accepting connections failed",
         { error: pending.acceptError },
       ],
+      [
+        pending.tlsFailed,
+        "info",
+        "TLS handshakes failed or timed out (the last reason shown)",
+        { error: pending.tlsError },
+      ],
     ];
     for (const [connections, level, msg, fields] of lines) {
       if (connections > 0) log[level](msg, { connections, ...fields });
     }
     pending.acceptFailed = 0;
+    pending.tlsFailed = 0;
     pending.header_read_timeout = 0;
     pending.keep_alive_timeout = 0;
     pending.answer_timeout = 0;
     pending.refused = 0;
   }
 
-  async function writeAll(to: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  async function writeAll(to: ClientConn | Deno.Conn, bytes: Uint8Array): Promise<void> {
     for (let written = 0; written < bytes.length;) {
       written += await to.write(bytes.subarray(written));
     }
@@ -479,7 +543,7 @@ function createGuard(
 
   async function pump(
     from: Deno.Conn,
-    to: Deno.Conn,
+    to: ClientConn,
     seen: (bytes: Uint8Array) => void,
   ): Promise<void> {
     const own: Uint8Array = new Uint8Array(RELAY_BUFFER_BYTES);
@@ -511,7 +575,7 @@ function createGuard(
    * head is complete (or past {@linkcode HELD_HEAD_BYTES}): until then a client
    * holds one file and its head's bytes, not three files and two buffers.
    */
-  async function relay(client: Deno.TcpConn): Promise<void> {
+  async function relay(client: ClientConn, peer: string): Promise<void> {
     const entry: Relay = {
       client,
       upstream: null,
@@ -521,14 +585,9 @@ function createGuard(
     relays.add(entry);
     let down: Promise<void> | null = null;
     try {
-      try {
-        client.setNoDelay(true);
-      } catch {
-        // Not a TCP socket option here: fine.
-      }
       const buffer = new Uint8Array(RELAY_BUFFER_BYTES);
       const peerLine = PEER_LINE_ENCODER.encode(
-        `${PEER_HEADER}: ${(client.remoteAddr as Deno.NetAddr).hostname}\r\n`,
+        `${PEER_HEADER}: ${peer}\r\n`,
       );
       let held: Uint8Array[] = [];
       let heldBytes = 0;
@@ -633,10 +692,57 @@ function createGuard(
           void refusing.finally(() => running.delete(refusing));
           continue;
         }
-        const task = relay(client);
+        try {
+          client.setNoDelay(true);
+        } catch {
+          // Not a TCP socket option here: fine.
+        }
+        const task = relay(client, (client.remoteAddr as Deno.NetAddr).hostname);
         running.add(task);
         void task.finally(() => running.delete(task));
       }
+    },
+    /**
+     * The TLS listener's connections: counted from their TCP accept (so
+     * handshaking ones take their place under `max_connections`), relayed once
+     * their handshake is done. Resolves at once: the server's own close waits
+     * for its connections, which the relays end.
+     */
+    acceptTls(server: TlsServer): Promise<void> {
+      server.on("connection", (socket: Socket) => {
+        if (limits.maxConnections > 0 && tlsOpen >= limits.maxConnections) {
+          // A 503 would need a handshake first: the connection is closed.
+          count.refused++;
+          pending.refused++;
+          socket.destroy();
+          return;
+        }
+        tlsOpen++;
+        // On the TCP socket itself: the TLS socket's setNoDelay may not reach it, and
+        // Nagle's algorithm then holds an answer's last record for the client's delayed ACK.
+        socket.setNoDelay(true);
+        const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+        handshakes.set(peer, { socket, deadline: performance.now() + handshakeMs });
+        socket.once("close", () => {
+          tlsOpen--;
+          if (handshakes.get(peer)?.socket === socket) handshakes.delete(peer);
+        });
+      });
+      server.on("secureConnection", (socket: TLSSocket) => {
+        handshakes.delete(`${socket.remoteAddress}:${socket.remotePort}`);
+        socket.setNoDelay(true);
+        const client = nodeConn(socket);
+        const task = relay(client, client.peer);
+        running.add(task);
+        void task.finally(() => running.delete(task));
+      });
+      server.on("tlsClientError", (error: Error, socket: TLSSocket) => {
+        count.tlsHandshakeFailures++;
+        pending.tlsFailed++;
+        pending.tlsError = error.message;
+        socket.destroy();
+      });
+      return Promise.resolve();
     },
     counts(): GuardCounts {
       let relayed = 0;
@@ -646,6 +752,9 @@ function createGuard(
     /** Waits up to `flushMs` for the relays to end by themselves, then closes the rest. */
     async closeAll(flushMs: number): Promise<void> {
       clearInterval(sweep);
+      // Handshakes still going on hold no request: they end now.
+      for (const handshake of handshakes.values()) handshake.socket.destroy();
+      handshakes.clear();
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
         Promise.all(running),

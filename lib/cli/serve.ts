@@ -4,6 +4,12 @@
  * edge: it reads the files the config names, builds the state, listens,
  * reloads on SIGHUP and file changes, and shuts down on SIGTERM/SIGINT.
  *
+ * Over 600 lines: start, reload (config, supergraph from a file or a registry,
+ * the certificate), file watching and shutdown share one state and one
+ * listener; the certificate (`server_tls.ts`), the registry
+ * (`supergraph_source.ts`) and the subgraph TLS clients (`subgraph_tls.ts`)
+ * live in their own modules.
+ *
  * @module
  */
 import { dirname, extname, join, relative, resolve } from "node:path";
@@ -16,6 +22,7 @@ import {
   parseListenAddr,
   startupWarnings,
   withBoundPort,
+  withScheme,
 } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
 import {
@@ -23,6 +30,8 @@ import {
   endSubscriptions,
   http1Eligible,
   type SubgraphFetch,
+  type SubscriptionLimitCounts,
+  sumLimits,
 } from "../engine/mod.ts";
 import { describeError, listenError, RouterError } from "../errors.ts";
 import { createHandler } from "../http/mod.ts";
@@ -47,6 +56,9 @@ import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 import { drainWithin } from "./_grace.ts";
 import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
+import { logServerTls, readServerTls, serverTlsFiles, serverTlsKeeper } from "./server_tls.ts";
+import { subgraphTlsClients } from "./subgraph_tls.ts";
+import { createSupergraphSource } from "./supergraph_source.ts";
 
 /**
  * Options for {@linkcode startRouter}: `configPath` and/or `config` (both: start
@@ -209,11 +221,30 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let state: RouterState | null = null;
   // The totals of the subscriptions of replaced states (the counters never go down).
   const retiredSubscriptions = { eventsIn: 0, eventsOut: 0, opened: 0 };
+  // ... and of their refusals and ends by the limits (issue 39).
+  const retiredLimits: SubscriptionLimitCounts = {
+    refusedMaxTotal: 0,
+    refusedCapacity: 0,
+    refusedBehind: 0,
+    refusedPerConnection: 0,
+    endedClientTooSlow: 0,
+    endedRouterBehind: 0,
+  };
   // One HTTP/1.1 pool for the process, kept across reloads. Deno's fetch honours
   // proxy variables; with one set, every subgraph request stays with fetch.
   const http1 = options.fetch === undefined && http1Eligible("http://x/", proxyVariables())
     ? createHttp1Pool()
     : null;
+  // `tls.subgraphs`' clients, kept across reloads while their files stay the same.
+  const subgraphTls = subgraphTlsClients();
+  // A registry (`supergraph_source`): polled; supergraph_path keeps its last good schema.
+  const source = config.supergraph_source.kind === "file" || options.supergraphSdl !== undefined
+    ? null
+    : createSupergraphSource(config.supergraph_source, {
+      path: config.supergraph_path,
+      log: () => log,
+      env,
+    });
   const telemetry = await startTelemetry({
     config,
     log: () => log,
@@ -223,6 +254,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         state === null ? null : { parse: state.engine.prepared, plan: state.engine.plans },
       memory: () => state?.engine.memory ?? null,
       connections: () => guard?.counts() ?? null,
+      supergraph: () => source?.status() ?? null,
       subscriptions: () => {
         if (state === null) return null;
         const subs = state.engine.subscriptions;
@@ -232,6 +264,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           eventsIn: retiredSubscriptions.eventsIn + subs.hub.eventsIn,
           eventsOut: retiredSubscriptions.eventsOut + subs.counts.eventsOut,
           upstreamsOpened: retiredSubscriptions.opened + subs.hub.opened,
+          limits: sumLimits(retiredLimits, subs.limits),
+          ...(subs.capacity === null ? {} : { cpuShare: subs.capacity.busy }),
         };
       },
     },
@@ -252,7 +286,10 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     draining: () => draining,
     stop: stop.signal,
   });
-  // A serving thread's socket is reached by its supervisor only, which keeps the limits.
+  // A serving thread's socket is reached by its supervisor only, which keeps the limits (and TLS).
+  const serverTls = options.listenPath === undefined
+    ? await readServerTls(config.tls.server)
+    : null;
   const guard = options.listenPath === undefined
     ? await serveGuarded({
       hostname: address.hostname,
@@ -260,6 +297,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       ...(options.reusePort ? { reusePort: true } : {}),
       limits: connectionLimits(config),
       log,
+      ...(serverTls === null ? {} : { tls: serverTls }),
     }, handler).catch((error) => {
       throw listenError(error, { key: "listen_addr", address: config.listen_addr });
     })
@@ -267,7 +305,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const server = guard ?? Deno.serve({ path: options.listenPath!, onListen: () => {} }, handler);
   const port = server.addr.transport === "tcp" ? server.addr.port : address.port;
   config = withBoundPort(config, port);
-  const url = listenUrl({ ...address, port }, machineName());
+  const plainUrl = listenUrl({ ...address, port }, machineName());
+  const url = withScheme(plainUrl, serverTls !== null);
 
   // Shared state (issue 30): made once, kept across reloads (Redis connections, APQ registrations).
   const metrics = telemetry.telemetry.metrics;
@@ -283,14 +322,29 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       : {}),
   });
 
-  async function build(next: Config, nextLog: Logger): Promise<RouterState> {
+  /** The supergraph to build: the test's, the registry's (offered or serving), or the file. */
+  function supergraphFor(next: Config, offered: string | undefined): Promise<string> {
+    if (options.supergraphSdl !== undefined) return Promise.resolve(options.supergraphSdl);
+    if (source === null) return readFileFor("supergraph_path", next.supergraph_path);
+    const sdl = offered ?? source.current();
+    if (sdl === null) {
+      return Promise.reject(
+        new RouterError("CONFIG_INVALID", "No supergraph from the registry yet", {
+          details: { path: "supergraph_source" },
+        }),
+      );
+    }
+    return Promise.resolve(sdl);
+  }
+
+  async function build(next: Config, nextLog: Logger, offered?: string): Promise<RouterState> {
     if (storesSignature(next) !== stores.signature) {
       nextLog.warn(
         "storage_providers, the APQ cache, rate_limit.storage or the entity cache's store changed; restart the router to apply it",
       );
     }
-    const [supergraphSdl, operationFiles, traceKeyPem, manifests] = await Promise.all([
-      options.supergraphSdl ?? readFileFor("supergraph_path", next.supergraph_path),
+    const [supergraphSdl, operationFiles, traceKeyPem, manifests, httpClients] = await Promise.all([
+      supergraphFor(next, offered),
       readOperationsFor(next.operations_dir, nextLog),
       next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
         "engine.request_tracing_public_key_file",
@@ -302,6 +356,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           text: await readFileFor("persisted_operations.manifests", path),
         })),
       ),
+      subgraphTls.update(next.tls.subgraphs),
     ]);
     const built = await buildState({
       config: next,
@@ -312,6 +367,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       previous: state,
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(http1 ? { http1 } : {}),
+      ...(httpClients.size > 0 ? { httpClients } : {}),
       telemetry: telemetry.telemetry,
       manifests,
       stores,
@@ -321,17 +377,33 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   }
 
   try {
-    state = await build(config, log);
+    // From a registry that cannot give one yet, the router listens without a state (503).
+    const waiting = source !== null && await source.first() === null;
+    if (!waiting) state = await build(config, log);
     telemetry.listen(log);
   } catch (error) {
     http1?.close();
+    subgraphTls.close();
     await Promise.all([server.shutdown(), telemetry.shutdown(), stores.close()]);
     throw error;
   }
-  logStartup(log, config, url, state);
+  if (state !== null) logStartup(log, config, url, state);
+  else log.info("GW Router listening; no supergraph yet (readiness 503)", { url });
+  if (serverTls !== null) logServerTls(log, serverTls, "TLS certificate loaded");
+
+  // `tls.server`'s files re-read on reload and when they change (only the certificate then).
+  const tlsKeeper = serverTls === null || !guard?.setTls
+    ? null
+    : serverTlsKeeper(serverTls, { setTls: guard.setTls, log: () => log });
+  const reloadTls = async (next: Config): Promise<void> => {
+    if (tlsKeeper !== null) return await tlsKeeper.reload(next.tls.server);
+    if (next.tls.server.cert_file !== "" && options.listenPath === undefined) {
+      log.warn("tls.server was set while serving plain HTTP; restart the router to serve HTTPS");
+    }
+  };
 
   let reloading: Promise<boolean> = Promise.resolve(true);
-  async function reloadOnce(): Promise<boolean> {
+  async function reloadOnce(offered?: string): Promise<boolean> {
     try {
       let next = options.configPath === undefined
         ? config
@@ -346,7 +418,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         port,
       );
       const nextLog = makeLog(next);
-      const nextState = await build(next, nextLog);
+      const nextState = await build(next, nextLog, offered);
       const previous = state;
       previous?.keySources.close(); // in-flight requests keep its loaded keys
       state = nextState;
@@ -357,11 +429,13 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         retiredSubscriptions.eventsIn += subs.hub.eventsIn;
         retiredSubscriptions.eventsOut += subs.counts.eventsOut;
         retiredSubscriptions.opened += subs.hub.opened;
+        Object.assign(retiredLimits, sumLimits(retiredLimits, subs.limits));
       }
       handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;
       log = nextLog;
       log.info("Configuration reloaded", { operations: nextState.operations.operations.length });
+      await reloadTls(next);
       telemetry.telemetry.metrics?.reload("success");
       restartWatcher();
       return true;
@@ -371,10 +445,12 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       return false;
     }
   }
-  function reload(): Promise<boolean> {
-    reloading = reloading.then(reloadOnce, reloadOnce);
+  function reload(offered?: string): Promise<boolean> {
+    const once = () => reloadOnce(offered);
+    reloading = reloading.then(once, once);
     return reloading;
   }
+  source?.start((sdl) => reload(sdl));
 
   // File watching: watch folders (editors replace files by rename) and filter
   // events by path. The folders of the config and supergraph files are watched
@@ -389,7 +465,13 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       return false;
     }
   }
-  function watch(paths: string[], recursive: boolean, matches: (path: string) => boolean): void {
+  let tlsTimer: ReturnType<typeof setTimeout> | undefined;
+  function watch(
+    paths: string[],
+    recursive: boolean,
+    matches: (path: string) => boolean,
+    tlsOnly = false,
+  ): void {
     if (paths.length === 0) return;
     const watcher = Deno.watchFs(paths, { recursive });
     watchers.push(watcher);
@@ -397,6 +479,15 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       try {
         for await (const event of watcher) {
           if (!event.paths.some(matches)) continue;
+          if (tlsOnly) {
+            // A certificate's files: only the certificate is re-read (subscriptions stay).
+            clearTimeout(tlsTimer);
+            tlsTimer = setTimeout(() => {
+              tlsTimer = undefined;
+              reloading = reloading.then(() => reloadTls(config)).then(() => true, () => true);
+            }, options.debounceMs ?? 200);
+            continue;
+          }
           clearTimeout(timer);
           timer = setTimeout(() => {
             timer = undefined;
@@ -416,17 +507,24 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     if (!options.watch || closed) return;
     const files = [
       options.configPath === undefined ? null : resolve(options.configPath),
-      options.supergraphSdl === undefined ? resolve(config.supergraph_path) : null,
+      options.supergraphSdl === undefined && source === null
+        ? resolve(config.supergraph_path)
+        : null,
       ...config.persisted_operations.manifests.map((path) => resolve(path)),
     ].filter((file): file is string => file !== null);
     const fileDirs = [...new Set(files.map((file) => dirname(file)))].filter(isDirectory);
     const operationsDir = resolve(config.operations_dir);
     const deep = isDirectory(operationsDir) ? [operationsDir] : [];
-    const key = JSON.stringify([fileDirs, deep, files]);
+    const tlsFiles = serverTls === null
+      ? []
+      : serverTlsFiles(config.tls.server).map((f) => resolve(f));
+    const tlsDirs = [...new Set(tlsFiles.map((file) => dirname(file)))].filter(isDirectory);
+    const key = JSON.stringify([fileDirs, deep, files, tlsFiles]);
     if (key === watchedKey) return;
     closeWatchers();
     watchedKey = key;
     watch(fileDirs, false, (path) => files.includes(path));
+    watch(tlsDirs, false, (path) => tlsFiles.includes(path), true);
     watch(deep, true, (path) => path.startsWith(operationsDir + "/") && path.endsWith(".graphql"));
   }
   let closed = false;
@@ -457,7 +555,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   function shutdown(): Promise<void> {
     shuttingDown ??= (async () => {
       closed = true;
+      source?.stop();
       clearTimeout(timer);
+      clearTimeout(tlsTimer);
       closeWatchers();
       for (const signal of signalNames) {
         Deno.removeSignalListener(signal, signal === "SIGHUP" ? onHangup : onStop);
@@ -478,6 +578,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       await drainWithin(server.shutdown(), { graceMs, expire: () => stop.abort(), log });
       state?.keySources.close();
       http1?.close();
+      subgraphTls.close();
       await Promise.all([telemetry.shutdown(), stores.close()]);
       stopped.resolve();
     })();
@@ -522,7 +623,10 @@ function logStartup(log: Logger, config: Config, url: string, state: RouterState
     dev_mode: config.dev_mode,
   });
   for (const message of traceStartupWarnings(config)) log.warn(message);
-  const derivedBaseUrl = listenUrl(parseListenAddr(config.listen_addr)!, machineName());
+  const derivedBaseUrl = withScheme(
+    listenUrl(parseListenAddr(config.listen_addr)!, machineName()),
+    config.tls.server.cert_file !== "",
+  );
   const warnings = startupWarnings(config, {
     baseUrlSet: config.mcp.server.base_url !== derivedBaseUrl,
   });

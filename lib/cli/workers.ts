@@ -14,13 +14,14 @@
  */
 import { parentPort, Worker as ThreadWorker } from "node:worker_threads";
 import type { Config } from "../config/mod.ts";
-import { listenUrl, loadConfig, parseListenAddr } from "../config/mod.ts";
+import { listenUrl, loadConfig, parseListenAddr, withScheme } from "../config/mod.ts";
 import { Cancellation } from "../cancellation.ts";
 import { listenError, RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
 import { drainWithin } from "./_grace.ts";
 import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
+import { logServerTls, readServerTls, serverTlsKeeper } from "./server_tls.ts";
 import {
   createForwarder,
   type FacetPaths,
@@ -251,8 +252,16 @@ async function superviseWorkers(
   const stop = new Cancellation();
   let paths = facetPaths(config);
 
+  // This isolate owns the listener: it terminates TLS (the threads' sockets are private).
+  const serverTls = await readServerTls(config.tls.server);
   const server = await serveGuarded(
-    { hostname: address.hostname, port: address.port, limits: connectionLimits(config), log },
+    {
+      hostname: address.hostname,
+      port: address.port,
+      limits: connectionLimits(config),
+      log,
+      ...(serverTls === null ? {} : { tls: serverTls }),
+    },
     createForwarder({
       upstreams: () => serving,
       complete: () => serving.length === count,
@@ -266,8 +275,14 @@ async function superviseWorkers(
   ).catch((error) => {
     throw listenError(error, { key: "listen_addr", address: config.listen_addr });
   });
-  const url = listenUrl({ ...address, port: server.addr.port });
+  const plainUrl = listenUrl({ ...address, port: server.addr.port });
+  const url = withScheme(plainUrl, serverTls !== null);
   const listenAddr = new URL(url).host;
+  const tlsKeeper = serverTls === null || server.setTls === null
+    ? null
+    : serverTlsKeeper(serverTls, { setTls: server.setTls, log: () => log });
+  if (serverTls !== null) logServerTls(log, serverTls, "TLS certificate loaded");
+
   // The watchdog: ping every thread; end one that stopped answering. Its
   // requests are answered 503 at once (a blocked thread may never end), and a
   // new thread takes its place.
@@ -420,6 +435,7 @@ async function superviseWorkers(
     // Refusals keep the shape of the facets the threads now serve.
     const next = await loadConfig(options.configPath, { env }).catch(() => null);
     if (next !== null) paths = facetPaths(next);
+    if (tlsKeeper !== null && next !== null) await tlsKeeper.reload(next.tls.server);
     return ok;
   }
   const finished = Promise.withResolvers<void>();

@@ -100,10 +100,10 @@ export interface ArrayNode extends Described {
   readonly item: ObjectNode;
 }
 
-/** A mapping with free keys (YAML only). */
+/** A mapping with free keys (YAML only): each value a section, or a boolean. */
 export interface RecordNode extends Described {
   readonly kind: "record";
-  readonly value: ObjectNode;
+  readonly value: ObjectNode | BooleanNode;
 }
 
 /** Any schema node. */
@@ -283,6 +283,15 @@ const HEADER_RULE = object({
   value: { kind: "string", optional: true, description: "`set`: the header value." },
 }, "One header rule (Cosmo's shape).");
 
+/** `demand_control.strategy.static_estimated.subgraph.*`: 0 = not set. */
+const SUBGRAPH_COST = object({
+  list_size: int(0, "The subgraph's list size; 0: the router's `list_size`."),
+  max: int(
+    0,
+    "The largest estimated share of this subgraph (enforce mode: its requests are not sent, its fields null with `SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE`); 0: none.",
+  ),
+}, "One subgraph's demand control settings.");
+
 /** `security.complexity_limits.*`: off by default, as in Cosmo. */
 const COMPLEXITY_LIMIT = object({
   enabled: bool(false, "Check this limit."),
@@ -294,6 +303,13 @@ const HEADER_RULES = object({
     kind: "array",
     item: HEADER_RULE,
     description: "Rules applied, in order, to each subgraph request.",
+  },
+  // Issue 43: a subgraph's answer headers reach the client only by a rule.
+  response: {
+    kind: "array",
+    item: HEADER_RULE,
+    description:
+      "Rules applied, in order, to each subgraph answer: which of its headers reach the client (docs/headers.md).",
   },
 }, "Header rules.");
 
@@ -394,6 +410,42 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     description:
       "The supergraph SDL (Apollo Federation 2) the router serves; reloaded when it changes. `gw-router compose` writes it.",
   }),
+  supergraph_source: object(
+    {
+      kind: {
+        kind: "enum",
+        values: ["file", "url", "hive_cdn", "apollo_uplink"],
+        default: "file",
+        description:
+          "Where the supergraph comes from: `file` (`supergraph_path`), `url` (GET with `ETag`), `hive_cdn` (the Hive CDN's artifact), `apollo_uplink` (Apollo GraphOS). Other than `file`, `supergraph_path` keeps the last good one for restarts while the registry is away.",
+      },
+      url: str("", { description: "`url`: the address to GET the supergraph SDL from." }),
+      headers: list(
+        [],
+        "`url`: request headers, `Name: value` each (keep secrets in the environment).",
+      ),
+      endpoint: str("", {
+        description:
+          "`hive_cdn`: the CDN endpoint of the target (`https://cdn.graphql-hive.com/artifacts/v1/<target>`).",
+      }),
+      key: str("", {
+        description:
+          "`hive_cdn`: the CDN access key (`X-Hive-CDN-Key`); `apollo_uplink`: the graph API key (default: env `APOLLO_KEY`).",
+      }),
+      graph_ref: str("", {
+        description:
+          "`apollo_uplink`: the graph ref, `graph@variant` (default: env `APOLLO_GRAPH_REF`).",
+      }),
+      endpoints: list(
+        [],
+        "`apollo_uplink`: Uplink URLs tried in turn; empty: Apollo's two public ones.",
+      ),
+      poll_interval_ms: duration(10_000, "Time between polls of the registry.", { min: 1_000 }),
+      timeout_ms: duration(10_000, "Longest wait for one poll's answer.", { min: 1 }),
+      max_bytes: size(64_000_000, "Largest supergraph accepted from the registry.", { min: 1 }),
+    },
+    "The supergraph's source: a file, or a registry polled for changes (docs/supergraph-source.md).",
+  ),
   operations_dir: str("operations", {
     file: true,
     description:
@@ -429,14 +481,17 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     description:
       "The subgraphs `gw-router compose` composes into `supergraph_path` (not read by `serve`).",
   },
-  headers: object({
-    all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
-    subgraphs: {
-      kind: "record",
-      value: HEADER_RULES,
-      description: "Rules per subgraph name, applied after `all`.",
+  headers: object(
+    {
+      all: object(HEADER_RULES.fields, "Rules for every subgraph request."),
+      subgraphs: {
+        kind: "record",
+        value: HEADER_RULES,
+        description: "Rules per subgraph name, applied after `all`.",
+      },
     },
-  }, "Which client headers are forwarded to subgraphs (none by default)."),
+    "Which client headers are forwarded to subgraphs, and which subgraph answer headers reach the client (none by default).",
+  ),
   authentication: object({
     jwt: object({
       jwks: {
@@ -741,6 +796,46 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "graphql-preflight",
     ], "Any one of these, non-empty, lets such a request run."),
   }, "CSRF prevention."),
+  // Issue 43: progressive @override labels other than percent(n), set by the operator.
+  override_labels: {
+    kind: "record",
+    value: bool(false, "Whether this label is on."),
+    description:
+      "Progressive `@override(label:)` labels on (`true`) or off (`false`) by name; a `percent(n)` label named here is no longer drawn (docs/override_labels.md).",
+  },
+  // Issue 43: Apollo Client's BatchHttpLink (Apollo Router's keys).
+  batching: object({
+    enabled: bool(
+      false,
+      "Answer a JSON array of operations on `graphql_path` with an array of results; off: 400 `BATCHING_NOT_ENABLED`.",
+    ),
+    mode: {
+      kind: "enum",
+      values: ["batch_http_link"],
+      default: "batch_http_link",
+      description: "The batch format: `batch_http_link` (a JSON array, Apollo Client's).",
+    },
+    maximum_size: int(
+      10,
+      "The most operations in one batch; more: 400 `BATCH_LIMIT_EXCEEDED`.",
+      { min: 1 },
+    ),
+  }, "Query batching (docs/batching.md)."),
+  // Issue 43: the GraphQL multipart request specification (Cosmo's limits).
+  file_uploads: object({
+    enabled: bool(
+      false,
+      "Accept multipart file uploads on `graphql_path`; each file is streamed to the subgraph whose field takes it, never held whole.",
+    ),
+    max_file_size: size(
+      50_000_000,
+      "The largest file, bytes; larger: 413 `PAYLOAD_TOO_LARGE` (the `operations` and `map` fields are held to `max_request_body_bytes`).",
+      { min: 1 },
+    ),
+    max_files: int(10, "The most files in one request; more: 413 `PAYLOAD_TOO_LARGE`.", {
+      min: 1,
+    }),
+  }, "File uploads: the GraphQL multipart request specification (docs/file_uploads.md)."),
   subgraph_error_propagation: object({
     mode: {
       kind: "enum",
@@ -974,7 +1069,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     max_total: int(10_000, "Subscriptions this replica holds at once.", { min: 1 }),
     max_buffered_events: int(
       64,
-      "Results a client may fall behind by before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`).",
+      "Results a client may leave untaken before its stream ends (`SUBSCRIPTION_CLIENT_TOO_SLOW`); while the router is the slow one, 4 × this before `SUBSCRIPTION_LIMIT_REACHED`.",
       { min: 1 },
     ),
     max_unsent_bytes: size(
@@ -982,6 +1077,23 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       "Bytes a WebSocket client may leave unread before it is closed (1008).",
       { min: 1 },
     ),
+    max_message_bytes: size(
+      262_144,
+      "Bytes of one message a WebSocket client may send; a larger one closes the connection with 1009 before it is parsed.",
+      { min: 1 },
+    ),
+    admission: object({
+      enabled: bool(
+        true,
+        "Refuse new subscriptions (`SUBSCRIPTION_LIMIT_REACHED`) when the serving thread cannot deliver events to one more.",
+      ),
+      max_cpu_share: {
+        kind: "ratio",
+        default: 0.8,
+        description:
+          "The share of the serving thread's CPU the subscriptions' fan-out may be projected to take before new ones are refused.",
+      },
+    }, "Subscription admission by capacity (docs/subscriptions.md#admission-by-capacity)."),
     keep_alive_interval_ms: duration(15_000, "WebSocket ping interval (graphql-ws `ping`).", {
       min: 1,
     }),
@@ -1010,6 +1122,94 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       description: "Per-subgraph subscription transport, by subgraph name.",
     },
   }, "Federated subscriptions over WebSocket, SSE and multipart (docs/subscriptions.md)."),
+  // Issue 41: Apollo Router's `demand_control` shape.
+  demand_control: object({
+    enabled: bool(
+      false,
+      "Estimate every operation's cost from `@cost` / `@listSize` and measure its answer's.",
+    ),
+    mode: {
+      kind: "enum",
+      values: ["measure", "enforce"],
+      default: "measure",
+      description:
+        "`enforce`: refuse operations whose estimate passes `max` (`COST_ESTIMATED_TOO_EXPENSIVE`), before any fetch; `measure`: run them and record the figures.",
+    },
+    strategy: object({
+      static_estimated: object({
+        list_size: int(
+          10,
+          "The size assumed for a list no `@listSize` sizes (slicing argument or `assumedSize`).",
+        ),
+        max: int(
+          1000,
+          "The largest estimated cost admitted in `enforce` mode (admitted at exactly `max`).",
+        ),
+        enforce_actual_cost: bool(
+          false,
+          "In `enforce` mode, also refuse an answer whose actual cost passes `max` (`COST_ACTUAL_TOO_EXPENSIVE`; its data is withheld).",
+        ),
+        subgraph: object({
+          all: object(SUBGRAPH_COST.fields, "Every subgraph's settings."),
+          subgraphs: {
+            kind: "record",
+            value: SUBGRAPH_COST,
+            description: "Per subgraph name, over `all`.",
+          },
+        }, "Per-subgraph list sizes and budgets."),
+      }, "Apollo Router's static estimate (IBM GraphQL Cost Directives)."),
+    }, "How the cost is computed."),
+    expose_in_extensions: bool(
+      false,
+      "Add `extensions.cost` (`estimated`, `actual`, `max`, `result`, `strategy`) to answers.",
+    ),
+  }, "Demand control: cost analysis with `@cost` and `@listSize` (docs/demand-control.md)."),
+  tls: object({
+    server: object({
+      cert_file: str("", {
+        file: true,
+        description:
+          "PEM certificate (its chain after it) the listener serves HTTPS with; empty: plain HTTP. Reloaded on SIGHUP and when the file changes.",
+      }),
+      key_file: str("", {
+        file: true,
+        description: "PEM private key of `cert_file` (PKCS#8, PKCS#1 or SEC1).",
+      }),
+      client_ca_file: str("", {
+        file: true,
+        description:
+          "PEM certificate authorities that sign client certificates (mutual TLS); needs `require_client_cert: true`.",
+      }),
+      require_client_cert: bool(
+        false,
+        "Refuse a connection whose client certificate is missing or not signed by `client_ca_file` (at the handshake).",
+      ),
+      http2: bool(
+        true,
+        "Offer HTTP/2 (ALPN `h2`) beside HTTP/1.1. Over HTTP/2 the router does not learn the client's address (`rate_limit` by `client_ip` sees one unknown client); a change needs a restart.",
+      ),
+    }, "HTTPS on `listen_addr`: HTTP/2 (ALPN `h2`) beside HTTP/1.1 (docs/tls.md)."),
+    subgraphs: {
+      kind: "record",
+      value: object({
+        ca_file: str("", {
+          file: true,
+          description:
+            "PEM certificate authorities trusted for this subgraph's `https:`/`wss:` URL, besides the system's.",
+        }),
+        cert_file: str("", {
+          file: true,
+          description: "PEM client certificate (mutual TLS) sent to the subgraph.",
+        }),
+        key_file: str("", {
+          file: true,
+          description: "PEM private key of `cert_file`.",
+        }),
+      }, "TLS to one subgraph (or, under `all`, to every subgraph without its own)."),
+      description:
+        "TLS to subgraphs by subgraph name; `all` applies to every subgraph not named (queries, mutations, subscriptions over `wss:` and SSE).",
+    },
+  }, "TLS (docs/tls.md)."),
   shutdown_delay_ms: duration(
     0,
     "After SIGTERM, readiness answers 503 while the router still serves, for this long (a load balancer's time to notice).",

@@ -73,6 +73,47 @@ export function validationRules(out: Raw): (() => void)[] {
   const oauth = () => section(out, "mcp", "oauth");
   const sharedSources = () => (section(out, "authentication", "jwt").jwks as Raw[]).length;
   return [
+    () => validateServerTls(section(out, "tls", "server")),
+    () => {
+      const source = section(out, "supergraph_source");
+      if (source.kind === "url" && !isHttpUrl(String(source.url))) {
+        fail(
+          "supergraph_source.url",
+          `expected an http(s) URL with kind "url", got "${source.url}"`,
+        );
+      }
+      if (source.kind === "hive_cdn") {
+        if (!isHttpUrl(String(source.endpoint))) {
+          fail(
+            "supergraph_source.endpoint",
+            `expected the Hive CDN's http(s) endpoint with kind "hive_cdn", got "${source.endpoint}"`,
+          );
+        }
+        if (String(source.key) === "") {
+          fail("supergraph_source.key", 'required with kind "hive_cdn" (the CDN access key)');
+        }
+      }
+      (source.endpoints as string[]).forEach((url, i) => {
+        if (!isHttpUrl(url)) {
+          fail(`supergraph_source.endpoints[${i}]`, `expected an http(s) URL, got "${url}"`);
+        }
+      });
+    },
+    () => {
+      for (
+        const [name, tls] of Object.entries(section(out, "tls").subgraphs as Record<string, Raw>)
+      ) {
+        if ((String(tls.cert_file) === "") !== (String(tls.key_file) === "")) {
+          const [missing, given] = String(tls.cert_file) === ""
+            ? ["cert_file", "key_file"]
+            : ["key_file", "cert_file"];
+          fail(
+            `tls.subgraphs.${name}.${missing}`,
+            `required with "tls.subgraphs.${name}.${given}"`,
+          );
+        }
+      }
+    },
     () => {
       if (parseListenAddr(String(out.listen_addr)) === undefined) {
         failListenAddr(String(out.listen_addr));
@@ -147,8 +188,10 @@ export function validationRules(out: Raw): (() => void)[] {
     () => {
       const headers = section(out, "headers");
       validateRules(section(headers, "all").request as Raw[], "headers.all.request");
+      validateResponseRules(section(headers, "all").response as Raw[], "headers.all.response");
       for (const [name, rules] of Object.entries(headers.subgraphs as Record<string, Raw>)) {
         validateRules(rules.request as Raw[], `headers.subgraphs.${name}.request`);
+        validateResponseRules(rules.response as Raw[], `headers.subgraphs.${name}.response`);
       }
     },
     () => {
@@ -286,6 +329,30 @@ function validateRules(rules: Raw[], path: string): void {
   });
 }
 
+/**
+ * Headers of the router's own responses, which a response rule cannot take
+ * from a subgraph (as `lib/engine/fetch/response_headers.ts` enforces).
+ */
+const ROUTER_RESPONSE_HEADER =
+  /^(connection|keep-alive|proxy-authenticate|proxy-connection|te|trailer|transfer-encoding|upgrade|content-length|content-type|content-encoding|date|server|x-request-id|access-control-.*|ratelimit-.*)$/i;
+
+/** Response rules: the request rules' shape, and never a header the router answers itself. */
+function validateResponseRules(rules: Raw[] | undefined, path: string): void {
+  if (rules === undefined) return;
+  validateRules(rules, path);
+  rules.forEach((rule, i) => {
+    for (const key of ["named", "rename", "name"]) {
+      const value = rule[key];
+      if (typeof value === "string" && ROUTER_RESPONSE_HEADER.test(value)) {
+        fail(
+          `${path}[${i}].${key}`,
+          `"${value}" is a header the router sets on its own responses; a response rule cannot take it from a subgraph`,
+        );
+      }
+    }
+  });
+}
+
 /** `rate_limit.key`: `client_ip`, `token_subject` or `header:<Name>`. */
 const RATE_LIMIT_KEY = /^(client_ip|token_subject|header:[!#$%&'*+.^_`|~0-9A-Za-z-]+)$/;
 
@@ -344,5 +411,29 @@ function validateSharedState(out: Raw): void {
     if (parseCidr(cidr) === null) {
       fail("rate_limit.trusted_proxies", `expected IP addresses or CIDR blocks, got "${cidr}"`);
     }
+  }
+}
+
+/** `tls.server`: a certificate comes with its key; client certificates need their authorities. */
+function validateServerTls(server: Raw): void {
+  const cert = String(server.cert_file);
+  const key = String(server.key_file);
+  if ((cert === "") !== (key === "")) {
+    const [missing, given] = cert === "" ? ["cert_file", "key_file"] : ["key_file", "cert_file"];
+    fail(`tls.server.${missing}`, `required with "tls.server.${given}"`);
+  }
+  const ca = String(server.client_ca_file);
+  if (ca !== "" && cert === "") {
+    fail("tls.server.client_ca_file", 'needs "tls.server.cert_file" and "tls.server.key_file"');
+  }
+  const required = server.require_client_cert === true;
+  if (required && ca === "") {
+    fail("tls.server.require_client_cert", 'needs "tls.server.client_ca_file" (the authorities)');
+  }
+  if (ca !== "" && !required) {
+    fail(
+      "tls.server.client_ca_file",
+      'set "tls.server.require_client_cert: true" with it: the router passes no client certificate on, so one asked for but not required would check nothing',
+    );
   }
 }

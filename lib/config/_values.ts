@@ -146,3 +146,22 @@ export function listenUrl(address: ListenAddress, machine?: string): string {
     : hostname;
   return `http://${host}:${port}`;
 }
+
+/**
+ * A listener URL with the scheme its listener speaks: `https:` when it serves
+ * TLS (`tls.server`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { withScheme } from "./_values.ts";
+ * assert.equal(withScheme("http://vm1:443", true), "https://vm1:443");
+ * assert.equal(withScheme("http://vm1:80", false), "http://vm1:80");
+ * ```
+ * @param url A `listenUrl` result.
+ * @param secure Whether the listener serves TLS.
+ * @returns The URL.
+ */
+export function withScheme(url: string, secure: boolean): string {
+  return secure ? url.replace(/^http:/, "https:") : url;
+}

@@ -62,6 +62,8 @@ export function resolveConfigPath(
  * assert.throws(() => parseConfigYaml("a: [", "config.yaml"), { code: "CONFIG_INVALID" });
  * // The message keeps the parser's code frame (the line and a caret under the error).
  * assert.throws(() => parseConfigYaml("a: 1\nb: [c\n", "x.yaml"), /\n.*\^/);
+ * // A line indented by mistake is named, not the key before it.
+ * assert.throws(() => parseConfigYaml("dev_mode: true\n  listen_addr: x\n", "x.yaml"), /x\.yaml:2:14/);
  * ```
  * @param text YAML text.
  * @param file The file name, for messages.
@@ -72,15 +74,48 @@ export function parseConfigYaml(text: string, file: string): unknown {
   try {
     return parseYaml(text, { prettyErrors: true });
   } catch (error) {
-    const position = (error as { linePos?: [{ line: number; col: number }] }).linePos?.[0];
+    const found = (error as { linePos?: [{ line: number; col: number }] }).linePos?.[0];
+    const moved = found === undefined ? null : offendingColon(text, error, found);
+    const position = moved ?? found;
     const at = position ? `:${position.line}:${position.col}` : "";
     // The yaml package's message: a first line, then a code frame pointing at the error.
-    const message = String((error as Error).message).trimEnd();
+    const message = moved === null
+      ? String((error as Error).message).trimEnd()
+      : `${firstLine((error as Error).message)} at line ${moved.line}, column ${moved.col}:\n\n${
+        text.split("\n")[moved.line - 1]
+      }\n${" ".repeat(moved.col - 1)}^`;
     throw new RouterError("CONFIG_INVALID", `Cannot parse "${file}${at}": ${message}`, {
       cause: error,
       details: { path: "", file, ...(position ? { line: position.line } : {}) },
     });
   }
+}
+
+function firstLine(message: string): string {
+  return message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+}
+
+/**
+ * Where a "block as implicit key" error really is. The yaml package points at
+ * the start of the value a stray `key: value` continued (`dev_mode: true` on
+ * line 1 when line 2 is indented by mistake); the mistake is the next `: ` —
+ * on the line the user indented. Null when that is the line already named.
+ */
+function offendingColon(
+  text: string,
+  error: unknown,
+  found: { line: number; col: number },
+): { line: number; col: number } | null {
+  const { code, pos } = error as { code?: string; pos?: [number, number] };
+  if (code !== "BLOCK_AS_IMPLICIT_KEY" || pos === undefined) return null;
+  const colon = /:(?=[ \t]|\r?\n|$)/g;
+  colon.lastIndex = pos[0];
+  const match = colon.exec(text);
+  if (match === null) return null;
+  const before = text.slice(0, match.index);
+  const line = before.split("\n").length;
+  if (line === found.line) return null;
+  return { line, col: match.index - before.lastIndexOf("\n") };
 }
 
 /**
@@ -173,7 +208,10 @@ export async function checkFiles(config: Config): Promise<void> {
 }
 
 async function missingFiles(config: Config): Promise<RouterError[]> {
-  const files: [string, string][] = [["supergraph_path", config.supergraph_path]];
+  // From a registry, supergraph_path only keeps the last good one: it may not exist yet.
+  const files: [string, string][] = config.supergraph_source.kind === "file"
+    ? [["supergraph_path", config.supergraph_path]]
+    : [];
   if (config.engine.request_tracing_public_key_file !== "") {
     files.push([
       "engine.request_tracing_public_key_file",
@@ -186,6 +224,15 @@ async function missingFiles(config: Config): Promise<RouterError[]> {
   config.mcp.oauth.jwks.forEach((source, i) => {
     if (source.file !== undefined) files.push([`mcp.oauth.jwks[${i}].file`, source.file]);
   });
+  for (const name of ["cert_file", "key_file", "client_ca_file"] as const) {
+    const file = config.tls.server[name];
+    if (file !== "") files.push([`tls.server.${name}`, file]);
+  }
+  for (const [subgraph, tls] of Object.entries(config.tls.subgraphs)) {
+    for (const name of ["ca_file", "cert_file", "key_file"] as const) {
+      if (tls[name] !== "") files.push([`tls.subgraphs.${subgraph}.${name}`, tls[name]]);
+    }
+  }
   const problems: RouterError[] = [];
   for (const [key, file] of files) {
     try {
@@ -198,7 +245,8 @@ async function missingFiles(config: Config): Promise<RouterError[]> {
       problems.push(
         new RouterError("CONFIG_INVALID", `Cannot read "${key}": file "${file}": ${reason}`, {
           cause: error,
-          details: { path: key, file },
+          // `notYet`: the file is only not there (yet): `config validate --skip-files` skips it.
+          details: { path: key, file, notYet: error instanceof Deno.errors.NotFound },
         }),
       );
     }

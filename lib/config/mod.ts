@@ -25,7 +25,13 @@ export {
   resolveConfigPath,
   validateConfigFile,
 } from "./load.ts";
-export { isWildcardHost, type ListenAddress, listenUrl, parseListenAddr } from "./_values.ts";
+export {
+  isWildcardHost,
+  type ListenAddress,
+  listenUrl,
+  parseListenAddr,
+  withScheme,
+} from "./_values.ts";
 export {
   ASYMMETRIC_ALGORITHMS,
   DEFAULT_UNMASKED_TRACE_HEADERS,

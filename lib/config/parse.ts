@@ -33,6 +33,7 @@ import {
   parseListenAddr,
   parseSize,
   splitList,
+  withScheme,
 } from "./_values.ts";
 
 /** Options for {@linkcode parseConfig}. */
@@ -325,7 +326,16 @@ function readNode(
       if (!isMapping(raw)) fail(where.path, "expected a mapping");
       const out: Raw = {};
       for (const [key, item] of Object.entries(raw)) {
-        out[key] = readObject(node.value, item, `${where.path}.${key}`, context, null);
+        const path = `${where.path}.${key}`;
+        out[key] = node.value.kind === "object"
+          ? readObject(node.value, item, path, context, null)
+          : readLeaf(
+            node.value,
+            item,
+            { path, yamlPath: `${where.yamlPath}.${key}` },
+            context,
+            null,
+          );
       }
       return out;
     }
@@ -427,10 +437,19 @@ function floored(node: SizeNode | DurationNode, value: number | undefined): numb
   return value !== undefined && value >= (node.min ?? 0) ? value : undefined;
 }
 
+/** A YAML value as an error quotes it (short). */
+function shown(raw: unknown): string {
+  const text = typeof raw === "string" ? JSON.stringify(raw) : JSON.stringify(raw) ?? String(raw);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
 function readYamlLeaf(node: LeafNode, raw: unknown, yamlPath: string, path: string): unknown {
   const bad = (): never => {
-    // Name the key as the user wrote it when it differs (refresh_interval vs _ms).
-    fail(path, yamlPath === path ? expected(node) : `"${yamlPath}" ${expected(node)}`);
+    // Name the key as the user wrote it (refresh_interval, not refresh_interval_ms);
+    // details.path stays the key's own path.
+    throw new RouterError("CONFIG_INVALID", `Cannot read "${yamlPath}": ${expected(node)}`, {
+      details: yamlPath === path ? { path } : { path, written: yamlPath, got: shown(raw) },
+    });
   };
   switch (node.kind) {
     case "string":
@@ -500,7 +519,9 @@ function fillDerived(out: Raw, hostname: string | undefined): void {
   if (server.base_url === undefined) {
     const address = parseListenAddr(String(out.listen_addr));
     if (address === undefined) failListenAddr(String(out.listen_addr));
-    server.base_url = listenUrl(address, hostname);
+    // HTTPS when the listener serves TLS: OAuth metadata and tool links name the URL clients use.
+    const secure = String(section(out, "tls", "server").cert_file) !== "";
+    server.base_url = withScheme(listenUrl(address, hostname), secure);
   }
   for (const [, sources] of jwksLists(out)) {
     sources.forEach((source) => {
@@ -589,7 +610,9 @@ export function withBoundPort(config: Config, port: number): Config {
   const base = new URL(config.mcp.server.base_url);
   // The derived default (`http://<listen host or machine name>:<port>`) follows the bound port.
   const derived = base.pathname === "/" && base.port === String(address.port) &&
-    (config.mcp.server.base_url === listenUrl(address) || isWildcardHost(address.hostname));
+    (config.mcp.server.base_url ===
+        withScheme(listenUrl(address), config.tls.server.cert_file !== "") ||
+      isWildcardHost(address.hostname));
   if (derived) base.port = String(port);
   const baseUrl = derived ? base.href.replace(/\/$/, "") : config.mcp.server.base_url;
   return deepFreeze({

@@ -47,7 +47,9 @@ export function configKeys(): ConfigKey[] {
       keys.push({ path, node: child, env: child.kind === "object" ? undefined : env });
       if (child.kind === "object") walk(child, path, envOk);
       else if (child.kind === "array") walk(child.item, `${path}[]`, false);
-      else if (child.kind === "record") walk(child.value, `${path}.<name>`, false);
+      else if (child.kind === "record" && child.value.kind === "object") {
+        walk(child.value, `${path}.<name>`, false);
+      }
     }
   }
   walk(CONFIG_SCHEMA, "", true);
@@ -108,7 +110,9 @@ function nodeSchema(node: Node): Json {
     case "record":
       return described({
         type: "object",
-        additionalProperties: objectSchema(node.value),
+        additionalProperties: node.value.kind === "object"
+          ? objectSchema(node.value)
+          : leafSchema(node.value),
         default: {},
       });
     default:
@@ -186,7 +190,9 @@ function kindText(node: Node): string {
     case "array":
       return "list of objects";
     case "record":
-      return "mapping of name → object";
+      return node.value.kind === "object"
+        ? "mapping of name → object"
+        : "mapping of name → boolean";
   }
 }
 

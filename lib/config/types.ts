@@ -39,12 +39,20 @@ export type HeaderRule =
   }
   | { readonly op: "set"; readonly name: string; readonly value: string };
 
-/** `headers`: what is forwarded from client requests to subgraphs. */
+/** Header rules of requests to subgraphs and of their answers. */
+export interface HeaderRules {
+  /** Client headers → each subgraph request. */
+  readonly request: readonly HeaderRule[];
+  /** Subgraph answer headers → the client response (issue 43); absent: none. */
+  readonly response?: readonly HeaderRule[];
+}
+
+/** `headers`: what is forwarded from client requests to subgraphs, and back. */
 export interface HeadersConfig {
-  /** Rules for every subgraph request. */
-  readonly all: { readonly request: readonly HeaderRule[] };
+  /** Rules for every subgraph. */
+  readonly all: HeaderRules;
   /** Rules per subgraph name, applied after `all`. */
-  readonly subgraphs: Readonly<Record<string, { readonly request: readonly HeaderRule[] }>>;
+  readonly subgraphs: Readonly<Record<string, HeaderRules>>;
 }
 
 /** One JWKS key source: exactly one of `url`, `file`, `secret`. */
@@ -430,6 +438,62 @@ export interface SubgraphTrafficConfig {
   readonly circuit_breaker: CircuitBreakerConfig;
 }
 
+/** `supergraph_source`: where the supergraph comes from (docs/supergraph-source.md). */
+export interface SupergraphSourceConfig {
+  /** `file`, `url`, `hive_cdn` or `apollo_uplink`. */
+  readonly kind: "file" | "url" | "hive_cdn" | "apollo_uplink";
+  /** `url`: the address. */
+  readonly url: string;
+  /** `url`: `Name: value` request headers. */
+  readonly headers: readonly string[];
+  /** `hive_cdn`: the CDN endpoint. */
+  readonly endpoint: string;
+  /** `hive_cdn`: the CDN key; `apollo_uplink`: the API key. */
+  readonly key: string;
+  /** `apollo_uplink`: `graph@variant`. */
+  readonly graph_ref: string;
+  /** `apollo_uplink`: Uplink URLs; empty: the public ones. */
+  readonly endpoints: readonly string[];
+  /** Time between polls, ms. */
+  readonly poll_interval_ms: number;
+  /** Longest wait for one poll, ms. */
+  readonly timeout_ms: number;
+  /** Largest supergraph accepted, bytes. */
+  readonly max_bytes: number;
+}
+
+/** `tls.server`: HTTPS on the listener (docs/tls.md). */
+export interface TlsServerConfig {
+  /** PEM certificate and chain; empty: plain HTTP. */
+  readonly cert_file: string;
+  /** PEM private key of `cert_file`. */
+  readonly key_file: string;
+  /** PEM authorities of client certificates; empty: none asked for. */
+  readonly client_ca_file: string;
+  /** Refuse connections without a client certificate `client_ca_file` signed. */
+  readonly require_client_cert: boolean;
+  /** Offer HTTP/2 by ALPN beside HTTP/1.1. */
+  readonly http2: boolean;
+}
+
+/** `tls.subgraphs.<name>`: TLS to one subgraph. */
+export interface TlsSubgraphConfig {
+  /** PEM authorities trusted besides the system's; empty: the system's only. */
+  readonly ca_file: string;
+  /** PEM client certificate (mutual TLS); empty: none. */
+  readonly cert_file: string;
+  /** PEM private key of `cert_file`. */
+  readonly key_file: string;
+}
+
+/** `tls`. */
+export interface TlsConfig {
+  /** The listener's certificate. */
+  readonly server: TlsServerConfig;
+  /** TLS to subgraphs by name; `all`: every subgraph not named. */
+  readonly subgraphs: Readonly<Record<string, TlsSubgraphConfig>>;
+}
+
 /** `traffic_shaping`. */
 export interface TrafficShapingConfig {
   /** The router's own limits. */
@@ -576,6 +640,8 @@ export interface Config {
   readonly heap: HeapConfig;
   /** Supergraph SDL file (Apollo Federation), relative to the config file. */
   readonly supergraph_path: string;
+  /** Where the supergraph comes from (issue 44). */
+  readonly supergraph_source: SupergraphSourceConfig;
   /** Folder of named operations (`*.graphql`): the MCP and Connect contract. */
   readonly operations_dir: string;
   /** Largest accepted request body, bytes. */
@@ -604,6 +670,12 @@ export interface Config {
   readonly introspection: IntrospectionConfig;
   /** CSRF prevention (issue 14). */
   readonly csrf_prevention: CsrfPreventionConfig;
+  /** Progressive `@override` labels set on or off by name (issue 43). */
+  readonly override_labels: Readonly<Record<string, boolean>>;
+  /** Query batching (issue 43). */
+  readonly batching: BatchingConfig;
+  /** File uploads (issue 43). */
+  readonly file_uploads: FileUploadsConfig;
   /** What clients see of subgraph errors (issue 14). */
   readonly subgraph_error_propagation: SubgraphErrorPropagationConfig;
   /** Metrics and traces (issue 16). */
@@ -612,6 +684,8 @@ export interface Config {
   readonly access_logs: AccessLogsConfig;
   /** Admission, deadlines, retries (issue 15). */
   readonly traffic_shaping: TrafficShapingConfig;
+  /** HTTPS on the listener (issue 44). */
+  readonly tls: TlsConfig;
   /** Federated subscriptions (docs/subscriptions.md). */
   readonly subscriptions: SubscriptionsConfig;
   /** After SIGTERM: readiness 503 and still accepting for this long, ms (behind a load balancer). */
@@ -628,6 +702,40 @@ export interface Config {
   readonly rate_limit: RateLimitConfig;
   /** Entity and root-field caching. */
   readonly entity_cache: EntityCacheConfig;
+  /** Demand control (issue 41, docs/demand-control.md). */
+  readonly demand_control: DemandControlConfig;
+}
+
+/** `demand_control.strategy.static_estimated.subgraph.*` (0 = not set). */
+export interface SubgraphCostConfig {
+  /** The subgraph's list size; 0: the router's. */
+  readonly list_size: number;
+  /** The largest estimated share of this subgraph; 0: none. */
+  readonly max: number;
+}
+
+/** `demand_control` (Apollo Router's shape). */
+export interface DemandControlConfig {
+  /** Estimate and measure operations' costs. */
+  readonly enabled: boolean;
+  /** `enforce` refuses over `max`; `measure` records. */
+  readonly mode: "measure" | "enforce";
+  readonly strategy: {
+    readonly static_estimated: {
+      /** The size of a list nothing else sizes. */
+      readonly list_size: number;
+      /** The largest estimated cost admitted. */
+      readonly max: number;
+      /** Also refuse answers whose actual cost passes `max` (enforce mode). */
+      readonly enforce_actual_cost: boolean;
+      readonly subgraph: {
+        readonly all: SubgraphCostConfig;
+        readonly subgraphs: Readonly<Record<string, SubgraphCostConfig>>;
+      };
+    };
+  };
+  /** Add `extensions.cost` to answers. */
+  readonly expose_in_extensions: boolean;
 }
 
 /** `security.complexity_limits.*`. */
@@ -672,6 +780,26 @@ export interface CsrfPreventionConfig {
   readonly required_headers: readonly string[];
 }
 
+/** `batching` (Apollo Router's keys): Apollo Client's `BatchHttpLink`. */
+export interface BatchingConfig {
+  /** Answer a JSON array of operations with an array of results; off: 400 `BATCHING_NOT_ENABLED`. */
+  readonly enabled: boolean;
+  /** The batch format (a JSON array). */
+  readonly mode: "batch_http_link";
+  /** The most operations in one batch; more: 400 `BATCH_LIMIT_EXCEEDED`. */
+  readonly maximum_size: number;
+}
+
+/** `file_uploads`: the GraphQL multipart request specification. */
+export interface FileUploadsConfig {
+  /** Accept multipart file uploads on `graphql_path` (streamed to the subgraph). */
+  readonly enabled: boolean;
+  /** The largest file, bytes (413 past it). */
+  readonly max_file_size: number;
+  /** The most files in one request (413 past it). */
+  readonly max_files: number;
+}
+
 /** `subgraph_error_propagation` (Cosmo's names). */
 export interface SubgraphErrorPropagationConfig {
   /** `wrapped`: one router error per subgraph carrying the filtered errors; `pass-through`: the filtered errors themselves. */
@@ -698,6 +826,10 @@ export interface SubscriptionsConfig {
   readonly max_buffered_events: number;
   /** Bytes sent to one WebSocket client and not yet taken before it is dropped. */
   readonly max_unsent_bytes: number;
+  /** Bytes of one message a WebSocket client may send (larger: close 1009). */
+  readonly max_message_bytes: number;
+  /** Admission by capacity: new subscriptions refused when the fan-out cannot take one more. */
+  readonly admission: SubscriptionAdmissionConfig;
   /** WebSocket ping interval, ms. */
   readonly keep_alive_interval_ms: number;
   /** SSE comment and multipart `{}` heartbeat interval, ms. */
@@ -706,6 +838,14 @@ export interface SubscriptionsConfig {
   readonly deduplicate: boolean;
   /** Per subgraph: where its subscriptions are opened. */
   readonly subgraphs: Readonly<Record<string, SubscriptionSubgraphConfig>>;
+}
+
+/** `subscriptions.admission`. */
+export interface SubscriptionAdmissionConfig {
+  /** Refuse new subscriptions when the serving thread cannot take one more's fan-out. */
+  readonly enabled: boolean;
+  /** The share of the serving thread the fan-out may be projected to take. */
+  readonly max_cpu_share: number;
 }
 
 /** `subscriptions.subgraphs.<name>`. */

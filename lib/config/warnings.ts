@@ -62,6 +62,17 @@ export function startupWarnings(
         "MCP runs without OAuth (mcp.oauth.enabled: false) while its execute_graphql tool is on (mcp.enable_arbitrary_operations: true): any client that reaches the MCP endpoint can run any operation; turn on mcp.oauth or set mcp.enable_arbitrary_operations: false",
     });
   }
+  const rateLimit = config.rate_limit;
+  if (
+    config.tls.server.cert_file !== "" && config.tls.server.http2 && rateLimit.enabled &&
+    rateLimit.key !== "token_subject" && !rateLimit.key.startsWith("header:")
+  ) {
+    warnings.push({
+      key: "tls.server.http2",
+      message:
+        "rate_limit keys requests by client_ip, but over HTTP/2 the router does not learn the client's address: every HTTP/2 client shares one limit (ip:unknown); set tls.server.http2: false, or key rate_limit by a header or token_subject",
+    });
+  }
   const engine = config.engine;
   if (
     engine.enable_request_tracing && !config.dev_mode &&
@@ -71,6 +82,13 @@ export function startupWarnings(
       key: "engine.request_tracing_public_key_file",
       message:
         "Advanced Request Tracing is enabled without a token key: no request can be traced outside dev_mode; write a key pair with `gw-router trace-token --generate-key --out DIR` and set engine.request_tracing_public_key_file, or set engine.enable_request_tracing: false",
+    });
+  }
+  if (config.file_uploads.enabled && !config.csrf_prevention.enabled) {
+    warnings.push({
+      key: "csrf_prevention.enabled",
+      message:
+        "File uploads are on (file_uploads.enabled) without CSRF prevention: a multipart request is a simple request, so any web page can make a browser send mutations with its cookies; set csrf_prevention.enabled: true",
     });
   }
   const address = parseListenAddr(config.listen_addr);

@@ -15,7 +15,13 @@ import {
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import type { AuthError } from "../errors.ts";
-import { type Engine, execute, prepare } from "../engine/mod.ts";
+import {
+  type Engine,
+  execute,
+  mergeCacheControl,
+  prepare,
+  type ResponseHeaderCollector,
+} from "../engine/mod.ts";
 import type { ExecutionResult } from "../engine/types.ts";
 import { readGzipLimited, utf8Length } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
@@ -271,6 +277,8 @@ function deadlineFailure(timeoutMs: number | null): ConnectFailure {
 interface CallInput {
   readonly variables: Record<string, unknown>;
   readonly identity: VerifiedToken | null;
+  /** Where the subgraph answer headers go (`headers.*.response`); absent: not read. */
+  readonly collected?: ResponseHeaderCollector;
 }
 
 async function run(
@@ -316,6 +324,7 @@ async function run(
       requestId: requestIdOf(request),
       signal: controller.signal,
       ...(hooks ? { hooks } : {}),
+      ...(input.collected ? { subgraphHeaders: input.collected.add } : {}),
     });
     execution.catch(() => {}); // a rejection after the deadline is not an unhandled one
     const outcome = await Promise.race([execution, stopped.promise]);
@@ -490,10 +499,11 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
       identity: access.token,
     }, deps);
   }
+  const collected = deps.engine.responseHeaders?.collect();
   const executed = await run(
     request,
     call,
-    { variables: variables.value, identity: access.token },
+    { variables: variables.value, identity: access.token, ...(collected ? { collected } : {}) },
     deps,
   );
   if (!executed.ok) return connectErrorResponse(executed.failure);
@@ -523,6 +533,9 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   }
   const body = JSON.stringify(encodeResponseMessage(call.method.response, result.data));
   const headers = new Headers({ "content-type": "application/json" });
+  // The subgraph answer headers the response header rules let through (issue 43).
+  collected?.apply(headers);
+  const fromSubgraphs = headers.get("cache-control");
   // A large answer goes out counted until its client took it (unsent_answers.ts).
   const size = utf8Length(body);
   // The size goes on the answer: the access log then wraps nothing.
@@ -535,12 +548,14 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   // subgraphs see, from another request's copy.
   const { vary, byPattern } = state.cacheKey;
   headers.set("vary", vary.join(", "));
+  const own = cacheControl({
+    maxAge: state.cacheMaxAge,
+    authorized: byPattern || vary.some((name) => request.headers.has(name)),
+  });
+  // A subgraph's Cache-Control can only make the router's more restrictive.
   headers.set(
     "cache-control",
-    cacheControl({
-      maxAge: state.cacheMaxAge,
-      authorized: byPattern || vary.some((name) => request.headers.has(name)),
-    }),
+    fromSubgraphs === null ? own : mergeCacheControl([own, fromSubgraphs]) ?? own,
   );
   if (matchesEtag(request.headers.get("if-none-match"), etag)) {
     headers.delete("content-type");

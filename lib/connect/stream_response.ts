@@ -146,6 +146,9 @@ export function connectStreamFailure(failure: ConnectFailure): Response {
 
 const CANCELED = Symbol("canceled");
 
+/** What a pull waits for: the next result, or why the stream was stopped. */
+type Step = IteratorResult<StreamResult> | ConnectFailure | typeof CANCELED;
+
 /** A thrown error as a failure: the engine's own refusals keep their code, anything else is internal. */
 function failureOf(error: unknown): ConnectFailure {
   return failureOfRouterError(error) ?? connectFailure("internal", "Internal error");
@@ -178,7 +181,13 @@ export function connectStreamResponse(
   options: StreamResponseOptions,
 ): Response {
   const iterator = results[Symbol.asyncIterator]();
-  const stopped = Promise.withResolvers<ConnectFailure | typeof CANCELED>();
+  // Why the stream was stopped (deadline, client gone), once it was. A pull in
+  // flight is woken by `wake`, its own short-lived promise: racing every event
+  // against one long-lived promise would leave a reaction, holding that event's
+  // result, on it per event until the stream ends (a stream's memory grew with
+  // its length, fastest for a client that had stopped reading).
+  let stopped: ConnectFailure | typeof CANCELED | null = null;
+  let wake: ((why: ConnectFailure | typeof CANCELED) => void) | null = null;
   let ended = false;
   let messages = 0;
   const timeoutMs = options.timeoutMs ?? null;
@@ -187,7 +196,8 @@ export function connectStreamResponse(
   // A stop settles a pull in flight through the race; with none in flight (the client is
   // not reading), it ends the stream now, so the subscription does not outlive it.
   const stop = (why: ConnectFailure | typeof CANCELED) => {
-    stopped.resolve(why);
+    stopped ??= why;
+    wake?.(stopped);
     if (pulling || ended || streamController === null) return;
     if (why === CANCELED) {
       streamController.close();
@@ -228,15 +238,19 @@ export function connectStreamResponse(
     },
     async pull(controller) {
       if (ended) return;
-      let step: IteratorResult<StreamResult> | ConnectFailure | typeof CANCELED;
+      let step: Step;
       pulling = true;
       try {
-        step = await Promise.race([iterator.next(), stopped.promise]);
+        step = stopped ?? await new Promise<Step>((resolve, reject) => {
+          wake = resolve;
+          iterator.next().then(resolve, reject);
+        });
       } catch (error) {
         if (!ended) fail(controller, failureOf(error), error);
         return;
       } finally {
         pulling = false;
+        wake = null;
       }
       if (ended) return;
       if (step === CANCELED) {

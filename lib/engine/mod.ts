@@ -66,6 +66,11 @@ export {
   invalidationPrefix,
   topLevelFields,
 } from "./execute/entity_cache.ts";
+export {
+  mergeCacheControl,
+  type ResponseHeaderCollector,
+  type ResponseHeaderRules,
+} from "./fetch/response_headers.ts";
 export type { BudgetTicket } from "./admission/memory_budget.ts";
 export {
   createUnsentAnswers,
@@ -73,15 +78,18 @@ export {
   type UnsentAnswers,
 } from "./admission/unsent_answers.ts";
 export { createHttp1Pool, http1Eligible, type Http1Pool } from "./fetch/http1.ts";
+export { ALL_SUBGRAPHS, clientFor } from "./fetch/http_clients.ts";
 export {
   endSubscriptions,
   type EventTrace,
   type SubscribeOptions,
   type SubscribeResult,
+  type SubscriptionLimitCounts,
   type SubscriptionsOptions,
   type SubscriptionTargetOption,
+  sumLimits,
 } from "./execute/subscribe.ts";
-export { EventStream, tooSlowError } from "./execute/subscription.ts";
+export { EventStream, routerBehindError, tooSlowError } from "./execute/subscription.ts";
 export {
   openUpstream,
   type SubscriptionProtocol,

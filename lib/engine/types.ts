@@ -132,6 +132,41 @@ export interface ExecuteOptions {
    * when the subgraph fetches are done.
    */
   readonly ticket?: BudgetTicket;
+  /**
+   * Told each subgraph answer's headers, as it arrives: the response header
+   * rules' collector (`engine.responseHeaders.collect().add`). Absent: not read.
+   */
+  readonly subgraphHeaders?: (subgraph: string, headers: Headers) => void;
+  /**
+   * Progressive `@override` labels this request sets on or off by name (a
+   * plugin's or the request context's), over `override_labels`; the plan cache
+   * key holds the labels in effect. Absent: the configuration's, then `percent(n)` draws.
+   */
+  readonly overrideLabels?: Readonly<Record<string, boolean>>;
+  /**
+   * The files of a multipart request (file uploads), sent with the one root
+   * fetch whose operation uses the variables holding them; an operation whose
+   * plan cannot route them is refused (`FILE_UPLOAD_NOT_ROUTABLE`).
+   */
+  readonly uploads?: UploadedFiles;
+}
+
+/** The files of a multipart request (the GraphQL multipart request specification). */
+export interface UploadedFiles {
+  /** The top-level variables whose values hold files. */
+  readonly variables: ReadonlySet<string>;
+  /**
+   * The multipart body of the fetch that takes them: its JSON body as the
+   * `operations` field, the `map`, then the files as they arrive.
+   * @param operations The fetch's JSON body.
+   */
+  body(operations: string): MultipartBody;
+}
+
+/** A streamed request body and its content type (with its boundary). */
+export interface MultipartBody {
+  readonly stream: ReadableStream<Uint8Array>;
+  readonly contentType: string;
 }
 
 /** Pipeline stages timed for the trace. */
@@ -198,6 +233,8 @@ export interface ExecutionObserver {
    * 1, 2, …; the labels of the deferred fragments it carries. Absent: parts are not recorded.
    */
   part?(info: PartInfo): void;
+  /** Demand control's figures (the trace's `info.cost`). Absent: not recorded. */
+  cost?(report: CostReport): void;
 }
 
 /** What {@linkcode ExecutionObserver.part} is told. */
@@ -222,6 +259,19 @@ export interface FetchHook {
   end(status: number | null, error: unknown, shared: boolean): void;
 }
 
+/** Demand control's figures of one operation (or one subscription event). */
+export interface CostReport {
+  /** The estimated cost; null when it could not be made. */
+  readonly estimated: number | null;
+  /** The actual cost of the answer; null when refused before execution or without data. */
+  readonly actual: number | null;
+  /**
+   * `COST_OK`, `COST_ESTIMATED_TOO_EXPENSIVE`, `COST_ACTUAL_TOO_EXPENSIVE` or
+   * `COST_QUERY_PARSE_FAILURE` (in measure mode: what enforce mode would have decided).
+   */
+  readonly result: string;
+}
+
 /** Per-request telemetry hooks (`lib/telemetry`); absent when telemetry is off. */
 export interface RequestHooks {
   /** A subgraph fetch of this request starts. */
@@ -230,6 +280,8 @@ export interface RequestHooks {
   planned(cached: boolean, startMs: number, endMs: number): void;
   /** A fetch was looked up in the entity cache (`entity_cache`): all found, some, or none. */
   cached?(outcome: "hit" | "partial" | "miss"): void;
+  /** Demand control measured the operation (access log, span). Absent: not reported. */
+  cost?(report: CostReport): void;
 }
 
 /** Router-wide engine events (metrics), whatever the facet; see `EngineOptions.events`. */
@@ -258,4 +310,6 @@ export interface EngineEvents {
    * no `fetched` for it).
    */
   circuitOpen?(subgraph: string): void;
+  /** Demand control measured an operation or a subscription event (cost histograms). */
+  cost?(report: CostReport): void;
 }

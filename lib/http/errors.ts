@@ -14,6 +14,8 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   COMPOSITION_FAILED: 500,
   OPERATION_INVALID: 400,
   BAD_REQUEST: 400,
+  BATCHING_NOT_ENABLED: 400,
+  BATCH_LIMIT_EXCEEDED: 400,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   NOT_ACCEPTABLE: 406,
@@ -38,7 +40,10 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   REQUEST_TIMEOUT: 408,
   RESPONSE_TOO_LARGE: 502,
   SUBGRAPH_CIRCUIT_OPEN: 503,
+  // Only ever a field error (the subgraph's fields null): a status for completeness.
+  SUBGRAPH_COST_ESTIMATED_TOO_EXPENSIVE: 400,
   SHUTTING_DOWN: 503,
+  STARTING: 503,
   ISOLATE_ENDED: 503,
   INTERNAL: 500,
 });

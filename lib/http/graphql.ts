@@ -31,6 +31,7 @@ import type {
   GraphQLRequest,
   PreparedOperation,
   PrepareResult,
+  ResponseHeaderCollector,
   UnsentAnswers,
 } from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
@@ -52,6 +53,9 @@ import {
   negotiateMediaType,
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
+import { type BatchDeps, handleBatch } from "./batch.ts";
+import { closeUpload, readUpload, type UploadRequest } from "./upload_edge.ts";
+import { formBoundary } from "./multipart_form.ts";
 import {
   multipartResponse,
   sseResponse,
@@ -103,6 +107,7 @@ export interface GraphQLDeps {
  *   with `Content-Type: application/json` (else 415); other methods get 405.
  * - Response media type from `Accept`: `application/graphql-response+json`,
  *   `application/json` (also for wildcards and no `Accept`); 406 otherwise.
+ * - A JSON array body is a batch (`batch.ts`): 400 unless `batching.enabled`.
  * - Malformed JSON or parameters → 400. With `application/graphql-response+json`
  *   a request error (result without `data`) is a 400; with `application/json`
  *   every GraphQL result is a 200.
@@ -113,6 +118,15 @@ export interface GraphQLDeps {
  * @returns The response.
  */
 export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
+  try {
+    return await answerGraphQL(request, deps);
+  } finally {
+    // A multipart upload's files not streamed to a subgraph (refused, failed) are not read.
+    await closeUpload(request);
+  }
+}
+
+async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Response> {
   const method = request.method;
   const requestId = requestIdOf(request);
   if (method === "GET" && isWebSocketUpgrade(request)) return handleWebSocket(request, deps);
@@ -165,11 +179,26 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     identity = resolved.token;
   }
   let raw: RawRequest;
+  /** A multipart request's files (`file_uploads`), still in the request body. */
+  let upload: UploadRequest | null = null;
   try {
     const limits = deps.engine.limits;
-    raw = method === "GET"
+    const boundary = method === "POST" ? formBoundary(request.headers.get("content-type")) : null;
+    if (boundary !== null) upload = await readUpload(request, deps, boundary);
+    const read = upload !== null
+      ? upload.raw
+      : method === "GET"
       ? readSearchParams(new URL(request.url), limits)
       : await readJsonBody(request, limits);
+    if ("batch" in read) {
+      return await handleBatch(request, batchDeps(deps), {
+        text: read.batch,
+        size: read.size,
+        mediaType,
+        single: (one) => handleGraphQL(one, deps),
+      });
+    }
+    raw = read;
   } catch (error) {
     if (error instanceof JsonTooDeep) {
       return graphQLResponse({ errors: [error.error] }, mediaType, {
@@ -236,6 +265,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   let ticket: BudgetTicket | undefined;
   /** The answer's `Cache-Control`, filled by the entity cache (`entity_cache`). */
   let cachePolicy: CachePolicy | undefined;
+  /** The subgraph answer headers that reach the client (`headers.*.response`), when a rule says so. */
+  let collected: ResponseHeaderCollector | undefined;
   if (!prepared.ok) {
     refused = prepared.stage === "limits";
     if (!refused && method === "GET" && isMutationText(params)) {
@@ -298,6 +329,7 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     cachePolicy = deps.engine.entityCache === null ? undefined : new CachePolicy();
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();
+    collected = deps.engine.responseHeaders?.collect();
     const signal = signalOf(request);
     // Past its deadline, or with its client gone, the request was answered:
     // admission stops waiting for what its work still holds (a parse that
@@ -305,7 +337,13 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
     onAbort(signal, ticket.close);
     try {
       // `@defer` parts go out as multipart parts, or as SSE `next` events (GraphQL over SSE).
-      const parts = incremental ? "multipart" : stream === "sse" ? "sse" : null;
+      const parts = upload !== null
+        ? null // an upload's answer comes whole
+        : incremental
+        ? "multipart"
+        : stream === "sse"
+        ? "sse"
+        : null;
       const run = parts !== null && prepared.operation.hasDefer ? executeIncremental : execute;
       const outcome = await run(deps.engine, prepared.operation, {
         ...(cachePolicy ? { cachePolicy } : {}),
@@ -317,6 +355,8 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
         ticket,
         ...(observer ? { observer } : {}),
         ...(scope?.hooks ? { hooks: scope.hooks } : {}),
+        ...(collected ? { subgraphHeaders: collected.add } : {}),
+        ...(upload !== null ? { uploads: upload.files } : {}),
       });
       if ("initial" in outcome) {
         // The incremental run charges a ticket of its own for as long as its parts stream.
@@ -327,16 +367,25 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
           query: params.query,
           operationName: params.operationName,
         });
-        return incrementalResponse(outcome, {
-          transport: parts ?? "multipart",
-          requestId,
-          limit: deps.engine.memory.maxTicketBytes,
-          finish: (last) =>
-            start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
-          traced: start.kind === "on",
-        });
+        return withSubgraphHeaders(
+          incrementalResponse(outcome, {
+            transport: parts ?? "multipart",
+            requestId,
+            limit: deps.engine.memory.maxTicketBytes,
+            finish: (last) =>
+              start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
+            traced: start.kind === "on",
+          }),
+          collected,
+        );
       }
       result = outcome;
+      // A file over its limit (or a broken body) stopped the upload: that is the answer.
+      const uploadFailure = upload?.failure() ?? null;
+      if (uploadFailure !== null) {
+        ticket.close();
+        return errorResponse(uploadFailure, { contentType: mediaType, requestId });
+      }
       if (parts === "sse") {
         // GraphQL over SSE asked for a query or mutation: its one result as a `next` event, then
         // `complete` (the graphql-sse client reads nothing else).
@@ -347,14 +396,18 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
           query: params.query,
           operationName: params.operationName,
         });
-        return incrementalResponse({ initial: { ...result, hasNext: false }, subsequent: NONE }, {
-          transport: "sse",
-          requestId,
-          limit: deps.engine.memory.maxTicketBytes,
-          finish: ({ hasNext: _, ...last }: ExecutionResult & { hasNext?: boolean }) =>
-            start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
-          traced: start.kind === "on",
-        });
+        const sse = { initial: { ...result, hasNext: false }, subsequent: NONE };
+        return withSubgraphHeaders(
+          incrementalResponse(sse, {
+            transport: "sse",
+            requestId,
+            limit: deps.engine.memory.maxTicketBytes,
+            finish: ({ hasNext: _, ...last }: ExecutionResult & { hasNext?: boolean }) =>
+              start.kind === "on" ? finishTrace(start, last, { request: params }) : last,
+            traced: start.kind === "on",
+          }),
+          collected,
+        );
       }
     } catch (error) {
       ticket.close();
@@ -371,19 +424,46 @@ export async function handleGraphQL(request: Request, deps: GraphQLDeps): Promis
   });
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
   try {
-    return graphQLResponse(result, mediaType, {
-      traced: start.kind === "on",
-      refused,
-      requestId,
-      limit: deps.engine.memory.maxTicketBytes,
-      unsent: deps.engine.unsent,
-      ...(ticket ? { ticket } : {}),
-      ...(cachePolicy ? { cacheControl: cachePolicy.header() } : {}),
-    });
+    const response = withSubgraphHeaders(
+      graphQLResponse(result, mediaType, {
+        traced: start.kind === "on",
+        refused,
+        requestId,
+        limit: deps.engine.memory.maxTicketBytes,
+        unsent: deps.engine.unsent,
+        ...(ticket ? { ticket } : {}),
+      }),
+      collected,
+    );
+    // The entity cache's policy covers the parts it served too: it wins over a header rule's.
+    const cacheControl = start.kind === "on" ? null : cachePolicy?.header() ?? null;
+    if (cacheControl !== null && response.status === 200) {
+      // An answer with errors is never cacheable, whatever its parts said.
+      response.headers.set("cache-control", result.errors ? "no-store" : cacheControl);
+    }
+    return response;
   } catch (error) {
     ticket?.close();
     throw error;
   }
+}
+
+/** What a batch reads of the facet's dependencies. */
+function batchDeps(deps: GraphQLDeps): BatchDeps {
+  return {
+    config: deps.config,
+    maxResponseBytes: deps.engine.memory.maxTicketBytes,
+    ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
+  };
+}
+
+/** Adds the subgraph answer headers the response header rules let through. */
+function withSubgraphHeaders(
+  response: Response,
+  collected: ResponseHeaderCollector | undefined,
+): Response {
+  collected?.apply(response.headers);
+  return response;
 }
 
 /** Events of a traced subscription that carry a trace (the first ones). */
@@ -421,6 +501,15 @@ function subscriptionResponse(
           : result,
       ),
   };
+  if (!started.ok && started.errors[0]?.extensions?.code === "SUBSCRIPTION_LIMIT_REACHED") {
+    // A refusal by the router's limits (capacity, max_total): 503 and when to try again, as
+    // for an overloaded query, before any stream is opened.
+    const errors = requestId === null ? started.errors : withRequestId(started.errors, requestId);
+    return new Response(resultJson({ errors: [...errors] }), {
+      status: 503,
+      headers: { "content-type": `${APPLICATION_JSON}; charset=utf-8`, "retry-after": "1" },
+    });
+  }
   const subscription = started.ok ? started.subscription : started.errors;
   return options.stream === "sse"
     ? sseResponse(subscription, streamOptions)
@@ -443,8 +532,6 @@ function graphQLResponse(
      * text, or kept at the answer's bytes until its client took it.
      */
     readonly ticket?: BudgetTicket;
-    /** The entity cache's `Cache-Control` of the answer (null: no part said). */
-    readonly cacheControl?: string | null;
   },
 ): Response {
   const { traced, requestId } = options;
@@ -458,9 +545,6 @@ function graphQLResponse(
   const headers = new Headers({ "content-type": `${mediaType}; charset=utf-8` });
   if (traced) {
     for (const [name, value] of Object.entries(TRACED_RESPONSE_HEADERS)) headers.set(name, value);
-  } else if (options.cacheControl) {
-    // An answer with errors is never cacheable, whatever its parts said.
-    headers.set("cache-control", result.errors ? "no-store" : options.cacheControl);
   }
   const text = resultJson(result);
   // The client response is bounded too (aliases can repeat subgraph data).

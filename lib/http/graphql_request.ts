@@ -1,7 +1,8 @@
 /**
  * Reading a GraphQL-over-HTTP request: the JSON body (UTF-8, depth and size checked on the text
  * before it is parsed) and GET's query parameters, into one raw request with its persisted
- * document hash (`extensions.persistedQuery.sha256Hash` or `documentId`); .
+ * document hash (`extensions.persistedQuery.sha256Hash` or `documentId`); a JSON array body is a
+ * batch (`batch.ts`).
  *
  * @module
  */
@@ -27,6 +28,17 @@ export interface RawRequest {
   readonly extensions: Readonly<Record<string, unknown>> | null;
   /** `documentId` or `extensions.persistedQuery.sha256Hash`, normalized; null when absent. */
   readonly hash: string | null;
+}
+
+/**
+ * A JSON array body (a batch, Apollo Client's `BatchHttpLink`): its text, checked
+ * as the whole body is (UTF-8, depth, duplicate keys), and how many items it holds.
+ */
+export interface BatchBody {
+  /** The array's JSON text. */
+  readonly batch: string;
+  /** Its number of items. */
+  readonly size: number;
 }
 
 /** Thrown for JSON nested past the depth limit, found before it is parsed; answered 400. */
@@ -60,12 +72,16 @@ function badRequest(message: string): RouterError {
 }
 
 /**
- * Reads `query`, `operationName`, `variables` and `extensions` from a POST body.
+ * Reads `query`, `operationName`, `variables` and `extensions` from a POST body,
+ * or a batch's text when the body is a JSON array.
  * @param request The request.
- * @param limits The depth limit its JSON is held to.
- * @returns The GraphQL request.
+ * @param limits The depth limit its JSON is held to (a batch's items: one level in).
+ * @returns The GraphQL request, or the batch.
  */
-export async function readJsonBody(request: Request, limits: OperationLimits): Promise<RawRequest> {
+export async function readJsonBody(
+  request: Request,
+  limits: OperationLimits,
+): Promise<RawRequest | BatchBody> {
   const contentType = request.headers.get("content-type");
   if (!isJsonContentType(contentType)) {
     throw new RouterError(
@@ -77,20 +93,38 @@ export async function readJsonBody(request: Request, limits: OperationLimits): P
         }"; send the request body as ${APPLICATION_JSON}`,
     );
   }
+  return parseJsonRequest(await bodyOf(request), limits, "the request body");
+}
+
+/**
+ * Reads a GraphQL request's JSON (a POST body, a multipart upload's `operations`
+ * field): UTF-8, depth and duplicate keys checked before it is read.
+ * @param bytes The JSON bytes.
+ * @param limits The depth limit its JSON is held to.
+ * @param where What the messages call it (`the request body`).
+ * @returns The GraphQL request, or the batch.
+ */
+export function parseJsonRequest(
+  bytes: Uint8Array,
+  limits: OperationLimits,
+  where: string,
+): RawRequest | BatchBody {
   let text: string;
   try {
-    text = STRICT_UTF8.decode(await bodyOf(request));
+    text = STRICT_UTF8.decode(bytes);
   } catch {
-    throw badRequest("The request body is not valid UTF-8");
+    throw badRequest(`${capitalized(where)} is not valid UTF-8`);
   }
   if (text.trim() === "") {
-    throw badRequest('Empty request body; expected a JSON object with a "query"');
+    throw badRequest(`Empty ${where.replace(/^the /, "")}; expected a JSON object with a "query"`);
   }
-  const body = parseWithin(text, limits, { outer: 1, where: "the request body" });
-  refuseAmbiguousJson(text, "the request body");
-  if (Array.isArray(body)) throw badRequest("Batched requests are not supported");
+  // A batch's variables are one level deeper: held to the limit a single operation's are.
+  const outer = firstJsonCharacter(text) === "[" ? 2 : 1;
+  const body = parseWithin(text, limits, { outer, where });
+  refuseAmbiguousJson(text, where);
+  if (Array.isArray(body)) return { batch: text, size: body.length };
   if (typeof body !== "object" || body === null) {
-    throw badRequest('Expected the request body to be a JSON object with a "query"');
+    throw badRequest(`Expected ${where} to be a JSON object with a "query"`);
   }
   const record = body as Record<string, unknown>;
   return checkParams(
@@ -100,6 +134,19 @@ export async function readJsonBody(request: Request, limits: OperationLimits): P
     record.extensions,
     record.documentId,
   );
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** The first character of a JSON text past its leading whitespace, or "". */
+function firstJsonCharacter(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c !== " " && c !== "\t" && c !== "\n" && c !== "\r") return c;
+  }
+  return "";
 }
 
 /** The parameters of a GraphQL GET request. */

@@ -27,6 +27,7 @@ import { compileCors, type CorsPolicy } from "./cors.ts";
 import { type EdgeErrorAnswer, errorResponse } from "./errors.ts";
 import { connectEdgeError, mcpEdgeError } from "./facet_errors.ts";
 import { handleGraphQL } from "./graphql.ts";
+import { formBoundary } from "./multipart_form.ts";
 import { compileRateLimit, type LimitedFacet, type RateLimitCheck } from "./rate_limit.ts";
 
 /** A route's handler. */
@@ -42,6 +43,8 @@ interface Routes {
    */
   readonly admits: (facet: FacetHandler, request: Request) => boolean;
   readonly prefixes: readonly (readonly [string, FacetHandler])[];
+  /** A multipart upload to GraphQL with `file_uploads` on: its facet streams the body. */
+  readonly streamsBody: (facet: FacetHandler, request: Request) => boolean;
   readonly cors: CorsPolicy;
   readonly bodyLimit: number;
   /** The routes as telemetry labels them. */
@@ -168,7 +171,11 @@ export function createHandler(
       if (pathname === HEALTH_READY_PATH) {
         return Response.json({ status: "starting" }, { status: 503 });
       }
-      return Response.json({ errors: [{ message: "Router is starting" }] }, { status: 503 });
+      // No state yet (a registry's first supergraph has not come): send it again later.
+      return Response.json(
+        { errors: [{ message: "Router is starting", extensions: { code: "STARTING" } }] },
+        { status: 503, headers: { "retry-after": "1" } },
+      );
     }
     const routes = routesOf(state);
     const preflight = routes.cors.preflight(request);
@@ -205,6 +212,12 @@ export function createHandler(
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
     const keyWait = state.keySources?.beforeAdmission(request);
     if (keyWait) await keyWait;
+    // A batch's operations after its first are charged one each (lib/http/batch.ts).
+    const rateLimit = routes.rateLimit;
+    const charge = limited === null || rateLimit === null
+      ? undefined
+      : async () =>
+        (await rateLimit(limited, request, peerAddress(info?.remoteAddr, request))).refusal;
     if (routes.admits(facet, request)) {
       const gate = state.engine.admission;
       let read: DecodedBody | null = null;
@@ -212,7 +225,12 @@ export function createHandler(
       try {
         response = await runAdmitted(request, (signal) => {
           if (read === null) throw new Error("runAdmitted ran the work before prepare");
-          withContext(request, { body: read.bytes, requestId, signal });
+          withContext(request, {
+            body: read.bytes,
+            requestId,
+            signal,
+            ...(charge ? { charge } : {}),
+          });
           if (scope) telemetry?.bind(scope, request, read.bytes);
           return facet(request, state);
         }, {
@@ -222,6 +240,11 @@ export function createHandler(
           // The body is read before the request asks for a slot, counted against
           // traffic_shaping.router.max_buffered_body_bytes as it arrives.
           prepare: async (signal) => {
+            // A file upload's body is streamed by the facet, never read ahead.
+            if (routes.streamsBody(facet, request)) {
+              read = NO_BODY;
+              return;
+            }
             read = await readBody(request, routes.bodyLimit, {
               connect: facet === facets.connect,
               signal,
@@ -414,6 +437,9 @@ function compileRoutes(
       facet === graphql || facet === facets.connect ||
       (facet === facets.mcp && request.method === "POST"),
     prefixes,
+    streamsBody: (facet, request) =>
+      config.file_uploads.enabled && facet === graphql && request.method === "POST" &&
+      formBoundary(request.headers.get("content-type")) !== null,
     cors: compileCors(config.cors),
     bodyLimit: config.max_request_body_bytes,
     table: {

@@ -1,6 +1,8 @@
 /**
  * The HTTP edge: `createHandler(() => state)` for `Deno.serve`, the GraphQL
- * over HTTP facet, CORS, body limit, health, and the error → status mapping.
+ * over HTTP facet (with batches, `batch.ts`, and file uploads, `uploads.ts`,
+ * `upload_edge.ts`, `multipart_form.ts`), CORS, body limit, health, and the
+ * error → status mapping.
  *
  * @module
  */

@@ -10,6 +10,8 @@
  *   refused (`error` message, `SUBSCRIPTION_LIMIT_REACHED`);
  * - bytes sent and not yet taken by the client over `subscriptions.max_unsent_bytes` close
  *   the connection with 1008 (`SUBSCRIPTION_CLIENT_TOO_SLOW`);
+ * - a message over `subscriptions.max_message_bytes` closes the connection with 1009
+ *   ("message too big") before it is parsed;
  * - a protocol `ping` every `subscriptions.keep_alive_interval`.
  *
  * Queries and mutations sent over the socket are executed like GraphQL over HTTP ones.
@@ -26,12 +28,46 @@ import {
   type SubscriptionDeps,
 } from "./subscriptions.ts";
 import { unrefTimer } from "../timers.ts";
+import { utf8Length } from "../limited_body.ts";
 
 /** The `graphql-transport-ws` subprotocol. */
 export const GRAPHQL_TRANSPORT_WS = "graphql-transport-ws";
 
 /** How long a retired connection waits for its subscriptions' last results, ms. */
 const RETIRE_WAIT_MS = 1_000;
+
+/** The close code of a message over `subscriptions.max_message_bytes` (RFC 6455: too big). */
+export const MESSAGE_TOO_BIG = 1009;
+
+/**
+ * Whether a WebSocket message is larger than `max` bytes (a text's UTF-8 bytes, counted only
+ * when its length alone does not settle it).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { messageOver } from "./subscriptions_ws.ts";
+ * assert.equal(messageOver("abcd", 4), false);
+ * assert.equal(messageOver("abcde", 4), true);
+ * assert.equal(messageOver("éé", 3), true); // 4 bytes as UTF-8
+ * assert.equal(messageOver(new ArrayBuffer(5), 4), true);
+ * ```
+ * @param data The message (`MessageEvent.data`).
+ * @param max The bound, bytes.
+ * @returns True when it is over the bound.
+ */
+export function messageOver(data: unknown, max: number): boolean {
+  if (typeof data === "string") {
+    // Every UTF-16 unit is at least one byte and at most three.
+    if (data.length > max) return true;
+    if (data.length * 3 <= max) return false;
+    return utf8Length(data) > max;
+  }
+  if (data instanceof ArrayBuffer) return data.byteLength > max;
+  if (data instanceof Blob) return data.size > max;
+  if (ArrayBuffer.isView(data)) return data.byteLength > max;
+  return false;
+}
 
 /** Per connection state. */
 interface Connection {
@@ -119,6 +155,7 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
         };
       }
       if (connection.subscriptions.size >= config.max_per_connection) {
+        deps.engine.subscriptions.limits.refusedPerConnection++;
         return graphQLErrors([{
           message:
             `This connection holds ${config.max_per_connection} subscriptions already (subscriptions.max_per_connection)`,
@@ -201,6 +238,15 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
       close: (code, reason) => socket.close(code, reason),
       onMessage: (cb) => {
         socket.onmessage = async (event) => {
+          if (messageOver(event.data, config.max_message_bytes)) {
+            // Before parsing: a message's size costs nothing more than its receipt.
+            closeAll();
+            socket.close(
+              MESSAGE_TOO_BIG,
+              `message too big: over subscriptions.max_message_bytes (${config.max_message_bytes} bytes)`,
+            );
+            return;
+          }
           try {
             await cb(String(event.data));
           } catch (error) {

@@ -23,6 +23,11 @@ export interface RequestContext {
   readonly requestId: string;
   /** The signal facets follow (the client's, or one that also aborts at the deadline). */
   readonly signal: AbortSignal;
+  /**
+   * Charges one more operation to the request's rate limit (a batch's operations
+   * after its first): resolves to the refusal, or null. Absent: no limit applies.
+   */
+  readonly charge?: () => Promise<Error | null>;
 }
 
 const CONTEXT: unique symbol = Symbol("gw.requestContext");
@@ -83,3 +88,12 @@ export function requestIdOf(request: Request): string | null {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * The request's extra rate-limit charge ({@linkcode RequestContext.charge}), or undefined.
+ * @param request The request.
+ * @returns The charge.
+ */
+export function chargeOf(request: Request): (() => Promise<Error | null>) | undefined {
+  return (request as unknown as WithContext)[CONTEXT]?.charge;
+}

@@ -43,6 +43,7 @@ import { createStores, type Stores } from "../store/mod.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
 import { buildTraceState, type TraceState } from "../trace/mod.ts";
 import { servingThreadCpu } from "./thread_cpu.ts";
+import { demandControlOf } from "./demand_control.ts";
 
 /** The immutable state shared by every facet. */
 export interface RouterState {
@@ -96,6 +97,8 @@ export interface StateInputs {
    * `engine.subgraph_transport` is `http1`.
    */
   readonly http1?: Http1Pool | null;
+  /** `tls.subgraphs`' clients by entry name (`all` for the rest), read by the caller. */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
   /** JWKS fetch (tests inject one). */
   readonly jwksFetch?: typeof fetch;
   /** The state being replaced (a reload): its JWKS sources and loaded keys carry over. */
@@ -136,6 +139,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       }
       : {}),
     headers: config.headers,
+    overrideLabels: config.override_labels,
     credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
     enableSingleFlight: config.engine.enable_single_flight,
     batchEntityFetches: config.engine.batch_entity_fetches,
@@ -182,13 +186,22 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     ...(inputs.http1 && config.engine.subgraph_transport === "http1"
       ? { http1: inputs.http1 }
       : {}),
+    ...(inputs.httpClients ? { httpClients: inputs.httpClients } : {}),
     ...(inputs.telemetry?.engineEvents ? { events: inputs.telemetry.engineEvents } : {}),
+    ...(config.demand_control.enabled
+      ? { demandControl: demandControlOf(config, supergraph.subgraphs, log) }
+      : {}),
     subscriptions: {
       enabled: config.subscriptions.enabled,
       subgraphs: config.subscriptions.subgraphs,
       maxTotal: config.subscriptions.max_total,
       maxBuffered: config.subscriptions.max_buffered_events,
       deduplicate: config.subscriptions.deduplicate,
+      // Sampled whatever admission says: whether the router is behind decides who is too slow.
+      cpuTime: servingThreadCpu(config.workers).time,
+      ...(config.subscriptions.admission.enabled
+        ? { admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share } }
+        : {}),
     },
   });
   const operations = buildOperationRegistry(inputs.operationFiles, supergraph.apiSchema, {
@@ -219,6 +232,14 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     await auth.catch((error) => {
       keySources.close();
       throw error;
+    });
+  }
+  // A label the supergraph never uses would switch nothing: a typo, or a stale key.
+  const used = new Set(engine.overrideLabels.labels.map((l) => l.label));
+  const unused = Object.keys(config.override_labels).filter((label) => !used.has(label));
+  if (unused.length > 0) {
+    log.warn("override_labels names labels no @override of the supergraph uses", {
+      labels: unused.join(", "),
     });
   }
   const authorization = buildRequestAuthorization(config, { auth });

@@ -19,6 +19,7 @@ import {
 } from "graphql";
 import { RouterError } from "../errors.ts";
 import { type LinkTable, readLinks } from "./_links.ts";
+import { buildCostSchema, type CostSchema } from "./cost_directives.ts";
 import type {
   AccessRequirement,
   ContextArgument,
@@ -42,6 +43,8 @@ export interface SupergraphModel extends SupergraphCore {
   };
   /** 1 for join v0.1 (Federation 1) supergraphs, else 2. */
   readonly federationVersion: 1 | 2;
+  /** Demand control's view: `@cost`, `@listSize`, types of fields and arguments. */
+  readonly cost: CostSchema;
 }
 
 type TypeDef = Extract<
@@ -378,7 +381,8 @@ export function buildSupergraph(sdl: string): SupergraphModel {
 
   const apiSchema = buildApiSchema(document, links, names);
   const access = buildAccess(document, links, names, apiSchema);
-  return { apiSchema, subgraphs, access, types, rootTypes, federationVersion };
+  const cost = buildCostSchema(document);
+  return { apiSchema, subgraphs, access, types, rootTypes, federationVersion, cost };
 }
 
 /** `@defer` as the incremental delivery RFC (and Apollo Router's API schema) defines it. */

@@ -5,3 +5,12 @@
  */
 export type * from "./types.ts";
 export { buildSupergraph, type SupergraphModel } from "./build.ts";
+export {
+  buildCostSchema,
+  type CostField,
+  type CostInput,
+  type CostSchema,
+  type CostType,
+  type ListSizeModel,
+  type SizedFields,
+} from "./cost_directives.ts";

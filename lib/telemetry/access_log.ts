@@ -23,6 +23,12 @@ export interface AccessLogScope {
   } | null;
   /** The cleaned, capped client name label, or null. */
   readonly clientName?: string | null;
+  /** Demand control's figures (`cost_estimated`, `cost_actual`, `cost_result`); absent when off. */
+  readonly cost?: {
+    readonly estimated: number | null;
+    readonly actual: number | null;
+    readonly result: string;
+  } | null;
 }
 
 /**
@@ -71,6 +77,13 @@ export function accessLogRecord(
       : {}),
     bytes_in: scope.bytesIn,
     bytes_out: outcome.bytesOut,
+    ...(scope.cost
+      ? {
+        cost_estimated: scope.cost.estimated,
+        cost_actual: scope.cost.actual,
+        cost_result: scope.cost.result,
+      }
+      : {}),
   };
 }
 

@@ -31,6 +31,29 @@ import {
 
 export { DURATION_BUCKETS };
 
+/** Buckets of the cost histograms (`demand_control`): costs span 0 to millions. */
+const COST_BUCKETS: readonly number[] = [
+  0,
+  1,
+  5,
+  10,
+  50,
+  100,
+  500,
+  1_000,
+  5_000,
+  10_000,
+  50_000,
+  100_000,
+  1_000_000,
+];
+/** The result labels of the cost histograms (anything else counts as `other`). */
+const COST_RESULTS: ReadonlySet<string> = new Set([
+  "COST_OK",
+  "COST_ESTIMATED_TOO_EXPENSIVE",
+  "COST_ACTUAL_TOO_EXPENSIVE",
+  "COST_QUERY_PARSE_FAILURE",
+]);
 /** Outcome of one subgraph fetch. */
 export type FetchOutcome =
   | "success"
@@ -98,6 +121,8 @@ export interface MetricSources {
       readonly keepAliveTimeouts: number;
       readonly answerTimeouts?: number;
       readonly refused: number;
+      /** TLS handshakes that failed or timed out (`tls.server`). */
+      readonly tlsHandshakeFailures?: number;
     }
     | null;
   /**
@@ -112,6 +137,30 @@ export interface MetricSources {
       readonly eventsIn: number;
       readonly eventsOut: number;
       readonly upstreamsOpened: number;
+      /** Refusals and ends by the router's limits, since start (issue 39). */
+      readonly limits?: {
+        readonly refusedMaxTotal: number;
+        readonly refusedCapacity: number;
+        readonly refusedBehind: number;
+        readonly refusedPerConnection: number;
+        readonly endedClientTooSlow: number;
+        readonly endedRouterBehind: number;
+      };
+      /** The serving thread's CPU share the fan-out is judged by (absent: not measured). */
+      readonly cpuShare?: number;
+    }
+    | null;
+  /**
+   * The supergraph from a registry (`lib/cli/supergraph_source.ts`): when the
+   * serving one was loaded and a poll last succeeded (ms since the epoch), and
+   * polls failed since start. Absent or null: not exported (`file`).
+   */
+  supergraph?():
+    | {
+      readonly source: string;
+      readonly loadedAt: number | null;
+      readonly polledAt: number | null;
+      readonly failures: number;
     }
     | null;
 }
@@ -160,6 +209,15 @@ export interface RouterMetrics {
   circuitBreakerRejected(subgraph: string): void;
   /** A subgraph response was shared with an identical in-flight request. */
   singleFlightShared(subgraph: string): void;
+  /**
+   * Demand control measured an operation (or a subscription event): its estimated and actual
+   * cost (null: not made) by result (`COST_OK`, `COST_ESTIMATED_TOO_EXPENSIVE`, …).
+   */
+  cost?(report: {
+    readonly estimated: number | null;
+    readonly actual: number | null;
+    readonly result: string;
+  }): void;
   /** A parse/validate or plan cache lookup. */
   cache(cache: "parse" | "plan", hit: boolean): void;
   /** The admission gate refused (or lost) a request. */
@@ -192,6 +250,16 @@ export interface RouterMetrics {
   entityCacheInvalidated(subgraph: string, type: string, entries: number): void;
   /** Whether a shared store (`storage_providers.redis[].id`) is reachable (1) or not (0). */
   storeAvailable(provider: string, available: boolean): void;
+  /**
+   * A batch (`batching`): `answered` (its operations are counted too), or refused whole
+   * (`disabled`, `too_large`).
+   */
+  batch(outcome: "answered" | "disabled" | "too_large", operations: number): void;
+  /**
+   * A file upload (`file_uploads`) ended: `streamed` (every file reached its subgraph) or
+   * `refused` (a limit, a malformed body, a plan that cannot route it); `bytes` of files streamed.
+   */
+  upload(outcome: "streamed" | "refused", bytes: number): void;
   /** A request refused (or logged) by the safelist: `refused` or `logged`. */
   persistedRefusal(outcome: "refused" | "logged"): void;
   /** A reload ended. */
@@ -398,6 +466,18 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       this.inc({ limit: "max_connections" }, guard.refused);
     },
   });
+  new Counter({
+    name: "gw_router_tls_handshake_failures_total",
+    help:
+      "TLS handshakes on the listener that failed (an untrusted or missing client certificate, a client that does not trust the router's) or timed out.",
+    registers,
+    collect() {
+      const guard = sources?.connections?.();
+      if (guard?.tlsHandshakeFailures === undefined) return;
+      this.reset();
+      this.inc(guard.tlsHandshakeFailures);
+    },
+  });
   new Gauge({
     name: "gw_router_subscriptions_active",
     help: "Client subscriptions being served (WebSocket, SSE, multipart).",
@@ -440,6 +520,46 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       this.reset();
       this.inc({ direction: "in" }, subs.eventsIn);
       this.inc({ direction: "out" }, subs.eventsOut);
+    },
+  });
+  new Counter({
+    name: "gw_router_subscriptions_refused_total",
+    help:
+      "Subscriptions refused with SUBSCRIPTION_LIMIT_REACHED, by limit: capacity (subscriptions.admission.max_cpu_share), behind (the serving thread saturated), max_total, max_per_connection.",
+    labelNames: ["reason"],
+    registers,
+    collect() {
+      const limits = sources?.subscriptions?.()?.limits;
+      if (!limits) return;
+      this.reset();
+      this.inc({ reason: "capacity" }, limits.refusedCapacity);
+      this.inc({ reason: "behind" }, limits.refusedBehind);
+      this.inc({ reason: "max_total" }, limits.refusedMaxTotal);
+      this.inc({ reason: "max_per_connection" }, limits.refusedPerConnection);
+    },
+  });
+  new Counter({
+    name: "gw_router_subscriptions_dropped_total",
+    help:
+      "Subscriptions ended because their results waited too long: client_too_slow (SUBSCRIPTION_CLIENT_TOO_SLOW), router_behind (SUBSCRIPTION_LIMIT_REACHED).",
+    labelNames: ["reason"],
+    registers,
+    collect() {
+      const limits = sources?.subscriptions?.()?.limits;
+      if (!limits) return;
+      this.reset();
+      this.inc({ reason: "client_too_slow" }, limits.endedClientTooSlow);
+      this.inc({ reason: "router_behind" }, limits.endedRouterBehind);
+    },
+  });
+  new Gauge({
+    name: "gw_router_subscription_cpu_share",
+    help:
+      "The serving thread's CPU demand (share of the time, last 0.5 s) that subscription admission judges by.",
+    registers,
+    collect() {
+      const share = sources?.subscriptions?.()?.cpuShare;
+      if (share !== undefined) this.set(share);
     },
   });
   new Gauge({
@@ -501,6 +621,28 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["facet", "outcome"],
     registry,
   });
+  const batches = counterSeries({
+    name: "gw_router_batches_total",
+    help: "Batched requests (batching), by outcome: answered, disabled, too_large.",
+    labelNames: ["outcome"],
+    registry,
+  });
+  const batchOperations = new Counter({
+    name: "gw_router_batch_operations_total",
+    help: "Operations of answered batches (each is also in gw_router_operations_total).",
+    registers: [registry],
+  });
+  const uploads = counterSeries({
+    name: "gw_router_uploads_total",
+    help: "File uploads (file_uploads), by outcome: streamed, refused.",
+    labelNames: ["outcome"],
+    registry,
+  });
+  const uploadBytes = new Counter({
+    name: "gw_router_upload_bytes_total",
+    help: "Bytes of uploaded files streamed to subgraphs.",
+    registers: [registry],
+  });
   const storeFallbacks = counterSeries({
     name: "gw_router_store_fallbacks_total",
     help: "Shared-store calls answered by the feature's fallback (Redis unavailable), by feature.",
@@ -550,6 +692,39 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["outcome"],
     registry,
   });
+  new Gauge({
+    name: "gw_router_supergraph_age_seconds",
+    help: "Age of the serving supergraph from a registry (since it was loaded), by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status || status.loadedAt === null) return;
+      this.set({ source: status.source }, (Date.now() - status.loadedAt) / 1_000);
+    },
+  });
+  new Gauge({
+    name: "gw_router_supergraph_poll_age_seconds",
+    help: "Time since a poll of the supergraph registry last succeeded, by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status || status.polledAt === null) return;
+      this.set({ source: status.source }, (Date.now() - status.polledAt) / 1_000);
+    },
+  });
+  new Gauge({
+    name: "gw_router_supergraph_poll_failures",
+    help: "Polls of the supergraph registry that failed since start, by source.",
+    labelNames: ["source"],
+    registers,
+    collect() {
+      const status = sources?.supergraph?.();
+      if (!status) return;
+      this.set({ source: status.source }, status.failures);
+    },
+  });
   const info = new Gauge({
     name: "gw_router_info",
     help: "The serving configuration and supergraph (value 1).",
@@ -561,6 +736,21 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     help:
       "MCP requests refused for their token: 401 (level token) or 403 by the failing scope gate.",
     labelNames: ["level"],
+    registry,
+  });
+  const costEstimated = histogramSeries({
+    name: "gw_router_cost_estimated",
+    help: "Estimated cost of operations (demand control, static_estimated), by result.",
+    labelNames: ["result"],
+    buckets: COST_BUCKETS,
+    registry,
+  });
+  const costActual = histogramSeries({
+    name: "gw_router_cost_actual",
+    help:
+      "Actual cost of answers (demand control: the estimate's rules on the real data), by result.",
+    labelNames: ["result"],
+    buckets: COST_BUCKETS,
     registry,
   });
   const mcpMethods = createBoundedLabel(50);
@@ -614,6 +804,11 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     circuitBreakerRejected(subgraph) {
       fetches.at(subgraph).at("circuit_open").cell().value++;
     },
+    cost({ estimated, actual, result }) {
+      const label = COST_RESULTS.has(result) ? result : OTHER_LABEL;
+      if (estimated !== null) observe(costEstimated.at(label).cell(), estimated);
+      if (actual !== null) observe(costActual.at(label).cell(), actual);
+    },
     singleFlightShared(subgraph) {
       shares.at(subgraph).cell().value++;
     },
@@ -643,6 +838,14 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
     rateLimited(facet, outcome) {
       rateLimited.at(facet).at(outcome).cell().value++;
+    },
+    batch(outcome, operations) {
+      batches.at(outcome).cell().value++;
+      if (outcome === "answered") batchOperations.inc(operations);
+    },
+    upload(outcome, bytes) {
+      uploads.at(outcome).cell().value++;
+      if (bytes > 0) uploadBytes.inc(bytes);
     },
     storeFallback(feature) {
       storeFallbacks.at(feature).cell().value++;

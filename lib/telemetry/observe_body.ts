@@ -31,17 +31,17 @@ export interface ObservedBody {
  * ```ts
  * import assert from "node:assert/strict";
  * import { observeBody } from "./observe_body.ts";
- * let push!: ReadableStreamDefaultController<Uint8Array>;
- * const source = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
+ * const source = new TransformStream<Uint8Array, Uint8Array>();
+ * const push = source.writable.getWriter();
  * const ends: unknown[] = [];
  * const observed = observeBody(
- *   new Response(source, { headers: { "content-type": "multipart/mixed" } }),
+ *   new Response(source.readable, { headers: { "content-type": "multipart/mixed" } }),
  *   (end) => ends.push(end),
  * );
  * const reader = observed.body!.getReader();
- * push.enqueue(new Uint8Array(3)); // the source is still open
+ * void push.write(new Uint8Array(3)); // the source is still open
  * assert.equal((await reader.read()).value?.byteLength, 3);
- * push.close();
+ * void push.close();
  * assert.equal((await reader.read()).done, true);
  * assert.deepEqual(ends, [{ bytes: 3, end: "complete" }]);
  * assert.equal(observed.headers.get("content-type"), "multipart/mixed");

@@ -9,6 +9,7 @@
  * @module
  */
 import type {
+  CostReport,
   EngineEvents,
   EntityCacheEvents,
   ExecutionResult,
@@ -84,6 +85,8 @@ export interface RequestScope {
   fetches: number;
   /** Entity cache lookups of this request's fetches, by outcome (`entity_cache`). */
   cache?: { hit: number; partial: number; miss: number };
+  /** Demand control's figures of this request's operation; null when not measured. */
+  cost: CostReport | null;
   /**
    * Engine hooks of this request; null when nothing listens (metrics alone:
    * the engine then skips the hook calls and their clock reads).
@@ -267,10 +270,15 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     part: (kind) => metrics.incrementalPart(kind),
     retryBudgetExhausted: (subgraph) => metrics.retryBudgetExhausted(subgraph),
     circuitOpen: (subgraph) => metrics.circuitBreakerRejected(subgraph),
+    cost: (report) => metrics.cost?.(report),
   };
 
   function hooksFor(
-    scope: { fetches: number; cache?: { hit: number; partial: number; miss: number } },
+    scope: {
+      fetches: number;
+      cost: CostReport | null;
+      cache?: { hit: number; partial: number; miss: number };
+    },
     span: RequestSpan | null,
   ): RequestHooks {
     return {
@@ -283,6 +291,14 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       },
       planned(cached, startMs, endMs) {
         span?.stage("plan", startMs, endMs, { "gw.plan.cached": cached });
+      },
+      cost(report) {
+        scope.cost = report;
+        span?.attributes({
+          "cost.result": report.result,
+          ...(report.estimated === null ? {} : { "cost.estimated": report.estimated }),
+          ...(report.actual === null ? {} : { "cost.actual": report.actual }),
+        });
       },
     };
   }
@@ -336,6 +352,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         mcpBody: null,
         operation: null,
         fetches: 0,
+        cost: null,
         hooks: null,
         span,
       };

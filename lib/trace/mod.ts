@@ -163,7 +163,8 @@ export const TRACE_WARNING_PREFIX = "Advanced Request Tracing (ART) is enabled";
  * Start-up warnings while ART is on (level `warn`; each message begins with
  * `Advanced Request Tracing (ART) is enabled`): one saying so and how
  * requests are admitted, and, with the force flag, one naming what any client
- * can now read.
+ * can now read. None outside dev mode without a token key: the config's
+ * start-up warning on `engine.request_tracing_public_key_file` covers it.
  *
  * @example The force flag adds its own warning
  * ```ts
@@ -188,6 +189,13 @@ export function traceStartupWarnings(config: Config): string[] {
   const engine = config.engine;
   if (!engine.enable_request_tracing) return [];
   const admission = traceAdmission(config.dev_mode, engine.force_unauthenticated_request_tracing);
+  // No key outside dev mode: nothing can be traced; the config's own warning
+  // (`startupWarnings`, key `engine.request_tracing_public_key_file`) says so, once.
+  if (
+    admission !== "dev_mode" && admission !== "forced" && !engine.request_tracing_public_key_file
+  ) {
+    return [];
+  }
   const how = admission === "dev_mode"
     ? "dev_mode admits every request without a token"
     : admission === "forced"

@@ -149,6 +149,7 @@ export function createTraceRecorder(config: TraceRecorderOptions): TraceRecorder
   const parts: { index: number; labels: string[]; hasNext: boolean; atNs: number }[] = [];
   let plan: unknown = undefined;
   let planCached: boolean | undefined;
+  let cost: TraceInfo["cost"];
   const observer: ExecutionObserver = {
     now: config.now,
     stage(name, start, end) {
@@ -160,6 +161,9 @@ export function createTraceRecorder(config: TraceRecorderOptions): TraceRecorder
     },
     part(info) {
       parts.push({ ...info, labels: [...info.labels], atNs: config.now() });
+    },
+    cost(report) {
+      cost = { estimated: report.estimated, actual: report.actual, result: report.result };
     },
     fetch(record) {
       // Snapshot the raw input: the engine merges results into its objects later.
@@ -181,6 +185,7 @@ export function createTraceRecorder(config: TraceRecorderOptions): TraceRecorder
         planCached,
         body,
         parts,
+        cost,
       });
     },
   };
@@ -194,6 +199,7 @@ interface Collected {
   readonly planCached: boolean | undefined;
   readonly body: InboundBody | undefined;
   readonly parts: readonly { index: number; labels: string[]; hasNext: boolean; atNs: number }[];
+  readonly cost: TraceInfo["cost"];
 }
 
 function renderTrace(config: TraceRecorderOptions, collected: Collected): TraceData {
@@ -218,6 +224,7 @@ function renderTrace(config: TraceRecorderOptions, collected: Collected): TraceD
   const { router_version, ...stats } = info;
   const orderedInfo: TraceInfo = { ...stats, router_version };
   if (collected.planCached !== undefined) orderedInfo.plan_cache_hit = collected.planCached;
+  if (collected.cost !== undefined) orderedInfo.cost = collected.cost;
   const fetches = buildFetchTree(
     collected.plan,
     collected.records,

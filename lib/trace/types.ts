@@ -30,6 +30,12 @@ export interface TraceInfo {
   router_version: string;
   /** Whether the plan came from the plan cache; absent when no plan ran. */
   plan_cache_hit?: boolean;
+  /** Demand control's figures (`docs/demand-control.md`); absent when it is off. */
+  cost?: {
+    estimated: number | null;
+    actual: number | null;
+    result: string;
+  };
 }
 
 /** A timing point of `load_stats`. */

@@ -8,6 +8,7 @@
 import { type RunningDemo, startDemoSubgraphs } from "../../demo/subgraphs/mod.ts";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
 import { silentLogger } from "../../lib/log/mod.ts";
+import { TEST_DEADLINE_MS, within } from "./_deadline.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -37,7 +38,8 @@ export async function withMcpDemo(
       log: silentLogger,
       ...(options.watch ? { watch: true, debounceMs: 50 } : {}),
     });
-    await body({ router, demo, mcpUrl: `${router.url}/mcp` });
+    // A wait the test did not bound fails it (then the router stops), never hangs the suite.
+    await within(body({ router, demo, mcpUrl: `${router.url}/mcp` }), "the test", TEST_DEADLINE_MS);
   } finally {
     await router?.shutdown();
     await demo.close();

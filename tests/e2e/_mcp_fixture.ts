@@ -11,6 +11,7 @@ import { type JwksChaos, type JwksStub, startJwksStub } from "./_jwks_stub.ts";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { withProfile } from "./_production_profile.ts";
+import { TEST_DEADLINE_MS, within } from "./_deadline.ts";
 import type { Logger } from "../../lib/log/mod.ts";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
 import { type RunningSubgraph, serveSubgraph } from "../../demo/subgraph.ts";
@@ -141,7 +142,8 @@ export async function withMcpFixture(
 ): Promise<void> {
   const fixture = await startMcpFixture(options);
   try {
-    await body(fixture);
+    // A wait the test did not bound fails it (then the router closes), never hangs the suite.
+    await within(body(fixture), "the test to finish", TEST_DEADLINE_MS);
   } finally {
     await fixture.close();
   }

@@ -21,6 +21,7 @@ import type { Logger } from "../../lib/log/mod.ts";
 import { type RunningSubgraph, serveSubgraph } from "../../demo/subgraph.ts";
 import { type JwksStub, startJwksStub } from "./_jwks_stub.ts";
 import { withProfile } from "./_production_profile.ts";
+import { TEST_DEADLINE_MS, within } from "./_deadline.ts";
 
 const LINK = (imports: string[]) =>
   `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: [${
@@ -385,7 +386,8 @@ export async function withFixture(
 ): Promise<void> {
   const fixture = await startSubscriptionFixture(options);
   try {
-    await run(fixture);
+    // A wait the test did not bound fails it (then the router closes), never hangs the suite.
+    await within(run(fixture), "the test to finish", TEST_DEADLINE_MS);
   } finally {
     await fixture.close();
   }
@@ -401,12 +403,15 @@ export async function readUntil(response: Response, needle: string | RegExp): Pr
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
   const found = () => typeof needle === "string" ? text.includes(needle) : needle.test(text);
-  while (!found()) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += value;
-  }
-  await reader.cancel();
+  const read = async () => {
+    while (!found()) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+  };
+  // A stream that never delivers it fails the test (issue 39), never hangs it.
+  await within(read(), `the stream's ${String(needle)}`).finally(() => reader.cancel());
   return text;
 }
 

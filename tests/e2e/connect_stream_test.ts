@@ -32,6 +32,7 @@ import {
 import { createHandler } from "../../lib/http/handler.ts";
 import { edgeState } from "../unit/_edge_fixture.ts";
 import { runDeno } from "./_cli.ts";
+import { STREAM_DEADLINE_MS, within } from "./_deadline.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const BUF = "npm:@bufbuild/buf@1.74.0";
@@ -144,7 +145,8 @@ Deno.test("issue 29: connect-es reads every event of a stream and its good end",
   }, { onEnd: (end) => ends.push(end) });
   try {
     const seen: unknown[] = [];
-    for await (const message of glue.client.watch!({ topic: "news" })) {
+    const signal = AbortSignal.timeout(STREAM_DEADLINE_MS);
+    for await (const message of glue.client.watch!({ topic: "news" }, { signal })) {
       seen.push({ seq: message.tick?.seq, text: message.tick?.text });
     }
     assert.deepEqual(seen, [
@@ -171,7 +173,8 @@ Deno.test("issue 29: an event with GraphQL errors ends the stream with the Conne
     const seen: number[] = [];
     await assert.rejects(
       async () => {
-        for await (const message of glue.client.watch!({ topic: "t" })) {
+        const signal = AbortSignal.timeout(STREAM_DEADLINE_MS);
+        for await (const message of glue.client.watch!({ topic: "t" }, { signal })) {
           seen.push(message.tick!.seq);
         }
       },
@@ -205,16 +208,16 @@ Deno.test("issue 29: a client that cancels returns the results' iterator (the up
   }, { onEnd: (end) => ends.push(end) });
   try {
     const controller = new AbortController();
+    // A stream that stalls ends at the deadline (deadline_exceeded, not canceled: the test fails).
+    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(STREAM_DEADLINE_MS)]);
     const seen: number[] = [];
     await assert.rejects(async () => {
-      for await (
-        const message of glue.client.watch!({ topic: "t" }, { signal: controller.signal })
-      ) {
+      for await (const message of glue.client.watch!({ topic: "t" }, { signal })) {
         seen.push(message.tick!.seq);
         if (seen.length === 2) controller.abort();
       }
     }, (error: unknown) => ConnectError.from(error).code === Code.Canceled);
-    await returned.promise;
+    await within(returned.promise, "the producer's return");
     assert.deepEqual(seen, [1, 2]);
     assert.equal(ends[0]?.kind, "canceled");
     assert.ok(produced < 10, `the producer stopped (produced ${produced})`);
@@ -256,6 +259,7 @@ Deno.test("issue 29: a client that does not read holds the producer back (the bo
       method: "POST",
       headers: { "content-type": "application/connect+json", "connect-protocol-version": "1" },
       body: encodeEnvelope(0, new TextEncoder().encode('{"topic":"t"}')) as Uint8Array<ArrayBuffer>,
+      signal: AbortSignal.timeout(STREAM_DEADLINE_MS),
     });
     assert.equal(response.status, 200);
     // The client reads nothing: only what the socket buffers hold may be produced.
@@ -300,6 +304,7 @@ Deno.test("issue 29: the deadline ends the subscription even while the client re
         "connect-timeout-ms": "300",
       },
       body: encodeEnvelope(0, new TextEncoder().encode('{"topic":"t"}')) as Uint8Array<ArrayBuffer>,
+      signal: AbortSignal.timeout(STREAM_DEADLINE_MS),
     });
     const ended = await Promise.race([
       returned.promise.then(() => true),
@@ -380,7 +385,8 @@ Deno.test("issue 29: OnReviewAdded is a server-streaming method of the router: t
       createConnectTransport({ baseUrl: facet.url, useBinaryFormat: false }),
     ) as unknown as StreamClient;
     const seen: unknown[] = [];
-    for await (const message of client.onReviewAdded!({ productUpc: "2" })) {
+    const signal = AbortSignal.timeout(STREAM_DEADLINE_MS);
+    for await (const message of client.onReviewAdded!({ productUpc: "2" }, { signal })) {
       const review = message.reviewAdded as unknown as typeof REVIEW;
       seen.push([review.id, review.rating, review.product.name, review.author.name]);
     }
@@ -408,6 +414,7 @@ async function rawCall(url: string, body: Uint8Array, headers: Record<string, st
       ...headers,
     },
     body: body as Uint8Array<ArrayBuffer>,
+    signal: AbortSignal.timeout(STREAM_DEADLINE_MS),
   });
   const bytes = new Uint8Array(await response.arrayBuffer());
   const envelopes: { flags: number; json: unknown }[] = [];

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { initialize, type McpFixture, rpc, withMcpFixture } from "./_mcp_fixture.ts";
+import { textWithin, within } from "./_deadline.ts";
 
 const ALL = "mcp:connect mcp:list mcp:call mcp:exec";
 
@@ -45,7 +46,8 @@ Deno.test("issue 17: GET /mcp needs what POST needs: token, SSE accept, a live s
     assert.equal(ok.status, 200);
     assert.equal(ok.headers.get("content-type"), "text/event-stream");
     const reader = ok.body!.pipeThrough(new TextDecoderStream()).getReader();
-    assert.match((await reader.read()).value!, /^id: \S+\nretry: \d+\ndata: \n\n/);
+    const priming = await within(reader.read(), "the GET stream's priming event");
+    assert.match(priming.value!, /^id: \S+\nretry: \d+\ndata: \n\n/);
     await reader.cancel();
     const ended = await fetch(f.mcpUrl, {
       method: "DELETE",
@@ -94,9 +96,8 @@ Deno.test("issue 17: after logging/setLevel, a failing call's error is sent befo
       body: JSON.stringify(failing),
     });
     assert.equal(response.headers.get("content-type"), "text/event-stream");
-    const events = [...(await response.text()).matchAll(/^data: (.+)$/gm)].map((m) =>
-      JSON.parse(m[1]!)
-    );
+    const text = await textWithin(response, "the POST's SSE answer");
+    const events = [...text.matchAll(/^data: (.+)$/gm)].map((m) => JSON.parse(m[1]!));
     assert.equal(events.length, 2);
     assert.equal(events[0].method, "notifications/message");
     assert.equal(events[0].params.level, "error");
@@ -106,14 +107,14 @@ Deno.test("issue 17: after logging/setLevel, a failing call's error is sent befo
     // POST accepting JSON only: the result as JSON, the notification on the GET stream.
     const stream = await get(f, { authorization: `Bearer ${token}`, "mcp-session-id": session });
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
-    await reader.read(); // priming
+    await within(reader.read(), "the GET stream's priming event");
     const plain = await rpc(f, failing, {
       token,
       session,
       headers: { ...v, accept: "application/json" },
     });
     assert.equal((plain.json as { result: { isError: boolean } }).result.isError, true);
-    const note = (await reader.read()).value!;
+    const note = (await within(reader.read(), "the notification on the GET stream")).value!;
     assert.match(note, /"method":"notifications\/message"/);
     await reader.cancel();
   });

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { initialize, type McpFixture, openGetStream, withMcpFixture } from "./_mcp_fixture.ts";
+import { within } from "./_deadline.ts";
 
 const ALL = "mcp:connect mcp:list mcp:call";
 
@@ -50,7 +51,7 @@ Deno.test("MCP streams: one subject holds at most 16 streams (listen and GET tog
         open.push(refused);
         assert.fail(`the 17th stream of one subject was answered ${refused.status}, not 429`);
       }
-      const body = await refused.json();
+      const body = await within(refused.json(), "the refusal's body");
       assert.equal(refused.headers.get("retry-after"), "5");
       assert.deepEqual(body.error, { code: -32000, message: "Too many open streams; retry later" });
       const alice = await listen(f, await f.token(ALL, { sub: "alice" }), 1);

@@ -142,7 +142,9 @@ Deno.test("issue 39: a multipart client that stops reading is dropped; a reading
       fixture.feed.publish(review("after"));
       await deadline("the healthy client's next event", healthy.wait(`"id":"after"`));
       const rest = await deadline("the stalled client's body", stalled.text(), 20_000);
-      assert.match(rest, /SUBSCRIPTION_CLIENT_TOO_SLOW/);
+      // Dropped for its own slowness, or, on a machine so loaded that the router is behind
+      // too, for the router's (issue 39: a reader is not blamed for the router's lag).
+      assert.match(rest, /"code":"(SUBSCRIPTION_CLIENT_TOO_SLOW|SUBSCRIPTION_LIMIT_REACHED)"/);
     } finally {
       await healthy.cancel();
       await stalled.body?.cancel().catch(() => {});

@@ -161,11 +161,13 @@ Deno.test("issue 2: `main.ts serve` logs its URLs and the ART warning, reloads o
       await serve.waitFor((l) => l.includes("GW Router listening")),
     );
     assert.match(listening.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    // Outside dev mode without a token key: one warning (issue 44), naming the key to set.
     const warning = JSON.parse(
-      await serve.waitFor((l) => l.includes("Advanced Request Tracing (ART) is enabled")),
+      await serve.waitFor((l) => l.includes("Advanced Request Tracing")),
     );
     assert.equal(warning.level, "warn");
-    assert.ok(warning.msg.startsWith("Advanced Request Tracing (ART) is enabled"));
+    assert.ok(warning.msg.startsWith("Advanced Request Tracing is enabled without a token key"));
+    assert.equal(warning.key, "engine.request_tracing_public_key_file");
     assert.equal(await status(`${listening.url}/health/ready`), 200);
 
     // SIGHUP re-reads the config file: the new graphql_path is served.

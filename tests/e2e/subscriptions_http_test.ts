@@ -15,6 +15,7 @@ import {
   until,
   withFixture,
 } from "./_subscription_fixture.ts";
+import { textWithin, within } from "./_deadline.ts";
 
 const FEED = `subscription { reviewAdded { id product { name priceLabel } author { name } } }`;
 const EMAIL = `subscription { reviewAdded { id author { name email } } }`;
@@ -117,7 +118,7 @@ Deno.test("issue 29: multipart subscriptions (Accept multipart/mixed;subscriptio
     await until(() => parts.some((p) => JSON.stringify(p).includes("r1")), "the event");
     await until(() => parts.filter((p) => JSON.stringify(p) === "{}").length >= 2, "heartbeats");
     await fixture.router.reload();
-    await reading;
+    await within(reading, "the multipart stream's end at the reload");
     assert.deepEqual(parts.find((p) => JSON.stringify(p).includes("r1")), {
       payload: {
         data: {
@@ -234,7 +235,7 @@ Deno.test("issue 29: a bad token at connect closes the WebSocket with 4403 Forbi
         complete: () => resolve(),
       });
     });
-    await failed;
+    await within(failed, "the refused client's end");
     assert.equal(code, 4403);
     await client.dispose();
   });
@@ -253,7 +254,7 @@ Deno.test("issue 29: a token that expires ends the subscription with SUBSCRIPTIO
       body: JSON.stringify({ query: FEED }),
     });
     assert.equal(response.status, 200);
-    const text = await response.text();
+    const text = await textWithin(response, "the stream's end at the token's expiry");
     assert.match(text, /SUBSCRIPTION_TOKEN_EXPIRED/);
     assert.match(text, /event: complete/);
     await until(() => fixture.feed.open === 0, "the upstream to close");
@@ -277,7 +278,7 @@ Deno.test("issue 29: an SSE client that never reads is dropped (SUBSCRIPTION_CLI
     }
     await until(() => fixture.feed.open === 0, "the slow client's upstream to close");
     assert.equal(fixture.router.state().engine.subscriptions.active.size, 0);
-    const text = await response.text();
+    const text = await textWithin(response, "the slow client's stream end");
     assert.match(text, /SUBSCRIPTION_CLIENT_TOO_SLOW/);
   });
 });
@@ -289,7 +290,7 @@ Deno.test("issue 29: a subscription without a stream Accept is refused with a me
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ query: FEED }),
     });
-    const body = await response.json();
+    const body = await within(response.json(), "the refusal's body");
     assert.equal(body.errors[0].extensions.code, "BAD_REQUEST");
     assert.match(body.errors[0].message, /text\/event-stream/);
   });
@@ -311,12 +312,16 @@ Deno.test("issue 29: a traced subscription (ART) carries a trace on its first 3 
     for (let i = 0; i < 4; i++) fixture.feed.publish(review(`r${i}`));
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
-    while ((text.match(/event: next/g) ?? []).length < 4) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-    await reader.cancel();
+    await within(
+      (async () => {
+        while ((text.match(/event: next/g) ?? []).length < 4) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += value;
+        }
+      })(),
+      "4 traced events",
+    ).finally(() => reader.cancel());
     const results = [...text.matchAll(/^data: (.+)$/gm)].map((m) => JSON.parse(m[1]!));
     assert.equal(results.length, 4);
     for (const result of results.slice(0, 3)) {

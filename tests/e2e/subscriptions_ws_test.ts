@@ -13,6 +13,7 @@ import {
   until,
   withFixture,
 } from "./_subscription_fixture.ts";
+import { within } from "./_deadline.ts";
 
 const FEED = `subscription Feed($min: Int) {
   reviewAdded(minStars: $min) {
@@ -27,7 +28,10 @@ type Result = {
   errors?: { message: string; extensions?: Record<string, unknown> }[];
 };
 
-/** Collects a subscription's results; `done` resolves when it completes or fails. */
+/**
+ * Collects a subscription's results; `done` resolves when it completes or fails, and rejects
+ * past the streams' deadline (from when it is awaited).
+ */
 function collect(client: Client, query: string, variables: Record<string, unknown> = {}) {
   const results: Result[] = [];
   let failure: unknown = null;
@@ -50,7 +54,9 @@ function collect(client: Client, query: string, variables: Record<string, unknow
   });
   return {
     results,
-    done,
+    get done() {
+      return within(done, "the subscription's end");
+    },
     get finished() {
       return finished;
     },

@@ -144,3 +144,14 @@ Deno.test("issue 32: a bind failure names the address, the key and its env varia
   );
   assert.equal(inUse.details.path, "telemetry.metrics.prometheus.listen_addr");
 });
+
+Deno.test("issue 43: file uploads without CSRF prevention are warned about at start-up", () => {
+  const keys = (raw: Record<string, unknown>) =>
+    startupWarnings(parseConfig({ dev_mode: true, ...raw })).map((w) => w.key);
+  assert.deepEqual(
+    keys({ file_uploads: { enabled: true }, csrf_prevention: { enabled: false } }),
+    ["csrf_prevention.enabled"],
+  );
+  assert.deepEqual(keys({ file_uploads: { enabled: true } }), []);
+  assert.deepEqual(keys({ csrf_prevention: { enabled: false } }), []);
+});

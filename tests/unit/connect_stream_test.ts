@@ -175,3 +175,23 @@ Deno.test("issue 29: the proto declares a subscription server-streaming; OpenAPI
   const ok = (post.responses as Record<string, { content: object }>)["200"]!;
   assert.deepEqual(Object.keys(ok.content), ["application/connect+json"]);
 });
+
+Deno.test("issue 39: a Connect stream keeps nothing it sent (its memory does not grow with its length)", async () => {
+  // In its own process with --expose-gc: 200 results sent on an open stream, then a full
+  // collection. Racing every pull against the stream's one stop promise kept each result
+  // reachable until the stream ended (a client that stopped reading took the router down).
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--expose-gc",
+      new URL("./_connect_stream_probe.ts", import.meta.url).pathname,
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  assert.ok(output.success, "the probe ran");
+  const { sent, reachable } = JSON.parse(new TextDecoder().decode(output.stdout));
+  assert.equal(sent, 200);
+  assert.ok(reachable <= 1, `${reachable} of ${sent} sent results still reachable`);
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseConfig } from "../../lib/config/mod.ts";
+import { parseConfig, startupWarnings } from "../../lib/config/mod.ts";
 import {
   buildTraceState,
   finishTrace,
@@ -43,10 +43,24 @@ Deno.test("spec 5.6: ENGINE_ENABLE_REQUEST_TRACING=false turns ART off entirely,
 });
 
 Deno.test("spec 5.6: ART is on by default and logs a start-up warning", () => {
-  const warnings = traceStartupWarnings(config());
+  const warnings = traceStartupWarnings(config({ DEV_MODE: "true" }));
   assert.equal(warnings.length, 1);
   assert.ok(warnings[0]?.startsWith(TRACE_WARNING_PREFIX));
   assert.equal(TRACE_WARNING_PREFIX, "Advanced Request Tracing (ART) is enabled");
+});
+
+Deno.test("issue 44: outside dev mode without a token key, one tracing warning, not two", () => {
+  const production = config();
+  const tracing = [
+    ...traceStartupWarnings(production),
+    ...startupWarnings(production).map((warning) => warning.message),
+  ].filter((message) => /Advanced Request Tracing/.test(message));
+  assert.equal(tracing.length, 1, tracing.join("\n"));
+  assert.match(tracing[0]!, /trace-token --generate-key/);
+  // With a key, the one warning says how requests are admitted.
+  const keyed = config({ ENGINE_REQUEST_TRACING_PUBLIC_KEY_FILE: "/k.pem" });
+  assert.equal(traceStartupWarnings(keyed).length, 1);
+  assert.equal(startupWarnings(keyed).filter((w) => /Advanced Request/.test(w.message)).length, 0);
 });
 
 Deno.test("spec 5.5: DEV_MODE=true traces without a token", async () => {

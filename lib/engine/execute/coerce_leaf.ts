@@ -115,3 +115,39 @@ export function kindOf(value: unknown): string {
   if (typeof value === "object") return "an object";
   return `a ${typeof value}`;
 }
+
+/**
+ * True when a custom scalar's value (a JSON object or list) nests deeper than
+ * `limit` levels. Walked with a stack of its own (no recursion): the value
+ * came whole from a subgraph, and printing one nested thousands of levels deep
+ * overflows `JSON.stringify`'s stack once the response is large.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { nestedDeeperThan } from "./coerce_leaf.ts";
+ * assert.equal(nestedDeeperThan({ a: [{ b: 1 }] }, 3), false);
+ * assert.equal(nestedDeeperThan({ a: [{ b: {} }] }, 3), true);
+ * assert.equal(nestedDeeperThan("flat", 0), false);
+ * ```
+ * @param value The value.
+ * @param limit Levels of objects and lists allowed.
+ * @returns Whether it nests deeper.
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
+    if (typeof v !== "object" || v === null || isRawNumber(v)) continue;
+    if (depth >= limit) return true;
+    const items = Array.isArray(v) ? v : Object.values(v);
+    for (const item of items) {
+      if (typeof item !== "object" || item === null) continue;
+      values.push(item);
+      depths.push(depth + 1);
+    }
+  }
+  return false;
+}

@@ -16,6 +16,7 @@
  * - `shared_results.ts` — identical operations share one rendered result;
  * - `entity_cache.ts`, `cache_control.ts` — the entity cache (`entity_cache`): keys, lookups
  *   before a fetch, partial hits, and the `Cache-Control` of subgraph and client answers.
+ * - `uploads.ts` — which fetch takes a multipart request's files (or why none can).
  *
  * @module
  */
@@ -24,3 +25,4 @@ export { type ShapeOptions, shapeResponse } from "./shape.ts";
 export { isRawNumber, parseJsonExact } from "./json_numbers.ts";
 export { SharedResults } from "./shared_results.ts";
 export { type SubgraphErrorPolicy, subgraphErrorPolicyOf } from "./subgraph_errors.ts";
+export { UPLOAD_NOT_ROUTABLE, uploadFetchOf } from "./uploads.ts";

@@ -3,7 +3,8 @@
  * subgraph data and writes the response once: client keys in selection order,
  * no internal fields, `__typename` answered, leaf values coerced as graphql-js
  * serializes them (built-in scalars; enum values checked against the API
- * schema), a wrongly shaped object or list nulled with an error at its path,
+ * schema; a custom scalar's value nested deeper than `MAX_DATA_DEPTH`
+ * refused), a wrongly shaped object or list nulled with an error at its path,
  * and null propagation exactly as the GraphQL spec says.
  *
  * The walk recurses over the client's selection (not over the data), whose
@@ -19,7 +20,8 @@ import type { GraphQLFormattedError } from "graphql";
 import type { Layers } from "./_layers.ts";
 import { unauthorizedError } from "../prepare/field_access.ts";
 import type { NField, NSelection, TypeRef } from "../prepare/normalize.ts";
-import { coerceScalar, kindOf, NOT_COERCIBLE } from "./coerce_leaf.ts";
+import { coerceScalar, kindOf, nestedDeeperThan, NOT_COERCIBLE } from "./coerce_leaf.ts";
+import { MAX_DATA_DEPTH } from "../prepare/limits.ts";
 import { isRawNumber } from "./json_numbers.ts";
 
 /** Options for {@linkcode shapeResponse}. */
@@ -317,6 +319,12 @@ class Shaper {
           if (this.#bytes > this.#maxBytes) throw this.#tooLarge();
         }
         if (type.name === undefined) return raw;
+        if (typeof raw === "object" && nestedDeeperThan(raw, MAX_DATA_DEPTH)) {
+          return this.#invalid(`a value of type ${type.name}`, raw, {
+            message: `The subgraph returned a value of type ${type.name} nested deeper than ` +
+              `${MAX_DATA_DEPTH} levels`,
+          });
+        }
         const v = coerceScalar(type.name, raw);
         return v === NOT_COERCIBLE ? this.#invalid(`a value of type ${type.name}`, raw) : v;
       }

@@ -26,7 +26,10 @@ import {
   type UpstreamTarget,
 } from "../fetch/subscription_stream.ts";
 import type { ExecutionObserver, ExecutionResult } from "../types.ts";
+import { createFanoutCapacity, type FanoutCapacity } from "../admission/fanout_capacity.ts";
 import { EventStream } from "./subscription.ts";
+import { unrefTimer } from "../../timers.ts";
+import { clientFor } from "../fetch/http_clients.ts";
 
 /** `subscriptions.subgraphs.<name>`: where a subgraph's subscriptions are opened. */
 export interface SubscriptionTargetOption {
@@ -52,6 +55,40 @@ export interface SubscriptionsOptions {
   readonly open?: OpenUpstream;
   /** How long a subgraph may take to accept a stream, ms (`engine.subgraph_request_timeout`). */
   readonly connectTimeoutMs?: number;
+  /**
+   * Admission by capacity (`subscriptions.admission`): the share of the serving thread the
+   * fan-out may be projected to take; absent: no admission by capacity (the fan-out is still
+   * sampled when `cpuTime` is given: whether the router is behind decides who is too slow).
+   */
+  readonly admission?: { readonly maxCpuShare: number };
+  /** The serving thread's CPU time so far, µs (`lib/state/thread_cpu.ts`); absent: not measured. */
+  readonly cpuTime?: () => number;
+  /** Cores `cpuTime` is a share of. @default 1 */
+  readonly cores?: number;
+  /** How often the fan-out is sampled, ms. @default 100 */
+  readonly sampleIntervalMs?: number;
+  /** Monotonic clock, ms. @default performance.now */
+  readonly now?: () => number;
+  /** Sets a timer (tests inject fakes). @default setTimeout, unref'd */
+  readonly setTimer?: (callback: () => void, ms: number) => number;
+  /** `tls.subgraphs`' clients by entry name (`all` for the rest). */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
+}
+
+/** Why subscriptions were refused or ended by the router's limits, counted. */
+export interface SubscriptionLimitCounts {
+  /** Refused: `subscriptions.max_total`. */
+  refusedMaxTotal: number;
+  /** Refused: one more would pass `subscriptions.admission.max_cpu_share`. */
+  refusedCapacity: number;
+  /** Refused: the serving thread is saturated (behind its events). */
+  refusedBehind: number;
+  /** Refused: `subscriptions.max_per_connection` (counted by the WebSocket transport). */
+  refusedPerConnection: number;
+  /** Ended: the client took its results too slowly (`SUBSCRIPTION_CLIENT_TOO_SLOW`). */
+  endedClientTooSlow: number;
+  /** Ended: the router fell too far behind (`SUBSCRIPTION_LIMIT_REACHED`). */
+  endedRouterBehind: number;
 }
 
 /** The engine's subscriptions state. */
@@ -67,6 +104,16 @@ export interface Subscriptions {
   readonly propagators: ReadonlyMap<string, HeaderPropagator | null>;
   /** Counts: subscriptions started, results delivered to clients, plan ids given. */
   readonly counts: { started: number; eventsOut: number; planIds: number };
+  /** Refusals and ends by the router's limits. */
+  readonly limits: SubscriptionLimitCounts;
+  /** The fan-out's capacity estimate; null: not measured (no `cpuTime`). */
+  readonly capacity: FanoutCapacity | null;
+  /** Whether new subscriptions are refused by the estimate (`subscriptions.admission.enabled`). */
+  readonly admission: boolean;
+  /** Events handed to client subscriptions (the capacity's samples read it). */
+  pushes: number;
+  /** Starts the fan-out sampler if it is not running (it stops once no subscription is active). */
+  readonly sampling: () => void;
   /**
    * Told when the engine's subscriptions end for good (a reload, a shutdown): long-lived
    * client connections (WebSocket) registered here close, so their clients reconnect to the
@@ -96,15 +143,22 @@ export function createSubscriptions(
     const given = options.subgraphs?.[name];
     const protocol = given?.protocol ?? "ws";
     const url = given?.url ?? (protocol === "ws" ? info.url.replace(/^http/i, "ws") : info.url);
+    const client = options.httpClients === undefined || !/^(https|wss):/i.test(url)
+      ? undefined
+      : clientFor(options.httpClients, name);
     targets.set(name, {
       url,
       protocol,
+      ...(client === undefined ? {} : { client }),
       ...(options.connectTimeoutMs === undefined
         ? {}
         : { connectTimeoutMs: options.connectTimeoutMs }),
     });
   }
-  return {
+  const capacity = options.cpuTime === undefined ? null : createFanoutCapacity(
+    options.admission === undefined ? {} : { maxShare: options.admission.maxCpuShare },
+  );
+  const subs: Subscriptions = {
     enabled: options.enabled ?? true,
     hub: new SubscriptionHub({
       open: options.open ?? openUpstream,
@@ -116,9 +170,98 @@ export function createSubscriptions(
     maxBuffered: options.maxBuffered ?? 64,
     propagators: options.propagators,
     counts: { started: 0, eventsOut: 0, planIds: 0 },
+    limits: {
+      refusedMaxTotal: 0,
+      refusedCapacity: 0,
+      refusedBehind: 0,
+      refusedPerConnection: 0,
+      endedClientTooSlow: 0,
+      endedRouterBehind: 0,
+    },
+    capacity,
+    admission: options.admission !== undefined,
+    pushes: 0,
+    sampling: capacity === null ? () => {} : fanoutSampler(() => subs, capacity, options),
     connections: new Set(),
     retired: null,
     planIds: new WeakMap(),
+  };
+  return subs;
+}
+
+/**
+ * The sum of two sets of limit counts (a replaced state's and the current one's).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sumLimits } from "./subscribe.ts";
+ * const zero = {
+ *   refusedMaxTotal: 0, refusedCapacity: 0, refusedBehind: 0, refusedPerConnection: 0,
+ *   endedClientTooSlow: 0, endedRouterBehind: 0,
+ * };
+ * assert.equal(sumLimits({ ...zero, refusedCapacity: 2 }, { ...zero, refusedCapacity: 3 }).refusedCapacity, 5);
+ * ```
+ * @param a Counts.
+ * @param b Counts.
+ * @returns A new object with each count summed.
+ */
+export function sumLimits(
+  a: SubscriptionLimitCounts,
+  b: SubscriptionLimitCounts,
+): SubscriptionLimitCounts {
+  return {
+    refusedMaxTotal: a.refusedMaxTotal + b.refusedMaxTotal,
+    refusedCapacity: a.refusedCapacity + b.refusedCapacity,
+    refusedBehind: a.refusedBehind + b.refusedBehind,
+    refusedPerConnection: a.refusedPerConnection + b.refusedPerConnection,
+    endedClientTooSlow: a.endedClientTooSlow + b.endedClientTooSlow,
+    endedRouterBehind: a.endedRouterBehind + b.endedRouterBehind,
+  };
+}
+
+/**
+ * The fan-out sampler: every `sampleIntervalMs` while subscriptions are active, the serving
+ * thread's CPU share, the active subscriptions and the events handed to them since the last
+ * sample go to the capacity estimate. An idle router holds no timer.
+ */
+function fanoutSampler(
+  subsOf: () => Subscriptions,
+  capacity: FanoutCapacity,
+  options: SubscriptionsOptions,
+): () => void {
+  const cpuTime = options.cpuTime!;
+  const cores = Math.max(1, options.cores ?? 1);
+  const interval = options.sampleIntervalMs ?? 100;
+  const now = options.now ?? (() => performance.now());
+  const setTimer = options.setTimer ?? ((callback, ms) => {
+    const id = setTimeout(callback, ms);
+    unrefTimer(id);
+    return Number(id);
+  });
+  let timer: number | undefined;
+  let cpuSeen = 0;
+  let at = 0;
+  let pushesSeen = 0;
+  const sample = () => {
+    timer = undefined;
+    const subs = subsOf();
+    const time = now();
+    const cpu = cpuTime();
+    const busy = time > at ? (cpu - cpuSeen) / ((time - at) * 1000 * cores) : 0;
+    capacity.sample({ busy, active: subs.active.size, pushes: subs.pushes - pushesSeen });
+    cpuSeen = cpu;
+    at = time;
+    pushesSeen = subs.pushes;
+    if (subs.active.size > 0) timer = setTimer(sample, interval);
+  };
+  return () => {
+    if (timer !== undefined) return;
+    const subs = subsOf();
+    cpuSeen = cpuTime();
+    at = now();
+    pushesSeen = subs.pushes;
+    timer = setTimer(sample, interval);
   };
 }
 
@@ -172,6 +315,33 @@ export function rootFetchOf(step: PlanStep | null): FetchStep | null {
 }
 
 /**
+ * Whether one more subscription may start: not after the engine's subscriptions ended, not
+ * past `subscriptions.max_total`, not past the fan-out's capacity. Checked before a
+ * subscription is planned too, so that a refusal costs little when subscribers crowd in.
+ * @param subs The engine's subscriptions.
+ * @returns null, or the refusal (counted).
+ */
+export function admissionRefusal(subs: Subscriptions): SubscribeResult | null {
+  if (subs.retired !== null) {
+    return { ok: false, result: { errors: [subs.retired] } };
+  }
+  if (subs.active.size >= subs.maxTotal) {
+    subs.limits.refusedMaxTotal++;
+    return refusal(
+      `The router serves at most ${subs.maxTotal} subscriptions at once (subscriptions.max_total); try again later`,
+      "SUBSCRIPTION_LIMIT_REACHED",
+    );
+  }
+  const overCapacity = subs.admission ? subs.capacity?.admit(subs.active.size) ?? null : null;
+  if (overCapacity !== null) {
+    if (overCapacity.reason === "behind") subs.limits.refusedBehind++;
+    else subs.limits.refusedCapacity++;
+    return refusal(overCapacity.message, "SUBSCRIPTION_LIMIT_REACHED");
+  }
+  return null;
+}
+
+/**
  * Joins (or opens) the root fetch's upstream stream and returns the client's stream.
  * @param subs The engine's subscriptions.
  * @param options The root fetch, its variables, the client's headers, the per-event run.
@@ -187,15 +357,8 @@ export function startSubscription(
   },
 ): SubscribeResult {
   const { root } = options;
-  if (subs.retired !== null) {
-    return { ok: false, result: { errors: [subs.retired] } };
-  }
-  if (subs.active.size >= subs.maxTotal) {
-    return refusal(
-      `The router serves at most ${subs.maxTotal} subscriptions at once (subscriptions.max_total); try again later`,
-      "SUBSCRIPTION_LIMIT_REACHED",
-    );
-  }
+  const refused = admissionRefusal(subs);
+  if (refused !== null) return refused;
   const target = subs.targets.get(root.subgraph);
   if (target === undefined) {
     return refusal(`No subscription URL for the subgraph "${root.subgraph}"`, "INTERNAL");
@@ -217,11 +380,20 @@ export function startSubscription(
       leave();
     },
     onDelivered: () => subs.counts.eventsOut++,
+    ...(subs.capacity === null ? {} : { behind: () => subs.capacity!.behind }),
+    onDropped: (reason) => {
+      if (reason === "client_too_slow") subs.limits.endedClientTooSlow++;
+      else subs.limits.endedRouterBehind++;
+    },
   });
   subs.active.add(stream);
   subs.counts.started++;
+  subs.sampling();
   const listener: HubListener = {
-    next: (event) => stream.push(event),
+    next: (event) => {
+      subs.pushes++;
+      stream.push(event);
+    },
     end: (failure) => {
       if (failure?.errors !== undefined) {
         // The subgraph's own errors go through the plan like an event's (re-pathed, filtered).

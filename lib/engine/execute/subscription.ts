@@ -4,8 +4,13 @@
  * shaped like a query's answer, delivered in arrival order through a bounded buffer.
  *
  * A client that takes its results slower than they come has at most `maxBuffered` of them
- * waiting (queued or still executing); one more ends its subscription with
- * `SUBSCRIPTION_CLIENT_TOO_SLOW`, its buffer dropped: memory stays flat whatever the client does.
+ * waiting; one more ends its subscription with `SUBSCRIPTION_CLIENT_TOO_SLOW`, its buffer
+ * dropped: memory stays flat whatever the client does. The client is blamed only when it is
+ * the slow one (issue 39): its oldest result is ready and untaken, it is not waiting for an
+ * earlier one still executing, and the router keeps up (`behind` false). When the router is the slow one (the oldest result is still executing,
+ * or the serving thread is saturated) the buffer may hold up to {@linkcode BEHIND_FACTOR}
+ * times as many, and past that the subscription ends with `SUBSCRIPTION_LIMIT_REACHED`
+ * (the router's capacity, not the client, is what ran out).
  *
  * @module
  */
@@ -23,6 +28,41 @@ export interface EventStreamOptions {
   readonly onEnd: () => void;
   /** Counts each result handed to the client. */
   readonly onDelivered?: () => void;
+  /** True while the router is behind its events (the serving thread saturated). @default () => false */
+  readonly behind?: () => boolean;
+  /** Told why a full buffer ended the stream. */
+  readonly onDropped?: (reason: "client_too_slow" | "router_behind") => void;
+}
+
+/**
+ * How many times `maxBuffered` results a subscription may fall behind while the router, not the
+ * client, is the slow one.
+ */
+export const BEHIND_FACTOR = 4;
+
+/** A result waiting in a stream's buffer. */
+interface Pending {
+  readonly result: Promise<ExecutionResult>;
+  /** True once executed: from then on only the client's taking it is awaited. */
+  ready: boolean;
+}
+
+/** The error of an event whose execution failed. */
+const INTERNAL: ExecutionResult = {
+  errors: [{ message: "The event could not be executed", extensions: { code: "INTERNAL" } }],
+};
+
+/**
+ * The error a subscription ends with when the router fell too far behind its events.
+ * @param behind Results it fell behind by.
+ * @returns `SUBSCRIPTION_LIMIT_REACHED`.
+ */
+export function routerBehindError(behind: number): GraphQLFormattedError {
+  return {
+    message:
+      `The router fell ${behind} results behind this subscription's events: it serves more subscriptions than it can deliver events to; the subscription ended, subscribe again later`,
+    extensions: { code: "SUBSCRIPTION_LIMIT_REACHED" },
+  };
 }
 
 /** The error a slow client's subscription ends with. */
@@ -40,10 +80,12 @@ export function tooSlowError(maxBuffered: number): GraphQLFormattedError {
  */
 export class EventStream implements AsyncIterableIterator<ExecutionResult> {
   readonly #options: EventStreamOptions;
-  readonly #queue: Promise<ExecutionResult>[] = [];
+  readonly #queue: Pending[] = [];
   #final: ExecutionResult | null = null;
   #ended = false;
   #waiter: (() => void) | null = null;
+  /** True while the client waits for a result still executing. */
+  #taking = false;
 
   /** @param options Buffer bound, per-event run, end hook. */
   constructor(options: EventStreamOptions) {
@@ -61,15 +103,31 @@ export class EventStream implements AsyncIterableIterator<ExecutionResult> {
    */
   push(event: UpstreamEvent): void {
     if (this.#ended) return;
-    if (this.#queue.length >= this.#options.maxBuffered) {
-      this.#queue.length = 0;
-      this.end(tooSlowError(this.#options.maxBuffered));
-      return;
+    const waiting = this.#queue.length;
+    const { maxBuffered } = this.#options;
+    if (waiting >= maxBuffered) {
+      // The client is the slow one when its oldest result is ready and not asked for (the
+      // client is not waiting on an earlier one still executing) and the router keeps up.
+      const clientSlow = !this.#taking && this.#queue[0]!.ready &&
+        !(this.#options.behind?.() ?? false);
+      if (clientSlow || waiting >= maxBuffered * BEHIND_FACTOR) {
+        this.#queue.length = 0;
+        this.#options.onDropped?.(clientSlow ? "client_too_slow" : "router_behind");
+        this.end(clientSlow ? tooSlowError(maxBuffered) : routerBehindError(waiting));
+        return;
+      }
     }
-    const running = this.#options.run(event).catch((): ExecutionResult => ({
-      errors: [{ message: "The event could not be executed", extensions: { code: "INTERNAL" } }],
-    }));
-    this.#queue.push(running);
+    const pending: Pending = {
+      result: this.#options.run(event).then((result) => {
+        pending.ready = true;
+        return result;
+      }, () => {
+        pending.ready = true;
+        return INTERNAL;
+      }),
+      ready: false,
+    };
+    this.#queue.push(pending);
     this.#wake();
   }
 
@@ -91,7 +149,10 @@ export class EventStream implements AsyncIterableIterator<ExecutionResult> {
     while (true) {
       const head = this.#queue.shift();
       if (head !== undefined) {
-        const value = await head;
+        // While it waits here for a result still executing, the client is not the slow one.
+        this.#taking = true;
+        const value = await head.result;
+        this.#taking = false;
         this.#options.onDelivered?.();
         return { done: false, value };
       }

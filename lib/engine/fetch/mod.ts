@@ -9,6 +9,7 @@
  * - `http1.ts`, `_http1_wire.ts` — the pooled HTTP/1 client and its wire reader;
  * - `resilient_fetch.ts`, `retry.ts`, `circuit_breaker.ts` — retries and the breaker;
  * - `headers.ts` — header propagation rules (Cosmo's shape);
+ * - `response_headers.ts` — response header rules: subgraph answer headers to the client;
  * - `subgraph_body.ts` — body reading with its cap and content-encoding.
  *
  * @module
@@ -17,4 +18,11 @@ export { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts"
 export { createHttp1Pool, type Http1Pool } from "./http1.ts";
 export { type Resilience, resilienceOf, resilientFetch } from "./resilient_fetch.ts";
 export { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
+export {
+  compileResponseHeaderRules,
+  mergeCacheControl,
+  type ResponseHeaderCollector,
+  type ResponseHeaderRules,
+} from "./response_headers.ts";
 export { readSubgraphBody } from "./subgraph_body.ts";
+export { ALL_SUBGRAPHS, clientFor } from "./http_clients.ts";

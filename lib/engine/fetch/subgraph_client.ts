@@ -7,12 +7,19 @@
 import type { SubgraphInfo } from "../../supergraph/types.ts";
 import type { SubgraphResponse } from "../execute/execute_types.ts";
 import type { HeaderPropagator } from "./headers.ts";
-import type { EngineEvents, FetchHook, FetchRequestRecord, RequestHooks } from "../types.ts";
+import type {
+  EngineEvents,
+  FetchHook,
+  FetchRequestRecord,
+  MultipartBody,
+  RequestHooks,
+} from "../types.ts";
 import { RouterError } from "../../errors.ts";
 import type { BudgetTicket, MemoryBudget } from "../admission/memory_budget.ts";
 import { answered, type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
 import { ClosedBeforeAnswer, type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";
+import { clientFor } from "./http_clients.ts";
 import { deadlineGroups } from "../../deadline_groups.ts";
 import { onAbort } from "../../cancellation.ts";
 
@@ -42,6 +49,11 @@ export interface SubgraphClientOptions {
    * An injected `fetch` takes precedence.
    */
   readonly http1?: Http1Pool | null;
+  /**
+   * `tls.subgraphs`' clients by entry name (`all` for the rest): a subgraph
+   * with one is fetched through it (its authorities, its client certificate).
+   */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
   readonly singleFlight: boolean;
   readonly timeoutMs: number;
   /** Largest subgraph response body read, bytes (`engine.max_subgraph_response_bytes`). */
@@ -82,6 +94,11 @@ export type ForwardedHeaders = readonly (readonly [string, string])[];
 export interface SubgraphClient {
   /** Sends a JSON body to a subgraph. */
   send(subgraph: string, body: string, options: SendOptions): Promise<SubgraphResponse>;
+  /**
+   * Sends a streamed multipart body (file uploads) to a subgraph: never shared,
+   * never retried (the stream is read once), under the subgraph's timeout.
+   */
+  upload(subgraph: string, body: MultipartBody, options: SendOptions): Promise<SubgraphResponse>;
   /** Whether identical in-flight requests share one response (`engine.enable_single_flight`). */
   readonly singleFlight: boolean;
   /** The request record of a send (for traces). */
@@ -202,8 +219,20 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     }
     // A subgraph's redirect is not followed: it would re-send the query, its
     // variables and every forwarded header but Authorization to another host.
-    const init: RequestInit = { method: "POST", headers, body, signal, redirect: "manual" };
-    const pool = options.fetch === undefined && options.http1 && url.startsWith("http://")
+    // TLS settings matter to `https:` only: a plain `http:` subgraph keeps the HTTP/1.1 pool.
+    const client = options.httpClients === undefined || !url.startsWith("https:")
+      ? undefined
+      : clientFor(options.httpClients, out.subgraph);
+    const init: RequestInit = {
+      method: "POST",
+      headers,
+      body,
+      signal,
+      redirect: "manual",
+      ...(client === undefined ? {} : { client }),
+    };
+    const pool = options.fetch === undefined && options.http1 && url.startsWith("http://") &&
+        client === undefined
       ? options.http1
       : null;
     const send = pool !== null
@@ -414,6 +443,67 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           reject(error);
         });
       });
+    },
+    async upload(subgraph, multipart, sendOptions) {
+      const url = urlOf(subgraph);
+      const headers = new Headers(
+        (forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS) as HeadersInit,
+      );
+      headers.set("content-type", multipart.contentType);
+      // The router checked the client's request for CSRF (multipart/form-data is a simple
+      // type); a subgraph that checks too (Apollo Server's csrfPrevention) reads this header.
+      headers.set("apollo-require-preflight", "true");
+      const controller = new AbortController();
+      const untrack = track(controller);
+      const signal = sendOptions.signal;
+      if (signal?.aborted) controller.abort(signal.reason);
+      const off = signal ? onAbort(signal, () => controller.abort(signal.reason)) : null;
+      const hook = sendOptions.hooks?.fetch(subgraph);
+      const start = events ? performance.now() : 0;
+      let status: number | null = null;
+      try {
+        const init: RequestInit = {
+          method: "POST",
+          headers,
+          body: multipart.stream,
+          signal: controller.signal,
+          redirect: "manual",
+        };
+        const response = options.fetch === undefined
+          ? await fetch(url, init)
+          : await options.fetch(new Request(url, init));
+        status = response.status;
+        const ticket = sendOptions.ticket;
+        const text = await readSubgraphBody(response, {
+          limit,
+          tooLarge: tooLargeFor(subgraph),
+          notUtf8: notUtf8For(subgraph),
+          broken: (cause) =>
+            brokenBody(cause, { signal: controller.signal, subgraph, status: response.status }),
+          ...(budget && ticket
+            ? {
+              charge: (n: number) =>
+                budget.charge(n, { tickets: [ticket], signal: controller.signal }),
+              reserve: (n: number) =>
+                budget.reserve(n, { tickets: [ticket], signal: controller.signal }),
+            }
+            : {}),
+        });
+        events?.fetched(subgraph, {
+          seconds: (performance.now() - start) / 1000,
+          status,
+          error: null,
+        });
+        hook?.end(status, null, false);
+        return { status, headers: response.headers, body: text, deduplicated: false, parsed: {} };
+      } catch (error) {
+        events?.fetched(subgraph, { seconds: (performance.now() - start) / 1000, status, error });
+        hook?.end(status, error, false);
+        throw error;
+      } finally {
+        untrack();
+        off?.();
+      }
     },
     singleFlight: options.singleFlight,
     describe(subgraph, body, clientHeaders) {

@@ -22,6 +22,8 @@ export interface UpstreamTarget {
    * response's head), ms; past it the stream fails. @default 30000
    */
   readonly connectTimeoutMs?: number;
+  /** The client the stream connects through (`tls.subgraphs`: authorities, client certificate). */
+  readonly client?: Deno.HttpClient;
 }
 
 /** The request of an upstream stream. */
@@ -91,7 +93,7 @@ export function openUpstream(
       singleConnection: false,
       retryAttempts: 0,
       headers: { ...request.headers },
-      fetchFn: fetchWithin(connectTimeoutMs),
+      fetchFn: fetchWithin(connectTimeoutMs, target.client),
     });
     const unsubscribe = client.subscribe(payload, handlers);
     return () => {
@@ -110,7 +112,14 @@ export function openUpstream(
         : typeof protocols === "string"
         ? [protocols]
         : protocols;
-      super(url, { protocols: list, headers } as unknown as string[]);
+      super(
+        url,
+        {
+          protocols: list,
+          headers,
+          ...(target.client === undefined ? {} : { client: target.client }),
+        } as unknown as string[],
+      );
     }
   }
   const client: WsClient = createWsClient({
@@ -131,7 +140,7 @@ export function openUpstream(
 }
 
 /** `fetch` whose answer's head must arrive within `ms` (the body then streams unbounded in time). */
-function fetchWithin(ms: number): typeof fetch {
+function fetchWithin(ms: number, client: Deno.HttpClient | undefined): typeof fetch {
   return async (input, init) => {
     const controller = new AbortController();
     const outer = init?.signal;
@@ -144,7 +153,11 @@ function fetchWithin(ms: number): typeof fetch {
       ms,
     );
     try {
-      return await fetch(input, { ...init, signal: controller.signal });
+      return await fetch(input, {
+        ...init,
+        signal: controller.signal,
+        ...(client === undefined ? {} : { client }),
+      });
     } finally {
       clearTimeout(timer);
     }

@@ -7,6 +7,7 @@
 import type { Http1Pool } from "../fetch/http1.ts";
 import { type DocumentNode, type GraphQLFormattedError } from "graphql";
 import type { HeadersConfig } from "../../config/types.ts";
+import { compileResponseHeaderRules, type ResponseHeaderRules } from "../fetch/response_headers.ts";
 import type { SupergraphModel } from "../../supergraph/mod.ts";
 import { type AdmissionGate, createAdmissionGate, overloaded } from "../admission/queue.ts";
 import { type AdaptiveLimitOptions, createAdaptiveLimit } from "../admission/adaptive_limit.ts";
@@ -34,6 +35,11 @@ import {
   type SubscriptionsOptions,
 } from "../execute/subscribe.ts";
 import type { EngineEvents, PreparedOperation, PrepareResult } from "../types.ts";
+import {
+  createDemandControl,
+  type DemandControl,
+  type DemandControlOptions,
+} from "./_cost_state.ts";
 
 /** The entity cache as the engine runs it: its settings and who a request's private data is for. */
 export interface EngineEntityCache extends EntityCacheSettings {
@@ -56,6 +62,8 @@ export interface EngineOptions {
   readonly fetch?: SubgraphFetch;
   /** The HTTP/1.1 pool for plain `http:` subgraphs (`engine.subgraph_transport`). */
   readonly http1?: Http1Pool | null;
+  /** `tls.subgraphs`' clients by entry name (`all` for the rest). */
+  readonly httpClients?: ReadonlyMap<string, Deno.HttpClient>;
   /** Header propagation rules (`headers`); default: nothing forwarded. */
   readonly headers?: HeadersConfig;
   /** Credential headers a `matching` rule never forwards, beyond `Authorization`, `Cookie`, `X-GW-Token`. */
@@ -134,8 +142,15 @@ export interface EngineOptions {
   readonly events?: EngineEvents;
   /** Random source drawing progressive `@override` `percent(n)` labels per request. @default Math.random */
   readonly random?: () => number;
+  /**
+   * Progressive `@override` labels set on or off by name (`override_labels`); a
+   * `percent(n)` label named here is not drawn. @default {}
+   */
+  readonly overrideLabels?: Readonly<Record<string, boolean>>;
   /** Subscriptions (`subscriptions`); absent: enabled with the defaults. */
   readonly subscriptions?: SubscriptionsOptions;
+  /** Demand control (`demand_control`, `docs/demand-control.md`); absent: off. */
+  readonly demandControl?: DemandControlOptions;
 }
 
 /** A cached plan with what shaping needs. */
@@ -176,6 +191,11 @@ export interface Engine {
   readonly client: SubgraphClient;
   /** @internal True when a header rule forwards client headers to some subgraph. */
   readonly forwardsHeaders: boolean;
+  /**
+   * Which subgraph answer headers reach the client (`headers.*.response`); null
+   * when no rule does. Facets collect each response's through `collect()`.
+   */
+  readonly responseHeaders: ResponseHeaderRules | null;
   /** @internal Results of requests that merged the same shared answers. */
   readonly sharedResults: SharedResults;
   /** @internal Interface names (an `@interfaceObject` `__typename` never replaces a concrete one). */
@@ -199,13 +219,19 @@ export interface Engine {
   readonly accessKeys: WeakMap<PreparedOperation, readonly string[]>;
   /** @internal Cache and fetch events (metrics); null when nobody listens. */
   readonly events: EngineEvents | null;
-  /** @internal Progressive `@override` labels of the supergraph, and the random source drawing them. */
+  /**
+   * @internal Progressive `@override` labels of the supergraph, the random source
+   * drawing them, and those the configuration sets on or off.
+   */
   readonly overrideLabels: {
     readonly labels: readonly OverrideLabel[];
     readonly random: () => number;
+    readonly configured: Readonly<Record<string, boolean>>;
   };
   /** Subscriptions: their upstream streams (deduplicated), the active ones and their counts. */
   readonly subscriptions: Subscriptions;
+  /** @internal Demand control; null when off. */
+  readonly demandControl: DemandControl | null;
 }
 
 /**
@@ -260,6 +286,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     propagators,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.http1 ? { http1: options.http1 } : {}),
+    ...(options.httpClients ? { httpClients: options.httpClients } : {}),
     singleFlight: options.enableSingleFlight ?? true,
     ...(options.events ? { events: options.events } : {}),
     timeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
@@ -274,13 +301,18 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
   return {
     model,
     forwardsHeaders: [...propagators.values()].some((p) => p !== null),
+    responseHeaders: compileResponseHeaderRules(options.headers, model.subgraphs.keys()),
     sharedResults: new SharedResults(),
     prepared: new Lru({ maxBytes: options.parseCacheMaxBytes ?? 16_000_000, maxEntries: size }),
     plans: new Lru({ maxBytes: options.planCacheMaxBytes ?? 16_000_000, maxEntries: size }),
     maxCachedDocumentBytes: options.maxCachedDocumentBytes ?? 64_000,
     client,
     abstractNames,
-    overrideLabels: { labels: overrideLabelsOf(model), random: options.random ?? Math.random },
+    overrideLabels: {
+      labels: overrideLabelsOf(model),
+      random: options.random ?? Math.random,
+      configured: options.overrideLabels ?? {},
+    },
     admission,
     memory,
     unsent,
@@ -291,8 +323,10 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     entityCache: options.entityCache ?? null,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
+    demandControl: options.demandControl ? createDemandControl(options.demandControl) : null,
     subscriptions: createSubscriptions(model, {
       connectTimeoutMs: options.subgraphRequestTimeoutMs ?? 30_000,
+      ...(options.httpClients ? { httpClients: options.httpClients } : {}),
       ...options.subscriptions,
       propagators,
     }),

@@ -20,3 +20,9 @@ export {
 } from "./engine.ts";
 export { planOf, prepare, type PrepareCallOptions, prepareUncached } from "./prepare_plan.ts";
 export { execute, executeIncremental, subscribe } from "./run.ts";
+export {
+  admitCost,
+  type CostAdmission,
+  type DemandControlOptions,
+  type SubgraphCostOptions,
+} from "./demand_control.ts";

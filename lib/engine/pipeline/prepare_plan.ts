@@ -97,6 +97,8 @@ export interface PlanCallOptions {
   readonly observer?: ExecutionObserver;
   readonly identity: FieldIdentity | null;
   readonly incremental?: boolean;
+  /** Progressive `@override` labels the request sets on or off (over `override_labels`). */
+  readonly overrideLabels?: Readonly<Record<string, boolean>>;
 }
 
 /**
@@ -134,8 +136,11 @@ export function planOrCached(
   // own string, whose hash V8 has already computed (a cache hit hashes nothing new).
   const signature = accessSignature(accessKeysOf(engine, operation), engine.model.access, identity);
   if (signature !== "") key += `\u0002${signature}`;
-  const { labels, random } = engine.overrideLabels;
-  const active = labels.length === 0 ? null : drawOverrideLabels(labels, random);
+  const { labels, random, configured } = engine.overrideLabels;
+  const active = labels.length === 0 ? null : drawOverrideLabels(labels, random, {
+    configured,
+    requested: options.overrideLabels,
+  });
   for (const label of active ?? []) key += "\u0003" + label;
   if (incremental) key += "\u0004";
   const cached = operation.key === undefined ? undefined : engine.plans.get(key);

@@ -26,6 +26,7 @@ import { formatted } from "../prepare/prepare.ts";
 import { shapeResponse } from "../execute/shape.ts";
 import { CachePolicy } from "../execute/cache_control.ts";
 import {
+  admissionRefusal,
   eventRunner,
   eventShareKey,
   refusal,
@@ -36,16 +37,30 @@ import {
 } from "../execute/subscribe.ts";
 import type { UpstreamEvent } from "../fetch/subscription_hub.ts";
 import type {
+  CostReport,
   ExecuteOptions,
   ExecutionObserver,
   ExecutionResult,
   IncrementalResult,
   PartInfo,
   PreparedOperation,
+  RequestHooks,
+  UploadedFiles,
 } from "../types.ts";
 
 import { type CachedPlan, type Engine, responseTooLarge } from "./engine.ts";
 import { planFor } from "./prepare_plan.ts";
+import { uploadFetchOf } from "../execute/uploads.ts";
+import type { SubgraphSender } from "../execute/execute_types.ts";
+import type { SendOptions } from "../fetch/subgraph_client.ts";
+import type { FetchStep } from "../plan/mod.ts";
+import {
+  admitCost,
+  type CostAdmission,
+  measureCost,
+  reportRefusal,
+  subgraphTooExpensive,
+} from "./demand_control.ts";
 
 /**
  * The client's headers as header rules see them: with `X-Request-Id` set to
@@ -108,6 +123,9 @@ export function subscribe(
   if (!subs.enabled) {
     return refusal("Subscriptions are disabled (subscriptions.enabled)", "SUBSCRIPTIONS_DISABLED");
   }
+  // Before the plan: a refusal at capacity stays cheap (startSubscription checks again).
+  const refused = admissionRefusal(subs);
+  if (refused !== null) return refused;
   const coerced = variablesOf(engine, operation, options.variables);
   if ("errors" in coerced) return { ok: false, result: coerced };
   const variables = coerced.variables;
@@ -118,6 +136,11 @@ export function subscribe(
       ok: false,
       result: { errors: planned.removed.map((path) => unauthorizedError(path)) },
     };
+  }
+  const cost = admitCost(engine, planned, variables);
+  if (cost?.refusal) {
+    reportRefusal(engine, cost);
+    return { ok: false, result: refusalResult(engine, cost) };
   }
   const root = rootFetchOf(planned.planned.step);
   if (root === null) {
@@ -166,7 +189,14 @@ export function subscribe(
       const error = responseTooLarge(limit);
       return { data: null, errors: [{ message: error.message, extensions: { code: error.code } }] };
     }
-    return shaped(planned, executed, limit);
+    const result = shaped(planned, executed, limit);
+    // Each event's answer is measured: its actual cost, by the same rules.
+    return cost === null ? result : measureCost(engine, cost, {
+      operation,
+      variables,
+      result,
+      report: reporterOf(undefined, observer),
+    });
   };
   const run = eventRunner({
     shareKey: eventShareKey(subs, { plan: planned, variables, headers }),
@@ -222,7 +252,44 @@ const EMPTY_HEADERS = new Headers();
 /** What {@linkcode begin} settled: an answer already, or the plan and the coerced variables. */
 type Begun =
   | { readonly result: ExecutionResult }
-  | { readonly planned: CachedPlan; readonly variables: Record<string, unknown> };
+  | {
+    readonly planned: CachedPlan;
+    readonly variables: Record<string, unknown>;
+    /** Demand control's decision; null when it is off. */
+    readonly cost: CostAdmission | null;
+    /** The fetch that takes the request's files (`uploads`). */
+    readonly uploadStep?: FetchStep;
+  };
+
+/** Where a request's cost report goes: its telemetry hooks and its trace. */
+function reporterOf(
+  hooks: RequestHooks | undefined,
+  observer: ExecutionObserver | undefined,
+): ((report: CostReport) => void) | undefined {
+  if (hooks?.cost === undefined && observer?.cost === undefined) return undefined;
+  return (report) => {
+    hooks?.cost?.(report);
+    observer?.cost?.(report);
+  };
+}
+
+/** The answer of an operation demand control refused before execution. */
+function refusalResult(engine: Engine, cost: CostAdmission): ExecutionResult {
+  const options = engine.demandControl!.options;
+  const result: ExecutionResult = { errors: [...cost.refusal!] };
+  if (options.exposeInExtensions) {
+    result.extensions = {
+      cost: {
+        estimated: cost.estimate?.total ?? null,
+        actual: null,
+        max: options.max,
+        result: cost.result,
+        strategy: "static_estimated",
+      },
+    };
+  }
+  return result;
+}
 
 /** Coerces the variables and plans (cached): the steps before any fetch. */
 function begin(
@@ -249,6 +316,7 @@ function begin(
     ...(options.observer ? { observer: options.observer } : {}),
     identity: options.identity ?? null,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.overrideLabels ? { overrideLabels: options.overrideLabels } : {}),
     incremental,
   });
   if (planned.error) return { result: { data: null, errors: [planned.error] } };
@@ -256,7 +324,19 @@ function begin(
     // `authorization.reject_operation_if_unauthorized`: nothing runs, each removed field says why.
     return { result: { errors: planned.removed.map((path) => unauthorizedError(path)) } };
   }
-  return { planned, variables };
+  let uploadStep: FetchStep | undefined;
+  if (options.uploads) {
+    const routed = uploadFetchOf(planned.planned.step, options.uploads.variables);
+    if ("error" in routed) return { result: { errors: [routed.error] } };
+    uploadStep = routed.step;
+  }
+  // Demand control: estimated (cached with the plan) and, in enforce mode, refused before any fetch.
+  const cost = admitCost(engine, planned, variables);
+  if (cost?.refusal) {
+    reportRefusal(engine, cost, reporterOf(options.hooks, options.observer));
+    return { result: refusalResult(engine, cost) };
+  }
+  return { planned, variables, cost, ...(uploadStep ? { uploadStep } : {}) };
 }
 
 /** The executor's options of one request: its subgraph sender (headers, sharing), observer. */
@@ -266,6 +346,8 @@ function planOptionsOf(
   options: ExecuteOptions & {
     readonly ticket: ReturnType<MemoryBudget["open"]>;
     readonly variables: Record<string, unknown>;
+    readonly cost: CostAdmission | null;
+    readonly uploadStep?: FetchStep;
   },
 ): ExecutePlanOptions {
   const { observer, ticket } = options;
@@ -290,9 +372,25 @@ function planOptionsOf(
   const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
   const cache = engine.entityCache;
+  // Per-subgraph budgets (enforce mode): a subgraph over its share gets no request.
+  const overBudget = options.cost?.overBudget;
+  const refused = (subgraph: string): Error | null => {
+    const budget = overBudget?.get(subgraph);
+    return budget === undefined ? null : subgraphTooExpensive(subgraph, budget);
+  };
+  let send: SubgraphSender = (subgraph, body, shareable) => {
+    const refusal = refused(subgraph);
+    if (refusal !== null) return Promise.reject(refusal);
+    return engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions);
+  };
+  const { uploads, uploadStep } = options;
+  if (uploads && uploadStep) {
+    send = withUploads(send, { engine, uploads, uploadStep, mutationOptions, refused });
+  }
+  const seen = options.subgraphHeaders;
+  if (seen) send = withHeadersSeen(send, seen);
   return {
-    send: (subgraph, body, shareable) =>
-      engine.client.send(subgraph, body, shareable ? queryOptions : mutationOptions),
+    send,
     variables: options.variables,
     operationKind: operation.kind,
     sharedResponses: shared,
@@ -306,6 +404,45 @@ function planOptionsOf(
         ...(options.hooks?.cached ? { onLookup: options.hooks.cached.bind(options.hooks) } : {}),
       },
     }),
+  };
+}
+
+/** Sends the fetch that takes the request's files as a multipart stream (once). */
+function withUploads(
+  send: SubgraphSender,
+  context: {
+    readonly engine: Engine;
+    readonly uploads: UploadedFiles;
+    readonly uploadStep: FetchStep;
+    readonly mutationOptions: SendOptions;
+    /** A subgraph over its demand-control budget: the refusal, else null. */
+    readonly refused: (subgraph: string) => Error | null;
+  },
+): SubgraphSender {
+  const { engine, uploads, uploadStep, mutationOptions } = context;
+  // The executor writes a root fetch's body as `{"query":<queryJson>,"variables":…}`.
+  const prefix = `{"query":${uploadStep.queryJson},`;
+  let sent = false;
+  return (subgraph, body, shareable) => {
+    if (sent || subgraph !== uploadStep.subgraph || !body.startsWith(prefix)) {
+      return send(subgraph, body, shareable);
+    }
+    sent = true;
+    const refusal = context.refused(subgraph);
+    if (refusal !== null) return Promise.reject(refusal);
+    return engine.client.upload(subgraph, uploads.body(body), mutationOptions);
+  };
+}
+
+/** Tells `seen` each subgraph answer's headers (response header rules). */
+function withHeadersSeen(
+  send: SubgraphSender,
+  seen: (subgraph: string, headers: Headers) => void,
+): SubgraphSender {
+  return async (subgraph, body, shareable) => {
+    const response = await send(subgraph, body, shareable);
+    seen(subgraph, response.headers);
+    return response;
   };
 }
 
@@ -352,7 +489,13 @@ export async function execute(
 ): Promise<ExecutionResult> {
   const begun = begin(engine, operation, options, false);
   if ("result" in begun) return begun.result;
-  return await executeWhole(engine, operation, { ...options, ...begun });
+  const result = await executeWhole(engine, operation, { ...options, ...begun });
+  return begun.cost === null ? result : measureCost(engine, begun.cost, {
+    operation,
+    variables: begun.variables,
+    result,
+    report: reporterOf(options.hooks, options.observer),
+  });
 }
 
 async function executeWhole(
@@ -361,6 +504,7 @@ async function executeWhole(
   options: ExecuteOptions & {
     readonly planned: CachedPlan;
     readonly variables: Record<string, unknown>;
+    readonly cost: CostAdmission | null;
   },
 ): Promise<ExecutionResult> {
   const { planned, variables, observer } = options;
@@ -411,7 +555,16 @@ export async function executeIncremental(
   const begun = begin(engine, operation, options, operation.hasDefer === true);
   if ("result" in begun) return begun.result;
   const defer = begun.planned.planned.defer;
-  if (defer === undefined) return await executeWhole(engine, operation, { ...options, ...begun });
+  const measure = <T extends ExecutionResult>(result: T): T =>
+    begun.cost === null ? result : measureCost(engine, begun.cost, {
+      operation,
+      variables: begun.variables,
+      result,
+      report: reporterOf(options.hooks, options.observer),
+    });
+  if (defer === undefined) {
+    return measure(await executeWhole(engine, operation, { ...options, ...begun }));
+  }
   const { planned, variables } = begun;
   const ticket = engine.memory.open();
   const limit = engine.memory.maxTicketBytes;
@@ -444,7 +597,9 @@ export async function executeIncremental(
       ...(at.at ? { at: at.at } : {}),
     });
   try {
-    run = startPlan(planOptionsOf(engine, operation, { ...options, ticket, variables }));
+    run = startPlan(
+      planOptionsOf(engine, operation, { ...options, ticket, variables, cost: begun.cost }),
+    );
     const [, introspected] = await Promise.all([
       run.run(defer.primary),
       introspect(engine, planned, variables),
@@ -458,11 +613,18 @@ export async function executeIncremental(
     ticket.close();
     throw error;
   }
-  const more = data !== null && defer.deferred.some((d) => d.step !== null);
   const observer = options.observer;
+  // The primary part is measured (deferred parts are not, as in Apollo Router).
+  let initial = measure({
+    data,
+    ...(errors.length > 0 ? { errors } : {}),
+    hasNext: data !== null && defer.deferred.some((d) => d.step !== null),
+  });
+  // `enforce_actual_cost` may have withheld the primary part: then nothing follows it.
+  if (initial.data === null) initial = { ...initial, hasNext: false };
+  const more = initial.hasNext;
   observer?.part?.({ index: 0, labels: [], hasNext: more });
   engine.events?.part?.(more ? "primary" : "last");
-  const initial = { data, ...(errors.length > 0 ? { errors } : {}), hasNext: more };
   if (!more) {
     ticket.close();
     return { initial, subsequent: (async function* () {})() };

@@ -45,8 +45,12 @@ export function abstractFields(b: Builder, at: AbstractAt, walk: Walk): void {
     interfaceObject(b, { child, path, provided, selection, pos }, walk);
     return;
   }
-  if (named === selection.typeName && atInterfaceLevel(b, subgraph, selection)) {
-    // Same leaf fields for every member, all resolved on the interface: no type conditions.
+  // An interface without implementations (no member to split by) plans its fields on the
+  // interface too: a field no path reaches is then refused here, not dropped from the fetch.
+  const memberless = selection.byType.size === 0;
+  if (named === selection.typeName && (memberless || atInterfaceLevel(b, subgraph, selection))) {
+    // Same leaf fields for every member (or no member), planned on the interface: no type
+    // conditions.
     walk.planFields(b, {
       pos: {
         group: pos.group,

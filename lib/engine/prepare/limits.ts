@@ -63,7 +63,9 @@ export interface OperationLimits {
  * below it the data is never shaped: an answer replaces what was there, a
  * trace names it without copying it. Without it two subgraphs answering the
  * same extra field nested 100 000 deep overflowed the stack (a 500); 4 096
- * levels of merging overflowed it too.
+ * levels of merging overflowed it too. A custom scalar's value nested deeper
+ * is not answered (the shaper nulls it with an error): printing it overflowed
+ * `JSON.stringify` in large responses.
  */
 export const MAX_DATA_DEPTH = 1024;
 

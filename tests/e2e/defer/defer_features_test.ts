@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { readParts, root, startDeferRouter } from "./_graph.ts";
+import { STREAM_DEADLINE_MS } from "../_deadline.ts";
 
 const MULTIPART = "multipart/mixed;deferSpec=20220824,application/json";
 
@@ -18,6 +19,8 @@ function post(
     method: "POST",
     headers: { "content-type": "application/json", accept: MULTIPART, ...headers },
     body: JSON.stringify({ query }),
+    // A stream that never ends fails the test (issue 39), never hangs it.
+    signal: AbortSignal.timeout(STREAM_DEADLINE_MS),
   });
 }
 
@@ -138,6 +141,7 @@ Deno.test("issue 31: Connect ignores @defer in an operation: one answer with eve
       method: "POST",
       headers: { "content-type": "application/json", "connect-protocol-version": "1" },
       body: "{}",
+      signal: AbortSignal.timeout(STREAM_DEADLINE_MS),
     });
     assert.equal(response.status, 200);
     assert.deepEqual(await response.json(), {
@@ -189,6 +193,7 @@ Deno.test("issue 31: MCP ignores @defer in an operation: the tool answers once w
           ...(session ? { "mcp-session-id": session } : {}),
         },
         body: JSON.stringify(body),
+        signal: AbortSignal.timeout(STREAM_DEADLINE_MS),
       });
       return { session: response.headers.get("mcp-session-id"), json: await response.json() };
     };

@@ -9,6 +9,7 @@ import { ApolloClient, gql, HttpLink, InMemoryCache } from "@apollo/client";
 import { Defer20220824Handler } from "@apollo/client/incremental";
 import { createClient as createSseClient } from "graphql-sse";
 import { mergeParts, readParts, root, startDeferRouter } from "./_graph.ts";
+import { STREAM_DEADLINE_MS, within } from "../_deadline.ts";
 
 const QUERY = `{ products { id name ... @defer(label: "more") { price deal reviews { body } } } }`;
 
@@ -34,6 +35,8 @@ function post(url: string, query: string, accept: string): Promise<Response> {
     method: "POST",
     headers: { "content-type": "application/json", accept },
     body: JSON.stringify({ query }),
+    // A stream that never ends fails the test (issue 39), never hangs it.
+    signal: AbortSignal.timeout(STREAM_DEADLINE_MS),
   });
 }
 
@@ -152,13 +155,16 @@ Deno.test("issue 31: @defer over GraphQL over SSE: the graphql-sse client gets t
   const client = createSseClient({ url: router.url, retryAttempts: 0 });
   try {
     const parts: Record<string, unknown>[] = [];
-    await new Promise<void>((resolve, reject) => {
-      client.subscribe({ query: QUERY }, {
-        next: (part) => void parts.push(part as Record<string, unknown>),
-        error: reject,
-        complete: resolve,
-      });
-    });
+    await within(
+      new Promise<void>((resolve, reject) => {
+        client.subscribe({ query: QUERY }, {
+          next: (part) => void parts.push(part as Record<string, unknown>),
+          error: reject,
+          complete: resolve,
+        });
+      }),
+      "the graphql-sse client's complete",
+    );
     assert.deepEqual(parts[0], {
       data: { products: root.products.map((p) => ({ id: p.id, name: p.name })) },
       hasNext: true,
@@ -177,13 +183,16 @@ Deno.test("GraphQL over SSE: the graphql-sse client gets a query's whole answer 
   const client = createSseClient({ url: router.url, retryAttempts: 0 });
   try {
     const results: unknown[] = [];
-    await new Promise<void>((resolve, reject) => {
-      client.subscribe({ query: `{ products { id name } }` }, {
-        next: (result) => void results.push(result),
-        error: reject,
-        complete: resolve,
-      });
-    });
+    await within(
+      new Promise<void>((resolve, reject) => {
+        client.subscribe({ query: `{ products { id name } }` }, {
+          next: (result) => void results.push(result),
+          error: reject,
+          complete: resolve,
+        });
+      }),
+      "the graphql-sse client's complete",
+    );
     assert.deepEqual(results, [{
       data: { products: root.products.map((p) => ({ id: p.id, name: p.name })) },
     }]);

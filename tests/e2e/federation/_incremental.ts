@@ -4,13 +4,14 @@
  *
  * @module
  */
+import { textWithin } from "../_deadline.ts";
 
 /** Reads a `multipart/mixed` body into its JSON parts (boundary from the content type). */
 export async function readParts(response: Response): Promise<Record<string, unknown>[]> {
   const type = response.headers.get("content-type") ?? "";
   const boundary = /boundary="?([^";]+)"?/.exec(type)?.[1];
   if (boundary === undefined) throw new Error(`not multipart: ${type}`);
-  const text = await response.text();
+  const text = await textWithin(response, "the multipart answer's end");
   const out: Record<string, unknown>[] = [];
   for (const chunk of text.split(`\r\n--${boundary}`)) {
     const at = chunk.indexOf("\r\n\r\n");

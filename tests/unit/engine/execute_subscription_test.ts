@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { EventStream } from "../../../lib/engine/execute/subscription.ts";
+import { BEHIND_FACTOR, EventStream } from "../../../lib/engine/execute/subscription.ts";
 import type { ExecutionResult } from "../../../lib/engine/types.ts";
 import { createSubscriptions, eventShareKey } from "../../../lib/engine/execute/subscribe.ts";
 import { compileHeaderRules } from "../../../lib/engine/fetch/headers.ts";
@@ -8,16 +8,26 @@ import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
 const event = (n: number) => ({ body: String(n), parsed: {}, shared: new Map() });
 
 function stream(
-  options: { maxBuffered?: number; run?: (n: number) => Promise<ExecutionResult> } = {},
+  options: {
+    maxBuffered?: number;
+    run?: (n: number) => Promise<ExecutionResult>;
+    behind?: () => boolean;
+  } = {},
 ) {
   let ended = 0;
+  const dropped: string[] = [];
   const s = new EventStream({
     maxBuffered: options.maxBuffered ?? 8,
     run: (e) => (options.run ?? ((n) => Promise.resolve({ data: { n } })))(Number(e.body)),
     onEnd: () => void ended++,
+    onDropped: (reason) => void dropped.push(reason),
+    ...(options.behind ? { behind: options.behind } : {}),
   });
-  return { s, ended: () => ended };
+  return { s, ended: () => ended, dropped };
 }
+
+/** Lets settled executions mark their results ready (a macrotask turn). */
+const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 Deno.test("issue 29: results come in event order even when a later event executes faster", async () => {
   let release = () => {};
@@ -37,9 +47,12 @@ Deno.test("issue 29: results come in event order even when a later event execute
 });
 
 Deno.test("issue 29: one result past max_buffered_events ends the stream with SUBSCRIPTION_CLIENT_TOO_SLOW, its buffer dropped", async () => {
-  const { s, ended } = stream({ maxBuffered: 3 });
-  for (let i = 0; i < 4; i++) s.push(event(i));
+  const { s, ended, dropped } = stream({ maxBuffered: 3 });
+  for (let i = 0; i < 3; i++) s.push(event(i));
+  await turn(); // executed: only the client's taking them is awaited
+  s.push(event(3));
   assert.equal(ended(), 1);
+  assert.deepEqual(dropped, ["client_too_slow"]);
   const next = await s.next();
   assert.equal(next.value?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_CLIENT_TOO_SLOW");
   assert.equal((await s.next()).done, true);
@@ -105,4 +118,66 @@ Deno.test("issue 29: subscribers share an event's result only with the same plan
   assert.notEqual(key(planA, { a: 1 }, "t1"), key(planB, { a: 1 }, "t1"));
   assert.notEqual(key(planA, { a: 1 }, "t1"), key(planA, { a: 2 }, "t1"));
   assert.notEqual(key(planA, { a: 1 }, "t1"), key(planA, { a: 1 }, "t2"));
+});
+
+Deno.test("issue 39: while the router is behind (results ready, the serving thread saturated) a full buffer does not end the client's stream", async () => {
+  let behind = true;
+  const { s, ended } = stream({ maxBuffered: 3, behind: () => behind });
+  for (let i = 0; i < 3; i++) s.push(event(i));
+  await turn();
+  for (let i = 3; i < 6; i++) s.push(event(i));
+  assert.equal(ended(), 0, "the router, not the client, is slow: the reader is kept");
+  for (let i = 0; i < 6; i++) assert.deepEqual((await s.next()).value, { data: { n: i } });
+  // The router caught up: a client that then falls behind with its results ready is blamed.
+  behind = false;
+  for (let i = 0; i < 3; i++) s.push(event(i));
+  await turn();
+  s.push(event(3));
+  assert.equal(ended(), 1);
+  assert.equal(
+    (await s.next()).value?.errors?.[0]?.extensions?.code,
+    "SUBSCRIPTION_CLIENT_TOO_SLOW",
+  );
+});
+
+Deno.test("issue 39: results still executing (the router is slow) do not end the stream until BEHIND_FACTOR × max_buffered_events; then SUBSCRIPTION_LIMIT_REACHED, not CLIENT_TOO_SLOW", async () => {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const { s, ended, dropped } = stream({
+    maxBuffered: 3,
+    run: async (n) => {
+      await gate;
+      return { data: { n } };
+    },
+  });
+  for (let i = 0; i < 3 * BEHIND_FACTOR; i++) s.push(event(i));
+  assert.equal(ended(), 0, "nothing ready yet: the client is not the slow one");
+  s.push(event(99));
+  assert.equal(ended(), 1);
+  assert.deepEqual(dropped, ["router_behind"]);
+  release();
+  const last = await s.next();
+  assert.equal(last.value?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_LIMIT_REACHED");
+  assert.match(last.value?.errors?.[0]?.message ?? "", /fell 12 results behind/);
+});
+
+Deno.test("issue 39: a client waiting for a result still executing is not too slow, even when later results are ready and fill the buffer", async () => {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const { s, ended } = stream({
+    maxBuffered: 3,
+    run: async (n) => {
+      if (n === 0) await gate; // the first event's fetch is slow; the later ones are not
+      return { data: { n } };
+    },
+  });
+  s.push(event(0));
+  const first = s.next(); // the client asks, and waits on event 0
+  for (let i = 1; i <= 3; i++) s.push(event(i));
+  await turn();
+  s.push(event(4));
+  assert.equal(ended(), 0, "the client waits on the router: it is not the slow one");
+  release();
+  assert.deepEqual((await first).value, { data: { n: 0 } });
+  for (let i = 1; i <= 4; i++) assert.deepEqual((await s.next()).value, { data: { n: i } });
 });
