@@ -528,3 +528,31 @@ Deno.test("entity cache: a request merging in place never writes into entries ot
     await Promise.all([products.close(), reviews.close(), authorsUp ? authors.close() : null]);
   }
 });
+
+Deno.test("entity cache: its Cache-Control replaces what a response header rule propagated (the rule sees no cached part)", async () => {
+  const graph = startGraph();
+  graph.cacheControl.set("products", "max-age=300");
+  graph.cacheControl.set("reviews", "max-age=20");
+  const router = await startRouter(graph, {}, {
+    headers: {
+      all: {
+        request: [{ op: "propagate", named: "x-user" }],
+        response: [{ op: "propagate", named: "cache-control" }],
+      },
+    },
+  });
+  try {
+    await answer(await router.post(QUERY, { ids: ["1"] }));
+    await settle();
+    // The root fetch's entry goes: products is asked again (max-age=300), the reviews entity
+    // comes from the cache (20 s left). The rule alone would say max-age=300.
+    const gone = await router.invalidate([{ kind: "subgraph", subgraph: "products" }]);
+    assert.deepEqual(await gone.json(), { count: 1 });
+    const warm = await router.post(QUERY, { ids: ["1"] });
+    await answer(warm);
+    assert.match(warm.headers.get("cache-control") ?? "", /^max-age=(19|20), public$/);
+  } finally {
+    await router.close();
+    await graph.close();
+  }
+});
