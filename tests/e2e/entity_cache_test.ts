@@ -46,8 +46,12 @@ function startGraph(): Graph {
   });
   const products = serveSubgraph("products", {
     typeDefs: FED + `type Query { products(ids: [ID!]!): [Product!]! }
+      type Mutation { touch(id: ID!): Product! }
       type Product @key(fields: "id") { id: ID! name: String! }`,
     resolvers: {
+      Mutation: {
+        touch: (_: unknown, { id }: { id: string }) => ({ id, name: names[Number(id) - 1] }),
+      },
       Query: {
         products: (_: unknown, { ids }: { ids: string[] }) =>
           ids.map((id) => ({ id, name: id === "0" ? null : names[Number(id) - 1] ?? "?" })),
@@ -551,6 +555,28 @@ Deno.test("entity cache: its Cache-Control replaces what a response header rule 
     const warm = await router.post(QUERY, { ids: ["1"] });
     await answer(warm);
     assert.match(warm.headers.get("cache-control") ?? "", /^max-age=(19|20), public$/);
+  } finally {
+    await router.close();
+    await graph.close();
+  }
+});
+
+Deno.test("entity cache: nothing of a mutation is looked up or stored, and its answer says no-store", async () => {
+  const graph = startGraph();
+  graph.cacheControl.set("products", "max-age=60");
+  graph.cacheControl.set("reviews", "max-age=60");
+  const router = await startRouter(graph, {});
+  const mutation = 'mutation { touch(id: "1") { id name stars } }';
+  try {
+    const first = await router.post(mutation);
+    assert.equal(first.headers.get("cache-control"), "no-store");
+    assert.deepEqual(await answer(first), { data: { touch: { id: "1", name: "one", stars: 3 } } });
+    await settle();
+    await answer(await router.post(mutation));
+    assert.equal(representations(graph).length, 2, "the mutation's entity fetch was not cached");
+    // Nor did it fill the cache for queries.
+    await answer(await router.post(QUERY, { ids: ["1"] }));
+    assert.equal(representations(graph).length, 3);
   } finally {
     await router.close();
     await graph.close();

@@ -371,7 +371,10 @@ function planOptionsOf(
   // answer (its writes would land in the data that request reads).
   const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
-  const cache = engine.entityCache;
+  // Only queries go through the entity cache: nothing of a mutation is looked up or
+  // stored (its entity fetches neither), and its answer is never cacheable.
+  const cache = operation.kind === "query" ? engine.entityCache : null;
+  if (engine.entityCache !== null && cache === null) options.cachePolicy?.uncacheable();
   // Per-subgraph budgets (enforce mode): a subgraph over its share gets no request.
   const overBudget = options.cost?.overBudget;
   const refused = (subgraph: string): Error | null => {
