@@ -406,6 +406,18 @@ function validateSharedState(out: Raw): void {
     if (!String(invalidation.path).startsWith("/")) {
       fail("entity_cache.invalidation.path", `expected a path starting with "/"`);
     }
+    const taken = [
+      String(out.graphql_path),
+      String(section(out, "mcp").path),
+      "/health/live",
+      "/health/ready",
+    ];
+    if (taken.includes(String(invalidation.path))) {
+      fail(
+        "entity_cache.invalidation.path",
+        `"${invalidation.path}" is already the path of another endpoint`,
+      );
+    }
   }
   for (const cidr of rateLimit.trusted_proxies as string[]) {
     if (parseCidr(cidr) === null) {

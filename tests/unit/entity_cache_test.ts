@@ -108,6 +108,15 @@ Deno.test("entity_cache config: private_id forms, a provider that exists, a stro
     () => parseConfig({ entity_cache: { invalidation: { enabled: true, shared_key: "short" } } }),
     /entity_cache\.invalidation\.shared_key.*at least 16/,
   );
+  assert.throws(
+    () =>
+      parseConfig({
+        entity_cache: {
+          invalidation: { enabled: true, shared_key: "k".repeat(16), path: "/graphql" },
+        },
+      }),
+    /entity_cache\.invalidation\.path.*another endpoint/,
+  );
 });
 
 Deno.test("memory store: a prefix deletion counts live entries only and leaves other prefixes", async () => {
