@@ -35,6 +35,8 @@ export interface ServeSubgraphOptions {
    * transport (tests check that a router closes what its clients left).
    */
   readonly onStream?: (event: SubgraphStreamEvent) => void;
+  /** The `Cache-Control` of each answer (tests of the entity cache); none: not sent. */
+  readonly cacheControl?: (body: { query: string; variables?: unknown }) => string | null;
   /** Serve HTTPS (and `wss:`) with this PEM certificate and key; the URL is then `https://localhost:…`. */
   readonly tls?: { readonly cert: string; readonly key: string };
 }
@@ -112,7 +114,11 @@ export function serveSubgraph(
       operationName: body.operationName ?? null,
       contextValue: { headers: request.headers },
     });
-    return Response.json(result);
+    const cacheControl = options.cacheControl?.(body) ?? null;
+    return Response.json(
+      result,
+      cacheControl === null ? {} : { headers: { "cache-control": cacheControl } },
+    );
   });
   const sdl = typeof definition.typeDefs === "string" ? definition.typeDefs : "";
   return {

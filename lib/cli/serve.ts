@@ -346,7 +346,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   async function build(next: Config, nextLog: Logger, offered?: string): Promise<RouterState> {
     if (storesSignature(next) !== stores.signature) {
       nextLog.warn(
-        "storage_providers, the APQ cache or rate_limit.storage changed; restart the router to apply it",
+        "storage_providers, the APQ cache, rate_limit.storage or the entity cache's store changed; restart the router to apply it",
       );
     }
     const [supergraphSdl, operationFiles, traceKeyPem, manifests, httpClients] = await Promise.all([

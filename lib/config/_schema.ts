@@ -1051,6 +1051,44 @@ export const CONFIG_SCHEMA: ObjectNode = object({
     mcp: FACET_RATE_LIMIT,
     connect: FACET_RATE_LIMIT,
   }, "Per-client rate limits, answered 429 with `Retry-After` (docs/shared_state.md)."),
+  // Issue 42: entity and root-field caching (docs/caching.md).
+  entity_cache: object({
+    enabled: bool(
+      false,
+      "Cache subgraph answers: each entity of an `_entities` fetch, and root-field query fetches whole.",
+    ),
+    default_ttl_ms: duration(
+      60_000,
+      "How long an answer is kept when its `Cache-Control` gives no `max-age` / `s-maxage`.",
+      { min: 1 },
+    ),
+    max_bytes: size(
+      64_000_000,
+      "Bytes of entries kept in this replica's memory (no `storage.provider_id`).",
+    ),
+    private_id: str("", {
+      description:
+        "Who private answers (`Cache-Control: private`) belong to: `token_subject` or `header:<Name>`. Empty: private answers are not cached.",
+    }),
+    storage: storage("gw_entity"),
+    subgraphs: {
+      kind: "record",
+      value: object({
+        enabled: bool(true, "Cache this subgraph's answers."),
+        ttl_ms: duration(0, "Its TTL when its answers say none; 0: `default_ttl`."),
+      }, "Caching of one subgraph's answers."),
+      description:
+        "Per subgraph, by name; `all` applies to every subgraph not named (default: all cached).",
+    },
+    invalidation: object({
+      enabled: bool(false, "Serve the invalidation endpoint (Apollo Router's request shape)."),
+      path: str("/invalidation", { description: "Its path on the router's listener (POST)." }),
+      shared_key: str("", {
+        description:
+          "The `Authorization` value it requires (set `ENTITY_CACHE_INVALIDATION_SHARED_KEY`, 32+ random characters).",
+      }),
+    }, "Invalidation of cached entries over HTTP."),
+  }, "Entity and root-field caching, in memory or on Redis (docs/caching.md)."),
   // Issue 29: federated subscriptions (docs/subscriptions.md).
   subscriptions: object({
     enabled: bool(true, "Serve subscriptions (off: refused with `SUBSCRIPTIONS_DISABLED`)."),

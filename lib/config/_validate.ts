@@ -374,7 +374,7 @@ function validateSharedState(out: Raw): void {
       }
     }
   });
-  for (const feature of ["automatic_persisted_queries", "rate_limit"]) {
+  for (const feature of ["automatic_persisted_queries", "rate_limit", "entity_cache"]) {
     const id = String(section(out, feature, "storage").provider_id);
     if (id !== "" && !ids.has(id)) {
       fail(`${feature}.storage.provider_id`, `no storage_providers.redis entry has id "${id}"`);
@@ -386,6 +386,38 @@ function validateSharedState(out: Raw): void {
       "rate_limit.key",
       `expected client_ip, token_subject or header:<Name>, got "${rateLimit.key}"`,
     );
+  }
+  const entityCache = section(out, "entity_cache");
+  const privateId = String(entityCache.private_id);
+  if (privateId !== "" && (privateId === "client_ip" || !RATE_LIMIT_KEY.test(privateId))) {
+    fail(
+      "entity_cache.private_id",
+      `expected token_subject or header:<Name> (or empty), got "${privateId}"`,
+    );
+  }
+  const invalidation = section(out, "entity_cache", "invalidation");
+  if (invalidation.enabled === true) {
+    if (String(invalidation.shared_key).length < 16) {
+      fail(
+        "entity_cache.invalidation.shared_key",
+        "expected at least 16 characters when the endpoint is enabled",
+      );
+    }
+    if (!String(invalidation.path).startsWith("/")) {
+      fail("entity_cache.invalidation.path", `expected a path starting with "/"`);
+    }
+    const taken = [
+      String(out.graphql_path),
+      String(section(out, "mcp").path),
+      "/health/live",
+      "/health/ready",
+    ];
+    if (taken.includes(String(invalidation.path))) {
+      fail(
+        "entity_cache.invalidation.path",
+        `"${invalidation.path}" is already the path of another endpoint`,
+      );
+    }
   }
   for (const cidr of rateLimit.trusted_proxies as string[]) {
     if (parseCidr(cidr) === null) {

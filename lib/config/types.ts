@@ -594,6 +594,36 @@ export interface RateLimitConfig {
   readonly connect: FacetRateLimitConfig;
 }
 
+/** `entity_cache.subgraphs.<name>` (and `all`). */
+export interface EntityCacheSubgraphConfig {
+  /** Cache this subgraph's answers. */
+  readonly enabled: boolean;
+  /** Its TTL when its answers say none, ms; 0: `default_ttl_ms`. */
+  readonly ttl_ms: number;
+}
+
+/** `entity_cache`: subgraph answers cached (docs/caching.md). */
+export interface EntityCacheConfig {
+  /** Cache entities and root-field query fetches. */
+  readonly enabled: boolean;
+  /** TTL of answers whose `Cache-Control` says none, ms. */
+  readonly default_ttl_ms: number;
+  /** Bytes kept in memory (without a Redis provider). */
+  readonly max_bytes: number;
+  /** `token_subject`, `header:<Name>`, or "" (private answers not cached). */
+  readonly private_id: string;
+  /** Redis, or this replica's memory. */
+  readonly storage: FeatureStorageConfig;
+  /** Per subgraph; `all` for every subgraph not named. */
+  readonly subgraphs: Readonly<Record<string, EntityCacheSubgraphConfig>>;
+  /** The invalidation endpoint. */
+  readonly invalidation: {
+    readonly enabled: boolean;
+    readonly path: string;
+    readonly shared_key: string;
+  };
+}
+
 /** The whole configuration. */
 export interface Config {
   /** `host:port` of the one listener. */
@@ -674,6 +704,8 @@ export interface Config {
   readonly plugins: readonly PluginConfig[];
   /** Apollo Router's external coprocessor (issue 40, docs/extending.md). */
   readonly coprocessor: CoprocessorConfig;
+  /** Entity and root-field caching. */
+  readonly entity_cache: EntityCacheConfig;
   /** Demand control (issue 41, docs/demand-control.md). */
   readonly demand_control: DemandControlConfig;
 }

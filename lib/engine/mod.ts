@@ -59,6 +59,13 @@ export {
 } from "./execute/subgraph_errors.ts";
 export { resilienceOf } from "./fetch/resilient_fetch.ts";
 export { resultJson } from "./execute/shared_results.ts";
+export { CachePolicy, parseCacheControl } from "./execute/cache_control.ts";
+export {
+  type EntityCacheBackend,
+  type EntityCacheEvents,
+  invalidationPrefix,
+  topLevelFields,
+} from "./execute/entity_cache.ts";
 export {
   mergeCacheControl,
   type ResponseHeaderCollector,

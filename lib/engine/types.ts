@@ -6,6 +6,7 @@
  * @module
  */
 import type { DocumentNode, GraphQLFormattedError, OperationDefinitionNode } from "graphql";
+import type { CachePolicy } from "./execute/cache_control.ts";
 import type { BudgetTicket } from "./admission/memory_budget.ts";
 import type { QueryPlan } from "./plan/types.ts";
 
@@ -106,7 +107,17 @@ export interface ExecuteOptions {
    * anonymous, so every `@authenticated` / `@requiresScopes` field is removed
    * before planning and answered null + `UNAUTHORIZED_FIELD_OR_TYPE`.
    */
-  readonly identity?: { readonly scopeSet: ReadonlySet<string> } | null;
+  readonly identity?: {
+    readonly scopeSet: ReadonlySet<string>;
+    /** The verified token's issuer and subject (the entity cache's `token_subject`). */
+    readonly issuer?: string;
+    readonly subject?: string;
+  } | null;
+  /**
+   * Filled with the client answer's `Cache-Control` as the entity cache serves
+   * and stores its parts (`entity_cache`); absent: not told.
+   */
+  readonly cachePolicy?: CachePolicy;
   /** Telemetry hooks of this request (spans, fetch count); absent when telemetry is off. */
   readonly hooks?: RequestHooks;
   /** Extension stages around each subgraph fetch (plugins, the coprocessor); absent: none. */
@@ -195,6 +206,11 @@ export interface FetchRecord {
   readonly error?: string;
   /** True when the response was shared with an identical in-flight request. */
   readonly deduplicated: boolean;
+  /**
+   * The entity cache's part (`entity_cache`): `hit` — served from the cache,
+   * nothing sent; `partial` — only the entities the cache missed were asked for.
+   */
+  readonly cached?: "hit" | "partial";
   readonly startNs: number;
   /** When response headers arrived. */
   readonly firstByteNs?: number;
@@ -305,6 +321,8 @@ export interface RequestHooks {
   fetch(subgraph: string): FetchHook;
   /** The operation was planned (`cached`: from the plan cache) between two `performance.now()` values. */
   planned(cached: boolean, startMs: number, endMs: number): void;
+  /** A fetch was looked up in the entity cache (`entity_cache`): all found, some, or none. */
+  cached?(outcome: "hit" | "partial" | "miss"): void;
   /** Demand control measured the operation (access log, span). Absent: not reported. */
   cost?(report: CostReport): void;
 }

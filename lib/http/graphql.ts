@@ -14,6 +14,7 @@ import {
 } from "../auth/mod.ts";
 import type { Config } from "../config/types.ts";
 import {
+  CachePolicy,
   execute,
   executeIncremental,
   isLimitRefusal,
@@ -264,6 +265,8 @@ async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Respo
   let refused = false;
   /** The memory-budget ticket of an executed operation, closed once its response is rendered. */
   let ticket: BudgetTicket | undefined;
+  /** The answer's `Cache-Control`, filled by the entity cache (`entity_cache`). */
+  let cachePolicy: CachePolicy | undefined;
   /** The subgraph answer headers that reach the client (`headers.*.response`), when a rule says so. */
   let collected: ResponseHeaderCollector | undefined;
   if (!prepared.ok) {
@@ -324,6 +327,7 @@ async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Respo
       return errorResponse(admitted, { contentType: mediaType, log: deps.log, requestId });
     }
     const { stages, policies } = admitted;
+    cachePolicy = deps.engine.entityCache === null ? undefined : new CachePolicy();
     // The answer's memory is charged until its response is rendered (issue 34).
     ticket = deps.engine.memory.open();
     collected = deps.engine.responseHeaders?.collect();
@@ -343,6 +347,7 @@ async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Respo
         : null;
       const run = parts !== null && prepared.operation.hasDefer ? executeIncremental : execute;
       const outcome = await run(deps.engine, prepared.operation, {
+        ...(cachePolicy ? { cachePolicy } : {}),
         variables: params.variables,
         headers: request.headers,
         requestId,
@@ -422,7 +427,7 @@ async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Respo
   });
   if (start.kind === "on") result = finishTrace(start, result, { request: params });
   try {
-    return withSubgraphHeaders(
+    const response = withSubgraphHeaders(
       graphQLResponse(result, mediaType, {
         traced: start.kind === "on",
         refused,
@@ -433,6 +438,13 @@ async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Respo
       }),
       collected,
     );
+    // The entity cache's policy covers the parts it served too: it wins over a header rule's.
+    const cacheControl = start.kind === "on" ? null : cachePolicy?.header() ?? null;
+    if (cacheControl !== null && response.status === 200) {
+      // An answer with errors is never cacheable, whatever its parts said.
+      response.headers.set("cache-control", result.errors ? "no-store" : cacheControl);
+    }
+    return response;
   } catch (error) {
     ticket?.close();
     throw error;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { handleEntityCacheInvalidation } from "./entity_cache_invalidation.ts";
 import { type ConnectDeps, handleConnect } from "../connect/mod.ts";
 import { connectSubscribeOf } from "./subscriptions.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
@@ -500,6 +501,10 @@ function compileRoutes(
     for (const path of Object.values(LIVE_VIEW_PATHS)) exact.set(path, liveView);
   }
   if (state.connect !== null) prefixes.push([state.connect.prefix, facets.connect]);
+  const invalidation = config.entity_cache.invalidation;
+  if (config.entity_cache.enabled && invalidation.enabled) {
+    exact.set(invalidation.path, handleEntityCacheInvalidation);
+  }
   return {
     exact,
     admits: (facet, request) =>

@@ -31,6 +31,7 @@ import {
   type OperationFile,
   type OperationRegistry,
 } from "../operations/mod.ts";
+import { engineEntityCache } from "./entity_cache.ts";
 import { buildSupergraph, type SupergraphModel } from "../supergraph/mod.ts";
 import {
   buildTrustedDocuments,
@@ -150,7 +151,24 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
     ...(coprocessor === null ? {} : { builtIn: [coprocessor] }),
   });
   let unsentEnded = 0;
+  const stores = inputs.stores ?? createStores(config, { log });
   const engine = createEngine(supergraph, {
+    // The store outlives reloads; a reload that turns the cache off stops using it.
+    ...(stores.entityCache && config.entity_cache.enabled
+      ? {
+        entityCache: engineEntityCache(config.entity_cache, {
+          store: stores.entityCache,
+          model: supergraph,
+          unknownSubgraph: (subgraph) =>
+            log.warn("entity_cache.subgraphs names a subgraph the supergraph does not have", {
+              subgraph,
+            }),
+          ...(inputs.telemetry?.entityCacheEvents
+            ? { events: inputs.telemetry.entityCacheEvents }
+            : {}),
+        }),
+      }
+      : {}),
     headers: config.headers,
     overrideLabels: config.override_labels,
     credentialHeaders: [config.authentication.jwt.header_name].filter((name) => name !== ""),
@@ -277,7 +295,6 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
   });
   const connect = buildConnectState(base);
   const telemetry = inputs.telemetry ?? null;
-  const stores = inputs.stores ?? createStores(config, { log });
   const persisted = await buildPersisted(inputs, { engine, stores });
   return {
     config,

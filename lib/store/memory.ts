@@ -97,10 +97,28 @@ export class MemoryStore implements SharedStore {
     return Promise.resolve(this.getNow(key));
   }
 
+  /** {@inheritDoc SharedStore.getMany} */
+  getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    return Promise.resolve(keys.map((key) => this.getNow(key)));
+  }
+
   /** {@inheritDoc SharedStore.set} */
   set(key: string, value: string, ttlMs: number): Promise<void> {
     this.setNow(key, value, ttlMs);
     return Promise.resolve();
+  }
+
+  /** {@inheritDoc SharedStore.deletePrefix} */
+  deletePrefix(prefix: string): Promise<number> {
+    let deleted = 0;
+    const now = this.#now();
+    for (const key of this.#values.keys()) {
+      if (!key.startsWith(prefix)) continue;
+      const entry = this.#values.get(key);
+      // Expired entries go too, uncounted: they were gone already.
+      if (this.#values.delete(key) && entry !== undefined && entry.expires > now) deleted++;
+    }
+    return Promise.resolve(deleted);
   }
 
   /** {@inheritDoc SharedStore.rateLimit} */

@@ -31,10 +31,20 @@ export interface RedisStoreOptions {
 /** The commands the store uses, common to a client and a cluster. */
 interface Commands {
   get(key: string): Promise<unknown>;
+  mGet(keys: string[]): Promise<unknown[]>;
   set(key: string, value: string, options: { PX: number }): Promise<unknown>;
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  scan(
+    cursor: string,
+    options: { MATCH: string; COUNT: number },
+  ): Promise<{ cursor: string | number; keys: string[] }>;
+  del(keys: string | string[]): Promise<unknown>;
   connect(): Promise<unknown>;
+  /** A cluster's masters (absent on a single client). */
+  readonly masters?: readonly unknown[];
+  /** A cluster's client of one node. */
+  nodeClient?(node: unknown): Promise<Commands>;
   destroy(): void;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
 }
@@ -138,9 +148,46 @@ export class RedisStore implements SharedStore {
     return typeof value === "string" ? value : null;
   }
 
+  /** {@inheritDoc SharedStore.getMany} */
+  async getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    if (keys.length === 0) return [];
+    const values = await this.#run(async (client) =>
+      // A cluster's keys sit in several slots: one GET each (pipelined by the client).
+      client.masters !== undefined
+        ? await Promise.all(keys.map((key) => client.get(key)))
+        : await client.mGet([...keys])
+    );
+    return values.map((value) => typeof value === "string" ? value : null);
+  }
+
   /** {@inheritDoc SharedStore.set} */
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     await this.#run((client) => client.set(key, value, { PX: Math.max(1, Math.ceil(ttlMs)) }));
+  }
+
+  /** {@inheritDoc SharedStore.deletePrefix} */
+  async deletePrefix(prefix: string): Promise<number> {
+    // Glob characters of the prefix are matched literally.
+    const match = prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`) + "*";
+    const nodes = await this.#run(async (client) =>
+      client.masters !== undefined && client.nodeClient !== undefined
+        ? await Promise.all(client.masters.map((m) => client.nodeClient!(m)))
+        : [client]
+    );
+    let deleted = 0;
+    for (const node of nodes) {
+      let cursor = "0";
+      do {
+        const page = await this.#run(() => node.scan(cursor, { MATCH: match, COUNT: 1000 }));
+        cursor = String(page.cursor);
+        // One key a command: keys of one page may sit in several cluster slots.
+        const counts = await Promise.all(
+          page.keys.map((key) => this.#run(() => node.del(key))),
+        );
+        for (const count of counts) deleted += Number(count);
+      } while (cursor !== "0");
+    }
+    return deleted;
   }
 
   /** {@inheritDoc SharedStore.rateLimit} */

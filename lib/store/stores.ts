@@ -11,6 +11,7 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/mod.ts";
 import { ApqCache } from "./apq_cache.ts";
 import { MemoryStore } from "./memory.ts";
+import { EntityCacheStore } from "./entity_cache_store.ts";
 import { RateLimiter } from "./rate_limiter.ts";
 import { RedisStore } from "./redis.ts";
 import type { SharedStore } from "./types.ts";
@@ -18,7 +19,7 @@ import type { SharedStore } from "./types.ts";
 /** What the stores report to metrics (optional: metrics may be off). */
 export interface StoreEvents {
   /** A feature's call was answered by its fallback. */
-  readonly fallback?: (feature: "apq" | "rate_limit") => void;
+  readonly fallback?: (feature: "apq" | "rate_limit" | "entity_cache") => void;
   /** A provider's reachability changed. */
   readonly availability?: (provider: string, available: boolean) => void;
 }
@@ -29,6 +30,8 @@ export interface Stores {
   readonly apq: ApqCache;
   /** Rate-limit budgets. */
   readonly rateLimiter: RateLimiter;
+  /** Entity cache entries (`entity_cache`), or null when it is off. */
+  readonly entityCache: EntityCacheStore | null;
   /** What the stores were made from (a reload that changes it needs a restart). */
   readonly signature: string;
   /** Closes Redis connections. */
@@ -48,6 +51,9 @@ export function storesSignature(config: Config): string {
     config.rate_limit.storage,
     config.rate_limit.fail_open,
     config.rate_limit.max_keys,
+    config.entity_cache.enabled,
+    config.entity_cache.max_bytes,
+    config.entity_cache.storage,
   ]);
 }
 
@@ -76,7 +82,8 @@ export function createStores(
           else {
             log.warn(
               "Redis unavailable: APQ answers from memory, rate limits fail " +
-                (config.rate_limit.fail_open ? "open" : "closed") + " until it returns",
+                (config.rate_limit.fail_open ? "open" : "closed") +
+                ", the entity cache asks the subgraphs until it returns",
               { provider_id: id, error },
             );
           }
@@ -104,9 +111,19 @@ export function createStores(
     failOpen: config.rate_limit.fail_open,
     onFallback: () => events?.fallback?.("rate_limit"),
   });
+  const entityStorage = config.entity_cache.storage;
+  const entityCache = config.entity_cache.enabled
+    ? new EntityCacheStore({
+      store: providerOf(entityStorage.provider_id, "entity_cache") ??
+        new MemoryStore({ maxBytes: config.entity_cache.max_bytes }),
+      prefix: entityStorage.key_prefix,
+      onFallback: () => events?.fallback?.("entity_cache"),
+    })
+    : null;
   return {
     apq,
     rateLimiter,
+    entityCache,
     signature: storesSignature(config),
     async close() {
       await Promise.all([...redis.values()].map((store) => store.close()));

@@ -13,8 +13,16 @@ export interface SharedStore {
   readonly kind: "memory" | "redis";
   /** Reads a value (null: absent or expired). */
   get(key: string): Promise<string | null>;
+  /** Reads several values at once (Redis: one `MGET`; a cluster: one `GET` each). */
+  getMany(keys: readonly string[]): Promise<(string | null)[]>;
   /** Writes a value that expires after `ttlMs`. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Deletes every value whose key starts with `prefix` (the entity cache's
+   * invalidation); with Redis, a bounded `SCAN` of the keyspace.
+   * @returns How many went.
+   */
+  deletePrefix(prefix: string): Promise<number>;
   /** One GCRA step for `key`, atomic across every replica sharing the store. */
   rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision>;
   /** Closes connections. */

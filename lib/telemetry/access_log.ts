@@ -14,6 +14,8 @@ export interface AccessLogScope {
   readonly path: string;
   readonly bytesIn: number;
   readonly fetches: number;
+  /** Entity cache lookups by outcome; absent when the cache was not asked. */
+  readonly cache?: { readonly hit: number; readonly partial: number; readonly miss: number };
   readonly operation: {
     readonly name: string | null;
     readonly type: string | null;
@@ -66,6 +68,13 @@ export function accessLogRecord(
     operation_hash: scope.operation?.hash ?? null,
     client_name: scope.clientName ?? null,
     subgraph_fetches: scope.fetches,
+    ...(scope.cache
+      ? {
+        entity_cache_hits: scope.cache.hit,
+        entity_cache_partial_hits: scope.cache.partial,
+        entity_cache_misses: scope.cache.miss,
+      }
+      : {}),
     bytes_in: scope.bytesIn,
     bytes_out: outcome.bytesOut,
     ...(scope.cost

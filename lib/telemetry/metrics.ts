@@ -242,6 +242,12 @@ export interface RouterMetrics {
   rateLimited(facet: string, outcome: string): void;
   /** A shared-store call answered by the feature's fallback (Redis unavailable), by feature. */
   storeFallback(feature: string): void;
+  /** An entity cache lookup of one fetch (issue 42): `hit`, `partial` or `miss`. */
+  entityCacheLookup(subgraph: string, type: string, outcome: string): void;
+  /** Entity cache entries stored, with their bytes. */
+  entityCacheStored(subgraph: string, type: string, bytes: number): void;
+  /** Entries removed by the invalidation endpoint, by subgraph and type ("" for every type). */
+  entityCacheInvalidated(subgraph: string, type: string, entries: number): void;
   /** Whether a shared store (`storage_providers.redis[].id`) is reachable (1) or not (0). */
   storeAvailable(provider: string, available: boolean): void;
   /**
@@ -665,6 +671,30 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["feature"],
     registry,
   });
+  const cacheLookups = counterSeries({
+    name: "gw_router_entity_cache_lookups_total",
+    help: "Entity cache lookups of fetches, by subgraph, type and outcome (hit, partial, miss).",
+    labelNames: ["subgraph", "type", "outcome"],
+    registry,
+  });
+  const cacheStored = counterSeries({
+    name: "gw_router_entity_cache_stored_total",
+    help: "Entity cache entries stored, by subgraph and type.",
+    labelNames: ["subgraph", "type"],
+    registry,
+  });
+  const cacheBytes = counterSeries({
+    name: "gw_router_entity_cache_stored_bytes_total",
+    help: "Bytes of entity cache entries stored, by subgraph and type.",
+    labelNames: ["subgraph", "type"],
+    registry,
+  });
+  const cacheInvalidated = counterSeries({
+    name: "gw_router_entity_cache_invalidated_total",
+    help: "Entity cache entries removed by invalidation, by subgraph and type.",
+    labelNames: ["subgraph", "type"],
+    registry,
+  });
   const storeUp = new Gauge({
     name: "gw_router_store_available",
     help: "Whether a shared store (storage_providers.redis[].id) is reachable: 1 or 0.",
@@ -847,6 +877,16 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     },
     storeFallback(feature) {
       storeFallbacks.at(feature).cell().value++;
+    },
+    entityCacheLookup(subgraph, type, outcome) {
+      cacheLookups.at(subgraph).at(type).at(outcome).cell().value++;
+    },
+    entityCacheStored(subgraph, type, bytes) {
+      cacheStored.at(subgraph).at(type).cell().value++;
+      cacheBytes.at(subgraph).at(type).cell().value += bytes;
+    },
+    entityCacheInvalidated(subgraph, type, entries) {
+      cacheInvalidated.at(subgraph).at(type).cell().value += entries;
     },
     storeAvailable(provider, available) {
       storeUp.set({ provider }, available ? 1 : 0);

@@ -11,6 +11,7 @@
 import type {
   CostReport,
   EngineEvents,
+  EntityCacheEvents,
   ExecutionResult,
   FetchHook,
   PrepareResult,
@@ -82,6 +83,8 @@ export interface RequestScope {
   operation: OperationInfo | null;
   /** Subgraph fetches of this request (shared ones included). */
   fetches: number;
+  /** Entity cache lookups of this request's fetches, by outcome (`entity_cache`). */
+  cache?: { hit: number; partial: number; miss: number };
   /** Demand control's figures of this request's operation; null when not measured. */
   cost: CostReport | null;
   /**
@@ -117,6 +120,8 @@ export interface Telemetry {
   readonly liveHistory: LiveHistory | null;
   /** Router-wide engine events (pass to `createEngine`), or null when metrics are off. */
   readonly engineEvents: EngineEvents | null;
+  /** The entity cache's metric events (null: metrics off). */
+  readonly entityCacheEvents: EntityCacheEvents | null;
   /**
    * A request arrived: opens its scope (and span).
    * @param request The request as received.
@@ -269,10 +274,17 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   };
 
   function hooksFor(
-    scope: { fetches: number; cost: CostReport | null },
+    scope: {
+      fetches: number;
+      cost: CostReport | null;
+      cache?: { hit: number; partial: number; miss: number };
+    },
     span: RequestSpan | null,
   ): RequestHooks {
     return {
+      cached(outcome) {
+        (scope.cache ??= { hit: 0, partial: 0, miss: 0 })[outcome]++;
+      },
       fetch(subgraph) {
         scope.fetches++;
         return span?.fetch(subgraph) ?? NO_HOOK;
@@ -307,6 +319,10 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     tracer,
     liveHistory: options.liveHistory ?? null,
     engineEvents,
+    entityCacheEvents: metrics === null ? null : {
+      lookup: (subgraph, type, outcome) => metrics.entityCacheLookup(subgraph, type, outcome),
+      stored: (subgraph, type, bytes) => metrics.entityCacheStored(subgraph, type, bytes),
+    },
     begin(request, { requestId, routes, pathname }) {
       // Read once: a reload that turns access logs on or off mid-request
       // leaves this request as it began (no log line with half its fields).

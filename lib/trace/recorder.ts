@@ -301,7 +301,9 @@ function renderLoad(
   }
   load.single_flight_used = config.singleFlight;
   load.single_flight_shared_response = record.deduplicated;
-  load.load_skipped = false;
+  // Served by the entity cache: nothing was sent.
+  load.load_skipped = record.cached === "hit";
+  if (record.cached !== undefined) load.entity_cache = record.cached;
   if (!options.excludeLoadStats) load.load_stats = renderLoadStats(config, startNs, record);
   return load as DataSourceLoadTrace;
 }

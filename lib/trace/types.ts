@@ -107,6 +107,11 @@ export interface DataSourceLoadTrace {
   single_flight_used: boolean;
   /** Whether this load shared the response of an identical in-flight request. */
   single_flight_shared_response: boolean;
+  /**
+   * GW's own: the entity cache's part (`hit`: served from the cache, nothing
+   * sent; `partial`: only the entities it missed were asked for). Absent otherwise.
+   */
+  entity_cache?: "hit" | "partial";
   /** True when the plan's fetch did not run (nothing to load). */
   load_skipped: boolean;
   load_stats?: LoadStats;

@@ -175,6 +175,10 @@ Deno.test("DESIGN §2: every leaf outside lists of objects has a working env nam
     "rate_limit.storage.provider_id": ["", ""],
     "rate_limit.key": ["header:X-Api-Key", "header:X-Api-Key"],
     "rate_limit.trusted_proxies": ["10.0.0.0/8,::1", ["10.0.0.0/8", "::1"]],
+    "entity_cache.private_id": ["header:X-User", "header:X-User"],
+    "entity_cache.storage.provider_id": ["", ""],
+    "entity_cache.invalidation.enabled": ["false", false],
+    "entity_cache.invalidation.path": ["/invalidate", "/invalidate"],
     "supergraph_source.kind": ["file", "file"],
     "supergraph_source.endpoints": ["https://u.example/", ["https://u.example/"]],
     // Each needs the others (tls_config_test.ts sets them together).

@@ -19,6 +19,8 @@ const CACHE = Deno.env.get("SUBGRAPH_CACHE") !== "0";
 const CACHE_MAX = 4096;
 // Optional artificial latency per subgraph request (ms), 0 = none.
 const DELAY_MS = Number(Deno.env.get("SUBGRAPH_DELAY_MS") ?? "0");
+// Optional `Cache-Control` on every answer (the entity cache benchmark: "max-age=60").
+const CACHE_CONTROL = Deno.env.get("SUBGRAPH_CACHE_CONTROL") ?? "";
 
 interface Subgraph {
   name: string;
@@ -47,6 +49,9 @@ for (const name of SUBGRAPH_NAMES) {
 
 const enc = new TextEncoder();
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+const ANSWER_HEADERS: Record<string, string> = CACHE_CONTROL === ""
+  ? JSON_HEADERS
+  : { ...JSON_HEADERS, "cache-control": CACHE_CONTROL };
 
 function jsonError(status: number, message: string): Response {
   return new Response(JSON.stringify({ errors: [{ message }] }), {
@@ -114,7 +119,7 @@ async function handler(request: Request): Promise<Response> {
       }
     }
     if (DELAY_MS > 0) await new Promise((res) => setTimeout(res, DELAY_MS));
-    return new Response(bytes, { headers: JSON_HEADERS });
+    return new Response(bytes, { headers: ANSWER_HEADERS });
   }
   if (url.pathname === "/health") return new Response("ok");
   if (url.pathname === "/stats") {

@@ -83,6 +83,24 @@ export class Lru<K, V> {
     return true;
   }
 
+  /**
+   * Removes an entry.
+   * @param key The key.
+   * @returns Whether it was there.
+   */
+  delete(key: K): boolean {
+    const entry = this.#map.get(key);
+    if (entry === undefined) return false;
+    this.#map.delete(key);
+    this.#bytes -= entry.bytes;
+    return true;
+  }
+
+  /** The keys, oldest first (a copy: safe to delete while iterating). */
+  keys(): K[] {
+    return [...this.#map.keys()];
+  }
+
   /** Number of entries. */
   get size(): number {
     return this.#map.size;

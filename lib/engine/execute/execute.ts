@@ -4,9 +4,10 @@
  * fetches, merges results in place at their paths and re-paths subgraph errors
  * to the client's response path. No graphql-js `execute` here.
  *
- * Slightly over 600 lines: the fetch, batch, merge and error paths share the
- * executor's per-request state (data, layers, error sinks); the pure pieces
- * live beside it (`execute_types.ts`, `_subgraph_answer.ts`, `entity_batch.ts`,
+ * Over 600 lines: the fetch, batch, entity cache, merge and error paths share
+ * the executor's per-request state (data, layers, error sinks, the answers
+ * shared results compare); the pure pieces live beside it (`execute_types.ts`,
+ * `_subgraph_answer.ts`, `_entity_part.ts`, `entity_batch.ts`, `entity_cache.ts`,
  * `_data.ts`, `_answer_keys.ts`, `subgraph_errors.ts`).
  *
  * @module
@@ -49,18 +50,24 @@ export type {
   SubgraphSender,
 } from "./execute_types.ts";
 import { batchedChildren, batchVariable, type EntityBatch, partOfAnswer } from "./entity_batch.ts";
+import { entityBody, type EntityPart, restrict } from "./_entity_part.ts";
+import {
+  cachedFetch,
+  lookupEntities,
+  lookupRoot,
+  storeEntities,
+  storeRoot,
+} from "./entity_cache.ts";
 
 type Json = Record<string, unknown>;
 
-/** The objects of an entity request and the distinct representations sent for them. */
-interface EntityPart {
-  readonly objects: Json[];
-  /** Each object's representation, by position in `representations`. */
-  readonly indexes: number[];
-  /** Each object's type (the `__typename` its entity answer must agree with). */
-  readonly typenames: string[];
-  /** The representations' JSON, in the order `_entities` answers them. */
-  readonly representations: readonly string[];
+/** The headers of an answer served from the entity cache. */
+const CACHED_HEADERS = new Headers();
+
+/** Whether a merged answer may be stored: a 2xx GraphQL answer without errors. */
+function storable(got: { readonly response: SubgraphResponse; readonly payload: Json } | null) {
+  return got !== null && got.response.status >= 200 && got.response.status <= 299 &&
+    got.payload.errors === undefined;
 }
 
 function pick(variables: Readonly<Record<string, unknown>>, names: readonly string[]): Json {
@@ -120,8 +127,12 @@ class Executor {
   }
 
   #runBatch(batch: EntityBatch): Promise<void> {
-    // A fetch already started by another part of the plan (a deferred branch) is not sent again.
-    if (batch.steps.some((s) => this.#runs.has(s))) {
+    // A fetch already started by another part of the plan (a deferred branch) is not sent again;
+    // fetches through the entity cache are looked up one by one.
+    if (
+      batch.steps.some((s) => this.#runs.has(s)) ||
+      cachedFetch(this.#options.entityCache, batch.steps[0]!)
+    ) {
       return Promise.all(batch.steps.map((s) => this.run(s))).then(() => {});
     }
     const running = this.#sendBatch(batch);
@@ -220,40 +231,139 @@ class Executor {
     const variables = pick(options.variables, step.variableUsages);
     if (batch?.extra) Object.assign(variables, batch.extra);
     const variablesJson = JSON.stringify(variables);
-    let body: string;
-    let entity: EntityPart | null = null;
+    const answered = options.answered?.step === step ? options.answered.response : null;
+    const cache = options.entityCache;
+    const cached = answered === null && cachedFetch(cache, step);
+    // Not through the cache: the client answer cannot be cached either.
+    if (cache !== undefined && !cached && answered === null) cache.policy.uncacheable();
     if (step.representations && batch) {
-      entity = this.#represent(step, batch.candidates, batch.types);
-      const representations = entity.representations;
-      if (representations.length === 0) return;
-      const rest = variablesJson === "{}" ? "" : `,${variablesJson.slice(1, -1)}`;
-      // A GraphQL name: JSON as it stands.
-      const name = step.representationsVariable ?? "representations";
-      body = `{"query":${step.queryJson},"variables":{"${name}":[${
-        representations.join(",")
-      }]${rest}}}`;
-    } else {
-      body = `{"query":${step.queryJson},"variables":${variablesJson}}`;
+      const entity = this.#represent(step, batch.candidates, batch.types);
+      if (entity.representations.length === 0) return;
+      if (cached) return await this.#cachedEntities(step, entity, variablesJson);
+      await this.#exchange(step, entityBody(step, entity.representations, variablesJson), {
+        entity,
+        given: answered,
+      });
+      return;
     }
+    const body = `{"query":${step.queryJson},"variables":${variablesJson}}`;
+    if (!cached) {
+      await this.#exchange(step, body, { entity: null, given: answered });
+      return;
+    }
+    const lookup = await lookupRoot(cache!, { step, variablesJson, rootType: "Query" });
+    const given = lookup.body === null ? null : {
+      status: 200,
+      headers: CACHED_HEADERS,
+      body: lookup.body,
+      deduplicated: false,
+      // Shared by every request this entry serves (parsed once), or its own.
+      parsed: lookup.holder ?? {},
+    };
+    if (given !== null && lookup.holder === null) this.answers = null;
+    const got = await this.#exchange(step, body, {
+      entity: null,
+      given,
+      ...(given ? { mark: "hit" as const } : {}),
+    });
+    if (given !== null) return;
+    storeRoot(cache!, { ...lookup, type: "Query" }, {
+      subgraph: step.subgraph,
+      headers: got?.response.headers ?? CACHED_HEADERS,
+      ok: storable(got),
+      payload: got?.payload,
+    });
+  }
+
+  /**
+   * An entity fetch through the entity cache: the cached entities merged, the
+   * subgraph asked only for the missing ones, and those stored.
+   */
+  async #cachedEntities(step: FetchStep, entity: EntityPart, variablesJson: string) {
+    const cache = this.#options.entityCache!;
+    const lookup = await lookupEntities(cache, {
+      step,
+      representations: entity.representations,
+      variablesJson,
+    });
+    const missing = new Set(lookup.missing);
+    if (missing.size < entity.representations.length) {
+      // Answered wholly by entries others are served too: identical requests share the
+      // result, as with a shared answer; in part: this request's data is its own.
+      if (lookup.holder !== null) {
+        this.#answered(step, { parsed: lookup.holder } as SubgraphResponse);
+      } else this.answers = null;
+      const hit = restrict(entity, (at) => !missing.has(at));
+      const payload = {
+        data: { _entities: lookup.hits.filter((_, at) => !missing.has(at)) },
+      };
+      const observer = this.#options.observer;
+      if (observer) {
+        const body = JSON.stringify(payload);
+        this.#record(step, entityBody(step, hit.representations, variablesJson), {
+          objects: this.#rawInput(hit),
+          startNs: observer.now(),
+          response: { status: 200, headers: CACHED_HEADERS, body, deduplicated: false },
+          mark: "hit",
+        });
+      }
+      this.#merge(step, payload, hit);
+    }
+    if (missing.size === 0) return;
+    const part = restrict(entity, (at) => missing.has(at));
+    const got = await this.#exchange(step, entityBody(step, part.representations, variablesJson), {
+      entity: part,
+      given: null,
+      ...(missing.size < entity.representations.length ? { mark: "partial" as const } : {}),
+    });
+    const data = got?.payload.data;
+    const entities = isObject(data) && Array.isArray(data._entities) ? data._entities : null;
+    storeEntities(cache, lookup, {
+      subgraph: step.subgraph,
+      headers: got?.response.headers ?? CACHED_HEADERS,
+      ok: storable(got),
+      entities,
+    });
+  }
+
+  /**
+   * Sends one request (or takes the answer given: a subscription event, a cache
+   * hit), records it, and merges its GraphQL answer. Null: it failed.
+   */
+  async #exchange(
+    step: FetchStep,
+    body: string,
+    how: {
+      readonly entity: EntityPart | null;
+      readonly given: SubgraphResponse | null;
+      /** The trace's mark: served from the entity cache (`hit`), or only its misses sent. */
+      readonly mark?: "hit" | "partial";
+    },
+  ): Promise<{ readonly response: SubgraphResponse; readonly payload: Json } | null> {
+    const options = this.#options;
+    const { entity, given } = how;
     const observer = options.observer;
     const startNs = observer?.now() ?? 0;
     // Trace only: snapshot the raw input now; parallel siblings merge into `objects` meanwhile.
-    const rawInput = this.#rawInput(entity);
+    const objects = this.#rawInput(entity);
+    const mark = how.mark === undefined ? {} : { mark: how.mark };
     let response: SubgraphResponse;
     try {
-      response = options.answered?.step === step
-        ? options.answered.response
-        : await options.send(step.subgraph, body, step.node.operationKind === "query");
+      response = given ??
+        await options.send(step.subgraph, body, step.node.operationKind === "query");
     } catch (error) {
       const message = this.#failed(step, error);
-      if (observer) this.#record(step, body, rawInput, startNs, null, message);
-      return;
+      if (observer) {
+        this.#record(step, body, { objects, startNs, response: null, message, ...mark });
+      }
+      return null;
     }
-    if (observer) this.#record(step, body, rawInput, startNs, response, undefined);
+    if (observer) this.#record(step, body, { objects, startNs, response, ...mark });
     this.#answered(step, response);
     const payload = parseOnce(response, step);
-    if (!this.#graphQLAnswer(step, response, payload)) return;
+    if (!this.#graphQLAnswer(step, response, payload)) return null;
     this.#merge(step, payload, entity);
+    return { response, payload };
   }
 
   /** Sends the fetches of a batch as one request and merges each part's share. */
@@ -281,13 +391,15 @@ class Executor {
       // One request failed: said once, at the first fetch.
       const message = this.#failed(first, error);
       if (observer) {
-        batch.steps.forEach((s, i) => this.#record(s, body, rawInputs[i]!, startNs, null, message));
+        batch.steps.forEach((s, i) =>
+          this.#record(s, body, { objects: rawInputs[i]!, startNs, response: null, message })
+        );
       }
       return;
     }
     if (observer) {
       batch.steps.forEach((s, i) =>
-        this.#record(s, body, rawInputs[i]!, startNs, response, undefined)
+        this.#record(s, body, { objects: rawInputs[i]!, startNs, response })
       );
     }
     for (const step of batch.steps) this.#answered(step, response);
@@ -527,13 +639,17 @@ class Executor {
   #record(
     step: FetchStep,
     body: string,
-    objects: Json[],
-    startNs: number,
-    response: SubgraphResponse | null,
-    error: string | undefined,
+    at: {
+      readonly objects: Json[];
+      readonly startNs: number;
+      readonly response: SubgraphResponse | null;
+      readonly message?: string;
+      readonly mark?: "hit" | "partial";
+    },
   ): void {
     const observer = this.#options.observer;
     if (!observer) return;
+    const { objects, startNs, response, message: error } = at;
     const request = this.#options.describe?.(step.subgraph, body) ??
       { method: "POST", url: "", headers: new Headers(), body };
     const kind = !step.representations ? "Single" : objects.length === 1 ? "Entity" : "BatchEntity";
@@ -551,6 +667,7 @@ class Executor {
         : {}),
       ...(error === undefined ? {} : { error }),
       deduplicated: response?.deduplicated ?? false,
+      ...(at.mark === undefined ? {} : { cached: at.mark }),
       startNs,
       ...(response?.firstByteNs === undefined ? {} : { firstByteNs: response.firstByteNs }),
       endNs: observer.now(),

@@ -9,6 +9,7 @@ import type { ExecutionObserver, FetchRecord } from "../types.ts";
 import type { SubgraphErrorPolicy } from "./subgraph_errors.ts";
 import type { Layers } from "./_layers.ts";
 import type { FetchStep, PlanStep } from "../plan/mod.ts";
+import type { EntityCacheRun } from "./entity_cache.ts";
 
 /** A subgraph response as the executor needs it. */
 export interface SubgraphResponse {
@@ -69,6 +70,11 @@ export interface ExecutePlanOptions {
    * request (`entity_batch.ts`). @default true
    */
   readonly batchEntityFetches?: boolean;
+  /**
+   * The entity cache (`entity_cache`, `entity_cache.ts`): entity and root-field
+   * fetches of queries looked up before they are sent. None: nothing cached.
+   */
+  readonly entityCache?: EntityCacheRun;
 }
 
 /** What execution produced, before shaping. */

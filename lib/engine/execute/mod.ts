@@ -14,6 +14,8 @@
  * - `json_numbers.ts` — exact numbers in subgraph JSON;
  * - `subgraph_errors.ts` — the subgraph error propagation policy;
  * - `shared_results.ts` — identical operations share one rendered result;
+ * - `entity_cache.ts`, `cache_control.ts` — the entity cache (`entity_cache`): keys, lookups
+ *   before a fetch, partial hits, and the `Cache-Control` of subgraph and client answers.
  * - `uploads.ts` — which fetch takes a multipart request's files (or why none can).
  *
  * @module

@@ -13,6 +13,7 @@ import { type AdmissionGate, createAdmissionGate, overloaded } from "../admissio
 import { type AdaptiveLimitOptions, createAdaptiveLimit } from "../admission/adaptive_limit.ts";
 import { compileHeaderRules, type HeaderPropagator } from "../fetch/headers.ts";
 import { SharedResults } from "../execute/shared_results.ts";
+import type { EntityCacheSettings } from "../execute/entity_cache.ts";
 import {
   ANSWER_COST_PER_BYTE,
   createMemoryBudget,
@@ -40,6 +41,18 @@ import {
   type DemandControlOptions,
 } from "./_cost_state.ts";
 
+/** The entity cache as the engine runs it: its settings and who a request's private data is for. */
+export interface EngineEntityCache extends EntityCacheSettings {
+  /**
+   * The request's private id (`entity_cache.private_id`), or null (anonymous,
+   * no such header): then private answers are not cached.
+   */
+  privateId(
+    headers: Headers | undefined,
+    identity: { readonly issuer?: string; readonly subject?: string } | null | undefined,
+  ): string | null;
+}
+
 /** Sends one subgraph HTTP request (injected, so tests and traces can see it). */
 export type SubgraphFetch = (request: Request) => Promise<Response>;
 
@@ -62,6 +75,8 @@ export interface EngineOptions {
    * each an aliased `_entities` field (`execute/entity_batch.ts`). @default true
    */
   readonly batchEntityFetches?: boolean;
+  /** The entity cache (`entity_cache`, docs/caching.md); none: subgraph answers are not cached. */
+  readonly entityCache?: EngineEntityCache;
   /** Per-subgraph-request timeout in milliseconds. @default 30000 */
   readonly subgraphRequestTimeoutMs?: number;
   /** Plans (and prepared operations) kept. @default 1000 */
@@ -198,6 +213,8 @@ export interface Engine {
   readonly subgraphErrors: SubgraphErrorPolicy;
   /** @internal Whether sibling entity fetches to one subgraph share one request. */
   readonly batchEntityFetches: boolean;
+  /** @internal The entity cache, or null. */
+  readonly entityCache: EngineEntityCache | null;
   /** @internal Access keys each prepared operation touches (plan cache key part). */
   readonly accessKeys: WeakMap<PreparedOperation, readonly string[]>;
   /** @internal Cache and fetch events (metrics); null when nobody listens. */
@@ -303,6 +320,7 @@ export function createEngine(model: SupergraphModel, options: EngineOptions = {}
     introspection: options.introspection ?? true,
     subgraphErrors: options.subgraphErrors ?? RAW_SUBGRAPH_ERRORS,
     batchEntityFetches: options.batchEntityFetches ?? true,
+    entityCache: options.entityCache ?? null,
     accessKeys: new WeakMap(),
     events: options.events ?? null,
     demandControl: options.demandControl ? createDemandControl(options.demandControl) : null,

@@ -13,6 +13,7 @@
 export {
   createEngine,
   type Engine,
+  type EngineEntityCache,
   type EngineOptions,
   responseTooLarge,
   type SubgraphFetch,

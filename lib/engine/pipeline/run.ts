@@ -24,6 +24,7 @@ import { checkVariableValues } from "../prepare/limits.ts";
 import { type NSelection } from "../prepare/normalize.ts";
 import { formatted } from "../prepare/prepare.ts";
 import { shapeResponse } from "../execute/shape.ts";
+import { CachePolicy } from "../execute/cache_control.ts";
 import {
   admissionRefusal,
   eventRunner,
@@ -368,6 +369,10 @@ function planOptionsOf(
   // answer (its writes would land in the data that request reads).
   const queryOptions = { ...sendOptions, idempotent: true, ...(shared ? {} : { unshared: true }) };
   const mutationOptions = { ...sendOptions, unshared: true };
+  // Only queries go through the entity cache: nothing of a mutation is looked up or
+  // stored (its entity fetches neither), and its answer is never cacheable.
+  const cache = operation.kind === "query" ? engine.entityCache : null;
+  if (engine.entityCache !== null && cache === null) options.cachePolicy?.uncacheable();
   // Per-subgraph budgets (enforce mode): a subgraph over its share gets no request.
   const overBudget = options.cost?.overBudget;
   const refused = (subgraph: string): Error | null => {
@@ -391,6 +396,15 @@ function planOptionsOf(
     operationKind: operation.kind,
     sharedResponses: shared,
     ...engineRunOptions(engine, { headers, observer }),
+    ...(cache === null ? {} : {
+      entityCache: {
+        settings: cache,
+        privateId: cache.privateId(options.headers, options.identity),
+        policy: options.cachePolicy ?? new CachePolicy(),
+        shared,
+        ...(options.hooks?.cached ? { onLookup: options.hooks.cached.bind(options.hooks) } : {}),
+      },
+    }),
   };
 }
 
