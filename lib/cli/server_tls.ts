@@ -12,6 +12,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { TlsServerConfig } from "../config/mod.ts";
 import { describeError, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
+import { readKeyFile } from "../config/read_key_file.ts";
 
 /** A certificate ending within this many days is served with a warning. */
 export const EXPIRY_WARNING_DAYS = 30;
@@ -128,24 +129,6 @@ export function checkServerTls(pems: ServerTlsPems, now: Date): ServerTls {
   };
 }
 
-async function readFor(key: string, path: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    const reason = error instanceof Deno.errors.NotFound
-      ? "no such file"
-      : (error as Error).message;
-    throw new RouterError(
-      "CONFIG_INVALID",
-      `Cannot read "tls.server.${key}": file "${path}": ${reason}`,
-      {
-        cause: error,
-        details: { path: `tls.server.${key}`, file: path },
-      },
-    );
-  }
-}
-
 /**
  * Reads and checks `tls.server`'s files.
  * @param config `tls.server`.
@@ -159,9 +142,11 @@ export async function readServerTls(
 ): Promise<ServerTls | null> {
   if (config.cert_file === "") return null;
   const [cert, key, clientCa] = await Promise.all([
-    readFor("cert_file", config.cert_file),
-    readFor("key_file", config.key_file),
-    config.client_ca_file === "" ? null : readFor("client_ca_file", config.client_ca_file),
+    readKeyFile("tls.server.cert_file", config.cert_file),
+    readKeyFile("tls.server.key_file", config.key_file),
+    config.client_ca_file === ""
+      ? null
+      : readKeyFile("tls.server.client_ca_file", config.client_ca_file),
   ]);
   return checkServerTls({ cert, key, clientCa, http2: config.http2 }, now);
 }

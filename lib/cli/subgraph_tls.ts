@@ -20,6 +20,7 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { TlsSubgraphConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
+import { readKeyFile } from "../config/read_key_file.ts";
 
 /** The clients of `tls.subgraphs`, by entry name (`all` included). */
 export interface SubgraphTlsClients {
@@ -36,20 +37,6 @@ function invalid(key: string, message: string, cause?: unknown): RouterError {
     ...(cause === undefined ? {} : { cause }),
     details: { path: key },
   });
-}
-
-async function readFor(key: string, path: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    const reason = error instanceof Deno.errors.NotFound
-      ? "no such file"
-      : (error as Error).message;
-    throw new RouterError("CONFIG_INVALID", `Cannot read "${key}": file "${path}": ${reason}`, {
-      cause: error,
-      details: { path: key, file: path },
-    });
-  }
 }
 
 /** The PEM texts of one entry. */
@@ -124,7 +111,7 @@ export function subgraphTlsClients(): SubgraphTlsClients {
       for (const [name, entry] of Object.entries(config)) {
         const prefix = `tls.subgraphs.${name}`;
         const read = (key: keyof TlsSubgraphConfig) =>
-          entry[key] === "" ? Promise.resolve(null) : readFor(`${prefix}.${key}`, entry[key]);
+          entry[key] === "" ? Promise.resolve(null) : readKeyFile(`${prefix}.${key}`, entry[key]);
         const [ca, cert, key] = await Promise.all([
           read("ca_file"),
           read("cert_file"),

@@ -30,6 +30,7 @@ import type {
   SupergraphCore,
   TypeModel,
 } from "./types.ts";
+import { TYPE_KIND_OF_NODE } from "./_type_kinds.ts";
 
 /** The full supergraph model the planner works from. */
 export interface SupergraphModel extends SupergraphCore {
@@ -65,21 +66,6 @@ type TypeDef = Extract<
       | Kind.SCALAR_TYPE_EXTENSION;
   }
 >;
-
-const KIND: Record<string, TypeModel["kind"]> = {
-  ObjectTypeDefinition: "object",
-  ObjectTypeExtension: "object",
-  InterfaceTypeDefinition: "interface",
-  InterfaceTypeExtension: "interface",
-  UnionTypeDefinition: "union",
-  UnionTypeExtension: "union",
-  EnumTypeDefinition: "enum",
-  EnumTypeExtension: "enum",
-  InputObjectTypeDefinition: "input",
-  InputObjectTypeExtension: "input",
-  ScalarTypeDefinition: "scalar",
-  ScalarTypeExtension: "scalar",
-};
 
 function args(directive: DirectiveNode): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -201,7 +187,7 @@ export function buildSupergraph(sdl: string): SupergraphModel {
       }
       continue;
     }
-    if (!(def.kind in KIND)) continue;
+    if (!(def.kind in TYPE_KIND_OF_NODE)) continue;
     const typeDef = def as TypeDef;
     const name = typeDef.name.value;
     if (name === graphEnumName && typeDef.kind === Kind.ENUM_TYPE_DEFINITION) {
@@ -241,7 +227,7 @@ export function buildSupergraph(sdl: string): SupergraphModel {
     if (links.isMachinery(name)) continue;
     const first = list[0];
     if (!first) continue;
-    const kind = KIND[first.kind] ?? "scalar";
+    const kind = TYPE_KIND_OF_NODE[first.kind] ?? "scalar";
     const graphs = new Set<string>();
     const keys: KeyModel[] = [];
     const interfaceObjectIn = new Set<string>();

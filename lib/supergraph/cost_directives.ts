@@ -23,6 +23,7 @@ import {
 } from "graphql";
 import { RouterError } from "../errors.ts";
 import { readLinks } from "./_links.ts";
+import { TYPE_KIND_OF_NODE } from "./_type_kinds.ts";
 
 /** `sizedFields` of a `@listSize`, parsed: the list fields at this level and the paths below. */
 export interface SizedFields {
@@ -87,21 +88,6 @@ export interface CostSchema {
   /** True when some field, type or argument carries `@cost` or `@listSize`. */
   readonly annotated: boolean;
 }
-
-const KINDS: Readonly<Record<string, CostType["kind"]>> = {
-  ObjectTypeDefinition: "object",
-  ObjectTypeExtension: "object",
-  InterfaceTypeDefinition: "interface",
-  InterfaceTypeExtension: "interface",
-  UnionTypeDefinition: "union",
-  UnionTypeExtension: "union",
-  EnumTypeDefinition: "enum",
-  EnumTypeExtension: "enum",
-  InputObjectTypeDefinition: "input",
-  InputObjectTypeExtension: "input",
-  ScalarTypeDefinition: "scalar",
-  ScalarTypeExtension: "scalar",
-};
 
 const BUILT_IN_SCALARS = ["String", "Int", "Float", "Boolean", "ID"];
 
@@ -266,7 +252,7 @@ export function buildCostSchema(document: DocumentNode): CostSchema {
       sawSchema = true;
       for (const op of def.operationTypes) rootTypes[op.operation] = op.type.name.value;
     }
-    if (!(def.kind in KINDS) || !("name" in def) || def.name === undefined) continue;
+    if (!(def.kind in TYPE_KIND_OF_NODE) || !("name" in def) || def.name === undefined) continue;
     const weight = weightOf(
       (def as { directives?: readonly ConstDirectiveNode[] }).directives,
       costName,
@@ -297,7 +283,7 @@ export function buildCostSchema(document: DocumentNode): CostSchema {
     types.set(scalar, { kind: "scalar", fields: new Map(), inputFields: new Map() });
   }
   for (const def of document.definitions) {
-    const kind = KINDS[def.kind];
+    const kind = TYPE_KIND_OF_NODE[def.kind];
     if (kind === undefined || !("name" in def) || def.name === undefined) continue;
     const typeName = def.name.value;
     const existing = types.get(typeName);
