@@ -50,6 +50,9 @@ function bigAnswer(): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(JSON.stringify({ data: { items } }));
 }
 
+/** `deno task start:lean`'s flags (docs/memory.md), as the document caches' RSS test runs. */
+const LEAN_V8_FLAGS = "--v8-flags=--max-semi-space-size=16,--max-old-space-size=256";
+
 async function started(extra = "") {
   const big = bigAnswer();
   assert.ok(big.length > 14_000_000 && big.length < 16_000_000, `${big.length} bytes`);
@@ -65,7 +68,7 @@ async function started(extra = "") {
     sdl: SDL,
     extra,
   });
-  const serve = spawnServe(join(dir, "config.yaml"));
+  const serve = spawnServe(join(dir, "config.yaml"), { denoFlags: [LEAN_V8_FLAGS] });
   const url = JSON.parse(await serve.waitFor((l) => l.includes("GW Router listening"))).url;
   // Its log (an access-log line per request) is read on, or the pipe fills and the router blocks.
   const draining = serve.waitFor(() => false).catch(() => {});
