@@ -9,7 +9,13 @@
  */
 import assert from "node:assert/strict";
 import { type Coprocessor, startCoprocessor } from "../../docs/examples/apollo_coprocessor.ts";
-import { review, type SubscriptionFixture, until, withFixture } from "./_subscription_fixture.ts";
+import {
+  readUntil,
+  review,
+  type SubscriptionFixture,
+  until,
+  withFixture,
+} from "./_subscription_fixture.ts";
 
 const OPERATIONS = {
   "UserName.graphql": `query UserName { user(id: "u1") { name } }`,
@@ -17,8 +23,6 @@ const OPERATIONS = {
   "Reviews.graphql": `subscription Reviews { reviewAdded { id author { name } } }`,
 };
 
-/** A deadline for every stream read: a regression fails, never hangs. */
-const DEADLINE_MS = 10_000;
 const KEY = { "x-api-key": "let-me-in" };
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -116,24 +120,6 @@ function sse(
   });
 }
 
-/** Reads a stream until `needle` shows (or it ends), within the deadline. */
-async function readStream(response: Response, needle: RegExp): Promise<string> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const timer = setTimeout(() => void reader.cancel(), DEADLINE_MS);
-  let text = "";
-  try {
-    while (!needle.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-  } finally {
-    clearTimeout(timer);
-    await reader.cancel().catch(() => {});
-  }
-  return text;
-}
-
 Deno.test("issue 40: the coprocessor's RouterRequest break 401 ends the request on GraphQL, Connect, MCP and a subscription; nothing is fetched", async () => {
   await withCoprocessorRouter(async (fixture) => {
     const answered = await graphql(fixture, OPERATIONS["UserName.graphql"]);
@@ -198,7 +184,7 @@ Deno.test("issue 40: the coprocessor's SubgraphRequest header reaches every subg
     const stream = await sse(fixture, OPERATIONS["Reviews.graphql"], KEY);
     await until(() => fixture.feed.open === 1, "the upstream subscription");
     fixture.feed.publish(review("r1"));
-    assert.match(await readStream(stream, /Ada/), /"name":"Ada"/);
+    assert.match(await readUntil(stream, /Ada/), /"name":"Ada"/);
     tagged(from, "subscription event");
   });
 });
@@ -220,7 +206,7 @@ Deno.test("issue 40: the coprocessor's SupergraphRequest break 403 refuses an op
     assert.match(mcp.result.content[0].text, /The coprocessor refuses Blocked/);
 
     const stream = await sse(fixture, "subscription BlockedReviews { reviewAdded { id } }", KEY);
-    assert.match(await readStream(stream, /complete/), /ERR_BLOCKED/);
+    assert.match(await readUntil(stream, /complete/), /ERR_BLOCKED/);
 
     assert.deepEqual(fixture.entityQueries, []);
     assert.equal(fixture.feed.opened, 0);

@@ -8,7 +8,13 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { createClient } from "graphql-ws";
-import { review, type SubscriptionFixture, until, withFixture } from "./_subscription_fixture.ts";
+import {
+  readUntil,
+  review,
+  type SubscriptionFixture,
+  until,
+  withFixture,
+} from "./_subscription_fixture.ts";
 
 const PLUGIN = fileURLToPath(new URL("../../docs/examples/tag_and_block.ts", import.meta.url));
 
@@ -44,24 +50,6 @@ async function withPluginRouter(run: (fixture: SubscriptionFixture) => Promise<v
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-}
-
-/** Reads a stream until `needle` shows (or it ends), within the deadline. */
-async function readStream(response: Response, needle: RegExp): Promise<string> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const timer = setTimeout(() => void reader.cancel(), DEADLINE_MS);
-  let text = "";
-  try {
-    while (!needle.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-  } finally {
-    clearTimeout(timer);
-    await reader.cancel().catch(() => {});
-  }
-  return text;
 }
 
 function mcpCall(fixture: SubscriptionFixture, tool: string): Promise<Response> {
@@ -143,7 +131,7 @@ Deno.test("issue 40: a plugin tags every subgraph request (GraphQL, Connect, MCP
     });
     await until(() => fixture.feed.open === 1, "the upstream subscription");
     fixture.feed.publish(review("r1"));
-    const events = await readStream(sse, /Ada/);
+    const events = await readUntil(sse, /Ada/);
     assert.match(events, /"name":"Ada"/);
     assertTagged(fixture, from, "subscription event");
   });
@@ -177,7 +165,7 @@ Deno.test("issue 40: a plugin refuses an operation by name before any fetch, on 
       headers: { ...JSON_HEADERS, accept: "text/event-stream" },
       body: JSON.stringify({ query: OPERATIONS["BlockedReviews.graphql"] }),
     });
-    assert.match(await readStream(sse, /complete/), /OPERATION_NOT_ALLOWED/);
+    assert.match(await readUntil(sse, /complete/), /OPERATION_NOT_ALLOWED/);
 
     const client = createClient({ url: fixture.wsUrl, retryAttempts: 0 });
     try {

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { startCoprocessor } from "../../docs/examples/apollo_coprocessor.ts";
 import {
+  readUntil,
   review,
   type SubscriptionFixture,
   type SubscriptionFixtureOptions,
@@ -24,7 +25,6 @@ const OPERATIONS = {
   "UserNote.graphql": `query UserNote { user(id: "u1") { name note } }`,
   "NotesFeed.graphql": `subscription NotesFeed { reviewAdded { id author { name note } } }`,
 };
-const DEADLINE_MS = 10_000;
 const DENIED = {
   message: "Unauthorized field or type",
   path: ["user", "note"],
@@ -51,23 +51,6 @@ async function withPolicyRouter(
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-}
-
-async function readStream(response: Response, needle: RegExp): Promise<string> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const timer = setTimeout(() => void reader.cancel(), DEADLINE_MS);
-  let text = "";
-  try {
-    while (!needle.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-  } finally {
-    clearTimeout(timer);
-    await reader.cancel().catch(() => {});
-  }
-  return text;
 }
 
 /** Checks every facet with these headers: `note` served (granted) or null + error (denied). */
@@ -134,7 +117,7 @@ async function checkFacets(
   });
   await until(() => fixture.feed.open === 1, "the upstream subscription");
   fixture.feed.publish(review("r1"));
-  const events = await readStream(stream, /event: next/);
+  const events = await readUntil(stream, /event: next/);
   if (granted) assert.match(events, /"note":"Likes tea"/);
   else {
     assert.match(events, /"note":null/);
