@@ -7,9 +7,8 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import { RouterError } from "../errors.ts";
+import { utf8Length } from "../limited_body.ts";
 import { withBodySize, withErrorCode } from "../telemetry/access_log.ts";
-
-const UTF8 = new TextEncoder();
 
 /** The sixteen Connect error codes (their wire spelling). */
 export type ConnectCode =
@@ -197,7 +196,7 @@ export function connectErrorResponse(failure: ConnectFailure): Response {
   const text = JSON.stringify(connectErrorBody(failure));
   const response = new Response(text, { status: connectStatus(failure), headers });
   // Telemetry labels and logs it from these marks, never by reading the body.
-  return withErrorCode(withBodySize(response, UTF8.encode(text).byteLength), failure.code);
+  return withErrorCode(withBodySize(response, utf8Length(text)), failure.code);
 }
 
 /**
