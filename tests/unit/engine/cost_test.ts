@@ -630,3 +630,16 @@ Deno.test("a subgraph operation's argument the supergraph hides (@fromContext) c
     CostError,
   );
 });
+
+const TREE =
+  `directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
+type Query { nodes(first: Int): [Node] @listSize(slicingArguments: ["first"]) }
+type Node { id: ID children(first: Int): [Node] @listSize(slicingArguments: ["first"]) }`;
+
+Deno.test("a negative slicing argument sizes its list 0, so it cannot lower the estimate", () => {
+  // a: 0 × 1 = 0 (not -1000); b: 5 × 1 = 5
+  const query = "{ a: nodes(first: -1000) { id } b: nodes(first: 5) { id } }";
+  assert.equal(estimated(TREE, query), 5);
+  const variable = "query Q($n: Int) { a: nodes(first: $n) { id } b: nodes(first: 5) { id } }";
+  assert.equal(estimated(TREE, variable, { n: -2147483648 }), 5);
+});
