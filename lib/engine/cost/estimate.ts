@@ -232,7 +232,8 @@ function scoreField(
       inherited: [],
     });
   }
-  return instances * typeCost + argumentsCost + requiresCost;
+  // A list sized 0 costs nothing however deep it nests (0 × Infinity would be NaN, which no `max` refuses).
+  return (instances === 0 ? 0 : instances * typeCost) + argumentsCost + requiresCost;
 }
 
 function largestSize(

@@ -643,3 +643,11 @@ Deno.test("a negative slicing argument sizes its list 0, so it cannot lower the 
   const variable = "query Q($n: Int) { a: nodes(first: $n) { id } b: nodes(first: 5) { id } }";
   assert.equal(estimated(TREE, variable, { n: -2147483648 }), 5);
 });
+Deno.test("a list sized 0 costs 0 even when its selection's estimate overflows to Infinity", () => {
+  // 35 levels of 2147483647 overflow a number (2^31^35 > 2^1024); × 0 must stay 0, not NaN
+  let deep = "id";
+  for (let i = 0; i < 35; i++) deep = `children(first: 2147483647) { ${deep} }`;
+  const query = `{ a: nodes(first: 0) { ${deep} } b: nodes(first: 5) { id } }`;
+  assert.equal(estimated(TREE, query), 5);
+  assert.equal(estimated(TREE, `{ nodes(first: 1) { ${deep} } }`), Infinity);
+});
