@@ -23,6 +23,8 @@ interface Walk {
   readonly schema: CostSchema;
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
   readonly variables: Readonly<Record<string, unknown>>;
+  /** Each field's arguments' cost, once per walk (not once per object of a list answer). */
+  readonly argumentCosts: Map<FieldNode, number>;
   cost: number;
 }
 
@@ -78,19 +80,25 @@ function scoreValue(
   } else {
     walk.cost += definition.weight ?? 0;
   }
-  if (!at.args) return;
-  for (const arg of field.arguments ?? []) {
-    const argDefinition = definition.arguments.get(arg.name.value);
-    if (argDefinition === undefined) continue;
-    try {
-      walk.cost += argumentCost(walk.schema, arg.value, {
-        definition: argDefinition,
-        variables: walk.variables,
-      });
-    } catch {
-      // As Apollo's: an argument that cannot be scored leaves a partial result.
+  if (!at.args || field.arguments === undefined || field.arguments.length === 0) return;
+  let argumentsCost = walk.argumentCosts.get(field);
+  if (argumentsCost === undefined) {
+    argumentsCost = 0;
+    for (const arg of field.arguments) {
+      const argDefinition = definition.arguments.get(arg.name.value);
+      if (argDefinition === undefined) continue;
+      try {
+        argumentsCost += argumentCost(walk.schema, arg.value, {
+          definition: argDefinition,
+          variables: walk.variables,
+        });
+      } catch {
+        // As Apollo's: an argument that cannot be scored leaves a partial result.
+      }
     }
+    walk.argumentCosts.set(field, argumentsCost);
   }
+  walk.cost += argumentsCost;
 }
 
 /**
@@ -132,7 +140,13 @@ export function actualCost(
       operations.push(def as OperationDefinitionNode);
     }
   }
-  const walk: Walk = { schema, fragments, variables: options.variables, cost: 0 };
+  const walk: Walk = {
+    schema,
+    fragments,
+    variables: options.variables,
+    argumentCosts: new Map(),
+    cost: 0,
+  };
   for (const operation of operations) {
     if (options.operation !== undefined && operation !== options.operation) continue;
     const root = schema.rootTypes[operation.operation];

@@ -81,14 +81,15 @@ function readVariable(ctx: Ctx, name: string): unknown {
   return ctx.variables[name];
 }
 
+/** A slicing argument's number as a list size: a negative one (`first: -1000`) gives none, 0. */
 function toSize(value: unknown): number | null {
   if (Array.isArray(value)) return value.length;
-  return typeof value === "number" && Number.isInteger(value) ? value : null;
+  return typeof value === "number" && Number.isInteger(value) ? Math.max(0, value) : null;
 }
 
 function sizeOfValue(ctx: Ctx, value: ValueNode | undefined): number | null {
   if (value === undefined) return null;
-  if (value.kind === Kind.INT) return Number.parseInt(value.value, 10);
+  if (value.kind === Kind.INT) return toSize(Number.parseInt(value.value, 10));
   if (value.kind === Kind.LIST) return value.values.length;
   if (value.kind === Kind.VARIABLE) return toSize(readVariable(ctx, value.name.value));
   return null;
@@ -231,7 +232,8 @@ function scoreField(
       inherited: [],
     });
   }
-  return instances * typeCost + argumentsCost + requiresCost;
+  // A list sized 0 costs nothing however deep it nests (0 × Infinity would be NaN, which no `max` refuses).
+  return (instances === 0 ? 0 : instances * typeCost) + argumentsCost + requiresCost;
 }
 
 function largestSize(

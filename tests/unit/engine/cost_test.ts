@@ -630,3 +630,39 @@ Deno.test("a subgraph operation's argument the supergraph hides (@fromContext) c
     CostError,
   );
 });
+
+const TREE =
+  `directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
+type Query { nodes(first: Int): [Node] @listSize(slicingArguments: ["first"]) }
+type Node { id: ID label(keys: [String]): String children(first: Int): [Node] @listSize(slicingArguments: ["first"]) }`;
+
+Deno.test("a negative slicing argument sizes its list 0, so it cannot lower the estimate", () => {
+  // a: 0 × 1 = 0 (not -1000); b: 5 × 1 = 5
+  const query = "{ a: nodes(first: -1000) { id } b: nodes(first: 5) { id } }";
+  assert.equal(estimated(TREE, query), 5);
+  const variable = "query Q($n: Int) { a: nodes(first: $n) { id } b: nodes(first: 5) { id } }";
+  assert.equal(estimated(TREE, variable, { n: -2147483648 }), 5);
+});
+Deno.test("a list sized 0 costs 0 even when its selection's estimate overflows to Infinity", () => {
+  // 35 levels of 2147483647 overflow a number (2^31^35 > 2^1024); × 0 must stay 0, not NaN
+  let deep = "id";
+  for (let i = 0; i < 35; i++) deep = `children(first: 2147483647) { ${deep} }`;
+  const query = `{ a: nodes(first: 0) { ${deep} } b: nodes(first: 5) { id } }`;
+  assert.equal(estimated(TREE, query), 5);
+  assert.equal(estimated(TREE, `{ nodes(first: 1) { ${deep} } }`), Infinity);
+});
+Deno.test("actual cost: a field's arguments are scored once, not once per object of a list", () => {
+  // 1000 Nodes × 1 = 1000; label's [String] argument 0. Its variable is read once: a large list
+  // variable on a field inside a long list answer would otherwise be walked per object.
+  let reads = 0;
+  const variables = new Proxy({ k: many(10_000, (i) => `k${i}`) }, {
+    get(target, name) {
+      if (name === "k") reads++;
+      return Reflect.get(target, name);
+    },
+  });
+  const data = { nodes: many(1000, (i) => ({ label: `n${i}` })) };
+  const query = "query Q($k: [String]) { nodes(first: 1000) { label(keys: $k) } }";
+  assert.equal(actual(TREE, query, data, variables), 1000);
+  assert.equal(reads, 1);
+});
