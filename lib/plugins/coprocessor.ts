@@ -501,8 +501,9 @@ export function coprocessorPlugin(
   return {
     plugin,
     config: null,
-    // The coprocessor's own timeout answers first, naming itself; this is the backstop.
-    timeoutMs: config.timeout_ms + 1_000,
+    // The coprocessor's own timeout answers first, naming itself (or failing open); this is
+    // the backstop, per hook: one hook makes up to three calls (the response stages).
+    timeoutMs: config.timeout_ms * 3 + 1_000,
     trusted: true,
   };
 }

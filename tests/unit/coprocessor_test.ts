@@ -109,3 +109,31 @@ Deno.test("issue 40: coprocessor config GW cannot honour is refused at load", ()
     /coprocessor\.router\.request\.body: GW reads the request body after this stage/,
   );
 });
+
+Deno.test("issue 40: with fail_open, three response stages that each time out still go on (the hook's budget covers every call)", async () => {
+  const config = parseConfig({
+    coprocessor: {
+      url: "http://coprocessor.test/",
+      timeout_ms: 600,
+      fail_open: true,
+      execution: { response: { headers: true } },
+      supergraph: { response: { headers: true } },
+      router: { response: { headers: true } },
+    },
+  }, { env: {}, baseDir: "." });
+  const hung = (request: Request) =>
+    new Promise<Response>((_, reject) =>
+      request.signal.addEventListener("abort", () => reject(request.signal.reason))
+    );
+  const loaded = coprocessorPlugin(config.coprocessor, { sdl: "", log, fetch: hung })!;
+  const run = new PluginHost([loaded], log).begin(new Request("http://r/graphql"), {
+    facet: "graphql",
+    requestId: "r-2",
+  });
+  const sent = Response.json({ data: { a: 1 } });
+  assert.equal(
+    await run.routerResponse(sent),
+    sent,
+    "each call failed open: the response as it was",
+  );
+});
