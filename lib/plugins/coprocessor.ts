@@ -115,6 +115,17 @@ export function headersToMap(headers: Headers): Record<string, string[]> {
  * @throws {TypeError} When the map is not a map of strings or string lists.
  */
 export function applyHeaderMap(target: Headers, map: unknown): void {
+  const entries = headerEntries(map);
+  for (const name of [...target.keys()]) {
+    if (name !== "content-length") target.delete(name);
+  }
+  for (const [name, value] of entries) {
+    if (name.toLowerCase() !== "content-length") target.append(name, value);
+  }
+}
+
+/** A coprocessor's header map as name-value pairs; throws a `TypeError` naming what is wrong. */
+function headerEntries(map: unknown): [string, string][] {
   if (!isObject(map)) throw new TypeError("headers is not a map of names to value lists");
   const entries: [string, string][] = [];
   for (const [name, values] of Object.entries(map)) {
@@ -124,12 +135,7 @@ export function applyHeaderMap(target: Headers, map: unknown): void {
     }
     for (const value of list as string[]) entries.push([name, value]);
   }
-  for (const name of [...target.keys()]) {
-    if (name !== "content-length") target.delete(name);
-  }
-  for (const [name, value] of entries) {
-    if (name.toLowerCase() !== "content-length") target.append(name, value);
-  }
+  return entries;
 }
 
 /** The request's context as the protocol sends it (`Map` values as objects). */
@@ -141,10 +147,16 @@ function contextOf(context: Map<string, unknown>): { entries: Record<string, unk
   return { entries };
 }
 
-/** Takes back a changed context (`{entries}`): the request's context becomes it. */
-function applyContext(context: Map<string, unknown>, answer: unknown): void {
+/** A coprocessor's `context.entries`; throws a `TypeError` when it is not `{entries: {…}}`. */
+function contextEntries(answer: unknown): Record<string, unknown> {
   const entries = isObject(answer) ? answer.entries : undefined;
   if (!isObject(entries)) throw new TypeError("context is not {entries: {…}}");
+  return entries;
+}
+
+/** Takes back a changed context (`{entries}`): the request's context becomes it. */
+function applyContext(context: Map<string, unknown>, answer: unknown): void {
+  const entries = contextEntries(answer);
   context.clear();
   for (const [key, value] of Object.entries(entries)) context.set(key, value);
 }
@@ -190,6 +202,14 @@ function checked(answer: unknown, sent: Record<string, unknown>): CoprocessorAns
       (control.break as number) >= 200 && (control.break as number) <= 599)
   ) {
     throw new CallFailed('its "control" is neither "continue" nor {"break": <HTTP status>}');
+  }
+  // Checked here, not when taken back: a malformed answer is a failed call (logged, counted,
+  // `fail_open` honoured), and the request's headers are never left half-replaced.
+  try {
+    if (answer.headers !== undefined) new Headers(headerEntries(answer.headers));
+    if (answer.context !== undefined) contextEntries(answer.context);
+  } catch (error) {
+    throw new CallFailed(`its answer is malformed: ${(error as Error).message}`);
   }
   return answer as CoprocessorAnswer;
 }
@@ -304,22 +324,15 @@ class CoprocessorClient {
   }
 }
 
-/** Takes back the headers and context of a `continue` answer. */
+/** Takes back the headers and context of a `continue` answer (checked by `checked`). */
 function take(
   answer: CoprocessorAnswer,
   target: { readonly headers?: Headers; readonly context: Map<string, unknown> },
 ): void {
-  try {
-    if (answer.headers !== undefined && target.headers) {
-      applyHeaderMap(target.headers, answer.headers);
-    }
-    if (answer.context !== undefined) applyContext(target.context, answer.context);
-  } catch (error) {
-    throw new RouterError(
-      "COPROCESSOR_FAILED",
-      `The coprocessor's answer is malformed: ${(error as Error).message}`,
-    );
+  if (answer.headers !== undefined && target.headers) {
+    applyHeaderMap(target.headers, answer.headers);
   }
+  if (answer.context !== undefined) applyContext(target.context, answer.context);
 }
 
 type Ctx<T = unknown> = StageContext<unknown> & T;

@@ -89,6 +89,10 @@ Deno.test("issue 40: with fail_open a failed call goes on as continue; a good an
   const open = routerStage(answering("no", { status: 503 }), { fail_open: true });
   assert.equal(await open.run.routerRequest(), null);
   assert.equal(open.request.headers.get("a"), "1", "nothing changed");
+  const malformed = routerStage(answering('{"headers":{"bad name":["x"]}}'), { fail_open: true });
+  assert.equal(await malformed.run.routerRequest(), null, "a malformed answer is a failed call");
+  assert.equal(malformed.request.headers.get("a"), "1", "the headers are left whole");
+  assert.ok(lines.some((line) => line.includes("its answer is malformed")), "and it is logged");
   const changed = routerStage(answering('{"control":"continue","headers":{"b":["2","3"]}}'));
   assert.equal(await changed.run.routerRequest(), null);
   assert.equal(changed.request.headers.get("a"), null);
