@@ -364,7 +364,6 @@ function operationHook(
     }>,
   ) => {
     for (const [name, stage] of stages) {
-      if (!on(stage)) continue;
       const answer = await client.call(name, stage, ctx, {
         headers: ctx.headers,
         method: "POST",
@@ -431,7 +430,6 @@ function routerResponseHook(
     );
     let text: string | null = null;
     for (const [name, stage, kind] of stages) {
-      if (!on(stage)) continue;
       if (stage.body && !streaming && text === null) text = await response.text();
       const body = text;
       const answer = await client.call(name, stage, ctx, {
@@ -486,28 +484,27 @@ export function coprocessorPlugin(
     );
   }
   const client = new CoprocessorClient(config, options, url);
-  const operationStages = [
+  // Only the stages with a switch on, decided once here (not on every request).
+  const operationStages = ([
     ["SupergraphRequest", supergraph.request],
     ["ExecutionRequest", execution.request],
-  ] as const;
-  const responseStages = [
+  ] as const).filter(([, stage]) => on(stage));
+  const responseStages = ([
     ["ExecutionResponse", execution.response, "json"],
     ["SupergraphResponse", supergraph.response, "json"],
     ["RouterResponse", router.response, "text"],
-  ] as const;
+  ] as const).filter(([, stage]) => on(stage));
   const plugin: Plugin<unknown> = {
     name: "coprocessor",
     ...(on(router.request) ? { onRouterRequest: routerRequestHook(client, router.request) } : {}),
-    ...(operationStages.some(([, stage]) => on(stage))
-      ? { onOperation: operationHook(client, operationStages) }
-      : {}),
+    ...(operationStages.length > 0 ? { onOperation: operationHook(client, operationStages) } : {}),
     ...(on(subgraph.all.request)
       ? { onSubgraphRequest: subgraphRequestHook(client, subgraph.all.request) }
       : {}),
     ...(on(subgraph.all.response)
       ? { onSubgraphResponse: subgraphResponseHook(client, subgraph.all.response) }
       : {}),
-    ...(responseStages.some(([, stage]) => on(stage))
+    ...(responseStages.length > 0
       ? { onRouterResponse: routerResponseHook(client, responseStages) }
       : {}),
   };
