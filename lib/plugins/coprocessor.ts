@@ -26,7 +26,7 @@ import type { CoprocessorConfig, CoprocessorStageConfig } from "../config/types.
 import { RouterError } from "../errors.ts";
 import { readLimited } from "../limited_body.ts";
 import type { Logger } from "../log/mod.ts";
-import type { LoadedPlugin } from "./host.ts";
+import { type LoadedPlugin, PluginRefusal } from "./host.ts";
 import type { Plugin, PluginError, Refusal, StageContext } from "./types.ts";
 
 /** Apollo's stage names. */
@@ -441,9 +441,9 @@ function routerResponseHook(
       const refusal = refusalOf(answer);
       if (refusal !== null) {
         const ended = breakResponse(answer, refusal);
-        return ended instanceof Response
-          ? ended
-          : Response.json({ errors: ended.errors }, { status: ended.status ?? 500 });
+        // A refusal is answered as at the other stages: in the facet's shape, each error coded.
+        if (ended instanceof Response) return ended;
+        throw new PluginRefusal(ended, "coprocessor");
       }
       take(answer, { headers: response.headers, context: ctx.context });
       if (answer.body !== undefined && !streaming) text = bodyText(answer.body);

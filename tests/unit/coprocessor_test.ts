@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { RouterError } from "../../lib/errors.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
-import { coprocessorPlugin, PluginHost } from "../../lib/plugins/mod.ts";
+import { coprocessorPlugin, PluginHost, PluginRefusal } from "../../lib/plugins/mod.ts";
 
 const lines: string[] = [];
 const log: Logger = {
@@ -140,4 +140,23 @@ Deno.test("issue 40: with fail_open, three response stages that each time out st
     sent,
     "each call failed open: the response as it was",
   );
+});
+
+Deno.test("issue 40: a break at RouterResponse is a refusal like at the other stages (status kept, each error coded)", async () => {
+  const config = parseConfig({
+    coprocessor: { url: "http://coprocessor.test/", router: { response: { headers: true } } },
+  }, { env: {}, baseDir: "." });
+  const fetch = answering('{"control":{"break":401},"body":{"errors":[{"message":"nope"}]}}');
+  const loaded = coprocessorPlugin(config.coprocessor, { sdl: "", log, fetch })!;
+  const run = new PluginHost([loaded], log).begin(new Request("http://r/graphql"), {
+    facet: "graphql",
+    requestId: "r-3",
+  });
+  const error = await run.routerResponse(Response.json({ data: { a: 1 } })).then(
+    () => null,
+    (e) => e,
+  );
+  assert.ok(error instanceof PluginRefusal, String(error));
+  assert.equal(error.status, 401);
+  assert.deepEqual(error.errors, [{ message: "nope", extensions: { code: "REFUSED" } }]);
 });
