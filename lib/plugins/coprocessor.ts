@@ -363,15 +363,18 @@ function operationHook(
       readonly variables: Readonly<Record<string, unknown>> | null;
     }>,
   ) => {
+    // The operation is printed once for both stages (a changed body is not taken back here).
+    let operation: Record<string, unknown> | undefined;
     for (const [name, stage] of stages) {
       const answer = await client.call(name, stage, ctx, {
         headers: ctx.headers,
         method: "POST",
-        body: () => ({
-          query: print(ctx.document),
-          operationName: ctx.operationName,
-          variables: ctx.variables ?? {},
-        }),
+        body: () =>
+          operation ??= {
+            query: print(ctx.document),
+            operationName: ctx.operationName,
+            variables: ctx.variables ?? {},
+          },
       });
       if (answer === null) continue;
       const refusal = refusalOf(answer);
