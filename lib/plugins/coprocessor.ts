@@ -26,7 +26,7 @@ import type { CoprocessorConfig, CoprocessorStageConfig } from "../config/types.
 import { RouterError } from "../errors.ts";
 import { readLimited } from "../limited_body.ts";
 import type { Logger } from "../log/mod.ts";
-import type { LoadedPlugin } from "./host.ts";
+import { type LoadedPlugin, PluginRefusal } from "./host.ts";
 import type { Plugin, PluginError, Refusal, StageContext } from "./types.ts";
 
 /** Apollo's stage names. */
@@ -115,6 +115,17 @@ export function headersToMap(headers: Headers): Record<string, string[]> {
  * @throws {TypeError} When the map is not a map of strings or string lists.
  */
 export function applyHeaderMap(target: Headers, map: unknown): void {
+  const entries = headerEntries(map);
+  for (const name of [...target.keys()]) {
+    if (name !== "content-length") target.delete(name);
+  }
+  for (const [name, value] of entries) {
+    if (name.toLowerCase() !== "content-length") target.append(name, value);
+  }
+}
+
+/** A coprocessor's header map as name-value pairs; throws a `TypeError` naming what is wrong. */
+function headerEntries(map: unknown): [string, string][] {
   if (!isObject(map)) throw new TypeError("headers is not a map of names to value lists");
   const entries: [string, string][] = [];
   for (const [name, values] of Object.entries(map)) {
@@ -124,12 +135,7 @@ export function applyHeaderMap(target: Headers, map: unknown): void {
     }
     for (const value of list as string[]) entries.push([name, value]);
   }
-  for (const name of [...target.keys()]) {
-    if (name !== "content-length") target.delete(name);
-  }
-  for (const [name, value] of entries) {
-    if (name.toLowerCase() !== "content-length") target.append(name, value);
-  }
+  return entries;
 }
 
 /** The request's context as the protocol sends it (`Map` values as objects). */
@@ -141,10 +147,16 @@ function contextOf(context: Map<string, unknown>): { entries: Record<string, unk
   return { entries };
 }
 
-/** Takes back a changed context (`{entries}`): the request's context becomes it. */
-function applyContext(context: Map<string, unknown>, answer: unknown): void {
+/** A coprocessor's `context.entries`; throws a `TypeError` when it is not `{entries: {…}}`. */
+function contextEntries(answer: unknown): Record<string, unknown> {
   const entries = isObject(answer) ? answer.entries : undefined;
   if (!isObject(entries)) throw new TypeError("context is not {entries: {…}}");
+  return entries;
+}
+
+/** Takes back a changed context (`{entries}`): the request's context becomes it. */
+function applyContext(context: Map<string, unknown>, answer: unknown): void {
+  const entries = contextEntries(answer);
   context.clear();
   for (const [key, value] of Object.entries(entries)) context.set(key, value);
 }
@@ -190,6 +202,14 @@ function checked(answer: unknown, sent: Record<string, unknown>): CoprocessorAns
       (control.break as number) >= 200 && (control.break as number) <= 599)
   ) {
     throw new CallFailed('its "control" is neither "continue" nor {"break": <HTTP status>}');
+  }
+  // Checked here, not when taken back: a malformed answer is a failed call (logged, counted,
+  // `fail_open` honoured), and the request's headers are never left half-replaced.
+  try {
+    if (answer.headers !== undefined) new Headers(headerEntries(answer.headers));
+    if (answer.context !== undefined) contextEntries(answer.context);
+  } catch (error) {
+    throw new CallFailed(`its answer is malformed: ${(error as Error).message}`);
   }
   return answer as CoprocessorAnswer;
 }
@@ -304,22 +324,15 @@ class CoprocessorClient {
   }
 }
 
-/** Takes back the headers and context of a `continue` answer. */
+/** Takes back the headers and context of a `continue` answer (checked by `checked`). */
 function take(
   answer: CoprocessorAnswer,
   target: { readonly headers?: Headers; readonly context: Map<string, unknown> },
 ): void {
-  try {
-    if (answer.headers !== undefined && target.headers) {
-      applyHeaderMap(target.headers, answer.headers);
-    }
-    if (answer.context !== undefined) applyContext(target.context, answer.context);
-  } catch (error) {
-    throw new RouterError(
-      "COPROCESSOR_FAILED",
-      `The coprocessor's answer is malformed: ${(error as Error).message}`,
-    );
+  if (answer.headers !== undefined && target.headers) {
+    applyHeaderMap(target.headers, answer.headers);
   }
+  if (answer.context !== undefined) applyContext(target.context, answer.context);
 }
 
 type Ctx<T = unknown> = StageContext<unknown> & T;
@@ -350,16 +363,18 @@ function operationHook(
       readonly variables: Readonly<Record<string, unknown>> | null;
     }>,
   ) => {
+    // The operation is printed once for both stages (a changed body is not taken back here).
+    let operation: Record<string, unknown> | undefined;
     for (const [name, stage] of stages) {
-      if (!on(stage)) continue;
       const answer = await client.call(name, stage, ctx, {
         headers: ctx.headers,
         method: "POST",
-        body: () => ({
-          query: print(ctx.document),
-          operationName: ctx.operationName,
-          variables: ctx.variables ?? {},
-        }),
+        body: () =>
+          operation ??= {
+            query: print(ctx.document),
+            operationName: ctx.operationName,
+            variables: ctx.variables ?? {},
+          },
       });
       if (answer === null) continue;
       const refusal = refusalOf(answer);
@@ -418,7 +433,6 @@ function routerResponseHook(
     );
     let text: string | null = null;
     for (const [name, stage, kind] of stages) {
-      if (!on(stage)) continue;
       if (stage.body && !streaming && text === null) text = await response.text();
       const body = text;
       const answer = await client.call(name, stage, ctx, {
@@ -430,9 +444,9 @@ function routerResponseHook(
       const refusal = refusalOf(answer);
       if (refusal !== null) {
         const ended = breakResponse(answer, refusal);
-        return ended instanceof Response
-          ? ended
-          : Response.json({ errors: ended.errors }, { status: ended.status ?? 500 });
+        // A refusal is answered as at the other stages: in the facet's shape, each error coded.
+        if (ended instanceof Response) return ended;
+        throw new PluginRefusal(ended, "coprocessor");
       }
       take(answer, { headers: response.headers, context: ctx.context });
       if (answer.body !== undefined && !streaming) text = bodyText(answer.body);
@@ -473,36 +487,36 @@ export function coprocessorPlugin(
     );
   }
   const client = new CoprocessorClient(config, options, url);
-  const operationStages = [
+  // Only the stages with a switch on, decided once here (not on every request).
+  const operationStages = ([
     ["SupergraphRequest", supergraph.request],
     ["ExecutionRequest", execution.request],
-  ] as const;
-  const responseStages = [
+  ] as const).filter(([, stage]) => on(stage));
+  const responseStages = ([
     ["ExecutionResponse", execution.response, "json"],
     ["SupergraphResponse", supergraph.response, "json"],
     ["RouterResponse", router.response, "text"],
-  ] as const;
+  ] as const).filter(([, stage]) => on(stage));
   const plugin: Plugin<unknown> = {
     name: "coprocessor",
     ...(on(router.request) ? { onRouterRequest: routerRequestHook(client, router.request) } : {}),
-    ...(operationStages.some(([, stage]) => on(stage))
-      ? { onOperation: operationHook(client, operationStages) }
-      : {}),
+    ...(operationStages.length > 0 ? { onOperation: operationHook(client, operationStages) } : {}),
     ...(on(subgraph.all.request)
       ? { onSubgraphRequest: subgraphRequestHook(client, subgraph.all.request) }
       : {}),
     ...(on(subgraph.all.response)
       ? { onSubgraphResponse: subgraphResponseHook(client, subgraph.all.response) }
       : {}),
-    ...(responseStages.some(([, stage]) => on(stage))
+    ...(responseStages.length > 0
       ? { onRouterResponse: routerResponseHook(client, responseStages) }
       : {}),
   };
   return {
     plugin,
     config: null,
-    // The coprocessor's own timeout answers first, naming itself; this is the backstop.
-    timeoutMs: config.timeout_ms + 1_000,
+    // The coprocessor's own timeout answers first, naming itself (or failing open); this is
+    // the backstop, per hook: one hook makes up to three calls (the response stages).
+    timeoutMs: config.timeout_ms * 3 + 1_000,
     trusted: true,
   };
 }

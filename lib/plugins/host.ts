@@ -619,7 +619,12 @@ export class PluginRequest {
           response,
         },
       );
-      if (answer instanceof Response) response = answer;
+      if (answer instanceof Response && answer !== response) {
+        // The replaced response is let go: its stream's source (a subscription) stops, unless
+        // the new response carries that body on. A body already read cannot be cancelled.
+        if (answer.body !== response.body) response.body?.cancel().catch(() => {});
+        response = answer;
+      }
     }
     return response;
   }

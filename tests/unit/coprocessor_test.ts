@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { RouterError } from "../../lib/errors.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
-import { coprocessorPlugin, PluginHost } from "../../lib/plugins/mod.ts";
+import { coprocessorPlugin, PluginHost, PluginRefusal } from "../../lib/plugins/mod.ts";
 
 const lines: string[] = [];
 const log: Logger = {
@@ -89,6 +89,10 @@ Deno.test("issue 40: with fail_open a failed call goes on as continue; a good an
   const open = routerStage(answering("no", { status: 503 }), { fail_open: true });
   assert.equal(await open.run.routerRequest(), null);
   assert.equal(open.request.headers.get("a"), "1", "nothing changed");
+  const malformed = routerStage(answering('{"headers":{"bad name":["x"]}}'), { fail_open: true });
+  assert.equal(await malformed.run.routerRequest(), null, "a malformed answer is a failed call");
+  assert.equal(malformed.request.headers.get("a"), "1", "the headers are left whole");
+  assert.ok(lines.some((line) => line.includes("its answer is malformed")), "and it is logged");
   const changed = routerStage(answering('{"control":"continue","headers":{"b":["2","3"]}}'));
   assert.equal(await changed.run.routerRequest(), null);
   assert.equal(changed.request.headers.get("a"), null);
@@ -108,4 +112,51 @@ Deno.test("issue 40: coprocessor config GW cannot honour is refused at load", ()
     () => load({ url: "http://c/", router: { request: { body: true } } }),
     /coprocessor\.router\.request\.body: GW reads the request body after this stage/,
   );
+});
+
+Deno.test("issue 40: with fail_open, three response stages that each time out still go on (the hook's budget covers every call)", async () => {
+  const config = parseConfig({
+    coprocessor: {
+      url: "http://coprocessor.test/",
+      timeout_ms: 600,
+      fail_open: true,
+      execution: { response: { headers: true } },
+      supergraph: { response: { headers: true } },
+      router: { response: { headers: true } },
+    },
+  }, { env: {}, baseDir: "." });
+  const hung = (request: Request) =>
+    new Promise<Response>((_, reject) =>
+      request.signal.addEventListener("abort", () => reject(request.signal.reason))
+    );
+  const loaded = coprocessorPlugin(config.coprocessor, { sdl: "", log, fetch: hung })!;
+  const run = new PluginHost([loaded], log).begin(new Request("http://r/graphql"), {
+    facet: "graphql",
+    requestId: "r-2",
+  });
+  const sent = Response.json({ data: { a: 1 } });
+  assert.equal(
+    await run.routerResponse(sent),
+    sent,
+    "each call failed open: the response as it was",
+  );
+});
+
+Deno.test("issue 40: a break at RouterResponse is a refusal like at the other stages (status kept, each error coded)", async () => {
+  const config = parseConfig({
+    coprocessor: { url: "http://coprocessor.test/", router: { response: { headers: true } } },
+  }, { env: {}, baseDir: "." });
+  const fetch = answering('{"control":{"break":401},"body":{"errors":[{"message":"nope"}]}}');
+  const loaded = coprocessorPlugin(config.coprocessor, { sdl: "", log, fetch })!;
+  const run = new PluginHost([loaded], log).begin(new Request("http://r/graphql"), {
+    facet: "graphql",
+    requestId: "r-3",
+  });
+  const error = await run.routerResponse(Response.json({ data: { a: 1 } })).then(
+    () => null,
+    (e) => e,
+  );
+  assert.ok(error instanceof PluginRefusal, String(error));
+  assert.equal(error.status, 401);
+  assert.deepEqual(error.errors, [{ message: "nope", extensions: { code: "REFUSED" } }]);
 });

@@ -367,3 +367,32 @@ Deno.test("issue 40: @policy names go in the context under Apollo's key; what th
   const decided = await operationStage(request, { operation, identity: null });
   assert.deepEqual([...decided!.policies!], ["b"], "only names the operation needs");
 });
+
+Deno.test("issue 40: a response an onRouterResponse hook replaces is let go (its stream cancelled), one it carries on is not", async () => {
+  const streamed = () => {
+    const state = { cancelled: false };
+    const body = new ReadableStream<Uint8Array>({
+      pull: (c) => c.enqueue(new TextEncoder().encode("data: x\n\n")),
+      cancel: () => void (state.cancelled = true),
+    });
+    const response = new Response(body, { headers: { "content-type": "text/event-stream" } });
+    return { state, response };
+  };
+  const replacing = hostOf([{
+    name: "replace",
+    onRouterResponse: () => new Response("no", { status: 403 }),
+  }]).begin(new Request("http://r/graphql"), { facet: "graphql", requestId: null });
+  const dropped = streamed();
+  assert.equal((await replacing.routerResponse(dropped.response)).status, 403);
+  await Promise.resolve();
+  assert.ok(dropped.state.cancelled, "the replaced stream is cancelled");
+  const wrapping = hostOf([{
+    name: "wrap",
+    onRouterResponse: ({ response }) => new Response(response.body, { status: 201 }),
+  }]).begin(new Request("http://r/graphql"), { facet: "graphql", requestId: null });
+  const carried = streamed();
+  const sent = await wrapping.routerResponse(carried.response);
+  assert.equal(sent.status, 201);
+  assert.equal(carried.state.cancelled, false, "a body carried on is left alone");
+  await sent.body?.cancel();
+});
