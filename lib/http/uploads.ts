@@ -190,7 +190,7 @@ function parseMap(bytes: Uint8Array, request: RawRequest, config: FileUploadsCon
             }"; a file fills a path in "variables" (variables.<name>…)`,
           );
         }
-        if (!request.variables || !(segments[1]! in request.variables)) {
+        if (!request.variables || !Object.hasOwn(request.variables, segments[1]!)) {
           throw badRequest(
             `The ${where} names the variable "${
               clipForMessage(segments[1]!)
@@ -210,22 +210,29 @@ function withPlaceholders(
   map: FileMap,
 ): Readonly<Record<string, unknown>> | null {
   if (variables === null) return null;
-  // Copied along each path only (the rest is shared: exact numbers stay as parsed).
+  // Copied along each path only (the rest is shared: exact numbers stay as parsed), each
+  // object or list once: paths into one long list copy it once, not once a path.
   const copy: Record<string, unknown> = { ...variables };
+  const copies = new WeakSet<object>([copy]);
   for (const [key, paths] of map) {
     for (const path of paths) {
       let node: Record<string, unknown> = copy;
       for (let i = 1; i < path.length - 1; i++) {
-        const child = node[path[i]!];
+        const child = Object.hasOwn(node, path[i]!) ? node[path[i]!] : undefined;
         if (typeof child !== "object" || child === null) {
           throw badRequest(
             `The "map" path "${clipForMessage(path.join("."))}" is not in the variables`,
           );
         }
+        if (copies.has(child)) {
+          node = child as Record<string, unknown>;
+          continue;
+        }
         const copied = (Array.isArray(child) ? [...child] : { ...child }) as Record<
           string,
           unknown
         >;
+        copies.add(copied);
         node[path[i]!] = copied;
         node = copied;
       }

@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { readUploadRequest } from "../../lib/http/uploads.ts";
+import type { FileUploadsConfig } from "../../lib/config/types.ts";
+import type { RouterError } from "../../lib/errors.ts";
+
+const CONFIG = { enabled: true, max_file_size: 1_000, max_files: 10 } as FileUploadsConfig;
+const LIMITS = { approximateDepth: 100, totalFields: 1_000 };
+
+function form(operations: string, map: string): Request {
+  const body = `--b\r\ncontent-disposition: form-data; name="operations"\r\n\r\n${operations}\r\n` +
+    `--b\r\ncontent-disposition: form-data; name="map"\r\n\r\n${map}\r\n--b--\r\n`;
+  return new Request("http://router.test/graphql", { method: "POST", body });
+}
+
+function read(request: Request) {
+  return readUploadRequest(request, "b", {
+    config: CONFIG,
+    limits: LIMITS,
+    maxFieldBytes: 5_000_000,
+  });
+}
+
+Deno.test("uploads: many map paths into one list fill each placeholder (the list copied once)", async () => {
+  // 20 000 paths into a list of 20 000: copying the list once a path was 4e8 element copies.
+  const n = 20_000;
+  const list = `[${Array(n).fill("null").join(",")}]`;
+  const paths = Array.from({ length: n }, (_, i) => `"variables.files.${i}"`).join(",");
+  const upload = await read(
+    form(
+      `{"query":"mutation($files:[Upload!]!){up(files:$files)}","variables":{"files":${list}}}`,
+      `{"0":[${paths}]}`,
+    ),
+  );
+  const files = upload.raw.variables?.files as unknown[];
+  assert.equal(files.length, n);
+  assert.ok(files.every((value) => value === "0"));
+  await upload.close();
+});
+
+Deno.test("uploads: a map path through an inherited name (__proto__, constructor) is a 400", async () => {
+  for (
+    const path of ["variables.__proto__.x", "variables.file.__proto__.x", "variables.toString"]
+  ) {
+    await assert.rejects(
+      read(
+        form(
+          '{"query":"mutation($file:Upload){up(file:$file)}","variables":{"file":{}}}',
+          `{"0":["${path}"]}`,
+        ),
+      ),
+      (error: RouterError) => error.code === "BAD_REQUEST",
+      path,
+    );
+  }
+});
