@@ -193,6 +193,10 @@ export class MultipartFormReader {
         this.#pending = this.#pending.subarray(2);
         return new Headers();
       }
+      // One chunk may hold a whole header block over the bound: it is refused all the same.
+      if (end > MAX_PART_HEADER_BYTES) {
+        throw new MalformedMultipart(`A part's headers exceed ${MAX_PART_HEADER_BYTES} bytes`);
+      }
       if (end >= 0) {
         const text = decoder.decode(this.#pending.subarray(0, end));
         this.#pending = this.#pending.subarray(end + 4);

@@ -101,4 +101,7 @@ Deno.test("issue 43: a body cut short, or with a part without a name, is refused
   await assert.rejects(readAll(chunked(nameless, [])), /no Content-Disposition name/);
   const endless = encoder.encode(`--${BOUNDARY}\r\nx-long: ${"a".repeat(20_000)}`);
   await assert.rejects(readAll(chunked(endless, [100])), /headers exceed 16384 bytes/);
+  // The same block whole in one chunk, its blank line included.
+  const oneChunk = encoder.encode(`--${BOUNDARY}\r\nx-long: ${"a".repeat(20_000)}\r\n\r\nx`);
+  await assert.rejects(readAll(chunked(oneChunk, [])), /headers exceed 16384 bytes/);
 });
