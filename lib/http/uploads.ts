@@ -15,9 +15,14 @@
  */
 import type { FileUploadsConfig } from "../config/types.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
-import type { MultipartBody, OperationLimits, UploadedFiles } from "../engine/mod.ts";
+import {
+  checkJsonTextDepth,
+  type MultipartBody,
+  type OperationLimits,
+  type UploadedFiles,
+} from "../engine/mod.ts";
 import { type FormPart, MalformedMultipart, MultipartFormReader } from "./multipart_form.ts";
-import { parseJsonRequest, type RawRequest } from "./graphql_request.ts";
+import { JsonTooDeep, parseJsonRequest, type RawRequest } from "./graphql_request.ts";
 import { onAbort } from "../cancellation.ts";
 
 /** A multipart request read up to its files. */
@@ -76,7 +81,7 @@ export async function readUploadRequest(
     const read = parseJsonRequest(operations, options.limits, 'the "operations" field');
     if ("batch" in read) throw badRequest("A multipart request carries one operation, not a batch");
     const mapText = await field(reader, "map", options.maxFieldBytes);
-    const map = parseMap(mapText, read, options.config);
+    const map = parseMap(mapText, read, options);
     const variables = new Set<string>();
     for (const paths of map.values()) for (const path of paths) variables.add(path[1]!);
     const raw = { ...read, variables: withPlaceholders(read.variables, map) };
@@ -155,10 +160,27 @@ async function field(
 /** The map: each file's field name → the paths (`["variables", "file"]`) it fills, in order. */
 type FileMap = Map<string, readonly (readonly string[])[]>;
 
-function parseMap(bytes: Uint8Array, request: RawRequest, config: FileUploadsConfig): FileMap {
+function parseMap(
+  bytes: Uint8Array,
+  request: RawRequest,
+  options: { readonly config: FileUploadsConfig; readonly limits: OperationLimits },
+): FileMap {
+  const { config } = options;
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest('The "map" field is not a JSON object');
+  }
+  // Its depth is known before it is parsed, as the operations' is (deep nesting costs the parse).
+  const tooDeep = checkJsonTextDepth(text, options.limits, {
+    outer: 0,
+    what: 'nesting depth of the "map" field',
+  });
+  if (tooDeep !== null) throw new JsonTooDeep(tooDeep);
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    value = JSON.parse(text);
   } catch {
     throw badRequest('The "map" field is not a JSON object');
   }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readUploadRequest } from "../../lib/http/uploads.ts";
 import type { FileUploadsConfig } from "../../lib/config/types.ts";
 import type { RouterError } from "../../lib/errors.ts";
+import { JsonTooDeep } from "../../lib/http/graphql_request.ts";
 
 const CONFIG = { enabled: true, max_file_size: 1_000, max_files: 10 } as FileUploadsConfig;
 const LIMITS = { approximateDepth: 100, totalFields: 1_000 };
@@ -52,4 +53,18 @@ Deno.test("uploads: a map path through an inherited name (__proto__, constructor
       path,
     );
   }
+});
+
+Deno.test("uploads: a map nested past the depth limit is refused before it is parsed", async () => {
+  const depth = 1_000;
+  await assert.rejects(
+    read(
+      form(
+        '{"query":"mutation($file:Upload){up(file:$file)}","variables":{"file":null}}',
+        `{"0":${"[".repeat(depth)}${"]".repeat(depth)}}`,
+      ),
+    ),
+    (error: JsonTooDeep) =>
+      error instanceof JsonTooDeep && error.error.extensions?.code === "MAX_DEPTH_EXCEEDED",
+  );
 });
