@@ -13,12 +13,8 @@ function form(operations: string, map: string): Request {
   return new Request("http://router.test/graphql", { method: "POST", body });
 }
 
-function read(request: Request) {
-  return readUploadRequest(request, "b", {
-    config: CONFIG,
-    limits: LIMITS,
-    maxFieldBytes: 5_000_000,
-  });
+function read(request: Request, maxFieldBytes = 5_000_000) {
+  return readUploadRequest(request, "b", { config: CONFIG, limits: LIMITS, maxFieldBytes });
 }
 
 Deno.test("uploads: many map paths into one list fill each placeholder (the list copied once)", async () => {
@@ -67,4 +63,26 @@ Deno.test("uploads: a map nested past the depth limit is refused before it is pa
     (error: JsonTooDeep) =>
       error instanceof JsonTooDeep && error.error.extensions?.code === "MAX_DEPTH_EXCEEDED",
   );
+});
+
+Deno.test("uploads: the operations and map fields are each held to max_request_body_bytes", async () => {
+  const operations = '{"query":"mutation($file:Upload){up(file:$file)}","variables":{"file":null}}';
+  const map = '{"0":["variables.file"]}';
+  const limit = operations.length;
+  const upload = await read(form(operations, map), limit);
+  await upload.close();
+  for (
+    const [request, field] of [
+      [form(`${operations}${" ".repeat(100)}`, map), "operations"],
+      [form(operations, `${map}${" ".repeat(limit)}`), "map"],
+    ] as const
+  ) {
+    await assert.rejects(
+      read(request, limit),
+      (error: RouterError) =>
+        error.code === "PAYLOAD_TOO_LARGE" &&
+        error.message.includes(`"${field}" field is larger than ${limit} bytes`),
+      field,
+    );
+  }
 });
