@@ -104,4 +104,13 @@ Deno.test("issue 43: a body cut short, or with a part without a name, is refused
   // The same block whole in one chunk, its blank line included.
   const oneChunk = encoder.encode(`--${BOUNDARY}\r\nx-long: ${"a".repeat(20_000)}\r\n\r\nx`);
   await assert.rejects(readAll(chunked(oneChunk, [])), /headers exceed 16384 bytes/);
+  // Transport padding after a delimiter is bounded (else each space waits for, and copies, more).
+  const padded = (spaces: number) =>
+    encoder.encode(
+      `--${BOUNDARY}${
+        " ".repeat(spaces)
+      }\r\ncontent-disposition: form-data; name="a"\r\n\r\nx\r\n--${BOUNDARY}--`,
+    );
+  assert.equal((await readAll(chunked(padded(64), [10, 40]))).length, 1);
+  await assert.rejects(readAll(chunked(padded(100_000), [10, 40])), /Malformed part delimiter/);
 });
