@@ -258,7 +258,17 @@ function withPlaceholders(
         node[path[i]!] = copied;
         node = copied;
       }
-      node[path[path.length - 1]!] = key;
+      // The placeholder is a slot the client sent (a list's `length` is none).
+      const last = path[path.length - 1]!;
+      const slot = Array.isArray(node)
+        ? /^(0|[1-9][0-9]*)$/.test(last) && Number(last) < node.length
+        : Object.hasOwn(node, last);
+      if (!slot) {
+        throw badRequest(
+          `The "map" path "${clipForMessage(path.join("."))}" is not in the variables`,
+        );
+      }
+      node[last] = key;
     }
   }
   return copy;

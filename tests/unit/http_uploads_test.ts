@@ -34,15 +34,22 @@ Deno.test("uploads: many map paths into one list fill each placeholder (the list
   await upload.close();
 });
 
-Deno.test("uploads: a map path through an inherited name (__proto__, constructor) is a 400", async () => {
+Deno.test("uploads: a map path through an inherited name (__proto__, toString), a list's length or a slot not sent is a 400", async () => {
   for (
-    const path of ["variables.__proto__.x", "variables.file.__proto__.x", "variables.toString"]
+    const path of [
+      "variables.__proto__.x",
+      "variables.file.__proto__.x",
+      "variables.toString",
+      "variables.list.length", // RangeError: Invalid array length (a 500)
+      "variables.list.1",
+      "variables.file.nope",
+    ]
   ) {
     await assert.rejects(
       read(
         form(
-          '{"query":"mutation($file:Upload){up(file:$file)}","variables":{"file":{}}}',
-          `{"0":["${path}"]}`,
+          '{"query":"mutation($file:Upload){up(file:$file)}","variables":{"file":{},"list":[null]}}',
+          `{"x":["${path}"]}`,
         ),
       ),
       (error: RouterError) => error.code === "BAD_REQUEST",
