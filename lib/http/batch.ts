@@ -212,7 +212,10 @@ export async function handleBatch(
     }
   }
   // Each item's headers merge as its subgraphs' did (response header rules): the most restrictive.
-  const cacheControl = mergeCacheControl(cacheControls);
+  // An item that says nothing is not cacheable: then neither is the batch.
+  const cacheControl = cacheControls.length === answers.length
+    ? mergeCacheControl(cacheControls)
+    : null;
   if (cacheControl !== null) merged.set("cache-control", cacheControl);
   const text = `[${texts.join(",")}]`;
   const bytes = utf8Length(text);

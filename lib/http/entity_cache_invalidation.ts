@@ -14,13 +14,14 @@
  * their root type (`{ kind: "type", type: "Query" }`).
  *
  * Answers: 401 `UNAUTHORIZED` (missing or wrong key), 405 (not POST), 400
- * `BAD_REQUEST` (a body that is not such a list; at most 100 entries, 64 KB),
+ * `BAD_REQUEST` (a body that is not such a list; at most 100 entries, 64 KB, nested within
+ * `security.parser_limits.approximate_depth_limit`),
  * 503 `SERVICE_UNAVAILABLE` (Redis could not answer: nothing is sure to be gone).
  *
  * @module
  */
 import type { RouterState } from "../state/mod.ts";
-import { invalidationPrefix } from "../engine/mod.ts";
+import { checkJsonTextDepth, invalidationPrefix } from "../engine/mod.ts";
 import { bodyOf } from "../request/context.ts";
 
 /** Entries of one invalidation request. */
@@ -122,7 +123,15 @@ export async function handleEntityCacheInvalidation(
     if (bytes.length > MAX_BODY_BYTES) {
       return refuse(400, "BAD_REQUEST", `The body is over ${MAX_BODY_BYTES} bytes`);
     }
-    body = JSON.parse(new TextDecoder().decode(bytes));
+    const text = new TextDecoder().decode(bytes);
+    // An entity's key is held to the depth limit of variables (a list, an item around it): its
+    // canonical JSON is built by recursion.
+    const tooDeep = checkJsonTextDepth(text, state.engine.limits, {
+      outer: 2,
+      what: "nesting depth of the invalidation's JSON",
+    });
+    if (tooDeep !== null) return refuse(400, "BAD_REQUEST", tooDeep.message);
+    body = JSON.parse(text);
   } catch {
     return refuse(400, "BAD_REQUEST", "The body is not JSON");
   }

@@ -164,12 +164,22 @@ export class MultipartFormReader {
   /** Reads until `pending` holds at least `n` bytes or the source ends. */
   async #fill(n: number): Promise<void> {
     while (this.#pending.length < n && !this.#done) {
-      const { value, done } = await this.#source.read();
+      const { value, done } = await this.#read();
       if (done) {
         this.#done = true;
         break;
       }
       this.#append(value);
+    }
+  }
+
+  /** The next chunk of the body; a body that breaks off (the client gone) is malformed. */
+  async #read(): Promise<ReadableStreamReadResult<Uint8Array>> {
+    try {
+      return await this.#source.read();
+    } catch {
+      // The transport's own message (a socket error, host and port) is not the client's answer.
+      throw new MalformedMultipart("The body broke off before its end");
     }
   }
 
@@ -192,6 +202,10 @@ export class MultipartFormReader {
       if (empty) {
         this.#pending = this.#pending.subarray(2);
         return new Headers();
+      }
+      // One chunk may hold a whole header block over the bound: it is refused all the same.
+      if (end > MAX_PART_HEADER_BYTES) {
+        throw new MalformedMultipart(`A part's headers exceed ${MAX_PART_HEADER_BYTES} bytes`);
       }
       if (end >= 0) {
         const text = decoder.decode(this.#pending.subarray(0, end));
@@ -242,7 +256,7 @@ export class MultipartFormReader {
       // `pending` is a tail shorter than a delimiter. When no delimiter starts in it (one
       // would end within the next chunk's first bytes), it goes out alone and the next
       // chunk is kept as it came: a file streams without a copy per chunk.
-      const { value, done } = await this.#source.read();
+      const { value, done } = await this.#read();
       if (done) {
         this.#done = true;
         continue;

@@ -175,7 +175,11 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
       const given = ctx.connectionParams ?? {};
       const key = Object.keys(given).find((k) => k.toLowerCase() === "authorization");
       if (key !== undefined && typeof given[key] === "string") {
-        headers.set("authorization", given[key] as string);
+        try {
+          headers.set("authorization", given[key] as string);
+        } catch {
+          return false; // not a header value (CR, LF, NUL): refused as a bad token is (4403)
+        }
       }
       const resolved = await resolveIdentity(new Request(url, { headers }), { authorization });
       if (!resolved.ok) return false;

@@ -15,9 +15,14 @@
  */
 import type { FileUploadsConfig } from "../config/types.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
-import type { MultipartBody, OperationLimits, UploadedFiles } from "../engine/mod.ts";
+import {
+  checkJsonTextDepth,
+  type MultipartBody,
+  type OperationLimits,
+  type UploadedFiles,
+} from "../engine/mod.ts";
 import { type FormPart, MalformedMultipart, MultipartFormReader } from "./multipart_form.ts";
-import { parseJsonRequest, type RawRequest } from "./graphql_request.ts";
+import { JsonTooDeep, parseJsonRequest, type RawRequest } from "./graphql_request.ts";
 import { onAbort } from "../cancellation.ts";
 
 /** A multipart request read up to its files. */
@@ -76,7 +81,7 @@ export async function readUploadRequest(
     const read = parseJsonRequest(operations, options.limits, 'the "operations" field');
     if ("batch" in read) throw badRequest("A multipart request carries one operation, not a batch");
     const mapText = await field(reader, "map", options.maxFieldBytes);
-    const map = parseMap(mapText, read, options.config);
+    const map = parseMap(mapText, read, options);
     const variables = new Set<string>();
     for (const paths of map.values()) for (const path of paths) variables.add(path[1]!);
     const raw = { ...read, variables: withPlaceholders(read.variables, map) };
@@ -155,10 +160,27 @@ async function field(
 /** The map: each file's field name → the paths (`["variables", "file"]`) it fills, in order. */
 type FileMap = Map<string, readonly (readonly string[])[]>;
 
-function parseMap(bytes: Uint8Array, request: RawRequest, config: FileUploadsConfig): FileMap {
+function parseMap(
+  bytes: Uint8Array,
+  request: RawRequest,
+  options: { readonly config: FileUploadsConfig; readonly limits: OperationLimits },
+): FileMap {
+  const { config } = options;
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest('The "map" field is not a JSON object');
+  }
+  // Its depth is known before it is parsed, as the operations' is (deep nesting costs the parse).
+  const tooDeep = checkJsonTextDepth(text, options.limits, {
+    outer: 0,
+    what: 'nesting depth of the "map" field',
+  });
+  if (tooDeep !== null) throw new JsonTooDeep(tooDeep);
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    value = JSON.parse(text);
   } catch {
     throw badRequest('The "map" field is not a JSON object');
   }
@@ -190,7 +212,7 @@ function parseMap(bytes: Uint8Array, request: RawRequest, config: FileUploadsCon
             }"; a file fills a path in "variables" (variables.<name>…)`,
           );
         }
-        if (!request.variables || !(segments[1]! in request.variables)) {
+        if (!request.variables || !Object.hasOwn(request.variables, segments[1]!)) {
           throw badRequest(
             `The ${where} names the variable "${
               clipForMessage(segments[1]!)
@@ -210,26 +232,43 @@ function withPlaceholders(
   map: FileMap,
 ): Readonly<Record<string, unknown>> | null {
   if (variables === null) return null;
-  // Copied along each path only (the rest is shared: exact numbers stay as parsed).
+  // Copied along each path only (the rest is shared: exact numbers stay as parsed), each
+  // object or list once: paths into one long list copy it once, not once a path.
   const copy: Record<string, unknown> = { ...variables };
+  const copies = new WeakSet<object>([copy]);
   for (const [key, paths] of map) {
     for (const path of paths) {
       let node: Record<string, unknown> = copy;
       for (let i = 1; i < path.length - 1; i++) {
-        const child = node[path[i]!];
+        const child = Object.hasOwn(node, path[i]!) ? node[path[i]!] : undefined;
         if (typeof child !== "object" || child === null) {
           throw badRequest(
             `The "map" path "${clipForMessage(path.join("."))}" is not in the variables`,
           );
         }
+        if (copies.has(child)) {
+          node = child as Record<string, unknown>;
+          continue;
+        }
         const copied = (Array.isArray(child) ? [...child] : { ...child }) as Record<
           string,
           unknown
         >;
+        copies.add(copied);
         node[path[i]!] = copied;
         node = copied;
       }
-      node[path[path.length - 1]!] = key;
+      // The placeholder is a slot the client sent (a list's `length` is none).
+      const last = path[path.length - 1]!;
+      const slot = Array.isArray(node)
+        ? /^(0|[1-9][0-9]*)$/.test(last) && Number(last) < node.length
+        : Object.hasOwn(node, last);
+      if (!slot) {
+        throw badRequest(
+          `The "map" path "${clipForMessage(path.join("."))}" is not in the variables`,
+        );
+      }
+      node[last] = key;
     }
   }
   return copy;

@@ -316,6 +316,17 @@ Deno.test("entity cache invalidation: by entity, type and subgraph; a wrong key 
     const bad = await router.invalidate([{ kind: "entity", subgraph: "reviews", type: "Product" }]);
     assert.equal(bad.status, 400);
     await bad.body?.cancel();
+    // A key nested past the depth limit is a 400 before its canonical JSON (recursive) is built.
+    const depth = 20_000;
+    const deep = await router.invalidate(
+      JSON.parse(
+        `[{"kind":"entity","subgraph":"reviews","type":"Product","key":{"id":${"[".repeat(depth)}${
+          "]".repeat(depth)
+        }}}]`,
+      ),
+    );
+    assert.equal(deep.status, 400);
+    assert.match((await deep.json()).errors[0].message, /nesting depth of the invalidation's JSON/);
     const one = await router.invalidate([
       { kind: "entity", subgraph: "reviews", type: "Product", key: { id: "2" } },
     ]);

@@ -87,3 +87,32 @@ Deno.test("issue 43: splitBatch keeps brackets, braces and commas inside strings
   }];
   assert.deepEqual(splitBatch(JSON.stringify(items)).map((t) => JSON.parse(t)), items);
 });
+
+Deno.test("issue 43: a batch is cacheable only when each item is (the most restrictive Cache-Control)", async () => {
+  const text = '[{"query":"{ a }"},{"query":"{ b }"}]';
+  const batch = (controls: readonly (string | null)[]) =>
+    handleBatch(new Request("http://r.test/graphql", { method: "POST" }), {
+      config: { batching: BATCHING },
+      maxResponseBytes: Infinity,
+    }, {
+      text,
+      size: 2,
+      mediaType: "application/json",
+      single: (one) => {
+        const control = controls[readBodyOf(one)?.includes(0x61) ? 0 : 1] ?? null;
+        return Promise.resolve(
+          Response.json(
+            { data: {} },
+            control === null ? {} : { headers: { "cache-control": control } },
+          ),
+        );
+      },
+    });
+  const both = await batch(["public, max-age=60", "public, max-age=30"]);
+  assert.equal(both.headers.get("cache-control"), "public, max-age=30");
+  await both.body?.cancel();
+  // The second item's answer (an error, a user's data) says nothing: the first's policy is not the batch's.
+  const one = await batch(["public, max-age=60", null]);
+  assert.equal(one.headers.get("cache-control"), null);
+  await one.body?.cancel();
+});

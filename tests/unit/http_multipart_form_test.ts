@@ -101,4 +101,30 @@ Deno.test("issue 43: a body cut short, or with a part without a name, is refused
   await assert.rejects(readAll(chunked(nameless, [])), /no Content-Disposition name/);
   const endless = encoder.encode(`--${BOUNDARY}\r\nx-long: ${"a".repeat(20_000)}`);
   await assert.rejects(readAll(chunked(endless, [100])), /headers exceed 16384 bytes/);
+  // The same block whole in one chunk, its blank line included.
+  const oneChunk = encoder.encode(`--${BOUNDARY}\r\nx-long: ${"a".repeat(20_000)}\r\n\r\nx`);
+  await assert.rejects(readAll(chunked(oneChunk, [])), /headers exceed 16384 bytes/);
+  // A body that breaks off (the client gone) is malformed, whatever the transport said.
+  const head = encoder.encode(`--${BOUNDARY}\r\ncontent-disposition: form-data; name="a"\r\n\r\nx`);
+  let sent = false;
+  const broken = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent) return controller.error(new Error("connection reset by 10.0.0.7:4000"));
+      sent = true;
+      controller.enqueue(head);
+    },
+  });
+  await assert.rejects(
+    readAll(broken),
+    (error: Error) => error instanceof MalformedMultipart && /broke off/.test(error.message),
+  );
+  // Transport padding after a delimiter is bounded (else each space waits for, and copies, more).
+  const padded = (spaces: number) =>
+    encoder.encode(
+      `--${BOUNDARY}${
+        " ".repeat(spaces)
+      }\r\ncontent-disposition: form-data; name="a"\r\n\r\nx\r\n--${BOUNDARY}--`,
+    );
+  assert.equal((await readAll(chunked(padded(64), [10, 40]))).length, 1);
+  await assert.rejects(readAll(chunked(padded(100_000), [10, 40])), /Malformed part delimiter/);
 });
