@@ -82,6 +82,16 @@ export async function schemaHash(sdl: string): Promise<string> {
     .join("");
 }
 
+/** A URL without its user info and query (what may carry a token). */
+function withoutSecrets(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}${parsed.search === "" ? "" : "?…"}`;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
 async function readLimited(response: Response, maxBytes: number): Promise<string> {
   const length = Number(response.headers.get("content-length") ?? NaN);
   if (length > maxBytes) {
@@ -140,8 +150,9 @@ export function createSupergraphSource(
   let refused: string | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
+  // What logs name: a URL's query and user info can carry a token (a signed URL): left out.
   const describe = config.kind === "url"
-    ? config.url
+    ? withoutSecrets(config.url)
     : config.kind === "hive_cdn"
     ? hiveSupergraphUrl(config.endpoint)
     : graphRef;

@@ -133,3 +133,18 @@ Deno.test("supergraph_source: an Uplink error's huge message is cut in the log; 
     await uplink.close();
   }
 });
+
+Deno.test("supergraph_source: a url's query and user info (a token) are not logged", async () => {
+  const refusing = registry(() => new Response("no", { status: 404 }));
+  try {
+    const url = new URL(`${refusing.base}/supergraph.graphql?token=url-secret`);
+    url.username = "user";
+    url.password = "pass-secret";
+    const { sdl, lines } = await firstPoll({ kind: "url", url: url.href, timeout: "5s" });
+    assert.equal(sdl, null);
+    assert.equal(failure(lines).registry, `${refusing.base}/supergraph.graphql?…`);
+    assert.doesNotMatch(lines.join("\n"), /secret/);
+  } finally {
+    await refusing.close();
+  }
+});
