@@ -317,7 +317,9 @@ export function createSupergraphSource(
         timer = setTimeout(loop, Math.max(config.poll_interval_ms, Math.min(delay, MAX_DELAY_MS)));
         unrefTimer(timer);
       };
-      if (current !== null && loadedAt !== null) void keep(current);
+      // The registry's first schema is kept; one read from the kept file is not written again
+      // (its time is the schema's age on the next restart).
+      if (current !== null && polledAt !== null) void keep(current);
       timer = setTimeout(loop, config.poll_interval_ms);
       unrefTimer(timer);
     },

@@ -3,7 +3,8 @@
  * `supergraph_source.timeout`): an endless body, a body that stops coming, an
  * Uplink error with a huge message — each a failed poll within its bound, its
  * log line short, and the registry's key never in it. Real local registries
- * (`Deno.serve`).
+ * (`Deno.serve`). And the kept schema, served while the registry is away, keeps
+ * its time (not written again).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -146,5 +147,36 @@ Deno.test("supergraph_source: a url's query and user info (a token) are not logg
     assert.doesNotMatch(lines.join("\n"), /secret/);
   } finally {
     await refusing.close();
+  }
+});
+
+Deno.test("supergraph_source: the kept schema served while the registry is away is not written again (its age stays)", async () => {
+  const down = registry(() => new Response("down", { status: 503 }));
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "kept.graphql");
+    await Deno.writeTextFile(path, "type Query { a: Int }");
+    const old = new Date(Date.now() - 86_400_000);
+    await Deno.utime(path, old, old);
+    const config = parseConfig({
+      listen_addr: "127.0.0.1:0",
+      supergraph_path: path,
+      supergraph_source: { kind: "url", url: `${down.base}/s.graphql`, poll_interval: "1h" },
+    }, { env: {}, baseDir: dir });
+    const source = createSupergraphSource(config.supergraph_source, {
+      path,
+      log: () => createLogger({ write: () => {} }),
+      env: {},
+    });
+    assert.equal(await source.first(), "type Query { a: Int }");
+    source.start(() => Promise.resolve(true));
+    source.stop();
+    // A write, had one started, is done within this.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await Deno.stat(path)).mtime?.getTime(), old.getTime());
+    assert.equal(source.status().loadedAt, old.getTime());
+  } finally {
+    await down.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
