@@ -82,6 +82,16 @@ export async function schemaHash(sdl: string): Promise<string> {
     .join("");
 }
 
+/** A URL without its user info and query (what may carry a token). */
+function withoutSecrets(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}${parsed.search === "" ? "" : "?…"}`;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
 async function readLimited(response: Response, maxBytes: number): Promise<string> {
   const length = Number(response.headers.get("content-length") ?? NaN);
   if (length > maxBytes) {
@@ -140,8 +150,9 @@ export function createSupergraphSource(
   let refused: string | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
+  // What logs name: a URL's query and user info can carry a token (a signed URL): left out.
   const describe = config.kind === "url"
-    ? config.url
+    ? withoutSecrets(config.url)
     : config.kind === "hive_cdn"
     ? hiveSupergraphUrl(config.endpoint)
     : graphRef;
@@ -306,7 +317,9 @@ export function createSupergraphSource(
         timer = setTimeout(loop, Math.max(config.poll_interval_ms, Math.min(delay, MAX_DELAY_MS)));
         unrefTimer(timer);
       };
-      if (current !== null && loadedAt !== null) void keep(current);
+      // The registry's first schema is kept; one read from the kept file is not written again
+      // (its time is the schema's age on the next restart).
+      if (current !== null && polledAt !== null) void keep(current);
       timer = setTimeout(loop, config.poll_interval_ms);
       unrefTimer(timer);
     },

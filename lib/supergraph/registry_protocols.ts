@@ -25,6 +25,12 @@ export const UPLINK_QUERY =
   }
 }`;
 
+/** A registry's own words kept in a failure's reason (what the log shows), characters. */
+const REASON_CHARS = 200;
+
+const clip = (text: string): string =>
+  text.length > REASON_CHARS ? `${text.slice(0, REASON_CHARS)}…` : text;
+
 /** What one poll learned. */
 export type RegistryAnswer =
   | {
@@ -108,7 +114,7 @@ export function pollHeaders(
 export function readPollAnswer(status: number, etag: string | null, body: string): RegistryAnswer {
   if (status === 304) return { kind: "unchanged" };
   if (status !== 200) {
-    return { kind: "failed", reason: `HTTP ${status}${body ? `: ${body.slice(0, 200)}` : ""}` };
+    return { kind: "failed", reason: `HTTP ${status}${body ? `: ${clip(body)}` : ""}` };
   }
   if (body.trim() === "") return { kind: "failed", reason: "an empty supergraph" };
   return { kind: "schema", sdl: body, version: etag };
@@ -161,7 +167,7 @@ export function readUplinkAnswer(json: unknown): RegistryAnswer {
     const message = Array.isArray(errors) ? String(errors[0]?.message ?? "") : "";
     return {
       kind: "failed",
-      reason: `no routerConfig in the answer${message ? `: ${message}` : ""}`,
+      reason: `no routerConfig in the answer${message ? `: ${clip(message)}` : ""}`,
     };
   }
   const delay = typeof config.minDelaySeconds === "number"
@@ -183,10 +189,10 @@ export function readUplinkAnswer(json: unknown): RegistryAnswer {
     case "FetchError":
       return {
         kind: "failed",
-        reason: `${String(config.code)}: ${String(config.message)}`,
+        reason: clip(`${String(config.code)}: ${String(config.message)}`),
         ...delay,
       };
     default:
-      return { kind: "failed", reason: `unknown answer ${String(config.__typename)}` };
+      return { kind: "failed", reason: `unknown answer ${clip(String(config.__typename))}` };
   }
 }

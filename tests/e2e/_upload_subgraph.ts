@@ -7,6 +7,7 @@
  * @module
  */
 import http from "node:http";
+import https from "node:https";
 import { createHash } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { execute, parse } from "graphql";
@@ -55,10 +56,12 @@ async function describe(upload: Promise<Upload>): Promise<FileInfo> {
 /**
  * Starts the subgraph on a free port.
  * @param mutations The mutation fields it serves: `upload`, `uploadMany`, or `avatar`.
+ * @param tls Serve HTTPS with this certificate (`https://127.0.0.1:…`).
  * @returns The running subgraph.
  */
 export async function startUploadSubgraph(
   mutations: readonly ("upload" | "uploadMany" | "avatar")[],
+  tls?: { readonly cert: string; readonly key: string },
 ): Promise<UploadSubgraph> {
   const fields = {
     upload: "upload(file: Upload!): FileInfo!",
@@ -88,7 +91,10 @@ type Mutation { ${mutations.map((m) => fields[m]).join("\n")} }`.replace(
     } as any,
   }]);
   const contentTypes: string[] = [];
-  const server = http.createServer(async (request, response) => {
+  const server = (tls ? https.createServer.bind(null, tls) : http.createServer)(async (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+  ) => {
     contentTypes.push(String(request.headers["content-type"]));
     // As Apollo Server's csrfPrevention: a multipart request needs a preflight header.
     if (
@@ -125,7 +131,7 @@ type Mutation { ${mutations.map((m) => fields[m]).join("\n")} }`.replace(
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/graphql`,
+    url: `${tls ? "https" : "http"}://127.0.0.1:${port}/graphql`,
     sdl,
     contentTypes,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

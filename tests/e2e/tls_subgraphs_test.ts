@@ -11,6 +11,10 @@ import { startRouter } from "../../lib/cli/serve.ts";
 import { serveSubgraph } from "../../demo/subgraph.ts";
 import { oneSubgraphWorkspace } from "./_workspace.ts";
 import { issue, type Issued, makeCa } from "./_tls.ts";
+import { multipart, startUploadSubgraph, UPLOAD } from "./_upload_subgraph.ts";
+import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { parseConfig } from "../../lib/config/mod.ts";
+import { silentLogger } from "../../lib/log/mod.ts";
 
 const SDL = "type Query { hello: String }\ntype Subscription { tick: Int }";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -255,6 +259,44 @@ Deno.test("tls.subgraphs.all leaves a plain http: subgraph on the HTTP/1.1 pool"
     await router.shutdown();
     await subgraph.shutdown();
     await Deno.remove(ws.dir, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("tls.subgraphs: a file upload goes through the subgraph's client (its private authority)", async () => {
+  const dir = await Deno.makeTempDir();
+  const ca = await makeCa(dir);
+  const cert = await issue(dir, ca, { name: "media", use: "server" });
+  const media = await startUploadSubgraph(["upload"], { cert: cert.cert, key: cert.key });
+  const operationsDir = join(dir, "operations");
+  await Deno.mkdir(operationsDir);
+  try {
+    const composed = composeSupergraph([{ name: "media", url: media.url, sdl: media.sdl }]);
+    if (!composed.ok) throw new Error(`does not compose: ${JSON.stringify(composed)}`);
+    const router = await startRouter({
+      config: parseConfig({
+        listen_addr: "127.0.0.1:0",
+        operations_dir: operationsDir,
+        mcp: { enabled: false },
+        file_uploads: { enabled: true },
+        tls: { subgraphs: { media: { ca_file: ca.certFile } } },
+      }, { env: {}, baseDir: "." }),
+      supergraphSdl: composed.supergraphSdl,
+      log: silentLogger,
+    });
+    try {
+      const response = await fetch(`${router.url}/graphql`, {
+        method: "POST",
+        headers: { "apollo-require-preflight": "true" },
+        body: multipart(UPLOAD, { "0": ["variables.file"] }, { "0": new Blob(["twelve bytes"]) }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      assert.deepEqual(await response.json(), { data: { upload: { size: 12 } } });
+    } finally {
+      await router.shutdown();
+    }
+  } finally {
+    await media.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -225,9 +225,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     // A subgraph's redirect is not followed: it would re-send the query, its
     // variables and every forwarded header but Authorization to another host.
     // TLS settings matter to `https:` only: a plain `http:` subgraph keeps the HTTP/1.1 pool.
-    const client = options.httpClients === undefined || !url.startsWith("https:")
-      ? undefined
-      : clientFor(options.httpClients, out.subgraph);
+    const client = tlsClient(out.subgraph, url);
     const init: RequestInit = {
       method: "POST",
       headers,
@@ -366,6 +364,12 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       off?.();
     }
   }
+  /** `tls.subgraphs`' client of a subgraph: it matters to `https:` only. */
+  function tlsClient(subgraph: string, url: string): Deno.HttpClient | undefined {
+    return options.httpClients === undefined || !url.startsWith("https:")
+      ? undefined
+      : clientFor(options.httpClients, subgraph);
+  }
   /**
    * A fetch with extension stages: the request stage sees the headers the rules
    * made (and may change them and the body), the response stage the answer.
@@ -501,6 +505,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     },
     async upload(subgraph, multipart, sendOptions) {
       const url = urlOf(subgraph);
+      const tls = tlsClient(subgraph, url);
       const headers = new Headers(
         (forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS) as HeadersInit,
       );
@@ -523,6 +528,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           body: multipart.stream,
           signal: controller.signal,
           redirect: "manual",
+          ...(tls === undefined ? {} : { client: tls }),
         };
         const response = options.fetch === undefined
           ? await fetch(url, init)
