@@ -1092,7 +1092,11 @@ export const CONFIG_SCHEMA: ObjectNode = object({
   // Issue 29: federated subscriptions (docs/subscriptions.md).
   subscriptions: object({
     enabled: bool(true, "Serve subscriptions (off: refused with `SUBSCRIPTIONS_DISABLED`)."),
-    max_per_connection: int(100, "Subscriptions one client connection may hold.", { min: 1 }),
+    max_per_connection: int(
+      100,
+      "Operations one WebSocket connection may hold at once: its subscriptions and its queries and mutations in flight.",
+      { min: 1 },
+    ),
     max_total: int(10_000, "Subscriptions this replica holds at once.", { min: 1 }),
     max_buffered_events: int(
       64,

@@ -864,7 +864,7 @@ export interface SubgraphErrorPropagationConfig {
 export interface SubscriptionsConfig {
   /** Serve subscriptions (WebSocket, SSE, multipart); off: refused with `SUBSCRIPTIONS_DISABLED`. */
   readonly enabled: boolean;
-  /** Subscriptions one WebSocket connection may hold at once. */
+  /** Operations one WebSocket connection may hold at once (subscriptions and queries in flight). */
   readonly max_per_connection: number;
   /** Subscriptions the router (each worker) serves at once. */
   readonly max_total: number;
