@@ -23,6 +23,22 @@ export interface SharedStore {
    * @returns How many went.
    */
   deletePrefix(prefix: string): Promise<number>;
+  /**
+   * Writes a value and adds its key to each tag index (`tagKeys`: one sorted
+   * set of keys each, with Redis), every index kept as long as its longest-lived
+   * key and holding at most `maxKeysPerTag` live keys.
+   * @returns False when an index was full: the value is not written.
+   */
+  setTagged(
+    key: string,
+    value: string,
+    options: { readonly ttlMs: number; readonly tagKeys: readonly string[] },
+  ): Promise<boolean>;
+  /**
+   * Deletes every value whose key a tag index holds, and the index.
+   * @returns How many values went.
+   */
+  deleteTagged(tagKey: string): Promise<number>;
   /** One GCRA step for `key`, atomic across every replica sharing the store. */
   rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision>;
   /** Closes connections. */

@@ -97,7 +97,7 @@ Deno.test("entity cache on the production profile: warm answers, access log coun
     );
     assert.match(
       metrics,
-      /gw_router_entity_cache_invalidated_total\{subgraph="reviews",type="Product"\} 2/,
+      /gw_router_entity_cache_invalidated_total\{subgraph="reviews",type="Product",kind="type"\} 2/,
     );
   } finally {
     await router.close();
