@@ -114,13 +114,17 @@ export class EntityCacheStore {
       return { stored: false, reason: "too_large" };
     }
     try {
-      if (tags.length === 0) await store.set(`${prefix}:${key}`, value, ttlMs);
-      else {
-        const tagKeys = tags.map((tag) => this.#tagKey(tagged!.subgraph, tag));
-        const stored = await store.setTagged(`${prefix}:${key}`, value, { ttlMs, tagKeys });
-        if (!stored) return { stored: false, reason: "tag_index_full" };
+      if (tags.length === 0) {
+        // Memory: an entry larger than the whole bound is not kept.
+        if (!await store.set(`${prefix}:${key}`, value, ttlMs)) {
+          return { stored: false, reason: "too_large" };
+        }
+        return { stored: true, bytes };
       }
-      return { stored: true, bytes };
+      const tagKeys = tags.map((tag) => this.#tagKey(tagged!.subgraph, tag));
+      const outcome = await store.setTagged(`${prefix}:${key}`, value, { ttlMs, tagKeys });
+      if (outcome === "stored") return { stored: true, bytes };
+      return { stored: false, reason: outcome === "index_full" ? "tag_index_full" : "too_large" };
     } catch {
       this.#options.onFallback?.();
       return { stored: false, reason: "unavailable" };

@@ -54,9 +54,11 @@ export class MemoryStore implements SharedStore {
   #tagBytes = 0;
   readonly #maxTagBytes: number;
   readonly #maxKeysPerTag: number;
+  readonly #maxBytes: number;
 
   /** @param options Bounds and clock. */
   constructor(options: MemoryStoreOptions) {
+    this.#maxBytes = options.maxBytes;
     this.#maxTagBytes = options.maxTagIndexBytes ?? Math.floor(options.maxBytes / 4);
     this.#maxKeysPerTag = options.maxKeysPerTag ?? 10_000;
     this.#values = new Lru({ maxBytes: options.maxBytes });
@@ -82,9 +84,10 @@ export class MemoryStore implements SharedStore {
    * @param key The key.
    * @param value The value.
    * @param ttlMs Its time to live, ms.
+   * @returns False when it is larger than the whole bound (not kept).
    */
-  setNow(key: string, value: string, ttlMs: number): void {
-    this.#values.set(
+  setNow(key: string, value: string, ttlMs: number): boolean {
+    return this.#values.set(
       key,
       { value, expires: this.#now() + ttlMs },
       64 + 2 * (key.length + value.length),
@@ -117,9 +120,8 @@ export class MemoryStore implements SharedStore {
   }
 
   /** {@inheritDoc SharedStore.set} */
-  set(key: string, value: string, ttlMs: number): Promise<void> {
-    this.setNow(key, value, ttlMs);
-    return Promise.resolve();
+  set(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return Promise.resolve(this.setNow(key, value, ttlMs));
   }
 
   /** {@inheritDoc SharedStore.deletePrefix} */
@@ -140,7 +142,8 @@ export class MemoryStore implements SharedStore {
     key: string,
     value: string,
     options: { readonly ttlMs: number; readonly tagKeys: readonly string[] },
-  ): Promise<boolean> {
+  ): Promise<"stored" | "index_full" | "too_large"> {
+    if (64 + 2 * (key.length + value.length) > this.#maxBytes) return Promise.resolve("too_large");
     const expires = this.#now() + options.ttlMs;
     let needed = 0;
     for (const tag of options.tagKeys) {
@@ -150,14 +153,14 @@ export class MemoryStore implements SharedStore {
         this.#prune(tag, index);
         index = this.#tags.get(tag);
         if (index !== undefined && index.size >= this.#maxKeysPerTag) {
-          return Promise.resolve(false);
+          return Promise.resolve("index_full");
         }
       }
       needed += 64 + 2 * key.length + (index === undefined ? 64 + 2 * tag.length : 0);
     }
     if (this.#tagBytes + needed > this.#maxTagBytes) {
       for (const [tag, index] of this.#tags) this.#prune(tag, index);
-      if (this.#tagBytes + needed > this.#maxTagBytes) return Promise.resolve(false);
+      if (this.#tagBytes + needed > this.#maxTagBytes) return Promise.resolve("index_full");
     }
     for (const tag of options.tagKeys) {
       let index = this.#tags.get(tag);
@@ -169,7 +172,7 @@ export class MemoryStore implements SharedStore {
       index.set(key, Math.max(index.get(key) ?? 0, expires));
     }
     this.setNow(key, value, options.ttlMs);
-    return Promise.resolve(true);
+    return Promise.resolve("stored");
   }
 
   /** Drops the keys of a tag index that expired or left the LRU. */

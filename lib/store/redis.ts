@@ -189,8 +189,9 @@ export class RedisStore implements SharedStore {
   }
 
   /** {@inheritDoc SharedStore.set} */
-  async set(key: string, value: string, ttlMs: number): Promise<void> {
+  async set(key: string, value: string, ttlMs: number): Promise<boolean> {
     await this.#run((client) => client.set(key, value, { PX: Math.max(1, Math.ceil(ttlMs)) }));
+    return true;
   }
 
   /** {@inheritDoc SharedStore.deletePrefix} */
@@ -223,7 +224,7 @@ export class RedisStore implements SharedStore {
     key: string,
     value: string,
     options: { readonly ttlMs: number; readonly tagKeys: readonly string[] },
-  ): Promise<boolean> {
+  ): Promise<"stored" | "index_full" | "too_large"> {
     const ttl = String(Math.max(1, Math.ceil(options.ttlMs)));
     // The indexes first: an entry is never left out of one (an index naming a
     // key that was not written costs nothing).
@@ -235,9 +236,9 @@ export class RedisStore implements SharedStore {
         })
       ),
     );
-    if (added.some((reply) => Number(reply) !== 1)) return false;
+    if (added.some((reply) => Number(reply) !== 1)) return "index_full";
     await this.set(key, value, options.ttlMs);
-    return true;
+    return "stored";
   }
 
   /** {@inheritDoc SharedStore.deleteTagged} */

@@ -15,8 +15,11 @@ export interface SharedStore {
   get(key: string): Promise<string | null>;
   /** Reads several values at once (Redis: one `MGET`; a cluster: one `GET` each). */
   getMany(keys: readonly string[]): Promise<(string | null)[]>;
-  /** Writes a value that expires after `ttlMs`. */
-  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Writes a value that expires after `ttlMs`.
+   * @returns False when the store did not keep it (memory: larger than its whole bound).
+   */
+  set(key: string, value: string, ttlMs: number): Promise<boolean>;
   /**
    * Deletes every value whose key starts with `prefix` (the entity cache's
    * invalidation); with Redis, a bounded `SCAN` of the keyspace.
@@ -27,13 +30,13 @@ export interface SharedStore {
    * Writes a value and adds its key to each tag index (`tagKeys`: one sorted
    * set of keys each, with Redis), every index kept as long as its longest-lived
    * key and holding at most `maxKeysPerTag` live keys.
-   * @returns False when an index was full: the value is not written.
+   * @returns `stored`, or why not: an index was full, the value larger than the store's bound.
    */
   setTagged(
     key: string,
     value: string,
     options: { readonly ttlMs: number; readonly tagKeys: readonly string[] },
-  ): Promise<boolean>;
+  ): Promise<"stored" | "index_full" | "too_large">;
   /**
    * Deletes every value whose key a tag index holds, and the index.
    * @returns How many values went.
