@@ -126,9 +126,21 @@ export class RedisStore implements SharedStore {
         })
         : redis.createClient({ url: provider.urls[0]!, socket, disableOfflineQueue: true });
       this.#client = client;
-      client.on("ready", () => this.#set(true, ""));
-      client.on("error", (error) => this.#set(false, String((error as Error)?.message ?? error)));
-      client.on("end", () => this.#set(false, "connection closed"));
+      const failed = (error: unknown) =>
+        this.#set(false, String((error as Error)?.message ?? error));
+      if (provider.cluster_enabled) {
+        // A cluster says `connect` once its slots are known (no `ready`), and reports its
+        // nodes: one master lost makes the store unavailable until it is back.
+        client.on("connect", () => this.#set(true, ""));
+        client.on("node-ready", () => this.#set(true, ""));
+        client.on("node-error", failed);
+        client.on("node-disconnect", () => this.#set(false, "a cluster node disconnected"));
+        client.on("disconnect", () => this.#set(false, "connection closed"));
+      } else {
+        client.on("ready", () => this.#set(true, ""));
+        client.on("end", () => this.#set(false, "connection closed"));
+      }
+      client.on("error", failed);
       client.connect().catch((error) => this.#set(false, String(error?.message ?? error)));
     }, (error) => this.#set(false, `Cannot load the Redis client: ${error?.message ?? error}`));
   }

@@ -14,7 +14,7 @@ import { createLogger } from "../../lib/log/mod.ts";
 import { buildState } from "../../lib/state/mod.ts";
 import { createStores } from "../../lib/store/mod.ts";
 import { serveSubgraph } from "../../demo/subgraph.ts";
-import { REDIS_SERVER, type RedisServer, startRedis } from "./_redis.ts";
+import { REDIS_SERVER, type RedisServer, startRedis, startRedisCluster } from "./_redis.ts";
 
 const KEY = "t".repeat(32);
 /** The directive as a subgraph declares it for the composition to keep it. */
@@ -353,6 +353,75 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "entity cache on a Redis Cluster: entries in several slots, shared by two replicas; invalidation by entity, type, subgraph and tag reaches every master",
+  ignore: REDIS_SERVER === null,
+  async fn() {
+    const cluster = await startRedisCluster();
+    const graph = startGraph();
+    const storage = {
+      storage_providers: {
+        redis: [{ id: "c", urls: cluster.urls, cluster_enabled: true, command_timeout: "2s" }],
+      },
+    };
+    const cache = { storage: { provider_id: "c", key_prefix: "gwc" } };
+    const [a, b] = await Promise.all([
+      startRouter(graph, cache, storage),
+      startRouter(graph, cache, storage),
+    ]);
+    try {
+      await connected(a, b);
+      await tagScenario(graph, a, b);
+      const ids = Array.from({ length: 12 }, (_, i) => String(i + 10));
+      const cold = await a.post(MANY, { ids });
+      graph.seen.length = 0;
+      assert.deepEqual(await b.post(MANY, { ids }), cold);
+      assert.deepEqual(asked(graph), [], "replica b served what replica a stored");
+      // Keys are not hash-tagged: they spread over the masters' slots.
+      const sizes = await Promise.all(
+        cluster.ports.map(async (port) => Number(await cli(port, "DBSIZE"))),
+      );
+      assert.ok(sizes.filter((size) => size > 0).length >= 2, `keys per master: ${sizes}`);
+      assert.equal(
+        await count(
+          await b.invalidate([
+            { kind: "entity", subgraph: "reviews", type: "Product", key: { id: "10" } },
+          ]),
+        ),
+        1,
+      );
+      await a.post(MANY, { ids });
+      assert.deepEqual(asked(graph), ["reviews:10"]);
+      graph.seen.length = 0;
+      assert.equal(
+        await count(await a.invalidate([{ kind: "type", subgraph: "reviews", type: "Product" }])),
+        12 + 3, // these and products 1, 2, 3 of the tag scenario
+      );
+      assert.equal(
+        await count(await b.invalidate([{ kind: "subgraph", subgraph: "products" }])),
+        3, // the root entries of product(id: 1), products([1, 2, 3]) and products(ids)
+      );
+      await b.post(MANY, { ids });
+      assert.deepEqual(asked(graph), ["products", `reviews:${ids.join(",")}`]);
+      graph.seen.length = 0;
+      assert.equal(
+        await count(
+          await b.invalidate([
+            { kind: "cache_tag", subgraphs: ["reviews"], cache_tag: "catalog" },
+          ]),
+        ),
+        12,
+      );
+    } finally {
+      await a.close();
+      await b.close();
+      await graph.close();
+      await cluster.stop();
+    }
+  },
+});
+
 /** Waits until the routers' Redis answers (the client connects in the background). */
 async function connected(...routers: Router[]): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -368,9 +437,13 @@ async function connected(...routers: Router[]): Promise<void> {
   throw new Error("Redis did not connect");
 }
 
-async function redisCli(redis: RedisServer, ...args: string[]): Promise<string> {
+function redisCli(redis: RedisServer, ...args: string[]): Promise<string> {
+  return cli(redis.port, ...args);
+}
+
+async function cli(port: number, ...args: string[]): Promise<string> {
   const out = await new Deno.Command("redis-cli", {
-    args: ["-p", String(redis.port), ...args],
+    args: ["-p", String(port), ...args],
     stdout: "piped",
     stderr: "null",
   }).output();
