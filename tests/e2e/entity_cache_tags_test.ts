@@ -5,6 +5,8 @@
  * shared by two replicas. A tag invalidation removes only the entries of the
  * subgraphs it names (a tag index never reaches another subgraph's entries);
  * `max_keys_per_tag` and `max_entry_bytes` keep entries out, counted by reason.
+ * On a real 3-master Redis Cluster: entries over several slots, invalidation
+ * reaching every master. The endpoint's refusals are the router's errors.
  */
 import assert from "node:assert/strict";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
@@ -81,6 +83,7 @@ function startGraph(): Graph {
 }
 
 interface Router {
+  handle(request: Request): Promise<Response>;
   post(query: string, variables?: unknown): Promise<unknown>;
   invalidate(body: unknown): Promise<Response>;
   close(): Promise<void>;
@@ -113,6 +116,7 @@ async function startRouter(
   });
   const handle = createHandler(() => state);
   return {
+    handle: (request) => handle(request),
     async post(query, variables = {}) {
       const response = await handle(
         new Request("http://router/graphql", {
@@ -420,6 +424,70 @@ Deno.test({
       await cluster.stop();
     }
   },
+});
+
+Deno.test("invalidation endpoint: its refusals are the router's errors (codes, statuses, body, request id)", async () => {
+  const graph = startGraph();
+  const router = await startRouter(graph);
+  const refused = async (response: Response, status: number, code: string) => {
+    assert.equal(response.status, status);
+    assert.match(response.headers.get("content-type") ?? "", /^application\/json/);
+    const body = await response.json();
+    assert.equal(body.errors.length, 1);
+    assert.equal(body.errors[0].extensions.code, code);
+    assert.equal(typeof body.errors[0].extensions.request_id, "string");
+    return { headers: response.headers, message: body.errors[0].message as string };
+  };
+  const post = (body: string, authorization = KEY) =>
+    router.handle(
+      new Request("http://router/invalidation", {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json" },
+        body,
+      }),
+    );
+  try {
+    const wrong = await refused(
+      await post('[{"kind":"subgraph","subgraph":"reviews"}]', "nope"),
+      401,
+      "UNAUTHENTICATED",
+    );
+    assert.match(wrong.headers.get("www-authenticate") ?? "", /^Bearer/);
+    const missing = await refused(
+      await router.handle(new Request("http://router/invalidation", { method: "POST" })),
+      401,
+      "UNAUTHENTICATED",
+    );
+    assert.match(missing.message, /Authorization/);
+    const bad = await refused(
+      await router.invalidate([{ kind: "cache_tag", subgraphs: "reviews", cache_tag: "t" }]),
+      400,
+      "BAD_REQUEST",
+    );
+    assert.match(bad.message, /"subgraphs"/);
+    assert.match((await refused(await post("{"), 400, "BAD_REQUEST")).message, /not JSON/);
+    const get = await refused(
+      await router.handle(new Request("http://router/invalidation", { method: "GET" })),
+      405,
+      "METHOD_NOT_ALLOWED",
+    );
+    assert.equal(get.headers.get("allow"), "POST");
+    const large = await refused(
+      await post(
+        JSON.stringify([{ kind: "cache_tag", subgraphs: ["a"], cache_tag: "x" }]).padEnd(70_000),
+      ),
+      413,
+      "PAYLOAD_TOO_LARGE",
+    );
+    assert.match(large.message, /65536 bytes/);
+    // Success keeps Apollo Router's shape.
+    const ok = await post('[{"kind":"cache_tag","subgraphs":["reviews"],"cache_tag":"x"}]');
+    assert.equal(ok.status, 202);
+    assert.deepEqual(await ok.json(), { count: 0 });
+  } finally {
+    await router.close();
+    await graph.close();
+  }
 });
 
 /** Waits until the routers' Redis answers (the client connects in the background). */
