@@ -20,6 +20,8 @@
  * JSON, or its SHA-256 past 128 characters).
  * No hash is computed per entity otherwise: that was most of a warm request's
  * CPU. Entries carry their expiry and visibility: `<expires ms>:<0|1>:<JSON>`.
+ * Entries are stored with their `@cacheTag` tags (an entity's from its key
+ * fields, a root-field fetch's from its fields' arguments) for invalidation by tag.
  *
  * The engine names no store: {@linkcode EntityCacheBackend} is what it needs
  * (lib/store's `EntityCacheStore` is one).
