@@ -239,9 +239,11 @@ Deno.test("entity cache tags in memory: invalidation by tag removes the tagged e
     // An argument written in the operation (no variable) is read as well.
     await router.post('{ product(id: "7") { id name } }');
     assert.equal(
-      await count(await router.invalidate([
-        { kind: "cache_tag", subgraphs: ["products"], cache_tag: "product-7" },
-      ])),
+      await count(
+        await router.invalidate([
+          { kind: "cache_tag", subgraphs: ["products"], cache_tag: "product-7" },
+        ]),
+      ),
       1,
     );
   } finally {
