@@ -116,6 +116,8 @@ export interface RedisCluster {
   readonly urls: readonly string[];
   /** Kills every node and removes their files. */
   stop(): Promise<void>;
+  /** Kills one master (SIGKILL: as a crash). */
+  kill(index: number): Promise<void>;
 }
 
 /**
@@ -202,5 +204,17 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     await stop();
     throw error;
   }
-  return { ports, urls: ports.map((port) => `redis://127.0.0.1:${port}`), stop };
+  return {
+    ports,
+    urls: ports.map((port) => `redis://127.0.0.1:${port}`),
+    stop,
+    async kill(index) {
+      try {
+        children[index]!.kill("SIGKILL");
+      } catch {
+        // Gone already.
+      }
+      await children[index]!.status;
+    },
+  };
 }
