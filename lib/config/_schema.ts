@@ -1066,6 +1066,16 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       64_000_000,
       "Bytes of entries kept in this replica's memory (no `storage.provider_id`).",
     ),
+    max_entry_bytes: size(
+      1_000_000,
+      'The largest entry stored, in memory or on Redis; a larger one is not stored (counted in `gw_router_entity_cache_skipped_total{reason="too_large"}`).',
+      { min: 1 },
+    ),
+    max_keys_per_tag: int(
+      10_000,
+      'Live keys one `@cacheTag` tag index holds; an entry a full index cannot take is not stored (`reason="tag_index_full"`).',
+      { min: 1 },
+    ),
     private_id: str("", {
       description:
         "Who private answers (`Cache-Control: private`) belong to: `token_subject` or `header:<Name>`. Empty: private answers are not cached.",

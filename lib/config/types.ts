@@ -610,6 +610,10 @@ export interface EntityCacheConfig {
   readonly default_ttl_ms: number;
   /** Bytes kept in memory (without a Redis provider). */
   readonly max_bytes: number;
+  /** UTF-8 bytes of the largest entry stored (memory or Redis). */
+  readonly max_entry_bytes: number;
+  /** Live keys one `@cacheTag` tag index holds (an entry a full index cannot take is not stored). */
+  readonly max_keys_per_tag: number;
   /** `token_subject`, `header:<Name>`, or "" (private answers not cached). */
   readonly private_id: string;
   /** Redis, or this replica's memory. */
