@@ -194,10 +194,16 @@ function specifierTo(from: Path, to: Path): string {
 }
 
 /** The repository's modules the codemod reads: `main.ts` and every `.ts` under `lib/`. */
-function modules(): Path[] {
-  const out: Path[] = ["main.ts"];
+function modules(root: string): Path[] {
+  const out: Path[] = [];
+  try {
+    Deno.statSync(join(root, "main.ts"));
+    out.push("main.ts");
+  } catch {
+    // A tree without main.ts (a test's).
+  }
   const walk = (dir: string) => {
-    for (const entry of Deno.readDirSync(join(ROOT, dir))) {
+    for (const entry of Deno.readDirSync(join(root, dir))) {
       const path = `${dir}/${entry.name}`;
       if (entry.isDirectory) walk(path);
       else if (entry.name.endsWith(".ts")) out.push(path);
@@ -209,14 +215,19 @@ function modules(): Path[] {
 
 /** Files in memory: what was read, then what the codemod changed. */
 class Tree {
+  readonly root: string;
   readonly #texts = new Map<Path, string | undefined>();
   readonly changed = new Set<Path>();
+
+  constructor(root: string) {
+    this.root = root;
+  }
 
   read(path: Path): string | undefined {
     if (!this.#texts.has(path)) {
       let text: string | undefined;
       try {
-        text = Deno.readTextFileSync(join(ROOT, path));
+        text = Deno.readTextFileSync(join(this.root, path));
       } catch {
         text = undefined;
       }
@@ -231,7 +242,7 @@ class Tree {
   }
 
   paths(): Path[] {
-    return [...new Set([...modules(), ...this.changed])].sort();
+    return [...new Set([...modules(this.root), ...this.changed])].sort();
   }
 }
 
@@ -532,14 +543,14 @@ export interface CodemodResult {
  * Plans the rewrite: every module, in sorted order; a rewrite whose import
  * would sit on a new import circle is refused and the plan made again without it.
  */
-export function planCodemod(): CodemodResult {
-  const before = new Set(circleEdges(graphOf(new Tree())).map((c) => c.join(" | ")));
+export function planCodemod(root: string = ROOT): CodemodResult {
+  const before = new Set(circleEdges(graphOf(new Tree(root))).map((c) => c.join(" | ")));
   const skip = new Set<string>();
   const circles: string[] = [];
   for (;;) {
-    const tree = new Tree();
+    const tree = new Tree(root);
     const refusals: Refusal[] = [];
-    for (const file of modules()) refusals.push(...rewriteModule(tree, file, skip));
+    for (const file of modules(root)) refusals.push(...rewriteModule(tree, file, skip));
     for (const door of [...tree.changed].sort()) {
       const merged = mergeImports(door, tree.read(door)!);
       if (merged !== tree.read(door)) tree.write(door, merged);
@@ -551,7 +562,7 @@ export function planCodemod(): CodemodResult {
     }
     // Refuse the original imports whose rewrite made the circle: a rewritten module on
     // the circle, importing the door the circle runs through.
-    const original = new Tree();
+    const original = new Tree(root);
     let refused = 0;
     for (const circle of fresh) {
       circles.push(circle.join(" ; "));
