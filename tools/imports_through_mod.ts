@@ -11,7 +11,10 @@
  * through `lib/engine/plan/mod.ts`). A module in a folder above the importer
  * (`lib/errors.ts`, `lib/engine/types.ts` from `lib/engine/execute/`) is
  * imported directly: that folder's `mod.ts` re-exports the importer's folder,
- * so going through it would close a circle. `main.ts` counts as a module of
+ * so going through it would close a circle. So is a module whose folder's door
+ * would load, at once, a module the folder loads on demand (an `import()`
+ * target, such as `telemetry/metrics.ts` with prom-client) that the imported
+ * module does not load; type-only imports go through the door all the same. `main.ts` counts as a module of
  * `lib/`. An `_underscore.ts` module is private to its folder: only the
  * modules of that folder (its `mod.ts` among them) and of the folders inside it
  * import it; other folders get what its `mod.ts` re-exports.
@@ -105,8 +108,18 @@ function resolveSpecifier(from: Path, specifier: string): Path | undefined {
   return normalize(join(dirname(from), specifier));
 }
 
+const parsed = new Map<string, { text: string; statements: Statement[] }>();
+
 /** The statements of a module that import relative modules. */
 export function statementsOf(file: Path, text: string): Statement[] {
+  const cached = parsed.get(file);
+  if (cached?.text === text) return cached.statements;
+  const statements = parseStatements(file, text);
+  parsed.set(file, { text, statements });
+  return statements;
+}
+
+function parseStatements(file: Path, text: string): Statement[] {
   const masked = maskComments(text);
   const out: Statement[] = [];
   for (const match of masked.matchAll(STATEMENT)) {
@@ -390,20 +403,94 @@ function printNames(names: readonly Specifier[]): string {
     .join(", ");
 }
 
-/** The lines of `file` that import across folders not through the door, as `file -> target`. */
-export function violationsOf(file: Path, text: string): string[] {
-  const out: string[] = [];
-  for (const statement of statementsOf(file, text)) {
-    if (!statement.target.startsWith("lib/")) continue;
+/** The statements of `file` that import across folders not through the door. */
+function bypassesOf(file: Path, text: string): Statement[] {
+  return statementsOf(file, text).filter((statement) => {
+    if (!statement.target.startsWith("lib/")) return false;
     const door = doorOf(file, statement.target);
     const bypass = door !== undefined && door !== statement.target;
-    if (bypass || isPrivateTo(file, statement.target)) out.push(`${file} -> ${statement.target}`);
+    return bypass || isPrivateTo(file, statement.target);
+  });
+}
+
+/**
+ * The imports of `file` that go across folders not through the door, as
+ * `file -> target` (by its text alone; {@linkcode doorViolations} also knows
+ * which doors would load a module on demand eagerly).
+ */
+export function violationsOf(file: Path, text: string): string[] {
+  return bypassesOf(file, text).map((statement) => `${file} -> ${statement.target}`);
+}
+
+/** Whether a statement loads nothing at run time (`import type`, or every name `type`). */
+function erased(statement: Statement): boolean {
+  return statement.typeOnly ||
+    (statement.names !== undefined && statement.names.length > 0 &&
+      statement.names.every((spec) => spec.typeOnly));
+}
+
+/** The modules of the tree loaded on demand: the targets of its `import()`s. */
+function onDemand(tree: Tree): Set<Path> {
+  const out = new Set<Path>();
+  for (const file of tree.paths()) {
+    for (const statement of statementsOf(file, tree.read(file) ?? "")) {
+      if (statement.form === "dynamic") out.add(statement.target);
+    }
   }
   return out;
 }
 
+/** Every module `file` loads at run time, itself included (static imports that are not erased). */
+function loads(tree: Tree, file: Path): Set<Path> {
+  const out = new Set<Path>([file]);
+  const queue = [file];
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+    for (const statement of statementsOf(next, tree.read(next) ?? "")) {
+      if (statement.form === "dynamic" || erased(statement) || out.has(statement.target)) continue;
+      out.add(statement.target);
+      queue.push(statement.target);
+    }
+  }
+  return out;
+}
+
+/**
+ * The modules its folder loads on demand (`import()`) that `door` would load
+ * at once for an import of `target`, which does not load them: such an import
+ * keeps going to `target` itself (a door re-exporting `metrics.ts` would load
+ * prom-client for every module that counts a body size).
+ */
+function eagerThroughDoor(tree: Tree, door: Path, target: Path, lazy: Set<Path>): Path[] {
+  const wanted = loads(tree, target);
+  return [...loads(tree, door)].filter((module) => lazy.has(module) && !wanted.has(module)).sort();
+}
+
+/**
+ * Every import of `main.ts` and `lib/` under `root` that goes across folders
+ * not through the door, as `file -> target`, but those the door would make
+ * load a module on demand at once (see `eagerThroughDoor`).
+ */
+export function doorViolations(root: string = ROOT): string[] {
+  const tree = new Tree(root);
+  const lazy = onDemand(tree);
+  return tree.paths().flatMap((file) =>
+    bypassesOf(file, tree.read(file)!).filter((statement) => {
+      const door = doorOf(file, statement.target);
+      if (door === undefined || erased(statement) || isPrivateTo(file, statement.target)) {
+        return true;
+      }
+      return eagerThroughDoor(tree, door, statement.target, lazy).length === 0;
+    }).map((statement) => `${file} -> ${statement.target}`)
+  );
+}
+
 /** Rewrites one module's statements that bypass a door; returns the refusals. */
-function rewriteModule(tree: Tree, file: Path, skip: ReadonlySet<string>): Refusal[] {
+function rewriteModule(
+  tree: Tree,
+  file: Path,
+  skip: ReadonlySet<string>,
+  lazy: Set<Path>,
+): Refusal[] {
   const refusals: Refusal[] = [];
   const text = tree.read(file)!;
   const edits: { start: number; end: number; text: string }[] = [];
@@ -420,6 +507,11 @@ function rewriteModule(tree: Tree, file: Path, skip: ReadonlySet<string>): Refus
     }
     if (statement.form !== "named") {
       refusals.push({ file, statement: source, reason: `${statement.form} import: by hand` });
+      continue;
+    }
+    const eager = erased(statement) ? [] : eagerThroughDoor(tree, door, statement.target, lazy);
+    if (eager.length > 0 && !isPrivateTo(file, statement.target)) {
+      // Not a refusal: the rule allows it (the module stays loaded on demand).
       continue;
     }
     const reasons = statement.names!.map((spec) =>
@@ -550,7 +642,8 @@ export function planCodemod(root: string = ROOT): CodemodResult {
   for (;;) {
     const tree = new Tree(root);
     const refusals: Refusal[] = [];
-    for (const file of modules(root)) refusals.push(...rewriteModule(tree, file, skip));
+    const lazy = onDemand(tree);
+    for (const file of modules(root)) refusals.push(...rewriteModule(tree, file, skip, lazy));
     for (const door of [...tree.changed].sort()) {
       const merged = mergeImports(door, tree.read(door)!);
       if (merged !== tree.read(door)) tree.write(door, merged);

@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { doorOf, violationsOf } from "../../tools/imports_through_mod.ts";
+import { doorOf, doorViolations, violationsOf } from "../../tools/imports_through_mod.ts";
 
 const LIB = fileURLToPath(new URL("../../lib/", import.meta.url));
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}\/[^"']+)["']/gm;
@@ -229,13 +229,6 @@ const BYPASSES_IN_LOOPS: readonly string[] = [
   "engine/plan -> engine/prepare",
   "engine/prepare -> engine/execute",
 ];
-
-/** The door-rule violations of `main.ts` and `lib/`, as `importer -> target` (repository paths). */
-function doorViolations(): string[] {
-  const files = ["main.ts", ...sources(LIB).map((file) => `lib/${file}`)];
-  const root = fileURLToPath(new URL("../../", import.meta.url));
-  return files.flatMap((file) => violationsOf(file, Deno.readTextFileSync(join(root, file))));
-}
 
 /** `lib/a/b.ts -> lib/c/d/e.ts` → `a -> c` (the importer's folder and the door's). */
 function folderPair(violation: string): string {

@@ -3,11 +3,12 @@
  * cross-folder imports through the folder's `mod.ts`, on small trees of its
  * own: the rewrite and the re-exports it adds (through a deeper door, into a
  * `mod.ts` it creates), a second run that changes nothing, and the rewrites
- * it refuses (a circle through a door, a name the door exports from elsewhere).
+ * it refuses (a circle through a door, a name the door exports from elsewhere),
+ * and a door that would load a module its folder loads on demand.
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { planCodemod, violationsOf } from "../../tools/imports_through_mod.ts";
+import { doorViolations, planCodemod, violationsOf } from "../../tools/imports_through_mod.ts";
 
 /** Writes `files` (path → text) under a new temporary folder; returns it. */
 function tree(files: Record<string, string>): string {
@@ -138,6 +139,55 @@ Deno.test("imports_through_mod: refuses a name the door exports from another mod
       "lib/a/mod.ts already exports name from elsewhere",
     ]);
     assert.deepEqual([...files.keys()], []);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("imports_through_mod: a value import stays off a door that would load an on-demand module", () => {
+  // t/heavy.ts is loaded on demand (t/start.ts imports it with import()); t/mod.ts re-exports
+  // it, so a module wanting t/light.ts's value keeps importing light.ts; a type goes through.
+  const root = tree({
+    "lib/t/mod.ts": [
+      "/** t. @module */",
+      'export { heavy } from "./heavy.ts";',
+      'export { light, type Light } from "./light.ts";',
+      'export { start } from "./start.ts";',
+      "",
+    ].join("\n"),
+    "lib/t/heavy.ts": "/** Heavy. */\nexport const heavy = 1;\n",
+    "lib/t/light.ts":
+      "/** Light. */\nexport const light = 2;\n/** L. */\nexport type Light = number;\n",
+    "lib/t/start.ts": '/** Start. */\nexport const start = () => import("./heavy.ts");\n',
+    "lib/u/v.ts": [
+      'import { light } from "../t/light.ts";',
+      'import type { Light } from "../t/light.ts";',
+      "/** v. */",
+      "export const v: Light = light;",
+      "",
+    ].join("\n"),
+  });
+  try {
+    const { files, refusals } = planCodemod(root);
+    assert.deepEqual(refusals, []);
+    assert.equal(
+      files.get("lib/u/v.ts"),
+      [
+        'import { light } from "../t/light.ts";',
+        'import type { Light } from "../t/mod.ts";',
+        "/** v. */",
+        "export const v: Light = light;",
+        "",
+      ].join("\n"),
+    );
+    apply(root, files);
+    assert.deepEqual(doorViolations(root), []);
+    // Without the on-demand load, the door is light: the value import must go through it.
+    Deno.writeTextFileSync(
+      join(root, "lib/t/start.ts"),
+      "/** Start. */\nexport const start = 1;\n",
+    );
+    assert.deepEqual(doorViolations(root), ["lib/u/v.ts -> lib/t/light.ts"]);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
