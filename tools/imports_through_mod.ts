@@ -12,9 +12,12 @@
  * (`lib/errors.ts`, `lib/engine/types.ts` from `lib/engine/execute/`) is
  * imported directly: that folder's `mod.ts` re-exports the importer's folder,
  * so going through it would close a circle. So is a module whose folder's door
- * would load, at once, a module the folder loads on demand (an `import()`
- * target, such as `telemetry/metrics.ts` with prom-client) that the imported
- * module does not load; type-only imports go through the door all the same. `main.ts` counts as a module of
+ * would load at once what is meant to load on demand, and the imported module
+ * does not: an `import()` target (`telemetry/metrics.ts`, with prom-client), or,
+ * for a module loaded in front of an `import()`, what only loads behind it
+ * (`lib/cli/forward.ts` in the listener's thread and the router behind
+ * `workers.ts`'s `import("./serve.ts")`). Type-only imports go through the door
+ * all the same. `main.ts` counts as a module of
  * `lib/`. An `_underscore.ts` module is private to its folder: only the
  * modules of that folder (its `mod.ts` among them) and of the folders inside it
  * import it; other folders get what its `mod.ts` re-exports.
@@ -429,15 +432,32 @@ function erased(statement: Statement): boolean {
       statement.names.every((spec) => spec.typeOnly));
 }
 
-/** The modules of the tree loaded on demand: the targets of its `import()`s. */
-function onDemand(tree: Tree): Set<Path> {
-  const out = new Set<Path>();
+/**
+ * What the tree loads on demand: each `import()` is a boundary, with the
+ * modules loaded before it (`front`: the importing module's static closure)
+ * and those only behind it (`behind`: the imported module's closure, less the
+ * front). `lib/cli/workers.ts` loads the listener and, with `import()`, the
+ * router (`serve.ts`): the listener's thread stays without the router.
+ */
+interface OnDemand {
+  /** The `import()` targets. */
+  readonly targets: ReadonlySet<Path>;
+  readonly boundaries: readonly { front: ReadonlySet<Path>; behind: ReadonlySet<Path> }[];
+}
+
+function onDemand(tree: Tree): OnDemand {
+  const targets = new Set<Path>();
+  const boundaries: { front: Set<Path>; behind: Set<Path> }[] = [];
   for (const file of tree.paths()) {
     for (const statement of statementsOf(file, tree.read(file) ?? "")) {
-      if (statement.form === "dynamic") out.add(statement.target);
+      if (statement.form !== "dynamic") continue;
+      targets.add(statement.target);
+      const front = loads(tree, file);
+      const behind = new Set([...loads(tree, statement.target)].filter((m) => !front.has(m)));
+      boundaries.push({ front, behind });
     }
   }
-  return out;
+  return { targets, boundaries };
 }
 
 /** Every module `file` loads at run time, itself included (static imports that are not erased). */
@@ -455,20 +475,32 @@ function loads(tree: Tree, file: Path): Set<Path> {
 }
 
 /**
- * The modules its folder loads on demand (`import()`) that `door` would load
- * at once for an import of `target`, which does not load them: such an import
- * keeps going to `target` itself (a door re-exporting `metrics.ts` would load
- * prom-client for every module that counts a body size).
+ * What `door` would load at once, for `importer`'s import of `target`, that is
+ * meant to load on demand: an `import()` target (a door re-exporting
+ * `telemetry/metrics.ts` would load prom-client for every module that counts a
+ * body size), or, for a module in front of an `import()` boundary, a module
+ * behind it (`http/mod.ts` would load the whole router into the listener's
+ * thread). Such an import keeps going to `target` itself; empty: none.
  */
-function eagerThroughDoor(tree: Tree, door: Path, target: Path, lazy: Set<Path>): Path[] {
+function eagerThroughDoor(
+  tree: Tree,
+  importer: Path,
+  door: Path,
+  target: Path,
+  lazy: OnDemand,
+): Path[] {
   const wanted = loads(tree, target);
-  return [...loads(tree, door)].filter((module) => lazy.has(module) && !wanted.has(module)).sort();
+  const fronts = lazy.boundaries.filter((boundary) => boundary.front.has(importer));
+  return [...loads(tree, door)].filter((module) =>
+    !wanted.has(module) &&
+    (lazy.targets.has(module) || fronts.some((boundary) => boundary.behind.has(module)))
+  ).sort();
 }
 
 /**
  * Every import of `main.ts` and `lib/` under `root` that goes across folders
  * not through the door, as `file -> target`, but those the door would make
- * load a module on demand at once (see `eagerThroughDoor`).
+ * load at once what is meant to load on demand (see `eagerThroughDoor`).
  */
 export function doorViolations(root: string = ROOT): string[] {
   const tree = new Tree(root);
@@ -479,7 +511,7 @@ export function doorViolations(root: string = ROOT): string[] {
       if (door === undefined || erased(statement) || isPrivateTo(file, statement.target)) {
         return true;
       }
-      return eagerThroughDoor(tree, door, statement.target, lazy).length === 0;
+      return eagerThroughDoor(tree, file, door, statement.target, lazy).length === 0;
     }).map((statement) => `${file} -> ${statement.target}`)
   );
 }
@@ -489,7 +521,7 @@ function rewriteModule(
   tree: Tree,
   file: Path,
   skip: ReadonlySet<string>,
-  lazy: Set<Path>,
+  lazy: OnDemand,
 ): Refusal[] {
   const refusals: Refusal[] = [];
   const text = tree.read(file)!;
@@ -509,7 +541,9 @@ function rewriteModule(
       refusals.push({ file, statement: source, reason: `${statement.form} import: by hand` });
       continue;
     }
-    const eager = erased(statement) ? [] : eagerThroughDoor(tree, door, statement.target, lazy);
+    const eager = erased(statement)
+      ? []
+      : eagerThroughDoor(tree, file, door, statement.target, lazy);
     if (eager.length > 0 && !isPrivateTo(file, statement.target)) {
       // Not a refusal: the rule allows it (the module stays loaded on demand).
       continue;
@@ -637,12 +671,13 @@ export interface CodemodResult {
  */
 export function planCodemod(root: string = ROOT): CodemodResult {
   const before = new Set(circleEdges(graphOf(new Tree(root))).map((c) => c.join(" | ")));
+  // What loads on demand, as the tree is now (the rewrite keeps it so).
+  const lazy = onDemand(new Tree(root));
   const skip = new Set<string>();
   const circles: string[] = [];
   for (;;) {
     const tree = new Tree(root);
     const refusals: Refusal[] = [];
-    const lazy = onDemand(tree);
     for (const file of modules(root)) refusals.push(...rewriteModule(tree, file, skip, lazy));
     for (const door of [...tree.changed].sort()) {
       const merged = mergeImports(door, tree.read(door)!);

@@ -192,3 +192,38 @@ Deno.test("imports_through_mod: a value import stays off a door that would load 
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("imports_through_mod: a module in front of an import() does not load, through a door, what is behind it", () => {
+  // c/w.ts loads h/errors.ts and, on demand, c/serve.ts (which loads h/handler.ts). Through
+  // h/mod.ts, w.ts would load handler.ts at once: it keeps h/errors.ts. x/y.ts, not in front
+  // of that import(), goes through the door.
+  const root = tree({
+    "lib/h/mod.ts": [
+      "/** h. @module */",
+      'export { oops } from "./errors.ts";',
+      'export { handle } from "./handler.ts";',
+      "",
+    ].join("\n"),
+    "lib/h/errors.ts": "/** Oops. */\nexport const oops = 1;\n",
+    "lib/h/handler.ts": "/** Handle. */\nexport const handle = 2;\n",
+    "lib/c/serve.ts":
+      'import { handle } from "../h/handler.ts";\n/** Serve. */\nexport const serve = handle;\n',
+    "lib/c/w.ts": [
+      'import { oops } from "../h/errors.ts";',
+      "/** Go. */",
+      'export const go = async () => oops + (await import("./serve.ts")).serve;',
+      "",
+    ].join("\n"),
+    "lib/x/y.ts": 'import { oops } from "../h/errors.ts";\n/** y. */\nexport const y = oops;\n',
+  });
+  try {
+    const { files, refusals } = planCodemod(root);
+    assert.deepEqual(refusals, []);
+    assert.deepEqual([...files.keys()], ["lib/c/serve.ts", "lib/x/y.ts"]);
+    assert.match(files.get("lib/x/y.ts")!, /from "\.\.\/h\/mod\.ts"/);
+    apply(root, files);
+    assert.deepEqual(doorViolations(root), []);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
