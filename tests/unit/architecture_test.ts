@@ -7,12 +7,13 @@
  * every facet authorizes through `authorizeOperation` and nothing outside
  * `lib/auth/` decides authorization itself; an import from another folder goes
  * through that folder's `mod.ts`, and an `_underscore.ts` module is used in its
- * own folder only (`tools/imports_through_mod.ts` rewrites what it can).
+ * own folder only (the rule: `tools/door_rule.ts`; `tools/imports_through_mod.ts` rewrites
+ * what it can).
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { doorOf, doorViolations, violationsOf } from "../../tools/imports_through_mod.ts";
+import { doorOf, doorViolations, violationsOf } from "../../tools/door_rule.ts";
 
 const LIB = fileURLToPath(new URL("../../lib/", import.meta.url));
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}\/[^"']+)["']/gm;

@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { doorViolations, planCodemod, violationsOf } from "../../tools/imports_through_mod.ts";
+import { doorViolations, violationsOf } from "../../tools/door_rule.ts";
+import { planCodemod } from "../../tools/imports_through_mod.ts";
 
 /** Writes `files` (path → text) under a new temporary folder; returns it. */
 function tree(files: Record<string, string>): string {
