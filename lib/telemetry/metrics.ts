@@ -404,207 +404,7 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["cache"],
     registry,
   });
-  new Gauge({
-    name: "gw_router_cache_entries",
-    help: "Entries in the parse/validate and plan caches.",
-    labelNames: ["cache"],
-    registers,
-    collect() {
-      const sizes = sources?.caches();
-      if (!sizes) return;
-      this.set({ cache: "parse" }, sizes.parse.size);
-      this.set({ cache: "plan" }, sizes.plan.size);
-    },
-  });
-  new Gauge({
-    name: "gw_router_cache_bytes",
-    help: "Estimated bytes held by the parse/validate and plan caches (their bound is in bytes).",
-    labelNames: ["cache"],
-    registers,
-    collect() {
-      const sizes = sources?.caches();
-      if (!sizes) return;
-      this.set({ cache: "parse" }, sizes.parse.bytes);
-      this.set({ cache: "plan" }, sizes.plan.bytes);
-    },
-  });
-  new Gauge({
-    name: "gw_router_in_flight_bytes",
-    help: "Subgraph response bytes held by in-flight operations (the in-flight memory budget).",
-    registers,
-    collect() {
-      const budget = sources?.memory?.();
-      if (budget) this.set(budget.used);
-    },
-  });
-  new Gauge({
-    name: "gw_router_in_flight_bytes_limit",
-    help: "The in-flight memory budget (traffic_shaping.router.max_in_flight_bytes; 0: none).",
-    registers,
-    collect() {
-      const budget = sources?.memory?.();
-      if (budget) this.set(budget.maxBytes);
-    },
-  });
-  new Gauge({
-    name: "gw_router_in_flight_bytes_waiting_reads",
-    help: "Subgraph reads waiting for in-flight memory budget bytes to be released.",
-    registers,
-    collect() {
-      const budget = sources?.memory?.();
-      if (budget) this.set(budget.waiting);
-    },
-  });
-  new Gauge({
-    name: "gw_router_client_connections",
-    help: "Client connections open on the listener (the connection guard's count).",
-    registers,
-    collect() {
-      const guard = sources?.connections?.();
-      if (guard) this.set(guard.open);
-    },
-  });
-  new Counter({
-    name: "gw_router_client_connections_closed_total",
-    help:
-      "Client connections the guard closed or refused, by limit (header_read_timeout, keep_alive_timeout, answer_timeout, max_connections).",
-    labelNames: ["limit"],
-    registers,
-    collect() {
-      const guard = sources?.connections?.();
-      if (!guard) return;
-      // The guard keeps the totals: the counter mirrors them at each scrape.
-      this.reset();
-      this.inc({ limit: "header_read_timeout" }, guard.headerReadTimeouts);
-      this.inc({ limit: "keep_alive_timeout" }, guard.keepAliveTimeouts);
-      this.inc({ limit: "answer_timeout" }, guard.answerTimeouts ?? 0);
-      this.inc({ limit: "max_connections" }, guard.refused);
-    },
-  });
-  new Counter({
-    name: "gw_router_tls_handshake_failures_total",
-    help:
-      "TLS handshakes on the listener that failed (an untrusted or missing client certificate, a client that does not trust the router's) or timed out.",
-    registers,
-    collect() {
-      const guard = sources?.connections?.();
-      if (guard?.tlsHandshakeFailures === undefined) return;
-      this.reset();
-      this.inc(guard.tlsHandshakeFailures);
-    },
-  });
-  new Gauge({
-    name: "gw_router_subscriptions_active",
-    help: "Client subscriptions being served (WebSocket, SSE, multipart).",
-    registers,
-    collect() {
-      const subs = sources?.subscriptions?.();
-      if (subs) this.set(subs.active);
-    },
-  });
-  new Gauge({
-    name: "gw_router_subscription_upstreams",
-    help: "Subgraph subscription streams open (identical subscriptions share one).",
-    registers,
-    collect() {
-      const subs = sources?.subscriptions?.();
-      if (subs) this.set(subs.upstreams);
-    },
-  });
-  new Counter({
-    name: "gw_router_subscription_upstreams_opened_total",
-    help: "Subgraph subscription streams opened.",
-    registers,
-    collect() {
-      const subs = sources?.subscriptions?.();
-      if (!subs) return;
-      // The engine keeps the totals: the counter mirrors them at each scrape.
-      this.reset();
-      this.inc(subs.upstreamsOpened);
-    },
-  });
-  new Counter({
-    name: "gw_router_subscription_events_total",
-    help:
-      "Subscription events: received from subgraphs (direction=in), results delivered to clients (direction=out).",
-    labelNames: ["direction"],
-    registers,
-    collect() {
-      const subs = sources?.subscriptions?.();
-      if (!subs) return;
-      this.reset();
-      this.inc({ direction: "in" }, subs.eventsIn);
-      this.inc({ direction: "out" }, subs.eventsOut);
-    },
-  });
-  new Counter({
-    name: "gw_router_subscriptions_refused_total",
-    help:
-      "Subscriptions refused with SUBSCRIPTION_LIMIT_REACHED, by limit: capacity (subscriptions.admission.max_cpu_share), behind (the serving thread saturated), max_total, max_per_connection.",
-    labelNames: ["reason"],
-    registers,
-    collect() {
-      const limits = sources?.subscriptions?.()?.limits;
-      if (!limits) return;
-      this.reset();
-      this.inc({ reason: "capacity" }, limits.refusedCapacity);
-      this.inc({ reason: "behind" }, limits.refusedBehind);
-      this.inc({ reason: "max_total" }, limits.refusedMaxTotal);
-      this.inc({ reason: "max_per_connection" }, limits.refusedPerConnection);
-    },
-  });
-  new Counter({
-    name: "gw_router_subscriptions_dropped_total",
-    help:
-      "Subscriptions ended because their results waited too long: client_too_slow (SUBSCRIPTION_CLIENT_TOO_SLOW), router_behind (SUBSCRIPTION_LIMIT_REACHED).",
-    labelNames: ["reason"],
-    registers,
-    collect() {
-      const limits = sources?.subscriptions?.()?.limits;
-      if (!limits) return;
-      this.reset();
-      this.inc({ reason: "client_too_slow" }, limits.endedClientTooSlow);
-      this.inc({ reason: "router_behind" }, limits.endedRouterBehind);
-    },
-  });
-  new Gauge({
-    name: "gw_router_subscription_cpu_share",
-    help:
-      "The serving thread's CPU demand (share of the time, last 0.5 s) that subscription admission judges by.",
-    registers,
-    collect() {
-      const share = sources?.subscriptions?.()?.cpuShare;
-      if (share !== undefined) this.set(share);
-    },
-  });
-  new Gauge({
-    name: "gw_router_admission_in_flight",
-    help: "Operations holding an admission slot.",
-    registers,
-    collect() {
-      const gate = sources?.admission();
-      if (gate) this.set(gate.active);
-    },
-  });
-  new Gauge({
-    name: "gw_router_admission_limit",
-    help:
-      "Operations admission lets run at once now (engine.adaptive_concurrency, or the fixed engine.max_concurrent_operations; -1: no limit).",
-    registers,
-    collect() {
-      const gate = sources?.admission();
-      if (gate) this.set(Number.isFinite(gate.limit) ? gate.limit : -1);
-    },
-  });
-  new Gauge({
-    name: "gw_router_admission_queued",
-    help: "Operations waiting for an admission slot.",
-    registers,
-    collect() {
-      const gate = sources?.admission();
-      if (gate) this.set(gate.waiting);
-    },
-  });
+  registerScraped(registry, { sources, metrics: SCRAPED_RUNTIME });
   const rejected = counterSeries({
     name: "gw_router_admission_rejected_total",
     help: "Requests refused or dropped by admission, by reason.",
@@ -727,39 +527,7 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["outcome"],
     registry,
   });
-  new Gauge({
-    name: "gw_router_supergraph_age_seconds",
-    help: "Age of the serving supergraph from a registry (since it was loaded), by source.",
-    labelNames: ["source"],
-    registers,
-    collect() {
-      const status = sources?.supergraph?.();
-      if (!status || status.loadedAt === null) return;
-      this.set({ source: status.source }, (Date.now() - status.loadedAt) / 1_000);
-    },
-  });
-  new Gauge({
-    name: "gw_router_supergraph_poll_age_seconds",
-    help: "Time since a poll of the supergraph registry last succeeded, by source.",
-    labelNames: ["source"],
-    registers,
-    collect() {
-      const status = sources?.supergraph?.();
-      if (!status || status.polledAt === null) return;
-      this.set({ source: status.source }, (Date.now() - status.polledAt) / 1_000);
-    },
-  });
-  new Gauge({
-    name: "gw_router_supergraph_poll_failures",
-    help: "Polls of the supergraph registry that failed since start, by source.",
-    labelNames: ["source"],
-    registers,
-    collect() {
-      const status = sources?.supergraph?.();
-      if (!status) return;
-      this.set({ source: status.source }, status.failures);
-    },
-  });
+  registerScraped(registry, { sources, metrics: SCRAPED_SUPERGRAPH });
   const info = new Gauge({
     name: "gw_router_info",
     help: "The serving configuration and supergraph (value 1).",
@@ -931,3 +699,240 @@ const MCP_DENIAL_LEVELS: ReadonlySet<string> = new Set([
   "tool",
   "runtime",
 ]);
+
+/**
+ * A metric read from {@linkcode MetricSources} at each scrape: a gauge set to
+ * what `read` returns, or (`counter`) a counter reset to the totals kept
+ * elsewhere. A record sets one series per `label` value; undefined sets nothing.
+ */
+interface Scraped {
+  readonly name: string;
+  readonly help: string;
+  readonly label?: string;
+  readonly counter?: true;
+  read(sources: MetricSources): number | Readonly<Record<string, number>> | null | undefined;
+}
+
+/** What {@linkcode MetricSources.supergraph} reports. */
+type SupergraphStatus = NonNullable<ReturnType<NonNullable<MetricSources["supergraph"]>>>;
+
+/** Parse and plan cache figures by the `cache` label. */
+function byCache(sources: MetricSources, key: keyof CacheSize): Record<string, number> | undefined {
+  const sizes = sources.caches();
+  return sizes ? { parse: sizes.parse[key], plan: sizes.plan[key] } : undefined;
+}
+
+/** A supergraph figure by the `source` label (none while `at` is null). */
+function bySource(
+  sources: MetricSources,
+  value: (status: SupergraphStatus) => number | null,
+): Record<string, number> | undefined {
+  const status = sources.supergraph?.();
+  const figure = status ? value(status) : null;
+  return status && figure !== null ? { [status.source]: figure } : undefined;
+}
+
+/** Seconds since `at` (ms since the epoch), or null. */
+function ageOf(at: number | null): number | null {
+  return at === null ? null : (Date.now() - at) / 1_000;
+}
+
+/** The admission, memory, connection and subscription figures (in exposition order). */
+const SCRAPED_RUNTIME: readonly Scraped[] = [
+  {
+    name: "gw_router_cache_entries",
+    help: "Entries in the parse/validate and plan caches.",
+    label: "cache",
+    read: (s) => byCache(s, "size"),
+  },
+  {
+    name: "gw_router_cache_bytes",
+    help: "Estimated bytes held by the parse/validate and plan caches (their bound is in bytes).",
+    label: "cache",
+    read: (s) => byCache(s, "bytes"),
+  },
+  {
+    name: "gw_router_in_flight_bytes",
+    help: "Subgraph response bytes held by in-flight operations (the in-flight memory budget).",
+    read: (s) => s.memory?.()?.used,
+  },
+  {
+    name: "gw_router_in_flight_bytes_limit",
+    help: "The in-flight memory budget (traffic_shaping.router.max_in_flight_bytes; 0: none).",
+    read: (s) => s.memory?.()?.maxBytes,
+  },
+  {
+    name: "gw_router_in_flight_bytes_waiting_reads",
+    help: "Subgraph reads waiting for in-flight memory budget bytes to be released.",
+    read: (s) => s.memory?.()?.waiting,
+  },
+  {
+    name: "gw_router_client_connections",
+    help: "Client connections open on the listener (the connection guard's count).",
+    read: (s) => s.connections?.()?.open,
+  },
+  {
+    name: "gw_router_client_connections_closed_total",
+    help:
+      "Client connections the guard closed or refused, by limit (header_read_timeout, keep_alive_timeout, answer_timeout, max_connections).",
+    label: "limit",
+    counter: true,
+    read(s) {
+      const guard = s.connections?.();
+      return guard && {
+        header_read_timeout: guard.headerReadTimeouts,
+        keep_alive_timeout: guard.keepAliveTimeouts,
+        answer_timeout: guard.answerTimeouts ?? 0,
+        max_connections: guard.refused,
+      };
+    },
+  },
+  {
+    name: "gw_router_tls_handshake_failures_total",
+    help:
+      "TLS handshakes on the listener that failed (an untrusted or missing client certificate, a client that does not trust the router's) or timed out.",
+    counter: true,
+    read: (s) => s.connections?.()?.tlsHandshakeFailures,
+  },
+  {
+    name: "gw_router_subscriptions_active",
+    help: "Client subscriptions being served (WebSocket, SSE, multipart).",
+    read: (s) => s.subscriptions?.()?.active,
+  },
+  {
+    name: "gw_router_subscription_upstreams",
+    help: "Subgraph subscription streams open (identical subscriptions share one).",
+    read: (s) => s.subscriptions?.()?.upstreams,
+  },
+  {
+    name: "gw_router_subscription_upstreams_opened_total",
+    help: "Subgraph subscription streams opened.",
+    counter: true,
+    read: (s) => s.subscriptions?.()?.upstreamsOpened,
+  },
+  {
+    name: "gw_router_subscription_events_total",
+    help:
+      "Subscription events: received from subgraphs (direction=in), results delivered to clients (direction=out).",
+    label: "direction",
+    counter: true,
+    read(s) {
+      const subs = s.subscriptions?.();
+      return subs && { in: subs.eventsIn, out: subs.eventsOut };
+    },
+  },
+  {
+    name: "gw_router_subscriptions_refused_total",
+    help:
+      "Subscriptions refused with SUBSCRIPTION_LIMIT_REACHED, by limit: capacity (subscriptions.admission.max_cpu_share), behind (the serving thread saturated), max_total, max_per_connection.",
+    label: "reason",
+    counter: true,
+    read(s) {
+      const limits = s.subscriptions?.()?.limits;
+      return limits && {
+        capacity: limits.refusedCapacity,
+        behind: limits.refusedBehind,
+        max_total: limits.refusedMaxTotal,
+        max_per_connection: limits.refusedPerConnection,
+      };
+    },
+  },
+  {
+    name: "gw_router_subscriptions_dropped_total",
+    help:
+      "Subscriptions ended because their results waited too long: client_too_slow (SUBSCRIPTION_CLIENT_TOO_SLOW), router_behind (SUBSCRIPTION_LIMIT_REACHED).",
+    label: "reason",
+    counter: true,
+    read(s) {
+      const limits = s.subscriptions?.()?.limits;
+      return limits &&
+        { client_too_slow: limits.endedClientTooSlow, router_behind: limits.endedRouterBehind };
+    },
+  },
+  {
+    name: "gw_router_subscription_cpu_share",
+    help:
+      "The serving thread's CPU demand (share of the time, last 0.5 s) that subscription admission judges by.",
+    read: (s) => s.subscriptions?.()?.cpuShare,
+  },
+  {
+    name: "gw_router_admission_in_flight",
+    help: "Operations holding an admission slot.",
+    read: (s) => s.admission()?.active,
+  },
+  {
+    name: "gw_router_admission_limit",
+    help:
+      "Operations admission lets run at once now (engine.adaptive_concurrency, or the fixed engine.max_concurrent_operations; -1: no limit).",
+    read(s) {
+      const gate = s.admission();
+      return gate && (Number.isFinite(gate.limit) ? gate.limit : -1);
+    },
+  },
+  {
+    name: "gw_router_admission_queued",
+    help: "Operations waiting for an admission slot.",
+    read: (s) => s.admission()?.waiting,
+  },
+];
+
+/** The supergraph registry's figures (in exposition order). */
+const SCRAPED_SUPERGRAPH: readonly Scraped[] = [
+  {
+    name: "gw_router_supergraph_age_seconds",
+    help: "Age of the serving supergraph from a registry (since it was loaded), by source.",
+    label: "source",
+    read: (s) => bySource(s, (status) => ageOf(status.loadedAt)),
+  },
+  {
+    name: "gw_router_supergraph_poll_age_seconds",
+    help: "Time since a poll of the supergraph registry last succeeded, by source.",
+    label: "source",
+    read: (s) => bySource(s, (status) => ageOf(status.polledAt)),
+  },
+  {
+    name: "gw_router_supergraph_poll_failures",
+    help: "Polls of the supergraph registry that failed since start, by source.",
+    label: "source",
+    read: (s) => bySource(s, (status) => status.failures),
+  },
+];
+
+/**
+ * Registers metrics read at scrape time. Counters mirror totals the engine or
+ * the connection guard keep: each scrape resets them to those totals.
+ * @param registry Where they are exposed.
+ * @param options The live sources (none: nothing is set) and the metrics.
+ */
+function registerScraped(
+  registry: Registry,
+  options: { readonly sources: MetricSources | undefined; readonly metrics: readonly Scraped[] },
+): void {
+  const { sources } = options;
+  for (const { name, help, label, counter, read } of options.metrics) {
+    const labelNames = label === undefined ? [] : [label];
+    const collect = (metric: Gauge | Counter) => {
+      const figure = sources && read(sources);
+      if (figure === undefined || figure === null) return;
+      if (metric instanceof Counter) metric.reset();
+      const add = (labels: Record<string, string>, value: number) =>
+        metric instanceof Counter ? metric.inc(labels, value) : metric.set(labels, value);
+      if (typeof figure === "number") add({}, figure);
+      else for (const [key, value] of Object.entries(figure)) add({ [label ?? ""]: key }, value);
+    };
+    const config = { name, help, labelNames, registers: [registry] };
+    if (counter) {
+      new Counter({
+        ...config,
+        collect() {
+          collect(this);
+        },
+      });
+    } else {new Gauge({
+        ...config,
+        collect() {
+          collect(this);
+        },
+      });}
+  }
+}
