@@ -16,7 +16,7 @@ import { createLogger } from "../../lib/log/mod.ts";
 import { buildState } from "../../lib/state/mod.ts";
 import { createStores } from "../../lib/store/mod.ts";
 import { serveSubgraph } from "../../demo/subgraph.ts";
-import { REDIS_SERVER, type RedisServer, startRedis, startRedisCluster } from "./_redis.ts";
+import { REDIS_SERVER, startRedis, startRedisCluster } from "./_redis.ts";
 
 const KEY = "t".repeat(32);
 /** The directive as a subgraph declares it for the composition to keep it. */
@@ -256,32 +256,16 @@ Deno.test({
   name:
     "entity cache tags on Redis: one tag invalidation clears both replicas; tag indexes live as long as their entries",
   ignore: REDIS_SERVER === null,
-  async fn() {
-    const redis = await startRedis();
-    const graph = startGraph();
-    const storage = {
-      storage_providers: { redis: [{ id: "shared", urls: [redis.url], command_timeout: "1s" }] },
-    };
-    const cache = { storage: { provider_id: "shared", key_prefix: "gwt" } };
-    const [a, b] = await Promise.all([
-      startRouter(graph, cache, storage),
-      startRouter(graph, cache, storage),
-    ]);
-    try {
-      await connected(a, b);
-      await tagScenario(graph, a, b);
+  fn: () =>
+    onRedis(async ({ graph, routers, cli }) => {
+      const [a, b] = await routers(2, { storage: { provider_id: "shared", key_prefix: "gwt" } });
+      await tagScenario(graph, a!, b!);
       // Each index is a sorted set of keys, kept as long as its longest-lived key (60 s).
-      const ttl = Number(await redisCli(redis, "PTTL", "gwt:#tag:reviews:catalog"));
+      const ttl = Number(await cli("PTTL", "gwt:#tag:reviews:catalog"));
       assert.ok(ttl > 50_000 && ttl <= 60_000, `PTTL ${ttl}`);
-      assert.equal(await redisCli(redis, "ZCARD", "gwt:#tag:reviews:catalog"), "3");
-      assert.equal(await redisCli(redis, "TYPE", "gwt:#tag:products:products"), "zset");
-    } finally {
-      await a.close();
-      await b.close();
-      await graph.close();
-      await redis.stop();
-    }
-  },
+      assert.equal(await cli("ZCARD", "gwt:#tag:reviews:catalog"), "3");
+      assert.equal(await cli("TYPE", "gwt:#tag:products:products"), "zset");
+    }),
 });
 
 /** With `max_keys_per_tag: 2`, the third entity tagged "catalog" is not kept. */
@@ -317,54 +301,32 @@ Deno.test({
   name:
     "entity cache tags on Redis: an entry a full tag index cannot take is not stored (max_keys_per_tag)",
   ignore: REDIS_SERVER === null,
-  async fn() {
-    const redis = await startRedis();
-    const graph = startGraph();
-    const storage = {
-      storage_providers: { redis: [{ id: "shared", urls: [redis.url], command_timeout: "1s" }] },
-    };
-    const router = await startRouter(graph, {
-      storage: { provider_id: "shared", key_prefix: "gwf" },
-      max_keys_per_tag: 2,
-    }, storage);
-    try {
-      await connected(router);
-      await fullIndexScenario(graph, router);
-    } finally {
-      await router.close();
-      await graph.close();
-      await redis.stop();
-    }
-  },
+  fn: () =>
+    onRedis(async ({ graph, routers }) => {
+      const [router] = await routers(1, {
+        storage: { provider_id: "shared", key_prefix: "gwf" },
+        max_keys_per_tag: 2,
+      });
+      await fullIndexScenario(graph, router!);
+    }),
 });
 
 Deno.test({
   name: "entity cache on Redis: an entry over max_entry_bytes is not stored",
   ignore: REDIS_SERVER === null,
-  async fn() {
-    const redis = await startRedis();
-    const graph = startGraph();
-    const storage = {
-      storage_providers: { redis: [{ id: "shared", urls: [redis.url], command_timeout: "1s" }] },
-    };
-    // An entity entry is `<expires>:0:{"stars":N}` (~28 bytes); the root one is longer.
-    const router = await startRouter(graph, {
-      storage: { provider_id: "shared", key_prefix: "gwb" },
-      max_entry_bytes: 40,
-    }, storage);
-    try {
-      await connected(router);
-      await router.post(ONE, { id: "1" });
+  fn: () =>
+    onRedis(async ({ graph, routers, cli }) => {
+      // An entity entry is `<expires>:0:{"stars":N}` (~28 bytes); the root one is longer.
+      const [router] = await routers(1, {
+        storage: { provider_id: "shared", key_prefix: "gwb" },
+        max_entry_bytes: 40,
+      });
+      await router!.post(ONE, { id: "1" });
       graph.seen.length = 0;
-      await router.post(ONE, { id: "1" });
+      await router!.post(ONE, { id: "1" });
       assert.deepEqual(asked(graph), ["products"], "the root entry was too large to keep");
-      assert.equal(await redisCli(redis, "EXISTS", "gwb:#tag:products:product-1"), "0");
-    } finally {
-      await router.close();
-      await graph.close();
-      await redis.stop();
-    }
-  },
+      assert.equal(await cli("EXISTS", "gwb:#tag:products:product-1"), "0");
+    }),
 });
 
 Deno.test({
@@ -500,6 +462,43 @@ Deno.test("invalidation endpoint: its refusals are the router's errors (codes, s
   }
 });
 
+/** What {@linkcode onRedis} hands its scenario. */
+interface OnRedis {
+  readonly graph: Graph;
+  /** Starts `n` routers sharing the redis-server (provider "shared"), once they reach it. */
+  routers(n: number, entityCache: Record<string, unknown>): Promise<Router[]>;
+  /** `redis-cli` against the server. */
+  cli(...args: string[]): Promise<string>;
+}
+
+/** Runs `scenario` over a real redis-server and the graph; closes routers, graph and server. */
+async function onRedis(scenario: (on: OnRedis) => Promise<void>): Promise<void> {
+  const redis = await startRedis();
+  const graph = startGraph();
+  const storage = {
+    storage_providers: { redis: [{ id: "shared", urls: [redis.url], command_timeout: "1s" }] },
+  };
+  const started: Router[] = [];
+  try {
+    await scenario({
+      graph,
+      async routers(n, entityCache) {
+        const routers = await Promise.all(
+          Array.from({ length: n }, () => startRouter(graph, entityCache, storage)),
+        );
+        started.push(...routers);
+        await connected(...routers);
+        return routers;
+      },
+      cli: (...args) => cli(redis.port, ...args),
+    });
+  } finally {
+    for (const router of started) await router.close();
+    await graph.close();
+    await redis.stop();
+  }
+}
+
 /** Waits until the routers' Redis answers (the client connects in the background). */
 async function connected(...routers: Router[]): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -513,10 +512,6 @@ async function connected(...routers: Router[]): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error("Redis did not connect");
-}
-
-function redisCli(redis: RedisServer, ...args: string[]): Promise<string> {
-  return cli(redis.port, ...args);
 }
 
 async function cli(port: number, ...args: string[]): Promise<string> {
