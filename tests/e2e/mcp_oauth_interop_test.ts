@@ -105,6 +105,55 @@ function recordingFetch(sessions: string[]): typeof fetch {
   }) as typeof fetch;
 }
 
+/** What both SDK versions' clients offer the interop run. */
+interface ToolClient {
+  listTools(): Promise<{ tools: { name: string }[] }>;
+  callTool(request: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Lists the tools and calls get_hello (re-authorizing as the client asks),
+ * then closes the client: the run's outcome.
+ */
+async function listAndCall(
+  client: ToolClient,
+  run: {
+    provider: HostOAuthProvider;
+    server: OidcServer;
+    sessions: string[];
+    finish: (redirect: URL) => Promise<void>;
+    isUnauthorized: (error: unknown) => boolean;
+  },
+): Promise<Outcome> {
+  const { provider, server, sessions } = run;
+  try {
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t: { name: string }) => t.name === "execute_operation_get_hello"));
+    const result = await withReauth(
+      () => client.callTool({ name: "execute_operation_get_hello", arguments: {} }),
+      { provider, finish: run.finish, isUnauthorized: run.isUnauthorized, rounds: 4 },
+    );
+    assert.match(JSON.stringify((result as { content: unknown }).content), /Hello!/);
+    return {
+      completed: true,
+      authorizations: provider.authorizations,
+      sessions,
+      issuedScopes: [...server.issuedScopes],
+    };
+  } catch (error) {
+    return {
+      completed: false,
+      authorizations: provider.authorizations,
+      sessions,
+      issuedScopes: [...server.issuedScopes],
+      error: String(error),
+    };
+  } finally {
+    await client.close();
+  }
+}
+
 async function runV1(server: OidcServer, mcpUrl: string): Promise<Outcome> {
   const provider = new HostOAuthProvider(server);
   const sessions: string[] = [];
@@ -129,36 +178,13 @@ async function runV1(server: OidcServer, mcpUrl: string): Promise<Outcome> {
     client = new ClientV1({ name: "interop-v1", version: "1.0.0" });
     await client.connect(transport);
   }
-  try {
-    const { tools } = await client.listTools();
-    assert.ok(tools.some((t: { name: string }) => t.name === "execute_operation_get_hello"));
-    const result = await withReauth(
-      () => client.callTool({ name: "execute_operation_get_hello", arguments: {} }),
-      {
-        provider,
-        finish: (redirect) => transport.finishAuth(redirect.searchParams.get("code")!),
-        isUnauthorized: (e) => e instanceof UnauthorizedV1,
-        rounds: 4,
-      },
-    );
-    assert.match(JSON.stringify((result as { content: unknown }).content), /Hello!/);
-    return {
-      completed: true,
-      authorizations: provider.authorizations,
-      sessions,
-      issuedScopes: [...server.issuedScopes],
-    };
-  } catch (error) {
-    return {
-      completed: false,
-      authorizations: provider.authorizations,
-      sessions,
-      issuedScopes: [...server.issuedScopes],
-      error: String(error),
-    };
-  } finally {
-    await client.close();
-  }
+  return await listAndCall(client, {
+    provider,
+    server,
+    sessions,
+    finish: (redirect) => transport.finishAuth(redirect.searchParams.get("code")!),
+    isUnauthorized: (e) => e instanceof UnauthorizedV1,
+  });
 }
 
 async function runV2(server: OidcServer, mcpUrl: string): Promise<Outcome> {
@@ -185,36 +211,13 @@ async function runV2(server: OidcServer, mcpUrl: string): Promise<Outcome> {
     client = new ClientV2({ name: "interop-v2", version: "2.0.0" }, options);
     await client.connect(transport);
   }
-  try {
-    const { tools } = await client.listTools();
-    assert.ok(tools.some((t: { name: string }) => t.name === "execute_operation_get_hello"));
-    const result = await withReauth(
-      () => client.callTool({ name: "execute_operation_get_hello", arguments: {} }),
-      {
-        provider,
-        finish: (redirect) => transport.finishAuth(redirect.searchParams),
-        isUnauthorized: (e) => e instanceof UnauthorizedV2,
-        rounds: 4,
-      },
-    );
-    assert.match(JSON.stringify((result as { content: unknown }).content), /Hello!/);
-    return {
-      completed: true,
-      authorizations: provider.authorizations,
-      sessions,
-      issuedScopes: [...server.issuedScopes],
-    };
-  } catch (error) {
-    return {
-      completed: false,
-      authorizations: provider.authorizations,
-      sessions,
-      issuedScopes: [...server.issuedScopes],
-      error: String(error),
-    };
-  } finally {
-    await client.close();
-  }
+  return await listAndCall(client, {
+    provider,
+    server,
+    sessions,
+    finish: (redirect) => transport.finishAuth(redirect.searchParams),
+    isUnauthorized: (e) => e instanceof UnauthorizedV2,
+  });
 }
 
 async function withInterop(

@@ -16,6 +16,26 @@ function insufficient(f: McpFixture, scope: string, level: string, requires = sc
     `error_description="Insufficient scope for ${level} level: requires ${requires}"`;
 }
 
+/**
+ * With a token of {@linkcode ALL}, calling `tool` gets 403 naming `missing` at
+ * `level`; on the same session, a token that adds `missing` gets 200.
+ */
+async function refusedThenGranted(
+  f: McpFixture,
+  c: { tool: string; args: Record<string, unknown>; missing: string; level: string },
+): Promise<void> {
+  const token = await f.token(ALL);
+  const session = await initialize(f, token);
+  const r = await rpc(f, call(1, c.tool, c.args), { token, session });
+  assert.equal(r.status, 403);
+  assert.equal(r.challenge, insufficient(f, c.missing, c.level));
+  const ok = await rpc(f, call(2, c.tool, c.args), {
+    token: await f.token(`${ALL} ${c.missing}`),
+    session,
+  });
+  assert.equal(ok.status, 200);
+}
+
 Deno.test("spec §7.1: a request without a token gets 401 with the initialize scopes and resource_metadata", async () => {
   await withMcpFixture({}, async (f) => {
     const r = await rpc(f, { jsonrpc: "2.0", id: 1, method: "ping" });
@@ -86,21 +106,13 @@ Deno.test("spec §7.1 method level: tools/call without the tools_call scopes get
 });
 
 Deno.test("spec §5.3 rule 2 / §7.1 built-in level: built-in scopes are additive to tools_call", async () => {
-  await withMcpFixture({}, async (f) => {
-    const token = await f.token(ALL);
-    const session = await initialize(f, token);
-    const r = await rpc(f, call(1, "get_operation_info", { operationName: "GetHello" }), {
-      token,
-      session,
-    });
-    assert.equal(r.status, 403);
-    assert.equal(r.challenge, insufficient(f, "mcp:info", "built-in"));
-    const ok = await rpc(f, call(2, "get_operation_info", { operationName: "GetHello" }), {
-      token: await f.token(`${ALL} mcp:info`),
-      session,
-    });
-    assert.equal(ok.status, 200);
-  });
+  await withMcpFixture({}, (f) =>
+    refusedThenGranted(f, {
+      tool: "get_operation_info",
+      args: { operationName: "GetHello" },
+      missing: "mcp:info",
+      level: "built-in",
+    }));
 });
 
 Deno.test("spec §5.3 rule 2: with tools_call empty only the built-in tool scope is checked", async () => {
@@ -156,21 +168,13 @@ Deno.test("spec §7.2 best group: ties go to the first group, which is sent whol
 });
 
 Deno.test("spec §5.3 rule 3: per-tool scopes come from @requiresScopes of fields reached through fragments", async () => {
-  await withMcpFixture({}, async (f) => {
-    const token = await f.token(ALL);
-    const session = await initialize(f, token);
-    const r = await rpc(f, call(1, "execute_operation_get_profile", { id: "1" }), {
-      token,
-      session,
-    });
-    assert.equal(r.status, 403);
-    assert.equal(r.challenge, insufficient(f, "read:email", "tool"));
-    const ok = await rpc(f, call(2, "execute_operation_get_profile", { id: "1" }), {
-      token: await f.token(`${ALL} read:email`),
-      session,
-    });
-    assert.equal(ok.status, 200);
-  });
+  await withMcpFixture({}, (f) =>
+    refusedThenGranted(f, {
+      tool: "execute_operation_get_profile",
+      args: { id: "1" },
+      missing: "read:email",
+      level: "tool",
+    }));
 });
 
 Deno.test("spec §5.3 rule 4: execute_graphql is not checked at the per-tool level", async () => {
