@@ -51,14 +51,33 @@ async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
   }
 }
 
-Deno.test("issue 2: startRouter binds port 0, serves health and reports the bound URL", async () => {
+/**
+ * Starts the router (logging into `lines`) on a {@linkcode workspace} of
+ * BASE_CONFIG, runs `scenario`, then shuts it down and removes the workspace.
+ */
+async function withRouter(
+  options: { watch?: boolean; debounceMs?: number },
+  scenario: (
+    on: { dir: string; lines: string[]; router: Awaited<ReturnType<typeof startRouter>> },
+  ) => Promise<void>,
+): Promise<void> {
   const dir = await workspace(BASE_CONFIG);
   const lines: string[] = [];
   const router = await startRouter({
     configPath: join(dir, "config.yaml"),
     log: createLogger({ write: (line) => lines.push(line) }),
+    ...options,
   });
   try {
+    await scenario({ dir, lines, router });
+  } finally {
+    await router.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("issue 2: startRouter binds port 0, serves health and reports the bound URL", async () => {
+  await withRouter({}, async ({ lines, router }) => {
     assert.match(router.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.notEqual(router.url, "http://127.0.0.1:0");
     assert.equal(router.state().config.listen_addr, router.url.slice("http://".length));
@@ -69,20 +88,11 @@ Deno.test("issue 2: startRouter binds port 0, serves health and reports the boun
       l.msg === "GW Router listening"
     );
     assert.equal(started?.graphql, `${router.url}/graphql`);
-  } finally {
-    await router.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("DESIGN §4: reload swaps the state; a failed reload logs an error and keeps the old state", async () => {
-  const dir = await workspace(BASE_CONFIG);
-  const lines: string[] = [];
-  const router = await startRouter({
-    configPath: join(dir, "config.yaml"),
-    log: createLogger({ write: (line) => lines.push(line) }),
-  });
-  try {
+  await withRouter({}, async ({ dir, lines, router }) => {
     const before = router.state();
     await Deno.writeTextFile(join(dir, "config.yaml"), BASE_CONFIG + "graphql_path: /gql\n");
     assert.equal(await router.reload(), true);
@@ -104,23 +114,12 @@ Deno.test("DESIGN §4: reload swaps the state; a failed reload logs an error and
     assert.equal(failure?.path, "graphql_path");
     assert.equal(failure?.code, "CONFIG_INVALID");
     assert.notEqual(await status(`${router.url}/gql?query={hello}`), 404);
-  } finally {
-    await router.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("DESIGN §4: a change of the supergraph or an operation file reloads (debounced)", async () => {
-  const dir = await workspace(BASE_CONFIG);
-  const lines: string[] = [];
-  const router = await startRouter({
-    configPath: join(dir, "config.yaml"),
-    log: createLogger({ write: (line) => lines.push(line) }),
-    watch: true,
-    debounceMs: 50,
-  });
-  const reloads = () => lines.filter((line) => line.includes("Configuration reloaded")).length;
-  try {
+  await withRouter({ watch: true, debounceMs: 50 }, async ({ dir, lines, router }) => {
+    const reloads = () => lines.filter((line) => line.includes("Configuration reloaded")).length;
     const first = router.state();
     await Deno.writeTextFile(join(dir, "super.graphql"), supergraph("greeting"));
     await waitFor(() => router.state() !== first);
@@ -146,10 +145,7 @@ Deno.test("DESIGN §4: a change of the supergraph or an operation file reloads (
     await Deno.writeTextFile(join(dir, "notes.txt"), "unrelated");
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(router.state(), third);
-  } finally {
-    await router.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("issue 2: `main.ts serve` logs its URLs and the ART warning, reloads on SIGHUP, stops on SIGTERM", async () => {
