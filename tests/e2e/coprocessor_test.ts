@@ -9,13 +9,14 @@
  */
 import assert from "node:assert/strict";
 import { type Coprocessor, startCoprocessor } from "../../docs/examples/apollo_coprocessor.ts";
+import { readUntil, review, type SubscriptionFixture, until } from "./_subscription_fixture.ts";
 import {
-  readUntil,
-  review,
-  type SubscriptionFixture,
-  until,
-  withFixture,
-} from "./_subscription_fixture.ts";
+  connectCall,
+  graphqlCall,
+  mcpCall,
+  sseCall,
+  withOperationsRouter,
+} from "./_facet_calls.ts";
 
 const OPERATIONS = {
   "UserName.graphql": `query UserName { user(id: "u1") { name } }`,
@@ -24,7 +25,6 @@ const OPERATIONS = {
 };
 
 const KEY = { "x-api-key": "let-me-in" };
-const JSON_HEADERS = { "content-type": "application/json" };
 
 /** The coprocessor config: Apollo's shape. */
 function coprocessorConfig(url: string) {
@@ -41,88 +41,21 @@ async function withCoprocessorRouter(
   run: (fixture: SubscriptionFixture, coprocessor: Coprocessor) => Promise<void>,
   options: { readonly url?: string } = {},
 ) {
-  const dir = await Deno.makeTempDir({ prefix: "gw_coproc_ops_" });
   const coprocessor = startCoprocessor();
   try {
-    for (const [name, text] of Object.entries(OPERATIONS)) {
-      await Deno.writeTextFile(`${dir}/${name}`, text);
-    }
-    await withFixture({
-      config: {
-        operations_dir: dir,
-        connect_rpc: { enabled: true, package: "test.v1", service: "UserService" },
-        coprocessor: coprocessorConfig(options.url ?? coprocessor.url),
-      },
+    await withOperationsRouter({
+      operations: OPERATIONS,
+      config: { coprocessor: coprocessorConfig(options.url ?? coprocessor.url) },
+      prefix: "gw_coproc_ops_",
     }, (fixture) => run(fixture, coprocessor));
   } finally {
     await coprocessor.close();
-    await Deno.remove(dir, { recursive: true });
   }
-}
-
-function graphql(
-  fixture: SubscriptionFixture,
-  query: string,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return fetch(fixture.httpUrl, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, ...headers },
-    body: JSON.stringify({ query }),
-  });
-}
-
-function connectCall(
-  fixture: SubscriptionFixture,
-  method: string,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return fetch(`${fixture.router.url}/test.v1.UserService/${method}`, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, "connect-protocol-version": "1", ...headers },
-    body: "{}",
-  });
-}
-
-function mcpCall(
-  fixture: SubscriptionFixture,
-  tool: string,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return fetch(`${fixture.router.url}/mcp`, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, accept: "application/json, text/event-stream", ...headers },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: {
-        name: tool,
-        arguments: {},
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
-}
-
-function sse(
-  fixture: SubscriptionFixture,
-  query: string,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return fetch(fixture.httpUrl, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, accept: "text/event-stream", ...headers },
-    body: JSON.stringify({ query }),
-  });
 }
 
 Deno.test("issue 40: the coprocessor's RouterRequest break 401 ends the request on GraphQL, Connect, MCP and a subscription; nothing is fetched", async () => {
   await withCoprocessorRouter(async (fixture) => {
-    const answered = await graphql(fixture, OPERATIONS["UserName.graphql"]);
+    const answered = await graphqlCall(fixture, OPERATIONS["UserName.graphql"]);
     assert.equal(answered.status, 401);
     const body = await answered.json();
     assert.equal(body.errors[0].message, "Not authenticated: send x-api-key");
@@ -139,7 +72,7 @@ Deno.test("issue 40: the coprocessor's RouterRequest break 401 ends the request 
     assert.equal(mcp.status, 401);
     assert.equal((await mcp.json()).error.message, "Not authenticated: send x-api-key");
 
-    const stream = await sse(fixture, OPERATIONS["Reviews.graphql"]);
+    const stream = await sseCall(fixture, OPERATIONS["Reviews.graphql"]);
     assert.equal(stream.status, 401);
     await stream.body?.cancel();
 
@@ -165,7 +98,7 @@ Deno.test("issue 40: the coprocessor's SubgraphRequest header reaches every subg
       for (const headers of sent) assert.equal(headers.get("x-coprocessor"), "seen", what);
     };
     let from = 0;
-    const answered = await graphql(fixture, OPERATIONS["UserName.graphql"], KEY);
+    const answered = await graphqlCall(fixture, OPERATIONS["UserName.graphql"], KEY);
     assert.deepEqual(await answered.json(), { data: { user: { name: "Ada" } } });
     tagged(from, "GraphQL");
 
@@ -181,7 +114,7 @@ Deno.test("issue 40: the coprocessor's SubgraphRequest header reaches every subg
     tagged(from, "MCP");
 
     from = fixture.entityHeaders.length;
-    const stream = await sse(fixture, OPERATIONS["Reviews.graphql"], KEY);
+    const stream = await sseCall(fixture, OPERATIONS["Reviews.graphql"], KEY);
     await until(() => fixture.feed.open === 1, "the upstream subscription");
     fixture.feed.publish(review("r1"));
     assert.match(await readUntil(stream, /Ada/), /"name":"Ada"/);
@@ -191,7 +124,7 @@ Deno.test("issue 40: the coprocessor's SubgraphRequest header reaches every subg
 
 Deno.test("issue 40: the coprocessor's SupergraphRequest break 403 refuses an operation by name on every facet", async () => {
   await withCoprocessorRouter(async (fixture) => {
-    const answered = await graphql(fixture, OPERATIONS["Blocked.graphql"], KEY);
+    const answered = await graphqlCall(fixture, OPERATIONS["Blocked.graphql"], KEY);
     assert.equal(answered.status, 403);
     const body = await answered.json();
     assert.equal(body.errors[0].message, "The coprocessor refuses Blocked");
@@ -205,7 +138,11 @@ Deno.test("issue 40: the coprocessor's SupergraphRequest break 403 refuses an op
     assert.equal(mcp.result?.isError, true);
     assert.match(mcp.result.content[0].text, /The coprocessor refuses Blocked/);
 
-    const stream = await sse(fixture, "subscription BlockedReviews { reviewAdded { id } }", KEY);
+    const stream = await sseCall(
+      fixture,
+      "subscription BlockedReviews { reviewAdded { id } }",
+      KEY,
+    );
     assert.match(await readUntil(stream, /complete/), /ERR_BLOCKED/);
 
     assert.deepEqual(fixture.entityQueries, []);
@@ -215,7 +152,7 @@ Deno.test("issue 40: the coprocessor's SupergraphRequest break 403 refuses an op
 
 Deno.test("issue 40: the router speaks Apollo's coprocessor JSON (version, stage, control, id, headers as lists, body, context, path, method, uri, serviceName)", async () => {
   await withCoprocessorRouter(async (fixture, coprocessor) => {
-    const answered = await graphql(fixture, OPERATIONS["UserName.graphql"], {
+    const answered = await graphqlCall(fixture, OPERATIONS["UserName.graphql"], {
       ...KEY,
       "x-request-id": "req-protocol-1",
     });
@@ -250,7 +187,7 @@ Deno.test("issue 40: a coprocessor that is down or past its timeout fails the re
   const port = closed.addr.port;
   closed.close();
   await withCoprocessorRouter(async (fixture) => {
-    const answered = await graphql(fixture, OPERATIONS["UserName.graphql"], KEY);
+    const answered = await graphqlCall(fixture, OPERATIONS["UserName.graphql"], KEY);
     assert.equal(answered.status, 502);
     const body = await answered.json();
     assert.equal(body.errors[0].extensions.code, "COPROCESSOR_FAILED");
@@ -262,7 +199,7 @@ Deno.test("issue 40: a coprocessor that is down or past its timeout fails the re
     assert.deepEqual(fixture.entityQueries, []);
   }, { url: `http://127.0.0.1:${port}/` });
   await withCoprocessorRouter(async (fixture) => {
-    const answered = await graphql(fixture, OPERATIONS["UserName.graphql"], {
+    const answered = await graphqlCall(fixture, OPERATIONS["UserName.graphql"], {
       ...KEY,
       "x-slow": "1",
     });

@@ -15,6 +15,7 @@ import {
   until,
   withFixture,
 } from "./_subscription_fixture.ts";
+import { connectCall, mcpCall, withOperationsRouter } from "./_facet_calls.ts";
 
 const PLUGIN = fileURLToPath(new URL("../../docs/examples/tag_and_block.ts", import.meta.url));
 
@@ -30,54 +31,18 @@ const DEADLINE_MS = 10_000;
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
-async function withPluginRouter(run: (fixture: SubscriptionFixture) => Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "gw_plugin_ops_" });
-  try {
-    for (const [name, text] of Object.entries(OPERATIONS)) {
-      await Deno.writeTextFile(`${dir}/${name}`, text);
-    }
-    await withFixture({
-      config: {
-        operations_dir: dir,
-        connect_rpc: { enabled: true, package: "test.v1", service: "UserService" },
-        batching: { enabled: true },
-        plugins: [{
-          path: PLUGIN,
-          config: { header: "x-gateway", value: "gw", blocked: ["Blocked", "BlockedReviews"] },
-        }],
-      },
-    }, run);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-function mcpCall(fixture: SubscriptionFixture, tool: string): Promise<Response> {
-  return fetch(`${fixture.router.url}/mcp`, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, accept: "application/json, text/event-stream" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: {
-        name: tool,
-        arguments: {},
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
-}
-
-function connectCall(fixture: SubscriptionFixture, method: string): Promise<Response> {
-  return fetch(`${fixture.router.url}/test.v1.UserService/${method}`, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, "connect-protocol-version": "1" },
-    body: "{}",
-  });
+function withPluginRouter(run: (fixture: SubscriptionFixture) => Promise<void>) {
+  return withOperationsRouter({
+    operations: OPERATIONS,
+    config: {
+      batching: { enabled: true },
+      plugins: [{
+        path: PLUGIN,
+        config: { header: "x-gateway", value: "gw", blocked: ["Blocked", "BlockedReviews"] },
+      }],
+    },
+    prefix: "gw_plugin_ops_",
+  }, run);
 }
 
 /** Every subgraph request since `from` carried the plugin's header. */

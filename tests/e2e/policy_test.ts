@@ -11,14 +11,14 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { startCoprocessor } from "../../docs/examples/apollo_coprocessor.ts";
+import { readUntil, review, type SubscriptionFixture, until } from "./_subscription_fixture.ts";
 import {
-  readUntil,
-  review,
-  type SubscriptionFixture,
-  type SubscriptionFixtureOptions,
-  until,
-  withFixture,
-} from "./_subscription_fixture.ts";
+  connectCall,
+  graphqlCall,
+  mcpCall,
+  sseCall,
+  withOperationsRouter,
+} from "./_facet_calls.ts";
 
 const PLUGIN = fileURLToPath(new URL("./_policy_plugin.ts", import.meta.url));
 const OPERATIONS = {
@@ -31,26 +31,14 @@ const DENIED = {
   extensions: { code: "UNAUTHORIZED_FIELD_OR_TYPE" },
 };
 
-async function withPolicyRouter(
+function withPolicyRouter(
   config: Record<string, unknown>,
   run: (fixture: SubscriptionFixture) => Promise<void>,
 ) {
-  const dir = await Deno.makeTempDir({ prefix: "gw_policy_ops_" });
-  try {
-    for (const [name, text] of Object.entries(OPERATIONS)) {
-      await Deno.writeTextFile(`${dir}/${name}`, text);
-    }
-    const options: SubscriptionFixtureOptions = {
-      config: {
-        ...config,
-        operations_dir: dir,
-        connect_rpc: { enabled: true, package: "test.v1", service: "UserService" },
-      },
-    };
-    await withFixture(options, run);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  return withOperationsRouter(
+    { operations: OPERATIONS, config, prefix: "gw_policy_ops_" },
+    run,
+  );
 }
 
 /** Checks every facet with these headers: `note` served (granted) or null + error (denied). */
@@ -59,13 +47,9 @@ async function checkFacets(
   headers: Record<string, string>,
   granted: boolean,
 ): Promise<void> {
-  const json = { "content-type": "application/json", ...headers };
   const from = fixture.entityQueries.length;
-  const graphql = await (await fetch(fixture.httpUrl, {
-    method: "POST",
-    headers: json,
-    body: JSON.stringify({ query: OPERATIONS["UserNote.graphql"] }),
-  })).json();
+  const graphql = await (await graphqlCall(fixture, OPERATIONS["UserNote.graphql"], headers))
+    .json();
   if (granted) {
     assert.deepEqual(graphql, { data: { user: { name: "Ada", note: "Likes tea" } } });
   } else {
@@ -78,11 +62,7 @@ async function checkFacets(
     );
   }
 
-  const connect = await fetch(`${fixture.router.url}/test.v1.UserService/UserNote`, {
-    method: "POST",
-    headers: { ...json, "connect-protocol-version": "1" },
-    body: "{}",
-  });
+  const connect = await connectCall(fixture, "UserNote", headers);
   const connectBody = await connect.json();
   if (granted) assert.deepEqual(connectBody, { user: { name: "Ada", note: "Likes tea" } });
   else {
@@ -90,31 +70,11 @@ async function checkFacets(
     assert.equal(connectBody.message, "Unauthorized field or type");
   }
 
-  const mcp = await (await fetch(`${fixture.router.url}/mcp`, {
-    method: "POST",
-    headers: { ...json, accept: "application/json, text/event-stream" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: {
-        name: "execute_operation_user_note",
-        arguments: {},
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  })).json();
+  const mcp = await (await mcpCall(fixture, "execute_operation_user_note", headers)).json();
   assert.equal(mcp.result?.isError, !granted, JSON.stringify(mcp));
   assert.match(mcp.result.content[0].text, granted ? /Likes tea/ : /Unauthorized field or type/);
 
-  const stream = await fetch(fixture.httpUrl, {
-    method: "POST",
-    headers: { ...json, accept: "text/event-stream" },
-    body: JSON.stringify({ query: OPERATIONS["NotesFeed.graphql"] }),
-  });
+  const stream = await sseCall(fixture, OPERATIONS["NotesFeed.graphql"], headers);
   await until(() => fixture.feed.open === 1, "the upstream subscription");
   fixture.feed.publish(review("r1"));
   const events = await readUntil(stream, /event: next/);
