@@ -46,6 +46,27 @@ function deadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> 
   ]).finally(() => clearTimeout(timer));
 }
 
+/** The errors a refused graphql-ws subscription ends with. */
+type GraphQLErrors = { message: string; extensions: { code: string } }[];
+
+/**
+ * Subscribes `query` and settles with what comes first, within `ms`: the
+ * error (a refusal), or "an event" / "complete" (not refused).
+ */
+function firstEnd(client: Client, on: { query: string; ms: number }): Promise<unknown> {
+  return deadline(
+    new Promise<unknown>((resolve) => {
+      client.subscribe({ query: on.query }, {
+        next: () => resolve("an event"),
+        error: resolve,
+        complete: () => resolve("complete"),
+      });
+    }),
+    on.ms,
+    "the refusal",
+  );
+}
+
 /** A raw `graphql-transport-ws` connection: messages received, its close. */
 async function rawSocket(fixture: SubscriptionFixture) {
   const socket = new WebSocket(fixture.wsUrl, "graphql-transport-ws");
@@ -100,17 +121,7 @@ for (const [profile, config] of PROFILES) {
       const closes: CloseEvent[] = [];
       const client = wsClient(fixture, closes);
       try {
-        const failure = deadline(
-          new Promise<unknown>((resolve) => {
-            client.subscribe({ query: FEED + " ".repeat(MAX) }, {
-              next: () => resolve("an event"),
-              error: resolve,
-              complete: () => resolve("complete"),
-            });
-          }),
-          5000,
-          "the refusal",
-        );
+        const failure = firstEnd(client, { query: FEED + " ".repeat(MAX), ms: 5000 });
         const error = await failure as CloseEvent;
         assert.equal(error.code, 1009);
         assert.match(error.reason, /^message too big: over subscriptions\.max_message_bytes/);
@@ -195,17 +206,7 @@ for (const [profile, config] of PROFILES) {
           return n >= 40;
         }, "events published");
         await until(() => readers.every((r) => r.got.length === n), "every event delivered");
-        const refused = await deadline(
-          new Promise<unknown>((resolve) => {
-            client.subscribe({ query: FEED }, {
-              next: () => resolve("an event"),
-              error: resolve,
-              complete: () => resolve("complete"),
-            });
-          }),
-          5000,
-          "the refusal",
-        ) as { message: string; extensions: { code: string } }[];
+        const refused = await firstEnd(client, { query: FEED, ms: 5000 }) as GraphQLErrors;
         assert.equal(refused[0]?.extensions.code, "SUBSCRIPTION_LIMIT_REACHED");
         // Over the share, or (on a loaded machine) the thread saturated: both are capacity.
         assert.match(refused[0]!.message, /subscriptions\.admission\.max_cpu_share|saturated/);
@@ -291,17 +292,7 @@ Deno.test("issue 39 (production profile): a router whose thread is saturated (a 
       setTimeout(spin, 0);
       await until(() => subs.capacity?.behind === true || !spinning, "the saturation");
       assert.equal(subs.capacity?.behind, true, "the sampler saw the thread saturated");
-      const refused = await deadline(
-        new Promise<unknown>((resolve) => {
-          late.subscribe({ query: FEED }, {
-            next: () => resolve("an event"),
-            error: resolve,
-            complete: () => resolve("complete"),
-          });
-        }),
-        8000,
-        "the refusal",
-      ) as { message: string; extensions: { code: string } }[];
+      const refused = await firstEnd(late, { query: FEED, ms: 8000 }) as GraphQLErrors;
       spinning = false;
       assert.equal(refused[0]?.extensions.code, "SUBSCRIPTION_LIMIT_REACHED");
       assert.match(refused[0]!.message, /saturated/);
