@@ -123,6 +123,34 @@ async function postGraphql(
   return { status: response.status, json: await response.json() };
 }
 
+/** Calls an MCP tool on the router (stateless, protocol 2026-07-28). */
+function callTool(
+  router: RunningRouter,
+  call: { readonly name: string; readonly args: unknown },
+): Promise<Response> {
+  return fetch(`${router.url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: call.name,
+        arguments: call.args,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+}
+
 const CROSS_QUERY = `{
   product(upc: "5") {
     name
@@ -252,26 +280,9 @@ Deno.test({
         JSON.stringify(json.errors),
       );
       // The same on MCP tools (OAuth off: every caller is anonymous).
-      const mcp = await fetch(`${router.url}/mcp`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2026-07-28",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: {
-            name: "execute_operation_get_user_account",
-            arguments: example.variables,
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientCapabilities": {},
-            },
-          },
-        }),
+      const mcp = await callTool(router, {
+        name: "execute_operation_get_user_account",
+        args: example.variables,
       });
       const text = await mcp.text();
       assert.equal(mcp.status, 200, text);
@@ -292,26 +303,9 @@ Deno.test("issue 18: reject_operation_if_unauthorized refuses the MCP tool whose
       log: silentLogger,
     });
     try {
-      const mcp = await fetch(`${router.url}/mcp`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2026-07-28",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: {
-            name: "execute_operation_get_user_account",
-            arguments: OPERATION_EXAMPLES.GetUserAccount!.variables,
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientCapabilities": {},
-            },
-          },
-        }),
+      const mcp = await callTool(router, {
+        name: "execute_operation_get_user_account",
+        args: OPERATION_EXAMPLES.GetUserAccount!.variables,
       });
       const body = await mcp.json();
       assert.equal(body.result.isError, true);
