@@ -19,54 +19,13 @@ import {
 } from "../lib/engine/mod.ts";
 import { actualCost, estimateOperation, estimatePlan } from "../lib/engine/cost/mod.ts";
 import { planFor } from "../lib/engine/pipeline/prepare_plan.ts";
-import { BENCH_QUERY, BENCH_SUPERGRAPH } from "./_federation_fixture.ts";
+import { BENCH_QUERY, BENCH_SUPERGRAPH, benchSubgraphFetch } from "./_federation_fixture.ts";
 
 let _sink: unknown;
 const model = buildSupergraph(BENCH_SUPERGRAPH);
 
-// The subgraphs answer from memory, as in limits_bench.ts (6 users, 5 top products, 2 reviews each).
-const users = Array.from({ length: 6 }, (_, i) => ({
-  __typename: "User",
-  id: `${i + 1}`,
-  username: `user${i}`,
-  name: `User ${i}`,
-}));
-const products = Array.from({ length: 9 }, (_, i) => ({
-  __typename: "Product",
-  upc: `${i + 1}`,
-  name: `Product ${i}`,
-  price: 100 + i,
-  weight: 10 + i,
-  inStock: i % 2 === 0,
-  shippingEstimate: 5 + i,
-}));
-const review = (i: number) => ({
-  __typename: "Review",
-  id: `${i + 1}`,
-  body: "A review body of a reasonable length. ".repeat(3),
-  product: { __typename: "Product", upc: `${(i % 9) + 1}` },
-  author: { __typename: "User", id: `${(i % 6) + 1}`, username: `user${i % 6}` },
-});
-async function fetch(request: Request): Promise<Response> {
-  const { query, variables } = await request.json() as {
-    query: string;
-    variables: { representations?: { __typename: string; upc?: string; id?: string }[] };
-  };
-  const payload = query.includes("_entities")
-    ? {
-      data: {
-        _entities: (variables.representations ?? []).map((r, i) =>
-          r.__typename === "Product"
-            ? { ...products[Number(r.upc) - 1], reviews: [review(i), review(i + 1)] }
-            : r.__typename === "Review"
-            ? review(i)
-            : { ...users[Number(r.id) - 1], reviews: [review(i), review(i + 2)] }
-        ),
-      },
-    }
-    : { data: { users, topProducts: products.slice(0, 5) } };
-  return Response.json(payload);
-}
+// The subgraphs answer from memory (6 users, 5 top products, 2 reviews each).
+const fetch = benchSubgraphFetch();
 
 const engine = createEngine(model, {
   fetch,

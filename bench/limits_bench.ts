@@ -20,7 +20,7 @@ import {
 import { createHandler } from "../lib/http/mod.ts";
 import { silentLogger } from "../lib/log/mod.ts";
 import { buildState } from "../lib/state/mod.ts";
-import { BENCH_QUERY, BENCH_SUPERGRAPH } from "./_federation_fixture.ts";
+import { BENCH_QUERY, BENCH_SUPERGRAPH, benchSubgraphFetch } from "./_federation_fixture.ts";
 
 let _sink: unknown;
 const document = parse(BENCH_QUERY);
@@ -38,55 +38,7 @@ Deno.bench("limits: parse of the same text (reference)", { group: "limits" }, ()
 });
 
 // Whole requests: every subgraph answers with the same in-memory body per request body.
-const users = Array.from({ length: 6 }, (_, i) => ({
-  __typename: "User",
-  id: `${i + 1}`,
-  username: `user${i}`,
-  name: `User ${i}`,
-}));
-const products = Array.from({ length: 9 }, (_, i) => ({
-  __typename: "Product",
-  upc: `${i + 1}`,
-  name: `Product ${i}`,
-  price: 100 + i,
-  weight: 10 + i,
-  inStock: i % 2 === 0,
-  shippingEstimate: 5 + i,
-}));
-const review = (i: number) => ({
-  __typename: "Review",
-  id: `${i + 1}`,
-  body: "A review body of a reasonable length. ".repeat(3),
-  product: { __typename: "Product", upc: `${(i % 9) + 1}` },
-  author: { __typename: "User", id: `${(i % 6) + 1}`, username: `user${i % 6}` },
-});
-const answers = new Map<string, string>();
-function fetch(request: Request): Promise<Response> {
-  return request.text().then((body) => {
-    const cached = answers.get(body);
-    if (cached) return new Response(cached);
-    const { query, variables } = JSON.parse(body) as {
-      query: string;
-      variables: { representations?: { __typename: string; upc?: string; id?: string }[] };
-    };
-    const payload = query.includes("_entities")
-      ? {
-        data: {
-          _entities: (variables.representations ?? []).map((r, i) =>
-            r.__typename === "Product"
-              ? { ...products[Number(r.upc) - 1], reviews: [review(i), review(i + 1)] }
-              : r.__typename === "Review"
-              ? review(i)
-              : { ...users[Number(r.id) - 1], reviews: [review(i), review(i + 2)] }
-          ),
-        },
-      }
-      : { data: { users, topProducts: products.slice(0, 5) } };
-    const text = JSON.stringify(payload);
-    answers.set(body, text);
-    return new Response(text);
-  });
-}
+const fetch = benchSubgraphFetch({ memo: true });
 
 const state = await buildState({
   config: parseConfig({}),

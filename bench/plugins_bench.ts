@@ -13,58 +13,13 @@
  */
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { composeSupergraph } from "../lib/compose/mod.ts";
+import { TWO_SUBGRAPHS_QUERY, TWO_SUBGRAPHS_SDL, twoSubgraphsFetch } from "./_two_subgraphs.ts";
 
 const LIB = new URL("../lib/", import.meta.url);
 const OTHER = Deno.env.get("GW_LIB");
 
-const LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
-const composed = composeSupergraph([
-  {
-    name: "products",
-    url: "http://products.invalid/graphql",
-    sdl: `${LINK}
-type Query { topProducts: [Product!]! }
-type Product @key(fields: "upc") { upc: ID! name: String! price: Int! }`,
-  },
-  {
-    name: "reviews",
-    url: "http://reviews.invalid/graphql",
-    sdl: `${LINK}
-type Product @key(fields: "upc") { upc: ID! reviews: [Review!]! }
-type Review { id: ID! body: String! }`,
-  },
-]);
-if (!composed.ok) throw new Error("bench supergraph does not compose");
-
-const PRODUCTS = JSON.stringify({
-  data: {
-    topProducts: Array.from({ length: 5 }, (_, i) => ({
-      __typename: "Product",
-      upc: `p${i}`,
-      name: `Product ${i}`,
-      price: 10 * i,
-    })),
-  },
-});
-const REVIEWS = JSON.stringify({
-  data: {
-    _entities: Array.from({ length: 5 }, (_, i) => ({
-      reviews: [{ id: `r${i}`, body: `Review ${i}` }, { id: `s${i}`, body: `Other ${i}` }],
-    })),
-  },
-});
-function subgraphs(request: Request): Promise<Response> {
-  return Promise.resolve(
-    new Response(request.url.startsWith("http://products") ? PRODUCTS : REVIEWS, {
-      headers: { "content-type": "application/json" },
-    }),
-  );
-}
-
 const QUERY = JSON.stringify({
-  query: "query Top { topProducts { upc name price reviews { id body } } }",
+  query: TWO_SUBGRAPHS_QUERY,
 });
 
 type Handle = (request: Request) => Promise<Response>;
@@ -81,10 +36,10 @@ async function handlerWith(lib: URL, config: Record<string, unknown>): Promise<H
       baseDir: fileURLToPath(new URL("./", import.meta.url)),
     }),
     log: silentLogger,
-    supergraphSdl: composed.ok ? composed.supergraphSdl : "",
+    supergraphSdl: TWO_SUBGRAPHS_SDL,
     operationFiles: [],
     traceKeyPem: null,
-    fetch: subgraphs,
+    fetch: twoSubgraphsFetch,
   });
   return createHandler(() => state);
 }

@@ -23,7 +23,7 @@ import process from "node:process";
 import { execute as graphqlExecute, parse as graphqlParse } from "graphql";
 import { BENCH_QUERY, BENCH_SUPERGRAPH } from "./_federation_fixture.ts";
 import { buildSubgraph, SUBGRAPH_NAMES } from "./load/subgraphs/schemas.ts";
-import { composeSupergraph } from "../lib/compose/mod.ts";
+import { TWO_SUBGRAPHS_QUERY, TWO_SUBGRAPHS_SDL, twoSubgraphsFetch } from "./_two_subgraphs.ts";
 import { parseConfig } from "../lib/config/mod.ts";
 import { createHandler } from "../lib/http/mod.ts";
 import { createLogger, silentLogger } from "../lib/log/mod.ts";
@@ -34,50 +34,6 @@ import {
   createTelemetry,
   type Telemetry,
 } from "../lib/telemetry/mod.ts";
-
-const LINK =
-  'extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])';
-const composed = composeSupergraph([
-  {
-    name: "products",
-    url: "http://products.invalid/graphql",
-    sdl: `${LINK}
-type Query { topProducts: [Product!]! }
-type Product @key(fields: "upc") { upc: ID! name: String! price: Int! }`,
-  },
-  {
-    name: "reviews",
-    url: "http://reviews.invalid/graphql",
-    sdl: `${LINK}
-type Product @key(fields: "upc") { upc: ID! reviews: [Review!]! }
-type Review { id: ID! body: String! }`,
-  },
-]);
-if (!composed.ok) throw new Error("bench supergraph does not compose");
-
-const PRODUCTS = JSON.stringify({
-  data: {
-    topProducts: Array.from({ length: 5 }, (_, i) => ({
-      __typename: "Product",
-      upc: `p${i}`,
-      name: `Product ${i}`,
-      price: 10 * i,
-    })),
-  },
-});
-const REVIEWS = JSON.stringify({
-  data: {
-    _entities: Array.from({ length: 5 }, (_, i) => ({
-      reviews: [{ id: `r${i}`, body: `Review ${i}` }, { id: `s${i}`, body: `Other ${i}` }],
-    })),
-  },
-});
-// deno-lint-ignore require-await
-async function subgraphs(request: Request): Promise<Response> {
-  return new Response(request.url.startsWith("http://products") ? PRODUCTS : REVIEWS, {
-    headers: { "content-type": "application/json" },
-  });
-}
 
 const FEDERATION = Deno.args.includes("--federation");
 const ARGS = Deno.args.filter((arg) => !arg.startsWith("--"));
@@ -103,9 +59,7 @@ async function federationSubgraphs(request: Request): Promise<Response> {
 }
 
 const QUERY = JSON.stringify({
-  query: FEDERATION
-    ? BENCH_QUERY
-    : "query Top { topProducts { upc name price reviews { id body } } }",
+  query: FEDERATION ? BENCH_QUERY : TWO_SUBGRAPHS_QUERY,
 });
 /** Requests in flight at once (16: the default admission gate). */
 const CONCURRENCY = FEDERATION ? 16 : 1;
@@ -114,10 +68,10 @@ async function handlerWith(telemetry: Telemetry | undefined) {
   const state = await buildState({
     config: parseConfig(FEDERATION ? {} : { engine: { max_concurrent_operations: 0 } }),
     log: silentLogger,
-    supergraphSdl: FEDERATION ? BENCH_SUPERGRAPH : composed.ok ? composed.supergraphSdl : "",
+    supergraphSdl: FEDERATION ? BENCH_SUPERGRAPH : TWO_SUBGRAPHS_SDL,
     operationFiles: [],
     traceKeyPem: null,
-    fetch: FEDERATION ? federationSubgraphs : subgraphs,
+    fetch: FEDERATION ? federationSubgraphs : twoSubgraphsFetch,
     ...(telemetry ? { telemetry } : {}),
   });
   return createHandler(() => state);

@@ -46,46 +46,12 @@ GATEWAY_PORT="${GATEWAY_PORT:-14410}"
 ROUTER_CMD="${ROUTER_CMD:-deno run -A --unstable-net main.ts serve}"
 RESULTS_DIR="${RESULTS_DIR:-$HERE/results}"
 
-log() { printf '[load %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+LOG_TAG=load
+# shellcheck source=bench/load/_lib.sh
+source "$HERE/_lib.sh"
 command -v wrk >/dev/null || die "wrk is not installed (apt-get install wrk)"
 command -v deno >/dev/null || die "deno is not on PATH"
-pin() { if command -v taskset >/dev/null && [[ -n "$1" ]]; then echo "taskset -c $1"; fi; }
-
-GROUPS_STARTED=()
-start_group() { # LOGFILE CPUS cmd... -> STARTED_PID (= its process group id)
-  local logfile="$1" cpus="$2"; shift 2
-  # shellcheck disable=SC2046
-  setsid $(pin "$cpus") "$@" >"$logfile" 2>&1 </dev/null &
-  STARTED_PID=$!
-  GROUPS_STARTED+=("$STARTED_PID")
-}
-stop_group() { # PGID
-  local pg="$1" i
-  if kill -0 -- "-$pg" 2>/dev/null; then
-    kill -TERM -- "-$pg" 2>/dev/null || true
-    for i in $(seq 1 50); do kill -0 -- "-$pg" 2>/dev/null || break; sleep 0.1; done
-    kill -0 -- "-$pg" 2>/dev/null && kill -KILL -- "-$pg" 2>/dev/null || true
-  fi
-  wait "$pg" 2>/dev/null || true
-}
-cleanup() { local pg; for pg in "${GROUPS_STARTED[@]}"; do stop_group "$pg"; done; }
-trap cleanup EXIT
-
-wait_ok() { # URL BODYFILE SECONDS -> 0 when a POST (or GET without body) answers 200
-  local url="$1" body="$2" n=$(( $3 * 10 )) i code
-  for ((i = 0; i < n; i++)); do
-    if [[ -n "$body" ]]; then
-      code=$(curl -s -o /dev/null -w '%{http_code}' -H 'content-type: application/json' \
-        --data-binary "@$body" "$url" 2>/dev/null || true)
-    else
-      code=$(curl -s -o /dev/null -w '%{http_code}' "$url" 2>/dev/null || true)
-    fi
-    [[ "$code" == 200 ]] && return 0
-    sleep 0.1
-  done
-  return 1
-}
+trap stop_groups EXIT
 
 rss_sampler() { # PID OUTFILE: max RSS (KiB) of the process, every 0.25 s, until it exits
   local pid="$1" out="$2" max=0 kb
@@ -101,13 +67,7 @@ mkdir -p "$RUN_DIR"
 TSV="$RESULTS_DIR/results.tsv"
 [[ -f "$TSV" ]] || printf 'time\ttarget\tcpus\trps\tp50_ms\tp99_ms\trss_peak_mib\terrors\tsubgraph_req_per_req\tsut_cpu_pct\tcpu_ms_per_req\n' >"$TSV"
 
-# Subgraphs: one Deno process, four paths.
-start_group "$RUN_DIR/subgraphs.log" "$LOAD_CPUS" env SUBGRAPH_PORT="$SUBGRAPH_PORT" \
-  deno run --allow-net --allow-env --allow-read --config "$ROOT/deno.json" "$HERE/subgraphs/server.ts"
-SUBGRAPHS_PID=$STARTED_PID
-wait_ok "http://127.0.0.1:$SUBGRAPH_PORT/health" "" 60 || { cat "$RUN_DIR/subgraphs.log" >&2; die "subgraphs did not start"; }
-sed -E "s#http://127\.0\.0\.1:[0-9]+/#http://127.0.0.1:$SUBGRAPH_PORT/#g" \
-  "$HERE/fixtures/supergraph.graphql" >"$RUN_DIR/supergraph.graphql"
+start_subgraphs "$RUN_DIR"
 
 check_json() { # EXPECTED ACTUAL -> 0 when deep-equal (key order ignored)
   deno eval --quiet 'import assert from "node:assert/strict";
