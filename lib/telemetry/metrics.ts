@@ -18,7 +18,9 @@ import {
   counterSeries,
   gaugeSeries,
   histogramSeries,
+  type HistogramSeriesConfig,
   observe,
+  type SeriesConfig,
   type SeriesNode,
   type ValueCell,
 } from "./_series.ts";
@@ -252,7 +254,6 @@ const OTHER_METHOD = "_OTHER";
  */
 export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterMetrics {
   const registry = new Registry();
-  const registers = [registry];
   const max = options.maxLabelValues ?? 200;
   const operationNames: BoundedLabel = createBoundedLabel(max);
   const clientNames: BoundedLabel = createBoundedLabel(max);
@@ -262,183 +263,160 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
 
   // Series recorded per request or per fetch are cells (`_series.ts`):
   // prom-client's own inc/observe re-validate and re-hash labels on each call.
-  const active = gaugeSeries({
+  const counter = (c: Omit<SeriesConfig, "registry">) => counterSeries({ ...c, registry });
+  const gauge = (c: Omit<SeriesConfig, "registry">) => gaugeSeries({ ...c, registry });
+  const histogram = (c: Omit<HistogramSeriesConfig, "registry">) =>
+    histogramSeries({ ...c, registry });
+  const active = gauge({
     name: "http_server_active_requests",
     help: "Number of active HTTP server requests (OpenTelemetry http.server.active_requests).",
     labelNames: ["http_request_method"],
-    registry,
   });
-  const serverDuration = histogramSeries({
+  const serverDuration = histogram({
     name: "http_server_request_duration_seconds",
     help: "Duration of HTTP server requests (OpenTelemetry http.server.request.duration).",
     labelNames: ["http_request_method", "http_route", "http_response_status_code"],
     buckets: DURATION_BUCKETS,
-    registry,
   });
-  const clientDuration = histogramSeries({
+  const clientDuration = histogram({
     name: "http_client_request_duration_seconds",
     help: "Duration of subgraph HTTP requests (OpenTelemetry http.client.request.duration).",
     labelNames: ["subgraph", "http_response_status_code"],
     buckets: DURATION_BUCKETS,
-    registry,
   });
-  const operations = counterSeries({
+  const operations = counter({
     name: "gw_router_operations_total",
     help: "GraphQL operations by name, type, client and outcome (GraphQL errors apart from HTTP).",
     labelNames: ["operation_name", "operation_type", "outcome", "client_name", "client_version"],
-    registry,
   });
-  const graphqlErrors = counterSeries({
+  const graphqlErrors = counter({
     name: "gw_router_graphql_errors_total",
     help: "GraphQL errors in responses, by extensions.code.",
     labelNames: ["code"],
-    registry,
   });
-  const fetches = counterSeries({
+  const fetches = counter({
     name: "gw_router_subgraph_fetches_total",
     help: "Subgraph fetches by subgraph and outcome.",
     labelNames: ["subgraph", "outcome"],
-    registry,
   });
-  const retries = counterSeries({
+  const retries = counter({
     name: "gw_router_subgraph_retries_total",
     help: "Subgraph requests retried.",
     labelNames: ["subgraph"],
-    registry,
   });
-  const parts = counterSeries({
+  const parts = counter({
     name: "gw_router_incremental_parts_total",
     help: "Parts of incremental (@defer) answers sent, by kind: primary, deferred, last.",
     labelNames: ["kind"],
-    registry,
   });
-  const budgetExhausted = counterSeries({
+  const budgetExhausted = counter({
     name: "gw_router_subgraph_retry_budget_exhausted_total",
     help: "Subgraph retries not sent because the subgraph's retry budget was spent.",
     labelNames: ["subgraph"],
-    registry,
   });
-  const shares = counterSeries({
+  const shares = counter({
     name: "gw_router_single_flight_shared_total",
     help: "Subgraph responses shared with an identical in-flight request (single flight).",
     labelNames: ["subgraph"],
-    registry,
   });
-  const cacheHits = counterSeries({
+  const cacheHits = counter({
     name: "gw_router_cache_hits_total",
     help: "Parse/validate and plan cache hits.",
     labelNames: ["cache"],
-    registry,
   });
-  const cacheMisses = counterSeries({
+  const cacheMisses = counter({
     name: "gw_router_cache_misses_total",
     help: "Parse/validate and plan cache misses.",
     labelNames: ["cache"],
-    registry,
   });
   registerScraped(registry, { sources, metrics: SCRAPED_RUNTIME });
-  const rejected = counterSeries({
+  const rejected = counter({
     name: "gw_router_admission_rejected_total",
     help: "Requests refused or dropped by admission, by reason.",
     labelNames: ["reason"],
-    registry,
   });
-  const mcp = counterSeries({
+  const mcp = counter({
     name: "gw_router_mcp_requests_total",
     help: "MCP requests by JSON-RPC method, tool and outcome.",
     labelNames: ["method", "tool", "outcome"],
-    registry,
   });
-  const connect = counterSeries({
+  const connect = counter({
     name: "gw_router_connect_requests_total",
     help: "Connect RPC calls by method and Connect code.",
     labelNames: ["method", "code"],
-    registry,
   });
-  const jwks = counterSeries({
+  const jwks = counter({
     name: "gw_router_jwks_refreshes_total",
     help: "JWKS refreshes by outcome.",
     labelNames: ["outcome"],
-    registry,
   });
-  const rateLimited = counterSeries({
+  const rateLimited = counter({
     name: "gw_router_rate_limited_total",
     help:
       "Requests over their rate limit, by facet and outcome (rejected, logged, fail_open, fail_closed).",
     labelNames: ["facet", "outcome"],
-    registry,
   });
-  const pluginHooks = counterSeries({
+  const pluginHooks = counter({
     name: "gw_router_plugin_hooks_total",
     help: "Plugin hooks that stopped a request, by plugin, hook and outcome (refused, failed).",
     labelNames: ["plugin", "hook", "outcome"],
-    registry,
   });
-  const coprocessorCalls = counterSeries({
+  const coprocessorCalls = counter({
     name: "gw_router_coprocessor_calls_total",
     help: "Coprocessor calls by stage and outcome (continue, break, failed, failed_open).",
     labelNames: ["stage", "outcome"],
-    registry,
   });
-  const batches = counterSeries({
+  const batches = counter({
     name: "gw_router_batches_total",
     help: "Batched requests (batching), by outcome: answered, disabled, too_large.",
     labelNames: ["outcome"],
-    registry,
   });
   const batchOperations = new Counter({
     name: "gw_router_batch_operations_total",
     help: "Operations of answered batches (each is also in gw_router_operations_total).",
     registers: [registry],
   });
-  const uploads = counterSeries({
+  const uploads = counter({
     name: "gw_router_uploads_total",
     help: "File uploads (file_uploads), by outcome: streamed, refused.",
     labelNames: ["outcome"],
-    registry,
   });
   const uploadBytes = new Counter({
     name: "gw_router_upload_bytes_total",
     help: "Bytes of uploaded files streamed to subgraphs.",
     registers: [registry],
   });
-  const storeFallbacks = counterSeries({
+  const storeFallbacks = counter({
     name: "gw_router_store_fallbacks_total",
     help: "Shared-store calls answered by the feature's fallback (Redis unavailable), by feature.",
     labelNames: ["feature"],
-    registry,
   });
-  const cacheLookups = counterSeries({
+  const cacheLookups = counter({
     name: "gw_router_entity_cache_lookups_total",
     help: "Entity cache lookups of fetches, by subgraph, type and outcome (hit, partial, miss).",
     labelNames: ["subgraph", "type", "outcome"],
-    registry,
   });
-  const cacheStored = counterSeries({
+  const cacheStored = counter({
     name: "gw_router_entity_cache_stored_total",
     help: "Entity cache entries stored, by subgraph and type.",
     labelNames: ["subgraph", "type"],
-    registry,
   });
-  const cacheBytes = counterSeries({
+  const cacheBytes = counter({
     name: "gw_router_entity_cache_stored_bytes_total",
     help: "Bytes of entity cache entries stored, by subgraph and type.",
     labelNames: ["subgraph", "type"],
-    registry,
   });
-  const cacheSkipped = counterSeries({
+  const cacheSkipped = counter({
     name: "gw_router_entity_cache_skipped_total",
     help:
       "Entity cache entries not stored, by subgraph, type and reason (too_large, tag_index_full, unavailable).",
     labelNames: ["subgraph", "type", "reason"],
-    registry,
   });
-  const cacheInvalidated = counterSeries({
+  const cacheInvalidated = counter({
     name: "gw_router_entity_cache_invalidated_total",
     help:
       "Entity cache entries removed by invalidation, by subgraph, type and kind (subgraph, type, entity, cache_tag).",
     labelNames: ["subgraph", "type", "kind"],
-    registry,
   });
   const storeUp = new Gauge({
     name: "gw_router_store_available",
@@ -446,47 +424,42 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["provider"],
     registers: [registry],
   });
-  const persisted = counterSeries({
+  const persisted = counter({
     name: "gw_router_persisted_query_refusals_total",
     help:
       "Operations that are not trusted documents, refused by the safelist or logged (log_unknown).",
     labelNames: ["outcome"],
-    registry,
   });
-  const reloads = counterSeries({
+  const reloads = counter({
     name: "gw_router_reloads_total",
     help: "Configuration reloads by outcome.",
     labelNames: ["outcome"],
-    registry,
   });
   registerScraped(registry, { sources, metrics: SCRAPED_SUPERGRAPH });
   const info = new Gauge({
     name: "gw_router_info",
     help: "The serving configuration and supergraph (value 1).",
     labelNames: ["config_hash", "supergraph_hash", "version"],
-    registers,
+    registers: [registry],
   });
-  const mcpDenied = counterSeries({
+  const mcpDenied = counter({
     name: "gw_router_mcp_denied_total",
     help:
       "MCP requests refused for their token: 401 (level token) or 403 by the failing scope gate.",
     labelNames: ["level"],
-    registry,
   });
-  const costEstimated = histogramSeries({
+  const costEstimated = histogram({
     name: "gw_router_cost_estimated",
     help: "Estimated cost of operations (demand control, static_estimated), by result.",
     labelNames: ["result"],
     buckets: COST_BUCKETS,
-    registry,
   });
-  const costActual = histogramSeries({
+  const costActual = histogram({
     name: "gw_router_cost_actual",
     help:
       "Actual cost of answers (demand control: the estimate's rules on the real data), by result.",
     labelNames: ["result"],
     buckets: COST_BUCKETS,
-    registry,
   });
   const mcpMethods = createBoundedLabel(50);
   const mcpTools = createBoundedLabel(max);
