@@ -392,6 +392,42 @@ Deno.test("issue 16: a scrape moves counts into the registry once: scrapes and J
   assert.equal(text.includes('cache="parse"'), false);
 });
 
+Deno.test("issue 16: counters read at scrape mirror the totals kept elsewhere: scraped twice, never doubled", async () => {
+  let opened = 2;
+  const metrics = createRouterMetrics({
+    sources: {
+      admission: () => null,
+      caches: () => null,
+      connections: () => ({
+        open: 1,
+        headerReadTimeouts: 3,
+        keepAliveTimeouts: 0,
+        refused: 1,
+        tlsHandshakeFailures: 4,
+      }),
+      subscriptions: () => ({
+        active: 1,
+        upstreams: 1,
+        eventsIn: 5,
+        eventsOut: 7,
+        upstreamsOpened: opened,
+      }),
+    },
+  });
+  for (const expected of [2, 2, 6]) {
+    opened = expected;
+    const text = await metrics.text();
+    assert.equal(sample(text, "gw_router_subscription_upstreams_opened_total"), expected);
+    assert.equal(sample(text, 'gw_router_subscription_events_total{direction="out"}'), 7);
+    assert.equal(
+      sample(text, 'gw_router_client_connections_closed_total{limit="header_read_timeout"}'),
+      3,
+    );
+    assert.equal(sample(text, "gw_router_tls_handshake_failures_total"), 4);
+    assert.equal(sample(text, "gw_router_client_connections"), 1);
+  }
+});
+
 Deno.test("issue 16: a bounded label stays bounded when raw values are remembered", () => {
   const label = createBoundedLabel(2);
   const long = "x".repeat(64);
