@@ -10,12 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
-import { parseConfig } from "../../lib/config/mod.ts";
-import { createHandler } from "../../lib/http/mod.ts";
-import { createLogger } from "../../lib/log/mod.ts";
-import { buildState } from "../../lib/state/mod.ts";
-import { createStores } from "../../lib/store/mod.ts";
 import { serveSubgraph } from "../../demo/subgraph.ts";
+import { startCacheRouter } from "./_entity_cache_router.ts";
 import { REDIS_SERVER, startRedis, startRedisCluster } from "./_redis.ts";
 
 const KEY = "t".repeat(32);
@@ -94,55 +90,28 @@ async function startRouter(
   entityCache: Record<string, unknown> = {},
   extra: Record<string, unknown> = {},
 ): Promise<Router> {
-  const config = parseConfig({
-    supergraph_path: "unused.graphql",
-    mcp: { enabled: false },
-    entity_cache: {
-      enabled: true,
-      invalidation: { enabled: true, shared_key: KEY },
-      ...entityCache,
+  const router = await startCacheRouter(graph.sdl, {
+    config: {
+      entity_cache: {
+        enabled: true,
+        invalidation: { enabled: true, shared_key: KEY },
+        ...entityCache,
+      },
+      ...extra,
     },
-    ...extra,
   });
-  const log = createLogger({ level: "error", write: () => {} });
-  const stores = createStores(config, { log });
-  const state = await buildState({
-    config,
-    log,
-    supergraphSdl: graph.sdl,
-    operationFiles: [],
-    traceKeyPem: null,
-    stores,
-  });
-  const handle = createHandler(() => state);
   return {
-    handle: (request) => handle(request),
+    handle: router.handle,
     async post(query, variables = {}) {
-      const response = await handle(
-        new Request("http://router/graphql", {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ query, variables }),
-        }),
-      );
+      const response = await router.post({ query, variables });
       assert.equal(response.status, 200);
       const body = await response.json();
       // Entries are written after the answer: let them land.
       await new Promise((resolve) => setTimeout(resolve, 30));
       return body;
     },
-    invalidate: (body) =>
-      handle(
-        new Request("http://router/invalidation", {
-          method: "POST",
-          headers: { authorization: KEY, "content-type": "application/json" },
-          body: JSON.stringify(body),
-        }),
-      ),
-    async close() {
-      state.keySources.close();
-      await stores.close();
-    },
+    invalidate: (body) => router.invalidate(body, KEY),
+    close: router.close,
   };
 }
 

@@ -16,6 +16,7 @@ import { createLogger } from "../../lib/log/mod.ts";
 import { buildState, type RouterState } from "../../lib/state/mod.ts";
 import { createStores } from "../../lib/store/mod.ts";
 import { serveSubgraph } from "../../demo/subgraph.ts";
+import { startCacheRouter } from "./_entity_cache_router.ts";
 import { REDIS_SERVER, startRedis } from "./_redis.ts";
 
 const FED =
@@ -96,54 +97,24 @@ async function startRouter(
   extra: Record<string, unknown> = {},
   observe: { readonly lines?: string[]; readonly fallbacks?: string[] } = {},
 ): Promise<Router & { state: RouterState }> {
-  const config = parseConfig({
-    supergraph_path: "unused.graphql",
-    mcp: { enabled: false },
-    headers: { all: { request: [{ op: "propagate", named: "x-user" }] } },
-    entity_cache: {
-      enabled: true,
-      private_id: "header:x-user",
-      invalidation: { enabled: true, shared_key: KEY },
-      ...entityCache,
+  const router = await startCacheRouter(graph.sdl, {
+    config: {
+      headers: { all: { request: [{ op: "propagate", named: "x-user" }] } },
+      entity_cache: {
+        enabled: true,
+        private_id: "header:x-user",
+        invalidation: { enabled: true, shared_key: KEY },
+        ...entityCache,
+      },
+      ...extra,
     },
-    ...extra,
+    ...observe,
   });
-  const log = createLogger({ level: "info", write: (line) => observe.lines?.push(line) });
-  const stores = createStores(config, {
-    log,
-    events: { fallback: (feature) => observe.fallbacks?.push(feature) },
-  });
-  const state = await buildState({
-    config,
-    log,
-    supergraphSdl: graph.sdl,
-    operationFiles: [],
-    traceKeyPem: null,
-    stores,
-  });
-  const handle = createHandler(() => state);
   return {
-    state,
-    post: (query, variables = {}, headers = {}) =>
-      handle(
-        new Request("http://router/graphql", {
-          method: "POST",
-          headers: { "content-type": "application/json", ...headers },
-          body: JSON.stringify({ query, variables }),
-        }),
-      ),
-    invalidate: (body, key = KEY) =>
-      handle(
-        new Request("http://router/invalidation", {
-          method: "POST",
-          headers: { authorization: key, "content-type": "application/json" },
-          body: JSON.stringify(body),
-        }),
-      ),
-    async close() {
-      state.keySources.close();
-      await stores.close();
-    },
+    state: router.state,
+    post: (query, variables = {}, headers = {}) => router.post({ query, variables }, headers),
+    invalidate: (body, key = KEY) => router.invalidate(body, key),
+    close: () => router.close(),
   };
 }
 
