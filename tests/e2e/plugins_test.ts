@@ -15,7 +15,13 @@ import {
   until,
   withFixture,
 } from "./_subscription_fixture.ts";
-import { connectCall, mcpCall, withOperationsRouter } from "./_facet_calls.ts";
+import {
+  connectCall,
+  graphqlCall,
+  mcpCall,
+  sseCall,
+  withOperationsRouter,
+} from "./_facet_calls.ts";
 
 const PLUGIN = fileURLToPath(new URL("../../docs/examples/tag_and_block.ts", import.meta.url));
 
@@ -55,11 +61,7 @@ function assertTagged(fixture: SubscriptionFixture, from: number, what: string):
 Deno.test("issue 40: a plugin tags every subgraph request (GraphQL, Connect, MCP, a subscription's fetches)", async () => {
   await withPluginRouter(async (fixture) => {
     let from = fixture.entityHeaders.length;
-    const graphql = await fetch(fixture.httpUrl, {
-      method: "POST",
-      headers: JSON_HEADERS,
-      body: JSON.stringify({ query: OPERATIONS["UserName.graphql"] }),
-    });
+    const graphql = await graphqlCall(fixture, OPERATIONS["UserName.graphql"]);
     assert.deepEqual(await graphql.json(), { data: { user: { name: "Ada" } } });
     assertTagged(fixture, from, "GraphQL");
 
@@ -89,11 +91,7 @@ Deno.test("issue 40: a plugin tags every subgraph request (GraphQL, Connect, MCP
     assertTagged(fixture, from, "MCP");
 
     from = fixture.entityHeaders.length;
-    const sse = await fetch(fixture.httpUrl, {
-      method: "POST",
-      headers: { ...JSON_HEADERS, accept: "text/event-stream" },
-      body: JSON.stringify({ query: OPERATIONS["Reviews.graphql"] }),
-    });
+    const sse = await sseCall(fixture, OPERATIONS["Reviews.graphql"]);
     await until(() => fixture.feed.open === 1, "the upstream subscription");
     fixture.feed.publish(review("r1"));
     const events = await readUntil(sse, /Ada/);
@@ -104,11 +102,7 @@ Deno.test("issue 40: a plugin tags every subgraph request (GraphQL, Connect, MCP
 
 Deno.test("issue 40: a plugin refuses an operation by name before any fetch, on every facet", async () => {
   await withPluginRouter(async (fixture) => {
-    const graphql = await fetch(fixture.httpUrl, {
-      method: "POST",
-      headers: JSON_HEADERS,
-      body: JSON.stringify({ query: OPERATIONS["Blocked.graphql"] }),
-    });
+    const graphql = await graphqlCall(fixture, OPERATIONS["Blocked.graphql"]);
     assert.equal(graphql.status, 403);
     const body = await graphql.json();
     assert.equal(body.errors[0].message, "The operation Blocked is not allowed here");
@@ -125,11 +119,7 @@ Deno.test("issue 40: a plugin refuses an operation by name before any fetch, on 
     assert.equal(mcp.result?.isError, true, JSON.stringify(mcp));
     assert.match(mcp.result.content[0].text, /The operation Blocked is not allowed here/);
 
-    const sse = await fetch(fixture.httpUrl, {
-      method: "POST",
-      headers: { ...JSON_HEADERS, accept: "text/event-stream" },
-      body: JSON.stringify({ query: OPERATIONS["BlockedReviews.graphql"] }),
-    });
+    const sse = await sseCall(fixture, OPERATIONS["BlockedReviews.graphql"]);
     assert.match(await readUntil(sse, /complete/), /OPERATION_NOT_ALLOWED/);
 
     const client = createClient({ url: fixture.wsUrl, retryAttempts: 0 });
@@ -205,11 +195,7 @@ Deno.test("issue 40: onPlan sees the plan's subgraphs and refuses before any fet
     await withFixture({
       config: { operations_dir: dir, plugins: [{ path: plan, config: { forbidden: "products" } }] },
     }, async (fixture) => {
-      const refused = await fetch(fixture.httpUrl, {
-        method: "POST",
-        headers: JSON_HEADERS,
-        body: JSON.stringify({ query: `{ product(upc: "p1") { name } }` }),
-      });
+      const refused = await graphqlCall(fixture, `{ product(upc: "p1") { name } }`);
       assert.equal(refused.status, 403);
       const body = await refused.json();
       assert.equal(body.errors[0].message, "The plan fetches from products (products)");
@@ -218,11 +204,7 @@ Deno.test("issue 40: onPlan sees the plan's subgraphs and refuses before any fet
       assert.equal(mcp.result?.isError, true);
       assert.match(mcp.result.content[0].text, /The plan fetches from products/);
       assert.deepEqual(fixture.entityQueries, [], "nothing fetched");
-      const allowed = await fetch(fixture.httpUrl, {
-        method: "POST",
-        headers: JSON_HEADERS,
-        body: JSON.stringify({ query: OPERATIONS["UserName.graphql"] }),
-      });
+      const allowed = await graphqlCall(fixture, OPERATIONS["UserName.graphql"]);
       assert.deepEqual(await allowed.json(), { data: { user: { name: "Ada" } } });
     });
   } finally {
