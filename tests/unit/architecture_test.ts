@@ -5,7 +5,8 @@
  * the HTTP edge; the engine imports no telemetry; the engine's top level keeps
  * only its door and shared types, and every stage folder has its `mod.ts`;
  * every facet authorizes through `authorizeOperation` and nothing outside
- * `lib/auth/` decides authorization itself.
+ * `lib/auth/` decides authorization itself; no function on the request path
+ * is over 120 lines (measured on Deno's own TypeScript AST).
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
@@ -207,4 +208,178 @@ Deno.test("architecture: every facet goes through the one authorization door (au
     AUTH_INTERNALS.test(code(Deno.readTextFileSync(join(LIB, file))))
   );
   assert.deepEqual(bypassing, [], "modules deciding authorization outside lib/auth");
+});
+
+/**
+ * The longest a function on the request path may be, in lines (first to last,
+ * both counted, nested functions included).
+ */
+const MAX_FUNCTION_LINES = 120;
+
+/**
+ * Folders of `lib/` whose code never runs for a request: the config's loading
+ * and checks, composition, the supergraph's build (at start and reload), the
+ * playground's generated assets. Every other folder is on the request path (a
+ * new folder is, until it is named here).
+ */
+const OFF_REQUEST_PATH = ["config/", "compose/", "supergraph/", "playground/"];
+
+/** The listener's modules in `lib/cli/`; the rest of it (commands, `startRouter`) is startup. */
+const CLI_LISTENER =
+  /^cli\/(guarded_serve|forward|workers|_grace|_guard_answers|_node_conn|_tls_listener)\.ts$/;
+
+/** Whether `file` (relative to `lib/`) is on the request path. */
+function onRequestPath(file: string): boolean {
+  if (file.startsWith("cli/")) return CLI_LISTENER.test(file);
+  return !OFF_REQUEST_PATH.some((folder) => file.startsWith(folder));
+}
+
+/**
+ * Request-path modules left out of the rule for now. The lead removes this
+ * entry at merge: split on branch reqcost (`answerGraphQL`, `handle`).
+ */
+const SPLIT_ELSEWHERE = ["http/graphql.ts", "http/handler.ts"];
+
+/**
+ * Functions in request-path modules that run once — when the router starts or
+ * reloads, or in a command — not for each request: their own body is not
+ * checked, but every function they define (the closures that do run per
+ * request) is, each on its own.
+ */
+const RUN_ONCE: Readonly<Record<string, string>> = {
+  createRouterMetrics: "registers the metric instruments at start",
+  createSubgraphClient: "builds the subgraph clients at start and reload",
+  createHttp1Pool: "builds a subgraph's connection pool at start and reload",
+  createAdmissionGate: "builds the admission queue at start",
+  createMemoryBudget: "builds the memory budget at start",
+  createTelemetry: "builds the telemetry at start",
+  createGuard: "builds the listener's guard at start",
+  buildState: "builds the router's state at start and reload",
+  superviseWorkers: "starts and supervises the worker isolates",
+  generateOpenApi: "the `generate` command's OpenAPI document",
+};
+
+/** A function found in a module: where, its name, and its lines (first to last, nested included). */
+interface FunctionSpan {
+  readonly at: string;
+  readonly name: string;
+  readonly lines: number;
+}
+
+type AstNode = Deno.lint.Node & {
+  readonly parent?: AstNode;
+  readonly id?: { readonly name?: string } | null;
+  readonly key?: { readonly name?: string };
+};
+
+/** The name a function is known by: its own, its variable's, or its property's. */
+function functionName(node: AstNode): string {
+  if (node.id?.name) return node.id.name;
+  const parent = node.parent;
+  if (parent?.type === "MethodDefinition" || parent?.type === "Property") {
+    return parent.key?.name ?? "(computed)";
+  }
+  if (parent?.type === "VariableDeclarator") return parent.id?.name ?? "(pattern)";
+  return "(anonymous)";
+}
+
+/**
+ * Every function, function expression, method and arrow function of a module,
+ * parsed by Deno's own TypeScript parser (the lint plugin API's AST).
+ */
+function functionSpans(file: string, text: string): FunctionSpan[] {
+  const lineStarts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lineStarts.push(i + 1);
+  const lineOf = (offset: number) => {
+    let low = 0, high = lineStarts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (lineStarts[mid]! <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return low + 1;
+  };
+  const found: FunctionSpan[] = [];
+  const visit = (node: Deno.lint.Node) => {
+    found.push({
+      at: `${file}:${lineOf(node.range[0])}`,
+      name: functionName(node as AstNode),
+      lines: lineOf(node.range[1]) - lineOf(node.range[0]) + 1,
+    });
+  };
+  Deno.lint.runPlugin(
+    {
+      name: "architecture",
+      rules: {
+        "function-length": {
+          create: () => ({
+            FunctionDeclaration: visit,
+            FunctionExpression: visit,
+            ArrowFunctionExpression: visit,
+          }),
+        },
+      },
+    },
+    file,
+    text,
+  );
+  return found;
+}
+
+/** The request path's functions the rule measures, longest first. */
+function requestPathFunctions(): FunctionSpan[] {
+  const spans: FunctionSpan[] = [];
+  for (const file of sources(LIB)) {
+    if (!onRequestPath(file) || SPLIT_ELSEWHERE.includes(file)) continue;
+    spans.push(...functionSpans(file, Deno.readTextFileSync(join(LIB, file))));
+  }
+  return spans.filter((span) => !(span.name in RUN_ONCE)).sort((a, b) => b.lines - a.lines);
+}
+
+/** The functions over `max` lines, as `file:line name (N lines)`. */
+function overLong(spans: readonly FunctionSpan[], max: number): string[] {
+  return spans.filter((span) => span.lines > max)
+    .map((span) => `${span.at} ${span.name} (${span.lines} lines)`);
+}
+
+Deno.test(`architecture: no request-path function over ${MAX_FUNCTION_LINES} lines`, () => {
+  const spans = requestPathFunctions();
+  const longest = spans[0]!;
+  console.log(
+    `longest request-path function: ${longest.at} ${longest.name}, ${longest.lines} lines`,
+  );
+  assert.deepEqual(overLong(spans, MAX_FUNCTION_LINES), []);
+});
+
+Deno.test("architecture: every run-once function exists, on the request path", () => {
+  const names = new Set<string>();
+  for (const file of sources(LIB).filter(onRequestPath)) {
+    for (const span of functionSpans(file, Deno.readTextFileSync(join(LIB, file)))) {
+      names.add(span.name);
+    }
+  }
+  assert.deepEqual(Object.keys(RUN_ONCE).filter((name) => !names.has(name)), []);
+});
+
+Deno.test("architecture: the function-length rule measures functions, methods and arrows", () => {
+  const body = (n: number) =>
+    Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join("\n");
+  const text = [
+    `function long(): void {\n${body(4)}\n}`,
+    `const arrow = (): void => {\n${body(2)}\n};`,
+    `class C {\n  method(): void {\n${body(3)}\n  }\n}`,
+    `function outer(): () => void {\n  return function inner() {\n${body(1)}\n  };\n}`,
+  ].join("\n");
+  const spans = functionSpans("x.ts", text);
+  const byName = Object.fromEntries(spans.map((span) => [span.name, span.lines]));
+  assert.deepEqual(byName, { long: 6, arrow: 4, method: 5, outer: 5, inner: 3 });
+  assert.deepEqual(overLong(spans, 5), ["x.ts:1 long (6 lines)"]);
+});
+
+Deno.test("architecture: the request path is every folder but the config, composition, supergraph build, playground and CLI commands", () => {
+  assert.ok(onRequestPath("mcp/handler.ts"));
+  assert.ok(onRequestPath("cli/guarded_serve.ts"));
+  assert.ok(onRequestPath("listen/forward.ts"), "a new folder is on the request path");
+  assert.ok(!onRequestPath("cli/serve.ts"));
+  assert.ok(!onRequestPath("config/_validate.ts"));
 });
