@@ -256,12 +256,77 @@ function decodeStrict(bytes: Uint8Array): string | undefined {
   }
 }
 
+/**
+ * A POST: the message read (media types, size, UTF-8, depth, JSON, one key a
+ * name, JSON-RPC 2.0), its id checked, the protocol revision and session
+ * settled, the scope gates passed, then the method answered.
+ */
 async function handlePost(
   request: Request,
   deps: McpDeps,
   mcp: McpState,
   caller: Caller,
 ): Promise<Response> {
+  const msg = await readMessage(request, deps, mcp);
+  if (msg instanceof Response) return msg;
+  const rawId = msg.id;
+  const isRequest = rawId !== undefined;
+  const badId = checkId(request, rawId);
+  if (badId !== null) return badId;
+  const id: JsonRpcId = isRequest ? rawId as string | number : null;
+  if (msg.method === undefined && isResponse(msg)) {
+    // A response or error from the client: nothing to do.
+    return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
+  }
+  if (typeof msg.method !== "string") {
+    return rpcError(request, null, 400, -32600, invalidMessage(msg.method !== undefined));
+  }
+  const method = msg.method;
+  const params = msg.params;
+  const protocol = await settleProtocol(request, { mcp, caller, id, method, params });
+  if (protocol instanceof Response) return protocol;
+  if (!isRequest) {
+    return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
+  }
+  const { modern, headerVersion } = protocol;
+  // Without the header a session client speaks 2025-03-26 (transport spec).
+  const structured = modern || (headerVersion !== null && STRUCTURED_VERSIONS.has(headerVersion));
+  const toolName = method === "tools/call" && isRecord(params) && typeof params.name === "string"
+    ? params.name
+    : undefined;
+  if (mcp.oauth) {
+    const decision = mcp.challengeAllLevels && method === "tools/call"
+      ? checkCallAllLevels(mcp.policy, caller.scopes, toolName)
+      : checkRequest(mcp.policy, caller.scopes, method, toolName);
+    if (!decision.allow) {
+      return scopeDenied(request, { mcp, caller, decision, id, telemetry: deps.telemetry ?? null });
+    }
+  }
+  return await answerMethod({
+    request,
+    deps,
+    mcp,
+    caller,
+    id,
+    method,
+    params,
+    modern,
+    structured,
+    session: protocol.session,
+    toolName,
+  });
+}
+
+/**
+ * The POST body as a JSON-RPC 2.0 message, or the error response naming what
+ * was wrong with it: its media types, size, UTF-8, nesting, JSON, a key given
+ * twice, a batch, or not a JSON-RPC 2.0 object.
+ */
+async function readMessage(
+  request: Request,
+  deps: McpDeps,
+  mcp: McpState,
+): Promise<JsonRpcMessage | Response> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!JSON_MEDIA_TYPE.test(contentType)) {
     return rpcError(request, null, 415, -32600, "Content-Type must be application/json");
@@ -322,12 +387,14 @@ async function handlePost(
   if (!isRecord(message) || message.jsonrpc !== "2.0") {
     return rpcError(request, null, 400, -32600, "Invalid request: expected a JSON-RPC 2.0 object");
   }
-  const msg = message as JsonRpcMessage;
-  const rawId = msg.id;
-  const isRequest = rawId !== undefined;
+  return message as JsonRpcMessage;
+}
+
+/** The 400 for an id that is not a string or a safe integer, or is too long; else null. */
+function checkId(request: Request, rawId: unknown): Response | null {
   // MCP ids are strings or integers. A number JSON cannot write back exactly (1e400 parses
   // to Infinity, 2^53 + 1 to 2^53, 1e29 is echoed as 1e+29) would never match the client's.
-  if (isRequest && typeof rawId !== "string" && !Number.isSafeInteger(rawId)) {
+  if (rawId !== undefined && typeof rawId !== "string" && !Number.isSafeInteger(rawId)) {
     return rpcError(
       request,
       null,
@@ -345,20 +412,36 @@ async function handlePost(
       `Invalid request: id is longer than ${MAX_ID_LENGTH} characters`,
     );
   }
-  const id: JsonRpcId = isRequest ? rawId as string | number : null;
-  if (msg.method === undefined && isResponse(msg)) {
-    // A response or error from the client: nothing to do.
-    return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
-  }
-  if (typeof msg.method !== "string") {
-    return rpcError(request, null, 400, -32600, invalidMessage(msg.method !== undefined));
-  }
-  const method = msg.method;
-  const params = msg.params;
-  const headerVersion = request.headers.get("mcp-protocol-version");
-  const requestedMeta = metaVersion(params);
+  return null;
+}
+
+/** The protocol a message speaks: the stateless revision, or a session revision and its session. */
+interface Protocol {
+  /** The stateless revision (`MODERN_PROTOCOL_VERSION`). */
+  readonly modern: boolean;
   /** The verified session (session revisions, after initialize). */
-  let session: string | null = null;
+  readonly session: string | null;
+  readonly headerVersion: string | null;
+}
+
+/**
+ * The message's protocol revision: the stateless one (its routing headers
+ * agreeing with the body, its version the one served), `initialize`, or a
+ * session revision with a verified session; else the error response.
+ */
+async function settleProtocol(
+  request: Request,
+  message: {
+    readonly mcp: McpState;
+    readonly caller: Caller;
+    readonly id: JsonRpcId;
+    readonly method: string;
+    readonly params: unknown;
+  },
+): Promise<Protocol | Response> {
+  const { mcp, caller, id, method } = message;
+  const headerVersion = request.headers.get("mcp-protocol-version");
+  const requestedMeta = metaVersion(message.params);
   const modern = method !== "initialize" &&
     (requestedMeta !== undefined || headerVersion === MODERN_PROTOCOL_VERSION ||
       method === "server/discover");
@@ -384,52 +467,71 @@ async function handlePost(
         data: { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: shown },
       });
     }
-  } else if (method === "initialize") {
-    // Sessions start here; nothing to check.
-  } else {
-    if (
-      headerVersion !== null &&
-      !(SESSION_PROTOCOL_VERSIONS as readonly string[]).includes(headerVersion)
-    ) {
-      return rpcError(
-        request,
-        id,
-        400,
-        -32600,
-        `Unsupported MCP-Protocol-Version: ${clipForMessage(headerVersion)}`,
-      );
-    }
-    const checked = await checkSession(request, { mcp, caller, id });
-    if (checked instanceof Response) return checked;
-    session = checked;
+    return { modern, session: null, headerVersion };
   }
-  if (!isRequest) {
-    return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
-  }
-  // Without the header a session client speaks 2025-03-26 (transport spec).
-  const structured = modern || (headerVersion !== null && STRUCTURED_VERSIONS.has(headerVersion));
-  const toolName = method === "tools/call" && isRecord(params) && typeof params.name === "string"
-    ? params.name
-    : undefined;
-  if (mcp.oauth) {
-    const decision = mcp.challengeAllLevels && method === "tools/call"
-      ? checkCallAllLevels(mcp.policy, caller.scopes, toolName)
-      : checkRequest(mcp.policy, caller.scopes, method, toolName);
-    if (!decision.allow) {
-      return scopeDenied(request, { mcp, caller, decision, id, telemetry: deps.telemetry ?? null });
-    }
-  }
-  const ok = (result: Record<string, unknown>, headers: HeadersInit = {}) =>
-    json(
+  // Sessions start at initialize: nothing to check.
+  if (method === "initialize") return { modern, session: null, headerVersion };
+  if (
+    headerVersion !== null &&
+    !(SESSION_PROTOCOL_VERSIONS as readonly string[]).includes(headerVersion)
+  ) {
+    return rpcError(
       request,
-      { jsonrpc: "2.0", id, result: modern ? { resultType: "complete", ...result } : result },
-      { status: 200, headers },
+      id,
+      400,
+      -32600,
+      `Unsupported MCP-Protocol-Version: ${clipForMessage(headerVersion)}`,
     );
+  }
+  const checked = await checkSession(request, { mcp, caller, id });
+  if (checked instanceof Response) return checked;
+  return { modern, session: checked, headerVersion };
+}
+
+/** A JSON-RPC request past the gates, with what its method's answer needs. */
+interface MethodCall {
+  readonly request: Request;
+  readonly deps: McpDeps;
+  readonly mcp: McpState;
+  readonly caller: Caller;
+  readonly id: JsonRpcId;
+  readonly method: string;
+  readonly params: unknown;
+  readonly modern: boolean;
+  /** The revision has structured tool output. */
+  readonly structured: boolean;
+  readonly session: string | null;
+  readonly toolName: string | undefined;
+}
+
+/** The 200 with `result` (marked complete on the stateless revision). */
+function resultResponse(
+  call: MethodCall,
+  result: Record<string, unknown>,
+  headers: HeadersInit = {},
+): Response {
+  return json(
+    call.request,
+    {
+      jsonrpc: "2.0",
+      id: call.id,
+      result: call.modern ? { resultType: "complete", ...result } : result,
+    },
+    { status: 200, headers },
+  );
+}
+
+/** Answers a request by its method. */
+async function answerMethod(call: MethodCall): Promise<Response> {
+  const { request, deps, mcp, id, method } = call;
   switch (method) {
     case "initialize": {
+      const params = call.params;
       const version = negotiate(isRecord(params) ? params.protocolVersion : undefined);
-      const sessionId = await issueSessionId(mcp.sessionKey, subjectOf(caller), { now: mcp.now() });
-      return ok({
+      const sessionId = await issueSessionId(mcp.sessionKey, subjectOf(call.caller), {
+        now: mcp.now(),
+      });
+      return resultResponse(call, {
         protocolVersion: version,
         capabilities: SESSION_CAPABILITIES,
         serverInfo: SERVER_INFO,
@@ -438,7 +540,7 @@ async function handlePost(
       }, { "mcp-session-id": sessionId });
     }
     case "server/discover":
-      return ok({
+      return resultResponse(call, {
         supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
         capabilities: MODERN_CAPABILITIES,
         serverInfo: SERVER_INFO,
@@ -449,92 +551,109 @@ async function handlePost(
         _meta: { "io.modelcontextprotocol/serverInfo": SERVER_INFO },
       });
     case "ping":
-      return ok({});
-    case "logging/setLevel": {
-      const level = isRecord(params) ? params.level : undefined;
-      if (session === null) {
-        return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
-      }
-      if (!isLogLevel(level)) {
-        return rpcError(
-          request,
-          id,
-          200,
-          -32602,
-          "Invalid params: level must be an RFC 5424 level",
-        );
-      }
-      mcp.streams.setLevel(session, level);
-      return ok({});
-    }
-    case "subscriptions/listen": {
-      if (!modern) return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
-      // Its answer is an event stream: a client that cannot take one would wait on bytes it drops.
-      const accept = request.headers.get("accept");
-      if (accept !== null && !/text\/event-stream|\*\/\*|text\/\*/i.test(accept)) {
-        return rpcError(
-          request,
-          id,
-          406,
-          -32600,
-          "subscriptions/listen answers with an event stream: Accept must include text/event-stream",
-        );
-      }
-      const filter = isRecord(params) ? params.notifications : undefined;
-      if (!isRecord(filter)) {
-        return rpcError(request, id, 200, -32602, "Invalid params: notifications is required");
-      }
-      const opened = mcp.streams.listen(id!, {
-        toolsListChanged: filter.toolsListChanged === true,
-        expiresAt: expiryOf(caller),
-        owner: streamOwner(caller.token),
-      });
-      if (!opened.ok) return tooManyStreams(request, id);
-      return sse(request, opened.stream);
-    }
+      return resultResponse(call, {});
+    case "logging/setLevel":
+      return setLogLevel(call);
+    case "subscriptions/listen":
+      return listen(call);
     case "tools/list":
-      return ok(
-        modern
+      return resultResponse(
+        call,
+        call.modern
           ? { tools: mcp.toolList, ttlMs: 0, cacheScope: "private" }
-          : { tools: structured ? mcp.toolList : mcp.legacyToolList },
+          : { tools: call.structured ? mcp.toolList : mcp.legacyToolList },
       );
-    case "tools/call": {
-      const tool = toolName === undefined ? undefined : mcp.toolsByName.get(toolName);
-      if (!tool) {
-        return rpcError(
-          request,
-          id,
-          200,
-          -32602,
-          `Unknown tool: ${toolName === undefined ? "(missing name)" : clipForMessage(toolName)}`,
-        );
-      }
-      const args = isRecord(params) && params.arguments !== undefined ? params.arguments : {};
-      if (!isRecord(args)) {
-        return ok({ ...toolText("Invalid arguments: expected an object", true) });
-      }
-      const result = await callTool({ deps, mcp, request, caller, id, structured }, { tool, args });
-      if (result instanceof Response) return result;
-      const response = ok({ ...result });
-      if (!result.isError || session === null || !passes("error", mcp.streams.level(session))) {
-        return response;
-      }
-      // The session asked for error logs: the failure goes before the result
-      // on this POST's own stream when the client takes one, else on its GET stream.
-      const text = result.content[0]?.text ?? "";
-      const note = logNotification("error", {
-        tool: tool.name,
-        message: text.length > LOG_TEXT_LIMIT ? `${text.slice(0, LOG_TEXT_LIMIT)}…` : text,
-      });
-      if (/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
-        return sseOf(request, [note, await response.json()]);
-      }
-      mcp.streams.send(session, note);
-      return response;
-    }
+    case "tools/call":
+      return await toolsCall(call);
     default:
       return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
   }
+}
+
+/** `logging/setLevel`: the session's level for log notifications. */
+function setLogLevel(call: MethodCall): Response {
+  const { request, id, session } = call;
+  const level = isRecord(call.params) ? call.params.level : undefined;
+  if (session === null) {
+    return rpcError(request, id, 200, -32601, `Method not found: ${call.method}`);
+  }
+  if (!isLogLevel(level)) {
+    return rpcError(
+      request,
+      id,
+      200,
+      -32602,
+      "Invalid params: level must be an RFC 5424 level",
+    );
+  }
+  call.mcp.streams.setLevel(session, level);
+  return resultResponse(call, {});
+}
+
+/** `subscriptions/listen` (stateless revision): a stream of the notifications asked for. */
+function listen(call: MethodCall): Response {
+  const { request, id, mcp } = call;
+  if (!call.modern) return rpcError(request, id, 200, -32601, `Method not found: ${call.method}`);
+  // Its answer is an event stream: a client that cannot take one would wait on bytes it drops.
+  const accept = request.headers.get("accept");
+  if (accept !== null && !/text\/event-stream|\*\/\*|text\/\*/i.test(accept)) {
+    return rpcError(
+      request,
+      id,
+      406,
+      -32600,
+      "subscriptions/listen answers with an event stream: Accept must include text/event-stream",
+    );
+  }
+  const filter = isRecord(call.params) ? call.params.notifications : undefined;
+  if (!isRecord(filter)) {
+    return rpcError(request, id, 200, -32602, "Invalid params: notifications is required");
+  }
+  const opened = mcp.streams.listen(id!, {
+    toolsListChanged: filter.toolsListChanged === true,
+    expiresAt: expiryOf(call.caller),
+    owner: streamOwner(call.caller.token),
+  });
+  if (!opened.ok) return tooManyStreams(request, id);
+  return sse(request, opened.stream);
+}
+
+/** `tools/call`: runs the tool; a failure is also logged to a session that asked for errors. */
+async function toolsCall(call: MethodCall): Promise<Response> {
+  const { request, deps, mcp, caller, id, toolName, session, params } = call;
+  const tool = toolName === undefined ? undefined : mcp.toolsByName.get(toolName);
+  if (!tool) {
+    return rpcError(
+      request,
+      id,
+      200,
+      -32602,
+      `Unknown tool: ${toolName === undefined ? "(missing name)" : clipForMessage(toolName)}`,
+    );
+  }
+  const args = isRecord(params) && params.arguments !== undefined ? params.arguments : {};
+  if (!isRecord(args)) {
+    return resultResponse(call, { ...toolText("Invalid arguments: expected an object", true) });
+  }
+  const structured = call.structured;
+  const result = await callTool({ deps, mcp, request, caller, id, structured }, { tool, args });
+  if (result instanceof Response) return result;
+  const response = resultResponse(call, { ...result });
+  if (!result.isError || session === null || !passes("error", mcp.streams.level(session))) {
+    return response;
+  }
+  // The session asked for error logs: the failure goes before the result
+  // on this POST's own stream when the client takes one, else on its GET stream.
+  const text = result.content[0]?.text ?? "";
+  const note = logNotification("error", {
+    tool: tool.name,
+    message: text.length > LOG_TEXT_LIMIT ? `${text.slice(0, LOG_TEXT_LIMIT)}…` : text,
+  });
+  if (/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
+    return sseOf(request, [note, await response.json()]);
+  }
+  mcp.streams.send(session, note);
+  return response;
 }
 
 /** A client that accepts only `text/event-stream` gets the one JSON-RPC message as an SSE event. */
