@@ -6,8 +6,9 @@
  * gates run before any JSON-RPC handling: gate 1 before the body is read,
  * gates 2–4 right after the method is known, gate 5 before an inline query runs.
  *
- * Over 600 lines on purpose: the five gates and the JSON-RPC checks read in the
- * order a request meets them; split, that order would span files.
+ * The message itself (media types, size, UTF-8, JSON, id) is read in
+ * `_read_message.ts`. Over 600 lines on purpose: the five gates, the protocol
+ * revision and the methods' answers read in the order a request meets them.
  *
  * @module
  */
@@ -32,12 +33,10 @@ import {
 } from "./respond.ts";
 import { isLogLevel, logNotification, passes } from "./logging.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
+import { checkId, invalidMessage, isResponse, readMessage } from "./_read_message.ts";
 import { streamOwner } from "./streams.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
-import { readBodyOf } from "../request/context.ts";
-import { findDuplicateKey } from "../duplicate_keys.ts";
-import { checkJsonTextDepth } from "../engine/mod.ts";
 import {
   checkSession,
   expiryOf,
@@ -60,46 +59,9 @@ const PROTOCOL_META = "io.modelcontextprotocol/protocolVersion";
 /** Longest error text put in a log notification (the whole text is in the result). */
 const LOG_TEXT_LIMIT = 2000;
 const SERVER_INFO = { name: "gw-router", version: "0.43.0" } as const;
-/**
- * Longest string `id` of a request: a `subscriptions/listen` stream keeps its
- * id (and the farewell naming it) for its lifetime, so 1000 streams with ids
- * as long as the body allowed held gigabytes.
- */
-const MAX_ID_LENGTH = 1024;
-/**
- * Levels of JSON a message may nest before its text alone refuses it (far
- * past `approximate_depth_limit`, at most 1 000, which the arguments meet later;
- * JSON.parse takes 17 ms over 100 000 levels, 0.5 s over 2.4 million).
- */
-const MESSAGE_DEPTH = 100_000;
-
-/** `application/json` itself, parameters allowed (`\b` also let `application/json-seq` pass). */
-const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
 
 /** Loopback origins cannot be forged by DNS rebinding; local browser clients use them. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
-
-interface JsonRpcMessage {
-  readonly jsonrpc?: unknown;
-  readonly id?: unknown;
-  readonly method?: unknown;
-  readonly params?: unknown;
-  readonly result?: unknown;
-  readonly error?: unknown;
-}
-
-/** A JSON-RPC response: an id and exactly one of `result` and `error`. */
-function isResponse(message: JsonRpcMessage): boolean {
-  return message.id !== undefined &&
-    (message.result !== undefined) !== (message.error !== undefined);
-}
-
-/** Neither a request or notification (a string `method`) nor a response. */
-function invalidMessage(hasMethod: boolean): string {
-  return hasMethod
-    ? "Invalid request: method must be a string"
-    : "Invalid request: expected a method (request, notification) or an id with result or error (response)";
-}
 
 function rpcError(
   request: Request,
@@ -213,49 +175,6 @@ function metaVersion(params: unknown): string | undefined {
   return typeof version === "string" ? version : undefined;
 }
 
-/** Invalid UTF-8 is refused, never replaced with U+FFFD (issue 14). */
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
-/**
- * Reads the body as UTF-8, or null once it exceeds `limit` bytes (the rest is
- * not read), or undefined when it is not valid UTF-8.
- */
-async function readLimited(request: Request, limit: number): Promise<string | null | undefined> {
-  // The router's edge read it already (within max_request_body_bytes); MCP's own limit still holds.
-  const read = readBodyOf(request);
-  if (read !== undefined) return read.byteLength > limit ? null : decodeStrict(read);
-  if (request.body === null) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return decodeStrict(bytes);
-}
-
-/** The text, or undefined when the bytes are not valid UTF-8. */
-function decodeStrict(bytes: Uint8Array): string | undefined {
-  try {
-    return STRICT_UTF8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * A POST: the message read (media types, size, UTF-8, depth, JSON, one key a
  * name, JSON-RPC 2.0), its id checked, the protocol revision and session
@@ -267,7 +186,10 @@ async function handlePost(
   mcp: McpState,
   caller: Caller,
 ): Promise<Response> {
-  const msg = await readMessage(request, deps, mcp);
+  const msg = await readMessage(request, {
+    maxBodyBytes: mcp.maxBodyBytes,
+    limits: deps.engine.limits,
+  });
   if (msg instanceof Response) return msg;
   const rawId = msg.id;
   const isRequest = rawId !== undefined;
@@ -315,104 +237,6 @@ async function handlePost(
     session: protocol.session,
     toolName,
   });
-}
-
-/**
- * The POST body as a JSON-RPC 2.0 message, or the error response naming what
- * was wrong with it: its media types, size, UTF-8, nesting, JSON, a key given
- * twice, a batch, or not a JSON-RPC 2.0 object.
- */
-async function readMessage(
-  request: Request,
-  deps: McpDeps,
-  mcp: McpState,
-): Promise<JsonRpcMessage | Response> {
-  const contentType = request.headers.get("content-type") ?? "";
-  if (!JSON_MEDIA_TYPE.test(contentType)) {
-    return rpcError(request, null, 415, -32600, "Content-Type must be application/json");
-  }
-  const accept = request.headers.get("accept");
-  if (
-    accept !== null && !/application\/json|\*\/\*|application\/\*|text\/event-stream/i.test(accept)
-  ) {
-    return rpcError(
-      request,
-      null,
-      406,
-      -32600,
-      "Accept must include application/json or text/event-stream",
-    );
-  }
-  const text = await readLimited(request, mcp.maxBodyBytes);
-  if (text === null) {
-    return rpcError(request, null, 413, -32600, "Request body is too large");
-  }
-  if (text === undefined) {
-    return rpcError(request, null, 400, -32700, "Parse error: the body is not valid UTF-8");
-  }
-  // A nesting bomb (millions of `[`) is refused on its text before JSON.parse
-  // spends a second on it. Past MESSAGE_DEPTH levels only: arguments nested
-  // less deep (past the variables' limit too) still get the tool's own error,
-  // naming the argument, as documented.
-  const limits = deps.engine.limits;
-  const bomb = checkJsonTextDepth(text, limits, {
-    outer: MESSAGE_DEPTH - limits.approximateDepth,
-    what: "nesting depth of the message",
-  });
-  if (bomb !== null) {
-    return rpcError(request, null, 400, -32600, `Invalid request: ${bomb.message}`);
-  }
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    return rpcError(request, null, 400, -32700, "Parse error: the body is not JSON");
-  }
-  // JSON.parse keeps the last of two members with one name; a proxy or a log may read the first.
-  const duplicate = findDuplicateKey(text);
-  if (duplicate !== null) {
-    return rpcError(
-      request,
-      null,
-      400,
-      -32600,
-      `Invalid request: duplicate key "${clipForMessage(duplicate.key)}" (at ${
-        clipForMessage(duplicate.at)
-      })`,
-    );
-  }
-  if (Array.isArray(message)) {
-    return rpcError(request, null, 400, -32600, "Batch requests are not supported");
-  }
-  if (!isRecord(message) || message.jsonrpc !== "2.0") {
-    return rpcError(request, null, 400, -32600, "Invalid request: expected a JSON-RPC 2.0 object");
-  }
-  return message as JsonRpcMessage;
-}
-
-/** The 400 for an id that is not a string or a safe integer, or is too long; else null. */
-function checkId(request: Request, rawId: unknown): Response | null {
-  // MCP ids are strings or integers. A number JSON cannot write back exactly (1e400 parses
-  // to Infinity, 2^53 + 1 to 2^53, 1e29 is echoed as 1e+29) would never match the client's.
-  if (rawId !== undefined && typeof rawId !== "string" && !Number.isSafeInteger(rawId)) {
-    return rpcError(
-      request,
-      null,
-      400,
-      -32600,
-      "Invalid request: id must be a string or an integer of at most 2^53 − 1 in magnitude",
-    );
-  }
-  if (typeof rawId === "string" && rawId.length > MAX_ID_LENGTH) {
-    return rpcError(
-      request,
-      null,
-      400,
-      -32600,
-      `Invalid request: id is longer than ${MAX_ID_LENGTH} characters`,
-    );
-  }
-  return null;
 }
 
 /** The protocol a message speaks: the stateless revision, or a session revision and its session. */
