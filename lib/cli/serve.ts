@@ -7,12 +7,12 @@
  * Over 600 lines: start, reload (config, supergraph from a file or a registry,
  * the certificate), file watching and shutdown share one state and one
  * listener; the certificate (`server_tls.ts`), the registry
- * (`supergraph_source.ts`) and the subgraph TLS clients (`subgraph_tls.ts`)
- * live in their own modules.
+ * (`supergraph_source.ts`), the subgraph TLS clients (`subgraph_tls.ts`) and
+ * the file watching (`_config_watch.ts`) live in their own modules.
  *
  * @module
  */
-import { dirname, extname, join, relative, resolve } from "node:path";
+import { extname, join, relative, resolve } from "node:path";
 import {
   checkFiles,
   type Config,
@@ -54,6 +54,7 @@ const SERVER_SHUTDOWN = {
 };
 import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
+import { watchConfigFiles } from "./_config_watch.ts";
 import { drainWithin } from "./_grace.ts";
 import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
 import { logServerTls, readServerTls, serverTlsFiles, serverTlsKeeper } from "./server_tls.ts";
@@ -198,22 +199,7 @@ async function readFileFor(key: string, path: string): Promise<string> {
  */
 export async function startRouter(options: StartRouterOptions): Promise<RunningRouter> {
   const env = options.env ?? {};
-  const loadInitial = async (): Promise<Config> => {
-    if (options.config !== undefined) {
-      // loadConfig already checked the files of a config loaded from `configPath`.
-      if (options.supergraphSdl === undefined && options.configPath === undefined) {
-        await checkFiles(options.config);
-      }
-      return options.config;
-    }
-    if (options.configPath === undefined) {
-      throw new RouterError("CONFIG_INVALID", 'startRouter needs "configPath" or "config"', {
-        details: { path: "CONFIG_PATH" },
-      });
-    }
-    return await loadConfig(options.configPath, { env });
-  };
-  let config = await loadInitial();
+  let config = await initialConfig(options, env);
   const address = parseListenAddr(config.listen_addr);
   if (address === undefined) {
     throw new RouterError("CONFIG_INVALID", `Cannot read "listen_addr": "${config.listen_addr}"`, {
@@ -459,102 +445,34 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   }
   source?.start((sdl) => reload(sdl));
 
-  // File watching: watch folders (editors replace files by rename) and filter
-  // events by path. The folders of the config and supergraph files are watched
-  // flat (the config folder may be a whole repository), operations_dir deep.
-  let watchers: Deno.FsWatcher[] = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let watchedKey: string | null = null;
-  function isDirectory(path: string): boolean {
-    try {
-      return Deno.statSync(path).isDirectory;
-    } catch {
-      return false;
-    }
-  }
-  let tlsTimer: ReturnType<typeof setTimeout> | undefined;
-  function watch(
-    paths: string[],
-    recursive: boolean,
-    matches: (path: string) => boolean,
-    tlsOnly = false,
-  ): void {
-    if (paths.length === 0) return;
-    const watcher = Deno.watchFs(paths, { recursive });
-    watchers.push(watcher);
-    (async () => {
-      try {
-        for await (const event of watcher) {
-          if (!event.paths.some(matches)) continue;
-          if (tlsOnly) {
-            // A certificate's files: only the certificate is re-read (subscriptions stay).
-            clearTimeout(tlsTimer);
-            tlsTimer = setTimeout(() => {
-              tlsTimer = undefined;
-              reloading = reloading.then(() => reloadTls(config)).then(() => true, () => true);
-            }, options.debounceMs ?? 200);
-            continue;
-          }
-          clearTimeout(timer);
-          timer = setTimeout(() => {
-            timer = undefined;
-            void reload();
-          }, options.debounceMs ?? 200);
-        }
-      } catch {
-        // The watcher was closed.
-      }
-    })();
-  }
-  function closeWatchers(): void {
-    for (const watcher of watchers) watcher.close();
-    watchers = [];
-  }
+  // File watching (`_config_watch.ts`): a change reloads; the certificate's re-reads it alone.
+  const fileWatch = watchConfigFiles({
+    debounceMs: options.debounceMs ?? 200,
+    changed: () => void reload(),
+    tlsChanged: () => {
+      reloading = reloading.then(() => reloadTls(config)).then(() => true, () => true);
+    },
+  });
   function restartWatcher(): void {
     if (!options.watch || closed) return;
-    const files = [
-      options.configPath === undefined ? null : resolve(options.configPath),
-      options.supergraphSdl === undefined && source === null
-        ? resolve(config.supergraph_path)
-        : null,
-      ...config.persisted_operations.manifests.map((path) => resolve(path)),
-    ].filter((file): file is string => file !== null);
-    const fileDirs = [...new Set(files.map((file) => dirname(file)))].filter(isDirectory);
-    const operationsDir = resolve(config.operations_dir);
-    const deep = isDirectory(operationsDir) ? [operationsDir] : [];
-    const tlsFiles = serverTls === null
-      ? []
-      : serverTlsFiles(config.tls.server).map((f) => resolve(f));
-    const tlsDirs = [...new Set(tlsFiles.map((file) => dirname(file)))].filter(isDirectory);
-    const key = JSON.stringify([fileDirs, deep, files, tlsFiles]);
-    if (key === watchedKey) return;
-    closeWatchers();
-    watchedKey = key;
-    watch(fileDirs, false, (path) => files.includes(path));
-    watch(tlsDirs, false, (path) => tlsFiles.includes(path), true);
-    watch(deep, true, (path) => path.startsWith(operationsDir + "/") && path.endsWith(".graphql"));
+    fileWatch.update({
+      files: [
+        options.configPath === undefined ? null : resolve(options.configPath),
+        options.supergraphSdl === undefined && source === null
+          ? resolve(config.supergraph_path)
+          : null,
+        ...config.persisted_operations.manifests.map((path) => resolve(path)),
+      ].filter((file): file is string => file !== null),
+      operationsDir: resolve(config.operations_dir),
+      tlsFiles: serverTls === null ? [] : serverTlsFiles(config.tls.server).map((f) => resolve(f)),
+    });
   }
   let closed = false;
   restartWatcher();
 
-  const onHangup = () => void reload();
-  const onStop = () => void shutdown();
-  const signalNames: Deno.Signal[] = [];
-  if (options.signals) {
-    for (
-      const [signal, listener] of [["SIGHUP", onHangup], ["SIGTERM", onStop], [
-        "SIGINT",
-        onStop,
-      ]] as const
-    ) {
-      try {
-        Deno.addSignalListener(signal, listener);
-        signalNames.push(signal);
-      } catch {
-        // Signal not supported on this platform (SIGHUP on Windows).
-      }
-    }
-  }
+  const removeSignalListeners = options.signals
+    ? addSignalListeners({ hangup: () => void reload(), stop: () => void shutdown() })
+    : () => {};
 
   let shuttingDown: Promise<void> | null = null;
   const stopped = Promise.withResolvers<void>();
@@ -563,12 +481,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     shuttingDown ??= (async () => {
       closed = true;
       source?.stop();
-      clearTimeout(timer);
-      clearTimeout(tlsTimer);
-      closeWatchers();
-      for (const signal of signalNames) {
-        Deno.removeSignalListener(signal, signal === "SIGHUP" ? onHangup : onStop);
-      }
+      fileWatch.close();
+      removeSignalListeners();
       draining = true;
       const graceMs = options.shutdownGraceMs ?? config.grace_period_ms;
       log.info("Shutting down", {
@@ -599,6 +513,53 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     reload,
     shutdown,
     finished: stopped.promise,
+  };
+}
+
+/** The config to start with: the one given (its files checked), or the one loaded from `configPath`. */
+async function initialConfig(
+  options: StartRouterOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Config> {
+  if (options.config !== undefined) {
+    // loadConfig already checked the files of a config loaded from `configPath`.
+    if (options.supergraphSdl === undefined && options.configPath === undefined) {
+      await checkFiles(options.config);
+    }
+    return options.config;
+  }
+  if (options.configPath === undefined) {
+    throw new RouterError("CONFIG_INVALID", 'startRouter needs "configPath" or "config"', {
+      details: { path: "CONFIG_PATH" },
+    });
+  }
+  return await loadConfig(options.configPath, { env });
+}
+
+/**
+ * SIGHUP reloads, SIGTERM and SIGINT stop (each where the platform has it:
+ * no SIGHUP on Windows). Returns what removes the listeners.
+ */
+function addSignalListeners(
+  listeners: { readonly hangup: () => void; readonly stop: () => void },
+): () => void {
+  const added: [Deno.Signal, () => void][] = [];
+  for (
+    const [signal, listener] of [
+      ["SIGHUP", listeners.hangup],
+      ["SIGTERM", listeners.stop],
+      ["SIGINT", listeners.stop],
+    ] as const
+  ) {
+    try {
+      Deno.addSignalListener(signal, listener);
+      added.push([signal, listener]);
+    } catch {
+      // Signal not supported on this platform (SIGHUP on Windows).
+    }
+  }
+  return () => {
+    for (const [signal, listener] of added) Deno.removeSignalListener(signal, listener);
   };
 }
 
