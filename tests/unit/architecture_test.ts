@@ -254,6 +254,7 @@ const RUN_ONCE: Readonly<Record<string, string>> = {
   createMemoryBudget: "builds the memory budget at start",
   createTelemetry: "builds the telemetry at start",
   createGuard: "builds the listener's guard at start",
+  createHandler: "builds the request handler at start (its `handle` runs per request)",
   buildState: "builds the router's state at start and reload",
   superviseWorkers: "starts and supervises the worker isolates",
   generateOpenApi: "the `generate` command's OpenAPI document",
