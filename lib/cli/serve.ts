@@ -212,16 +212,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
 
   let state: RouterState | null = null;
   // The totals of the subscriptions of replaced states (the counters never go down).
-  const retiredSubscriptions = { eventsIn: 0, eventsOut: 0, opened: 0 };
-  // ... and of their refusals and ends by the limits (issue 39).
-  const retiredLimits: SubscriptionLimitCounts = {
-    refusedMaxTotal: 0,
-    refusedCapacity: 0,
-    refusedBehind: 0,
-    refusedPerConnection: 0,
-    endedClientTooSlow: 0,
-    endedRouterBehind: 0,
-  };
+  const retired = retiredSubscriptions();
   // One HTTP/1.1 pool for the process, kept across reloads. Deno's fetch honours
   // proxy variables; with one set, every subgraph request stays with fetch.
   const http1 = options.fetch === undefined && http1Eligible("http://x/", proxyVariables())
@@ -247,19 +238,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       memory: () => state?.engine.memory ?? null,
       connections: () => guard?.counts() ?? null,
       supergraph: () => source?.status() ?? null,
-      subscriptions: () => {
-        if (state === null) return null;
-        const subs = state.engine.subscriptions;
-        return {
-          active: subs.active.size,
-          upstreams: subs.hub.upstreams,
-          eventsIn: retiredSubscriptions.eventsIn + subs.hub.eventsIn,
-          eventsOut: retiredSubscriptions.eventsOut + subs.counts.eventsOut,
-          upstreamsOpened: retiredSubscriptions.opened + subs.hub.opened,
-          limits: sumLimits(retiredLimits, subs.limits),
-          ...(subs.capacity === null ? {} : { cpuShare: subs.capacity.busy }),
-        };
-      },
+      subscriptions: () => state === null ? null : retired.withLive(state.engine.subscriptions),
     },
     // Access lines are at info: below that threshold they cost nothing.
     accessLogs: () =>
@@ -314,60 +293,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       : {}),
   });
 
-  /** The supergraph to build: the test's, the registry's (offered or serving), or the file. */
-  function supergraphFor(next: Config, offered: string | undefined): Promise<string> {
-    if (options.supergraphSdl !== undefined) return Promise.resolve(options.supergraphSdl);
-    if (source === null) return readFileFor("supergraph_path", next.supergraph_path);
-    const sdl = offered ?? source.current();
-    if (sdl === null) {
-      return Promise.reject(
-        new RouterError("CONFIG_INVALID", "No supergraph from the registry yet", {
-          details: { path: "supergraph_source" },
-        }),
-      );
-    }
-    return Promise.resolve(sdl);
-  }
-
-  async function build(next: Config, nextLog: Logger, offered?: string): Promise<RouterState> {
-    if (storesSignature(next) !== stores.signature) {
-      nextLog.warn(
-        "storage_providers, the APQ cache, rate_limit.storage or the entity cache's store changed; restart the router to apply it",
-      );
-    }
-    const [supergraphSdl, operationFiles, traceKeyPem, manifests, httpClients] = await Promise.all([
-      supergraphFor(next, offered),
-      readOperationsFor(next.operations_dir, nextLog),
-      next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
-        "engine.request_tracing_public_key_file",
-        next.engine.request_tracing_public_key_file,
-      ),
-      Promise.all(
-        next.persisted_operations.manifests.map(async (path) => ({
-          path,
-          text: await readFileFor("persisted_operations.manifests", path),
-        })),
-      ),
-      subgraphTls.update(next.tls.subgraphs),
-    ]);
-    const built = await buildState({
-      config: next,
-      log: nextLog,
-      supergraphSdl,
-      operationFiles,
-      traceKeyPem,
-      previous: state,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.cpu ? { cpu: options.cpu } : {}),
-      ...(http1 ? { http1 } : {}),
-      ...(httpClients.size > 0 ? { httpClients } : {}),
-      telemetry: telemetry.telemetry,
-      manifests,
-      stores,
-    });
-    await telemetry.serving(next, supergraphSdl);
-    return built;
-  }
+  const sources = { options, source, stores, http1, subgraphTls, telemetry };
+  const build = (next: Config, nextLog: Logger, offered?: string): Promise<RouterState> =>
+    buildRouterState(next, { ...sources, log: nextLog, previous: state, offered });
 
   try {
     // From a registry that cannot give one yet, the router listens without a state (503).
@@ -417,12 +345,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       state = nextState;
       // Subscriptions run on the state they started with: they end, and clients resubscribe.
       if (previous !== null) {
-        const subs = previous.engine.subscriptions;
-        endSubscriptions(subs, SCHEMA_RELOAD);
-        retiredSubscriptions.eventsIn += subs.hub.eventsIn;
-        retiredSubscriptions.eventsOut += subs.counts.eventsOut;
-        retiredSubscriptions.opened += subs.hub.opened;
-        Object.assign(retiredLimits, sumLimits(retiredLimits, subs.limits));
+        endSubscriptions(previous.engine.subscriptions, SCHEMA_RELOAD);
+        retired.add(previous.engine.subscriptions);
       }
       handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;
@@ -514,6 +438,128 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     shutdown,
     finished: stopped.promise,
   };
+}
+
+/** Subscriptions' engine-side state (counts, limits, upstreams) of one router state. */
+type EngineSubscriptions = RouterState["engine"]["subscriptions"];
+
+/**
+ * The subscription counts of the states a reload replaced (the counters never
+ * go down), and the telemetry's view: those plus the serving state's.
+ */
+function retiredSubscriptions() {
+  const totals = { eventsIn: 0, eventsOut: 0, opened: 0 };
+  let limits: SubscriptionLimitCounts = {
+    refusedMaxTotal: 0,
+    refusedCapacity: 0,
+    refusedBehind: 0,
+    refusedPerConnection: 0,
+    endedClientTooSlow: 0,
+    endedRouterBehind: 0,
+  };
+  return {
+    /** Adds a replaced state's counts. */
+    add(subs: EngineSubscriptions): void {
+      totals.eventsIn += subs.hub.eventsIn;
+      totals.eventsOut += subs.counts.eventsOut;
+      totals.opened += subs.hub.opened;
+      limits = sumLimits(limits, subs.limits);
+    },
+    /** The counts with the serving state's. */
+    withLive(subs: EngineSubscriptions) {
+      return {
+        active: subs.active.size,
+        upstreams: subs.hub.upstreams,
+        eventsIn: totals.eventsIn + subs.hub.eventsIn,
+        eventsOut: totals.eventsOut + subs.counts.eventsOut,
+        upstreamsOpened: totals.opened + subs.hub.opened,
+        limits: sumLimits(limits, subs.limits),
+        ...(subs.capacity === null ? {} : { cpuShare: subs.capacity.busy }),
+      };
+    },
+  };
+}
+
+/** What a router state is built from, kept across reloads. */
+interface StateSources {
+  readonly options: StartRouterOptions;
+  readonly source: ReturnType<typeof createSupergraphSource> | null;
+  readonly stores: ReturnType<typeof createStores>;
+  readonly http1: ReturnType<typeof createHttp1Pool> | null;
+  readonly subgraphTls: ReturnType<typeof subgraphTlsClients>;
+  readonly telemetry: Awaited<ReturnType<typeof startTelemetry>>;
+}
+
+/** The supergraph to build: the test's, the registry's (offered or serving), or the file. */
+function supergraphFor(
+  next: Config,
+  at: Pick<StateSources, "options" | "source"> & { readonly offered: string | undefined },
+): Promise<string> {
+  const { options, source } = at;
+  if (options.supergraphSdl !== undefined) return Promise.resolve(options.supergraphSdl);
+  if (source === null) return readFileFor("supergraph_path", next.supergraph_path);
+  const sdl = at.offered ?? source.current();
+  if (sdl === null) {
+    return Promise.reject(
+      new RouterError("CONFIG_INVALID", "No supergraph from the registry yet", {
+        details: { path: "supergraph_source" },
+      }),
+    );
+  }
+  return Promise.resolve(sdl);
+}
+
+/**
+ * A router state for `next`: its files read (supergraph, operations, the
+ * tracing key, manifests, subgraph TLS), built over the previous state, and
+ * told to the telemetry.
+ */
+async function buildRouterState(
+  next: Config,
+  at: StateSources & {
+    readonly log: Logger;
+    readonly previous: RouterState | null;
+    readonly offered: string | undefined;
+  },
+): Promise<RouterState> {
+  const { options, stores, http1, telemetry, log: nextLog } = at;
+  if (storesSignature(next) !== stores.signature) {
+    nextLog.warn(
+      "storage_providers, the APQ cache, rate_limit.storage or the entity cache's store changed; restart the router to apply it",
+    );
+  }
+  const [supergraphSdl, operationFiles, traceKeyPem, manifests, httpClients] = await Promise.all([
+    supergraphFor(next, at),
+    readOperationsFor(next.operations_dir, nextLog),
+    next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
+      "engine.request_tracing_public_key_file",
+      next.engine.request_tracing_public_key_file,
+    ),
+    Promise.all(
+      next.persisted_operations.manifests.map(async (path) => ({
+        path,
+        text: await readFileFor("persisted_operations.manifests", path),
+      })),
+    ),
+    at.subgraphTls.update(next.tls.subgraphs),
+  ]);
+  const built = await buildState({
+    config: next,
+    log: nextLog,
+    supergraphSdl,
+    operationFiles,
+    traceKeyPem,
+    previous: at.previous,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.cpu ? { cpu: options.cpu } : {}),
+    ...(http1 ? { http1 } : {}),
+    ...(httpClients.size > 0 ? { httpClients } : {}),
+    telemetry: telemetry.telemetry,
+    manifests,
+    stores,
+  });
+  await telemetry.serving(next, supergraphSdl);
+  return built;
 }
 
 /** The config to start with: the one given (its files checked), or the one loaded from `configPath`. */
