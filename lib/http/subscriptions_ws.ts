@@ -6,7 +6,8 @@
  *
  * - identity at connect: the upgrade's headers, or an `Authorization` (any case) member of
  *   the `connection_init` payload; a bad token closes with 4403 Forbidden;
- * - `subscriptions.max_per_connection` subscriptions at once per connection; one more is
+ * - `subscriptions.max_per_connection` operations at once per connection (subscriptions
+ *   and queries in flight); one more is
  *   refused (`error` message, `SUBSCRIPTION_LIMIT_REACHED`);
  * - bytes sent and not yet taken by the client over `subscriptions.max_unsent_bytes` close
  *   the connection with 1008 (`SUBSCRIPTION_CLIENT_TOO_SLOW`);
@@ -41,7 +42,7 @@ const RETIRE_WAIT_MS = 1_000;
 
 /** The error of a subscribe over `subscriptions.max_per_connection`. */
 const LIMIT_REACHED = (max: number): GraphQLFormattedError => ({
-  message: `This connection holds ${max} subscriptions already (subscriptions.max_per_connection)`,
+  message: `This connection holds ${max} operations already (subscriptions.max_per_connection)`,
   extensions: { code: "SUBSCRIPTION_LIMIT_REACHED" },
 });
 
@@ -83,6 +84,8 @@ interface Connection {
   identity: VerifiedToken | null;
   headers: Headers;
   readonly subscriptions: Map<string, ClientSubscription>;
+  /** Queries and mutations in flight: they count towards `max_per_connection` too. */
+  queries: number;
 }
 
 /**
@@ -168,7 +171,7 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
   const link: SocketLink = {
     socket,
     deps,
-    connection: { identity: null, headers, subscriptions: new Map() },
+    connection: { identity: null, headers, subscriptions: new Map(), queries: 0 },
     plugin,
     retiredBy: null,
     interval: null,
@@ -261,7 +264,7 @@ async function connectIdentity(
 
 /**
  * A `subscribe` message: a query or mutation run as over HTTP, or a
- * subscription started within `subscriptions.max_per_connection`; the
+ * subscription started, within `subscriptions.max_per_connection` operations in flight; the
  * execution arguments the library hands back to the engine, or the errors.
  */
 async function subscribeOnSocket(
@@ -280,22 +283,24 @@ async function subscribeOnSocket(
   });
   if (!prepared.ok) return graphQLErrors(prepared.errors);
   const operation = prepared.operation;
+  // Queries in flight hold a slot as subscriptions do: a socket cannot run unbounded work.
+  if (connection.subscriptions.size + connection.queries >= max) {
+    deps.engine.subscriptions.limits.refusedPerConnection++;
+    return graphQLErrors([LIMIT_REACHED(max)]);
+  }
   if (operation.kind !== "subscription") {
+    connection.queries++;
     const result = await socketOperation(request, deps, {
       operation,
       connection,
       variables: payload.variables ?? null,
-    });
+    }).finally(() => connection.queries--);
     if (Array.isArray(result)) return graphQLErrors(result);
     return {
       schema: deps.engine.model.apiSchema,
       document: operation.document,
       contextValue: result,
     };
-  }
-  if (connection.subscriptions.size >= max) {
-    deps.engine.subscriptions.limits.refusedPerConnection++;
-    return graphQLErrors([LIMIT_REACHED(max)]);
   }
   const starting = startClientSubscription(deps, {
     operation,
@@ -307,7 +312,8 @@ async function subscribeOnSocket(
   });
   // A plugin's operation stage awaited: another subscribe may have taken the last slot.
   const started = starting instanceof Promise ? await starting : starting;
-  if (started.ok && connection.subscriptions.size >= max) {
+  const held = connection.subscriptions.size + connection.queries;
+  if (started.ok && held >= max) {
     started.subscription.close();
     deps.engine.subscriptions.limits.refusedPerConnection++;
     return graphQLErrors([LIMIT_REACHED(max)]);
