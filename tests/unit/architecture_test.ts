@@ -104,7 +104,9 @@ Deno.test("architecture: the engine's top level is its door and shared types; ea
     .filter((entry) => entry.isFile).map((entry) => entry.name).sort();
   assert.ok(loose.length <= 4, `loose files in lib/engine: ${loose.join(", ")}`);
   assert.ok(loose.includes("mod.ts"));
-  for (const stage of ["prepare", "plan", "execute", "fetch", "admission", "pipeline"]) {
+  for (
+    const stage of ["prepare", "plan", "execute", "fetch", "admission", "subscriptions", "pipeline"]
+  ) {
     assert.ok(GRAPH.has(`engine/${stage}/mod.ts`), `lib/engine/${stage}/mod.ts`);
   }
 });

@@ -38,8 +38,8 @@ import {
   startSubscription,
   type SubscribeOptions,
   type SubscribeResult,
-} from "../execute/subscribe.ts";
-import type { UpstreamEvent } from "../fetch/subscription_hub.ts";
+} from "../subscriptions/subscribe.ts";
+import type { UpstreamEvent } from "../subscriptions/upstream_hub.ts";
 import type {
   CostReport,
   ExecuteOptions,

@@ -16,7 +16,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { ExecutionResult } from "../types.ts";
-import type { UpstreamEvent } from "../fetch/subscription_hub.ts";
+import type { UpstreamEvent } from "./upstream_hub.ts";
 
 /** Options of {@linkcode EventStream}. */
 export interface EventStreamOptions {

@@ -5,7 +5,7 @@
  *
  * A subscription's plan is the root fetch (the subgraph subscription: its answers are the
  * stream's events) followed by the fetches that depend on it; {@linkcode startSubscription}
- * joins the root fetch's upstream stream and runs the rest per event (`subscription.ts`).
+ * joins the root fetch's upstream stream and runs the rest per event (`event_stream.ts`).
  *
  * @module
  */
@@ -13,21 +13,17 @@ import type { GraphQLFormattedError } from "graphql";
 import type { SupergraphModel } from "../../supergraph/mod.ts";
 import type { FetchStep, PlanStep } from "../plan/mod.ts";
 import type { HeaderPropagator } from "../fetch/headers.ts";
-import {
-  type HubListener,
-  SubscriptionHub,
-  type UpstreamEvent,
-} from "../fetch/subscription_hub.ts";
+import { type HubListener, SubscriptionHub, type UpstreamEvent } from "./upstream_hub.ts";
 import {
   type OpenUpstream,
   openUpstream,
   type SubscriptionProtocol,
   type UpstreamFailure,
   type UpstreamTarget,
-} from "../fetch/subscription_stream.ts";
+} from "./upstream_stream.ts";
 import type { ExecutionObserver, ExecutionResult, SubgraphStages } from "../types.ts";
-import { createFanoutCapacity, type FanoutCapacity } from "../admission/fanout_capacity.ts";
-import { EventStream } from "./subscription.ts";
+import { createFanoutCapacity, type FanoutCapacity } from "./fanout_capacity.ts";
+import { EventStream } from "./event_stream.ts";
 import { unrefTimer } from "../../timers.ts";
 import { clientFor } from "../fetch/http_clients.ts";
 

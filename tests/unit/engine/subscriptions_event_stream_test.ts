@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { BEHIND_FACTOR, EventStream } from "../../../lib/engine/execute/subscription.ts";
+import { BEHIND_FACTOR, EventStream } from "../../../lib/engine/subscriptions/event_stream.ts";
 import type { ExecutionResult } from "../../../lib/engine/types.ts";
-import { createSubscriptions, eventShareKey } from "../../../lib/engine/execute/subscribe.ts";
+import { createSubscriptions, eventShareKey } from "../../../lib/engine/subscriptions/subscribe.ts";
 import { compileHeaderRules } from "../../../lib/engine/fetch/headers.ts";
 import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
 
