@@ -23,7 +23,13 @@ import { RouterError } from "../errors.ts";
 import { makeServer } from "graphql-ws";
 import { authorizeOperation, resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
 import { operationStage, pluginRequestOf } from "../plugins/mod.ts";
-import { execute, type ExecutionResult, prepare, type PreparedOperation } from "../engine/mod.ts";
+import {
+  execute,
+  type ExecutionResult,
+  prepare,
+  type PreparedOperation,
+  resultJson,
+} from "../engine/mod.ts";
 import {
   type ClientSubscription,
   formattedErrors,
@@ -76,6 +82,53 @@ export function messageOver(data: unknown, max: number): boolean {
   if (data instanceof Blob) return data.size > max;
   if (ArrayBuffer.isView(data)) return data.byteLength > max;
   return false;
+}
+
+/**
+ * A subscription's results written to the socket as `next` messages by the facet itself,
+ * handed to the library as an iterator that yields nothing and ends with the subscription (the
+ * library then sends `complete`; a client's `complete` or a closed socket calls `return`).
+ * Each message is the subscription's `{"id":…,"type":"next","payload":` prefix and the
+ * result's JSON, printed once for every subscriber that shares the event's result
+ * (`resultJson`), not a message object stringified per subscriber.
+ */
+export class DirectNext implements AsyncIterableIterator<never> {
+  readonly #stream: AsyncIterableIterator<ExecutionResult>;
+  readonly #prefix: string;
+  readonly #send: (data: string) => void;
+
+  /**
+   * @param stream The subscription's results.
+   * @param options The subscription's id, the connection's send.
+   */
+  constructor(
+    stream: AsyncIterableIterator<ExecutionResult>,
+    options: { readonly id: string; readonly send: (data: string) => void },
+  ) {
+    this.#stream = stream;
+    this.#prefix = `{"id":${JSON.stringify(options.id)},"type":"next","payload":`;
+    this.#send = options.send;
+  }
+
+  /** Writes every result as it comes; done once the subscription ended. */
+  async next(): Promise<IteratorResult<never>> {
+    while (true) {
+      const next = await this.#stream.next();
+      if (next.done) return { done: true, value: undefined as never };
+      this.#send(`${this.#prefix}${resultJson(next.value)}}`);
+    }
+  }
+
+  /** The client completed the subscription, or left. */
+  async return(): Promise<IteratorResult<never>> {
+    await this.#stream.return?.();
+    return { done: true, value: undefined as never };
+  }
+
+  /** This iterator. */
+  [Symbol.asyncIterator](): AsyncIterableIterator<never> {
+    return this;
+  }
 }
 
 /** Per connection state. */
@@ -232,7 +285,10 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
       return {
         schema: deps.engine.model.apiSchema,
         document: operation.document,
-        contextValue: started.subscription.stream,
+        contextValue: new DirectNext(started.subscription.stream, {
+          id,
+          send: (data) => send(data),
+        }),
       };
     },
     // The engine answers: the library's graphql-js execution is never used.
@@ -276,19 +332,20 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
     for (const s of connection.subscriptions.values()) s.close();
     connection.subscriptions.clear();
   };
+  // Every message to the client goes through here: the library's and `DirectNext`'s.
+  const send = (data: string) => {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (socket.bufferedAmount > config.max_unsent_bytes) {
+      closeAll();
+      socket.close(
+        1008,
+        "SUBSCRIPTION_CLIENT_TOO_SLOW: unsent bytes over subscriptions.max_unsent_bytes",
+      );
+      return;
+    }
+    socket.send(data);
+  };
   socket.onopen = () => {
-    const send = (data: string) => {
-      if (socket.readyState !== WebSocket.OPEN) return;
-      if (socket.bufferedAmount > config.max_unsent_bytes) {
-        closeAll();
-        socket.close(
-          1008,
-          "SUBSCRIPTION_CLIENT_TOO_SLOW: unsent bytes over subscriptions.max_unsent_bytes",
-        );
-        return;
-      }
-      socket.send(data);
-    };
     const closed = server.opened({
       // The negotiated subprotocol (a server socket's `protocol` may read empty).
       protocol: GRAPHQL_TRANSPORT_WS,

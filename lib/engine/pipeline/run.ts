@@ -203,8 +203,10 @@ export function subscribe(
       report: reporterOf(undefined, observer),
     });
   };
+  // A plugin's subgraph stages run per subscriber (its context, its headers): not shared.
+  const staged = options.stages?.request !== undefined || options.stages?.response !== undefined;
   const run = eventRunner({
-    shareKey: eventShareKey(subs, { plan: planned, variables, headers }),
+    shareKey: staged ? null : eventShareKey(subs, { plan: planned, variables, headers }),
     run: runEvent,
     ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
   });

@@ -26,6 +26,7 @@ import { createFanoutCapacity, type FanoutCapacity } from "./fanout_capacity.ts"
 import { EventStream } from "./event_stream.ts";
 import { unrefTimer } from "../../timers.ts";
 import { clientFor } from "../fetch/http_clients.ts";
+import { printOnce } from "../execute/shared_results.ts";
 
 /** `subscriptions.subgraphs.<name>`: where a subgraph's subscriptions are opened. */
 export interface SubscriptionTargetOption {
@@ -475,13 +476,16 @@ export function eventShareKey(
 
 /**
  * What a subscription does with each event: subscribers with the same plan, variables and
- * forwarded headers (`shareKey`) share one execution of it; the first events of a traced
- * subscription are executed for it alone, with its observer, and carry their trace.
- * @param options The share key, the execution of one event, the traces of the first events.
+ * forwarded headers (`shareKey`) share one execution of it and one result, printed once
+ * (`printOnce`: every transport writes the same JSON to each of them); the first events of a
+ * traced subscription, and every event of one without a share key (plugins' subgraph stages
+ * see each subscriber's fetches), are executed for it alone.
+ * @param options The share key (null: not shared), the execution of one event, the traces of
+ * the first events.
  * @returns The per-event run of `startSubscription`.
  */
 export function eventRunner(options: {
-  readonly shareKey: string;
+  readonly shareKey: string | null;
   readonly run: (
     event: UpstreamEvent,
     observer: ExecutionObserver | undefined,
@@ -493,9 +497,10 @@ export function eventRunner(options: {
   return (event) => {
     const trace = traceEvent?.(events++) ?? null;
     if (trace !== null) return run(event, trace.observer).then((r) => trace.finish(r));
+    if (shareKey === null) return run(event, undefined);
     let shared = event.shared.get(shareKey) as Promise<ExecutionResult> | undefined;
     if (shared === undefined) {
-      shared = run(event, undefined);
+      shared = run(event, undefined).then(printOnce);
       event.shared.set(shareKey, shared);
     }
     return shared;
