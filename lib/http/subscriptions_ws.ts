@@ -24,6 +24,7 @@ import { makeServer } from "graphql-ws";
 import { authorizeOperation, resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
 import { operationStage, pluginRequestOf } from "../plugins/mod.ts";
 import {
+  type EventStream,
   execute,
   type ExecutionResult,
   prepare,
@@ -93,7 +94,7 @@ export function messageOver(data: unknown, max: number): boolean {
  * (`resultJson`), not a message object stringified per subscriber.
  */
 export class DirectNext implements AsyncIterableIterator<never> {
-  readonly #stream: AsyncIterableIterator<ExecutionResult>;
+  readonly #stream: EventStream;
   readonly #prefix: string;
   readonly #send: (data: string) => void;
 
@@ -102,7 +103,7 @@ export class DirectNext implements AsyncIterableIterator<never> {
    * @param options The subscription's id, the connection's send.
    */
   constructor(
-    stream: AsyncIterableIterator<ExecutionResult>,
+    stream: EventStream,
     options: { readonly id: string; readonly send: (data: string) => void },
   ) {
     this.#stream = stream;
@@ -110,13 +111,17 @@ export class DirectNext implements AsyncIterableIterator<never> {
     this.#send = options.send;
   }
 
-  /** Writes every result as it comes; done once the subscription ended. */
-  async next(): Promise<IteratorResult<never>> {
-    while (true) {
-      const next = await this.#stream.next();
-      if (next.done) return { done: true, value: undefined as never };
-      this.#send(`${this.#prefix}${resultJson(next.value)}}`);
-    }
+  /**
+   * Writes every result as it is ready (the stream pushes them: no promise per result); done
+   * once the subscription ended. The socket's unsent bytes are bounded by `send`.
+   */
+  next(): Promise<IteratorResult<never>> {
+    return new Promise((resolve) => {
+      this.#stream.pushTo({
+        next: (result) => this.#send(`${this.#prefix}${resultJson(result)}}`),
+        done: () => resolve({ done: true, value: undefined as never }),
+      });
+    });
   }
 
   /** The client completed the subscription, or left. */

@@ -35,6 +35,7 @@ export {
   BEHIND_FACTOR,
   EventStream,
   type EventStreamOptions,
+  type ResultSink,
   routerBehindError,
   tooSlowError,
 } from "./event_stream.ts";
