@@ -25,6 +25,8 @@
 # ARRIVAL=live connects the subscribers while the feed runs (load.ts --arrival live: refusals
 # at subscribe time counted, admitted subscribers ended must stay 0), ARRIVAL=paused (the
 # default) connects them with the feed paused;
+# GW_ADMISSION=false turns admission by capacity off in every gw target (to compare the
+# fan-out's cost with the floor's, which admits everyone: issue 45);
 # GW_CONFIG_EXTRA adds top-level YAML lines to both. A gateway that refuses
 # subscriptions fails its row with the reason (exit 3 of load.ts), never hangs.
 #
@@ -154,7 +156,7 @@ start_target() { # start_target NAME -> STARTED_PID, URL
     header_read_timeout_ms: 0
     keep_alive_timeout_ms: 0
     max_connections: 0"
-      admission=true
+      admission="${GW_ADMISSION:-true}"
       [[ $name == gw-noadmit ]] && admission=false
       mkdir -p "$WORK/operations"
       cat >"$WORK/gw.yaml" <<YAML
