@@ -14,14 +14,14 @@
  * answers `POST /graphql` with `{"data":{"__typename":"Query"}}` for the bench's readiness
  * check.
  *
- * Run: `deno run -A bench/subscriptions/floor.ts` (env FLOOR_PORT, default 47112; FEED_PORT,
+ * Run: `deno run -A bench/subscriptions/floor.ts` (env FLOOR_PORT, default 47113; FEED_PORT,
  * PRODUCTS_PORT as the subgraphs').
  *
  * @module
  */
 import { createClient } from "graphql-ws";
 
-const FLOOR_PORT = Number(Deno.env.get("FLOOR_PORT") ?? "47112");
+const FLOOR_PORT = Number(Deno.env.get("FLOOR_PORT") ?? "47113");
 const FEED_PORT = Number(Deno.env.get("FEED_PORT") ?? "47101");
 const PRODUCTS_PORT = Number(Deno.env.get("PRODUCTS_PORT") ?? "47102");
 const HOST = "127.0.0.1";

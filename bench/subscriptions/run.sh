@@ -32,7 +32,7 @@
 #
 # Every process started here runs in its own session (setsid) and is stopped by
 # its process group id only. Ports: 47101-47102 subgraphs, 47110 hive-gateway,
-# 47111 gw, 47112 floor (override with FEED_PORT, PRODUCTS_PORT, HIVE_PORT, GW_PORT, FLOOR_PORT).
+# 47111 gw, 47113 floor (override with FEED_PORT, PRODUCTS_PORT, HIVE_PORT, GW_PORT, FLOOR_PORT).
 set -Eeuo pipefail
 
 cd "$(dirname "$0")"
@@ -52,7 +52,7 @@ FEED_PORT="${FEED_PORT:-47101}"
 PRODUCTS_PORT="${PRODUCTS_PORT:-47102}"
 HIVE_PORT="${HIVE_PORT:-47110}"
 GW_PORT="${GW_PORT:-47111}"
-FLOOR_PORT="${FLOOR_PORT:-47112}"
+FLOOR_PORT="${FLOOR_PORT:-47113}"
 HIVE_DIR="${HIVE_DIR:-$BENCH/peer}" # where node_modules/@graphql-hive/gateway is (npm ci)
 RESULTS="${RESULTS:-$BENCH/results.tsv}"
 ARRIVAL="${ARRIVAL:-paused}"
