@@ -38,8 +38,8 @@ import {
   startSubscription,
   type SubscribeOptions,
   type SubscribeResult,
-} from "../subscriptions/subscribe.ts";
-import type { UpstreamEvent } from "../subscriptions/upstream_hub.ts";
+  type UpstreamEvent,
+} from "../subscriptions/mod.ts";
 import type {
   CostReport,
   ExecuteOptions,

@@ -20,9 +20,15 @@
  * @module
  */
 export {
+  admissionRefusal,
   createSubscriptions,
   endSubscriptions,
+  eventRunner,
+  eventShareKey,
   type EventTrace,
+  refusal,
+  rootFetchOf,
+  startSubscription,
   type SubscribeOptions,
   type SubscribeResult,
   type SubscriptionLimitCounts,

@@ -12,7 +12,7 @@
 import type { GraphQLFormattedError } from "graphql";
 import type { SupergraphModel } from "../../supergraph/mod.ts";
 import type { FetchStep, PlanStep } from "../plan/mod.ts";
-import type { HeaderPropagator } from "../fetch/headers.ts";
+import { clientFor, type HeaderPropagator } from "../fetch/mod.ts";
 import { type HubListener, SubscriptionHub, type UpstreamEvent } from "./upstream_hub.ts";
 import {
   type OpenUpstream,
@@ -25,8 +25,7 @@ import type { ExecutionObserver, ExecutionResult, SubgraphStages } from "../type
 import { createFanoutCapacity, type FanoutCapacity } from "./fanout_capacity.ts";
 import { EventStream } from "./event_stream.ts";
 import { unrefTimer } from "../../timers.ts";
-import { clientFor } from "../fetch/http_clients.ts";
-import { printOnce } from "../execute/shared_results.ts";
+import { printOnce } from "../execute/mod.ts";
 
 /** `subscriptions.subgraphs.<name>`: where a subgraph's subscriptions are opened. */
 export interface SubscriptionTargetOption {
