@@ -24,7 +24,14 @@ import { RouterError } from "../errors.ts";
 import { makeServer, type Server, type ServerOptions, type SubscribePayload } from "graphql-ws";
 import { authorizeOperation, resolveIdentity, type VerifiedToken } from "../auth/mod.ts";
 import { operationStage, type PluginRequest, pluginRequestOf } from "../plugins/mod.ts";
-import { execute, type ExecutionResult, prepare, type PreparedOperation } from "../engine/mod.ts";
+import {
+  type EventStream,
+  execute,
+  type ExecutionResult,
+  prepare,
+  type PreparedOperation,
+  resultJson,
+} from "../engine/mod.ts";
 import {
   type ClientSubscription,
   formattedErrors,
@@ -77,6 +84,57 @@ export function messageOver(data: unknown, max: number): boolean {
   if (data instanceof Blob) return data.size > max;
   if (ArrayBuffer.isView(data)) return data.byteLength > max;
   return false;
+}
+
+/**
+ * A subscription's results written to the socket as `next` messages by the facet itself,
+ * handed to the library as an iterator that yields nothing and ends with the subscription (the
+ * library then sends `complete`; a client's `complete` or a closed socket calls `return`).
+ * Each message is the subscription's `{"id":…,"type":"next","payload":` prefix and the
+ * result's JSON, printed once for every subscriber that shares the event's result
+ * (`resultJson`), not a message object stringified per subscriber.
+ */
+export class DirectNext implements AsyncIterableIterator<never> {
+  readonly #stream: EventStream;
+  readonly #prefix: string;
+  readonly #send: (data: string) => void;
+
+  /**
+   * @param stream The subscription's results.
+   * @param options The subscription's id, the connection's send.
+   */
+  constructor(
+    stream: EventStream,
+    options: { readonly id: string; readonly send: (data: string) => void },
+  ) {
+    this.#stream = stream;
+    this.#prefix = `{"id":${JSON.stringify(options.id)},"type":"next","payload":`;
+    this.#send = options.send;
+  }
+
+  /**
+   * Writes every result as it is ready (the stream pushes them: no promise per result); done
+   * once the subscription ended. The socket's unsent bytes are bounded by `send`.
+   */
+  next(): Promise<IteratorResult<never>> {
+    return new Promise((resolve) => {
+      this.#stream.pushTo({
+        next: (result) => this.#send(`${this.#prefix}${resultJson(result)}}`),
+        done: () => resolve({ done: true, value: undefined as never }),
+      });
+    });
+  }
+
+  /** The client completed the subscription, or left. */
+  async return(): Promise<IteratorResult<never>> {
+    await this.#stream.return?.();
+    return { done: true, value: undefined as never };
+  }
+
+  /** This iterator. */
+  [Symbol.asyncIterator](): AsyncIterableIterator<never> {
+    return this;
+  }
 }
 
 /** Per connection state. */
@@ -323,7 +381,10 @@ async function subscribeOnSocket(
   return {
     schema: deps.engine.model.apiSchema,
     document: operation.document,
-    contextValue: started.subscription.stream,
+    contextValue: new DirectNext(started.subscription.stream, {
+      id,
+      send: (data) => sendOn(link, data),
+    }),
   };
 }
 
@@ -359,6 +420,25 @@ function closeAll(link: SocketLink): void {
 }
 
 /**
+ * Every message to the client goes through here, the library's and
+ * {@linkcode DirectNext}'s: unsent bytes over `subscriptions.max_unsent_bytes`
+ * close the connection (1008).
+ */
+function sendOn(link: SocketLink, data: string): void {
+  const { socket } = link;
+  if (socket.readyState !== WebSocket.OPEN) return;
+  if (socket.bufferedAmount > link.deps.config.subscriptions.max_unsent_bytes) {
+    closeAll(link);
+    socket.close(
+      1008,
+      "SUBSCRIPTION_CLIENT_TOO_SLOW: unsent bytes over subscriptions.max_unsent_bytes",
+    );
+    return;
+  }
+  socket.send(data);
+}
+
+/**
  * The socket open: the protocol served on it, each message bounded by
  * `subscriptions.max_message_bytes`, the unsent bytes by
  * `subscriptions.max_unsent_bytes`, a ping every keep-alive interval.
@@ -369,18 +449,7 @@ function openSocket(
 ): void {
   const { socket, deps } = link;
   const config = deps.config.subscriptions;
-  const send = (data: string) => {
-    if (socket.readyState !== WebSocket.OPEN) return;
-    if (socket.bufferedAmount > config.max_unsent_bytes) {
-      closeAll(link);
-      socket.close(
-        1008,
-        "SUBSCRIPTION_CLIENT_TOO_SLOW: unsent bytes over subscriptions.max_unsent_bytes",
-      );
-      return;
-    }
-    socket.send(data);
-  };
+  const send = (data: string) => sendOn(link, data);
   const closed = server.opened({
     // The negotiated subprotocol (a server socket's `protocol` may read empty).
     protocol: GRAPHQL_TRANSPORT_WS,

@@ -126,7 +126,7 @@ export interface MetricSources {
     }
     | null;
   /**
-   * Subscriptions (`lib/engine/execute/subscribe.ts`): active client subscriptions and
+   * Subscriptions (`lib/engine/subscriptions/subscribe.ts`): active client subscriptions and
    * upstream streams now; events received from subgraphs and results delivered to clients,
    * and upstream streams opened, since start. Absent: not exported.
    */
