@@ -61,9 +61,12 @@ function startGraph(): Graph {
     typeDefs: FED + `type Product @key(fields: "id") { id: ID! stars: Int viewer: String }`,
     resolvers: {
       Product: {
-        // Product 9 does not exist here: its entity is null.
+        // Product 9 does not exist here: its entity is null. Product 7's stars are an error.
         __resolveReference: (p: { id: string }) => p.id === "9" ? null : p,
-        stars: (p: { id: string }) => Number(p.id) * 10,
+        stars: (p: { id: string }) => {
+          if (p.id === "7") throw new Error("no stars for 7");
+          return Number(p.id) * 10;
+        },
         viewer: (_: unknown, __: unknown, ctx: { headers: Headers }) => ctx.headers.get("x-user"),
       },
     },
@@ -241,9 +244,15 @@ for (const backend of ["memory", "redis"] as const) {
       `entity cache (${backend}): a private entity is served again to its identity on either replica, never to another`,
     ignore,
     fn: () =>
-      withReplicas(backend, async (graph, a, b) => {
+      withReplicas(backend, async (graph, a, b, redis) => {
         graph.cacheControl = "private, max-age=60";
         const fields = "viewer stars";
+        // No identity: a private answer is not stored at all (nobody could be served it).
+        await data(await a.post(["1"], { fields }));
+        await settle();
+        if (redis !== null) assert.deepEqual(await redisKeys(redis.port), []);
+        graph.asked.length = 0;
+        graph.rootRequests = 0;
         const ann = { products: [{ id: "1", viewer: "ann", stars: 10 }] };
         const bob = { products: [{ id: "1", viewer: "bob", stars: 10 }] };
         const first = await a.post(["1"], { user: "ann", fields });
@@ -343,6 +352,33 @@ for (const backend of ["memory", "redis"] as const) {
           { __typename: "Product", id: "9" },
           { __typename: "Product", id: "2" },
         ]]);
+      }),
+  });
+
+  Deno.test({
+    name:
+      `entity cache (${backend}): an entity answer with errors is not cached; the client answer says no-store`,
+    ignore,
+    fn: () =>
+      withReplicas(backend, async (graph, a, b) => {
+        for (const replica of [a, b]) {
+          const response = await replica.post(["7", "1"]);
+          assert.equal(response.headers.get("cache-control"), "no-store");
+          const body = await response.json();
+          assert.deepEqual(body.data, {
+            products: [{ id: "7", stars: null }, { id: "1", stars: 10 }],
+          });
+          assert.match(JSON.stringify(body.errors), /no stars for 7/);
+          await settle();
+        }
+        assert.deepEqual(
+          graph.asked,
+          [0, 1].map(() => [
+            { __typename: "Product", id: "7" },
+            { __typename: "Product", id: "1" },
+          ]),
+        );
+        assert.equal(graph.rootRequests, 1, "the root answer (no errors) was cached");
       }),
   });
 
