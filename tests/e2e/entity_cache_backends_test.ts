@@ -92,6 +92,8 @@ function startGraph(): Graph {
 
 interface Replica {
   post(ids: string[], options?: { user?: string; fields?: string }): Promise<Response>;
+  /** Any query, without variables. */
+  query(text: string): Promise<Response>;
   invalidate(body: unknown, init?: { key?: string | null; method?: string }): Promise<Response>;
   close(): Promise<void>;
 }
@@ -143,6 +145,14 @@ async function startReplica(
             } } }`,
             variables: { ids },
           }),
+        }),
+      ),
+    query: (text) =>
+      handle(
+        new Request("http://router/graphql", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query: text }),
         }),
       ),
     invalidate: (body, init = {}) =>
@@ -481,4 +491,53 @@ Deno.test({
       await redis.stop();
     }
   },
+});
+
+Deno.test("entity cache: an entity's @requires values are part of its key (a changed input is asked again)", async () => {
+  let weight = 2;
+  const estimated: unknown[][] = [];
+  const link =
+    `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key", "@external", "@requires"])\n`;
+  const products = serveSubgraph("products", {
+    typeDefs: link + `type Query { product: Product! }
+      type Product @key(fields: "id") { id: ID! weight: Int! }`,
+    resolvers: { Query: { product: () => ({ id: "1", weight }) } },
+  }, { cacheControl: () => "no-store" });
+  const shipping = serveSubgraph("shipping", {
+    typeDefs: link + `type Product @key(fields: "id") {
+        id: ID! weight: Int! @external estimate: Int! @requires(fields: "weight") }`,
+    resolvers: {
+      Product: { estimate: (p: { weight: number }) => p.weight * 100 },
+    },
+  }, {
+    cacheControl: () => "max-age=60",
+    onRequest: (body) =>
+      estimated.push(
+        ((body.variables ?? {}) as { representations?: unknown[] }).representations ?? [],
+      ),
+  });
+  const composed = composeSupergraph([
+    { name: "products", url: products.url, sdl: products.sdl },
+    { name: "shipping", url: shipping.url, sdl: shipping.sdl },
+  ]);
+  assert.ok(composed.ok);
+  const graph = { sdl: composed.supergraphSdl } as Graph;
+  const router = await startReplica(graph, null);
+  const ask = async () => {
+    const answer = await data(await router.query("{ product { id estimate } }"));
+    await settle();
+    return answer;
+  };
+  try {
+    assert.deepEqual(await ask(), { product: { id: "1", estimate: 200 } });
+    assert.deepEqual(await ask(), { product: { id: "1", estimate: 200 } });
+    assert.equal(estimated.length, 1, "the same weight: served from the cache");
+    weight = 3;
+    assert.deepEqual(await ask(), { product: { id: "1", estimate: 300 } });
+    assert.equal(estimated.length, 2, "another weight: asked again");
+    assert.deepEqual(estimated[1], [{ __typename: "Product", id: "1", weight: 3 }]);
+  } finally {
+    await router.close();
+    await Promise.all([products.close(), shipping.close()]);
+  }
 });
