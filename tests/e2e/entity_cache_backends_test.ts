@@ -12,6 +12,8 @@
  *   order; an entity that came back `null` is not cached;
  * - invalidation by entity, type and subgraph; the endpoint refuses a wrong
  *   key (also a prefix of the right one), a missing one and another method;
+ * - an entity answer with errors, or with the wrong number of entities, is
+ *   not cached; an entity's `@requires` values are part of its key;
  * - Redis down from the start: answers still correct; Redis back: entries
  *   are shared again, and each change is logged once.
  */
@@ -38,6 +40,8 @@ interface Graph {
   /** The `Cache-Control` both subgraphs answer with (null: none). */
   cacheControl: string | null;
   readonly sdl: string;
+  /** The reviews subgraph's URL. */
+  readonly reviewsUrl: string;
   close(): Promise<void>;
 }
 
@@ -84,6 +88,7 @@ function startGraph(): Graph {
   assert.ok(composed.ok);
   return Object.assign(graph, {
     sdl: composed.supergraphSdl,
+    reviewsUrl: reviews.url,
     async close() {
       await Promise.all([products.close(), reviews.close()]);
     },
@@ -539,5 +544,45 @@ Deno.test("entity cache: an entity's @requires values are part of its key (a cha
   } finally {
     await router.close();
     await Promise.all([products.close(), shipping.close()]);
+  }
+});
+
+Deno.test("entity cache: an _entities answer of the wrong length stores nothing (no entity is kept under another's key)", async () => {
+  const graph = startGraph();
+  // Between the router and the reviews subgraph: drops the first entity of the next answer.
+  let truncate = true;
+  const upstream = graph.reviewsUrl;
+  const proxy = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (r) => {
+    const answer = await fetch(upstream, {
+      method: "POST",
+      headers: r.headers,
+      body: await r.text(),
+    });
+    const body = await answer.json();
+    if (truncate && Array.isArray(body.data?._entities)) {
+      truncate = false;
+      body.data._entities.shift();
+    }
+    return Response.json(body, { headers: { "cache-control": "max-age=60" } });
+  });
+  const router = await startReplica(
+    { ...graph, sdl: graph.sdl.replace(upstream, `http://127.0.0.1:${proxy.addr.port}/graphql`) },
+    null,
+  );
+  try {
+    const malformed = await router.post(["1", "2"]);
+    assert.equal(malformed.headers.get("cache-control"), "no-store");
+    await malformed.body?.cancel();
+    await settle();
+    graph.asked.length = 0;
+    assert.deepEqual(await data(await router.post(["1", "2"])), {
+      products: [{ id: "1", stars: 10 }, { id: "2", stars: 20 }],
+    });
+    assert.equal(graph.asked.length, 1, "both asked again: nothing was stored");
+    assert.equal(graph.asked[0]!.length, 2);
+  } finally {
+    await router.close();
+    await proxy.shutdown();
+    await graph.close();
   }
 });
