@@ -8,8 +8,12 @@
  * its own takes `all`'s.
  *
  * Clients are kept across reloads while their files' contents stay the same
- * (open connections and subscriptions keep theirs); {@linkcode SubgraphTlsClients.close}
- * closes them at shutdown.
+ * (open connections and subscriptions keep theirs). A client a reload no
+ * longer uses (its files changed, its entry went) is closed after a drain
+ * period (`drainMs`, 60 s: requests in flight finish on it); without that,
+ * every certificate rotation would leave a client and its pooled connections
+ * open for the process's life. {@linkcode SubgraphTlsClients.close} closes
+ * them all at shutdown.
  *
  * Not offered: a `server_name` other than the URL's host (Deno's HTTP client
  * checks the certificate against the URL's host and has no option to name
@@ -21,6 +25,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { TlsSubgraphConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import { readKeyFile } from "../config/read_key_file.ts";
+import { unrefTimer } from "../timers.ts";
 
 /** The clients of `tls.subgraphs`, by entry name (`all` included). */
 export interface SubgraphTlsClients {
@@ -90,8 +95,15 @@ export function checkSubgraphTls(prefix: string, pems: SubgraphTlsPems, now: Dat
   }
 }
 
+/** Options of {@linkcode subgraphTlsClients}. */
+export interface SubgraphTlsClientsOptions {
+  /** How long a client a reload retired stays open for requests in flight, ms. @default 60000 */
+  readonly drainMs?: number;
+}
+
 /**
- * The clients of `tls.subgraphs`, reused while their files' contents stay the same.
+ * The clients of `tls.subgraphs`, reused while their files' contents stay the
+ * same; retired ones closed after `drainMs`.
  *
  * @example No entries, no clients
  * ```ts
@@ -103,8 +115,19 @@ export function checkSubgraphTls(prefix: string, pems: SubgraphTlsPems, now: Dat
  * ```
  * @returns The clients' keeper.
  */
-export function subgraphTlsClients(): SubgraphTlsClients {
+export function subgraphTlsClients(options: SubgraphTlsClientsOptions = {}): SubgraphTlsClients {
+  const drainMs = options.drainMs ?? 60_000;
   const bySignature = new Map<string, Deno.HttpClient>();
+  /** Retired clients waiting for their drain to end. */
+  const draining = new Map<Deno.HttpClient, ReturnType<typeof setTimeout>>();
+  const retire = (client: Deno.HttpClient) => {
+    const timer = setTimeout(() => {
+      draining.delete(client);
+      client.close();
+    }, drainMs);
+    unrefTimer(timer);
+    draining.set(client, timer);
+  };
   return {
     async update(config) {
       const out = new Map<string, Deno.HttpClient>();
@@ -133,11 +156,23 @@ export function subgraphTlsClients(): SubgraphTlsClients {
         }
         out.set(name, client);
       }
+      // Only after every entry was read and checked: a refused reload retires nothing.
+      const used = new Set(out.values());
+      for (const [signature, client] of bySignature) {
+        if (used.has(client)) continue;
+        bySignature.delete(signature);
+        retire(client);
+      }
       return out;
     },
     close() {
       for (const client of bySignature.values()) client.close();
       bySignature.clear();
+      for (const [client, timer] of draining) {
+        clearTimeout(timer);
+        client.close();
+      }
+      draining.clear();
     },
   };
 }

@@ -18,7 +18,9 @@ import type { Logger } from "../log/mod.ts";
 import {
   APOLLO_UPLINK_ENDPOINTS,
   hiveSupergraphUrl,
+  MAX_POLL_REDIRECTS,
   pollHeaders,
+  pollRedirect,
   readPollAnswer,
   readUplinkAnswer,
   type RegistryAnswer,
@@ -168,6 +170,8 @@ export function createSupergraphSource(
             method: "POST",
             headers: { "content-type": "application/json", accept: "application/json" },
             body: uplinkBody({ key, graphRef, ifAfterId: version }),
+            // The API key is in the body: a redirect (307/308 resend it) is a failure.
+            redirect: "manual",
             signal: AbortSignal.timeout(config.timeout_ms),
           });
           const text = await readLimited(response, config.max_bytes);
@@ -184,18 +188,39 @@ export function createSupergraphSource(
       }
       return last;
     }
-    const url = config.kind === "url" ? config.url : hiveSupergraphUrl(config.endpoint);
+    const first = config.kind === "url" ? config.url : hiveSupergraphUrl(config.endpoint);
+    const signal = AbortSignal.timeout(config.timeout_ms);
     try {
-      const response = await doFetch(url, {
-        headers: pollHeaders({
-          headers: config.kind === "url" ? config.headers : [],
-          ...(config.kind === "hive_cdn" ? { hiveKey: config.key } : {}),
-          etag: version,
-        }),
-        signal: AbortSignal.timeout(config.timeout_ms),
-      });
-      const text = await readLimited(response, config.max_bytes);
-      return readPollAnswer(response.status, response.headers.get("etag"), text);
+      // Redirects are followed here, not by fetch: the configured headers and
+      // the CDN key go only to the configured URL's origin.
+      let url = first;
+      let secrets = true;
+      for (let hop = 0;; hop++) {
+        const response = await doFetch(url, {
+          headers: pollHeaders({
+            headers: config.kind === "url" && secrets ? config.headers : [],
+            ...(config.kind === "hive_cdn" && secrets ? { hiveKey: config.key } : {}),
+            etag: version,
+          }),
+          redirect: "manual",
+          signal,
+        });
+        const next = pollRedirect(response.status, response.headers.get("location"), {
+          first,
+          current: url,
+        });
+        if (next === null) {
+          const text = await readLimited(response, config.max_bytes);
+          return readPollAnswer(response.status, response.headers.get("etag"), text);
+        }
+        await response.body?.cancel();
+        if (typeof next === "string") return { kind: "failed", reason: next };
+        if (hop === MAX_POLL_REDIRECTS) {
+          return { kind: "failed", reason: `more than ${MAX_POLL_REDIRECTS} redirects` };
+        }
+        url = next.url;
+        secrets &&= next.sameOrigin;
+      }
     } catch (error) {
       return { kind: "failed", reason: (error as Error).message };
     }

@@ -1066,6 +1066,16 @@ export const CONFIG_SCHEMA: ObjectNode = object({
       64_000_000,
       "Bytes of entries kept in this replica's memory (no `storage.provider_id`).",
     ),
+    max_entry_bytes: size(
+      1_000_000,
+      'The largest entry stored, in memory or on Redis; a larger one is not stored (counted in `gw_router_entity_cache_skipped_total{reason="too_large"}`).',
+      { min: 1 },
+    ),
+    max_keys_per_tag: int(
+      10_000,
+      'Live keys one `@cacheTag` tag index holds; an entry a full index cannot take is not stored (`reason="tag_index_full"`).',
+      { min: 1 },
+    ),
     private_id: str("", {
       description:
         "Who private answers (`Cache-Control: private`) belong to: `token_subject` or `header:<Name>`. Empty: private answers are not cached.",
@@ -1092,7 +1102,11 @@ export const CONFIG_SCHEMA: ObjectNode = object({
   // Issue 29: federated subscriptions (docs/subscriptions.md).
   subscriptions: object({
     enabled: bool(true, "Serve subscriptions (off: refused with `SUBSCRIPTIONS_DISABLED`)."),
-    max_per_connection: int(100, "Subscriptions one client connection may hold.", { min: 1 }),
+    max_per_connection: int(
+      100,
+      "Operations one WebSocket connection may hold at once: its subscriptions and its queries and mutations in flight.",
+      { min: 1 },
+    ),
     max_total: int(10_000, "Subscriptions this replica holds at once.", { min: 1 }),
     max_buffered_events: int(
       64,

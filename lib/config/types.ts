@@ -610,6 +610,10 @@ export interface EntityCacheConfig {
   readonly default_ttl_ms: number;
   /** Bytes kept in memory (without a Redis provider). */
   readonly max_bytes: number;
+  /** UTF-8 bytes of the largest entry stored (memory or Redis). */
+  readonly max_entry_bytes: number;
+  /** Live keys one `@cacheTag` tag index holds (an entry a full index cannot take is not stored). */
+  readonly max_keys_per_tag: number;
   /** `token_subject`, `header:<Name>`, or "" (private answers not cached). */
   readonly private_id: string;
   /** Redis, or this replica's memory. */
@@ -864,7 +868,7 @@ export interface SubgraphErrorPropagationConfig {
 export interface SubscriptionsConfig {
   /** Serve subscriptions (WebSocket, SSE, multipart); off: refused with `SUBSCRIPTIONS_DISABLED`. */
   readonly enabled: boolean;
-  /** Subscriptions one WebSocket connection may hold at once. */
+  /** Operations one WebSocket connection may hold at once (subscriptions and queries in flight). */
   readonly max_per_connection: number;
   /** Subscriptions the router (each worker) serves at once. */
   readonly max_total: number;

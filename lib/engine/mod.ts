@@ -63,6 +63,7 @@ export { CachePolicy, parseCacheControl } from "./execute/cache_control.ts";
 export {
   type EntityCacheBackend,
   type EntityCacheEvents,
+  type EntityCacheWrite,
   invalidationPrefix,
   topLevelFields,
 } from "./execute/entity_cache.ts";

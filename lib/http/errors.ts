@@ -37,6 +37,8 @@ export const STATUS: Readonly<Record<RouterErrorCode, number>> = Object.freeze({
   SUBGRAPH_ERROR: 502,
   DEADLINE_EXCEEDED: 504,
   SERVICE_OVERLOADED: 503,
+  // Issue 42: the entity cache's Redis could not answer an invalidation.
+  STORE_UNAVAILABLE: 503,
   GATEWAY_TIMEOUT: 504,
   REQUEST_TIMEOUT: 408,
   RESPONSE_TOO_LARGE: 502,

@@ -6,7 +6,8 @@
  *
  * - identity at connect: the upgrade's headers, or an `Authorization` (any case) member of
  *   the `connection_init` payload; a bad token closes with 4403 Forbidden;
- * - `subscriptions.max_per_connection` subscriptions at once per connection; one more is
+ * - `subscriptions.max_per_connection` operations at once per connection (subscriptions
+ *   and queries in flight); one more is
  *   refused (`error` message, `SUBSCRIPTION_LIMIT_REACHED`);
  * - bytes sent and not yet taken by the client over `subscriptions.max_unsent_bytes` close
  *   the connection with 1008 (`SUBSCRIPTION_CLIENT_TOO_SLOW`);
@@ -41,7 +42,7 @@ const RETIRE_WAIT_MS = 1_000;
 
 /** The error of a subscribe over `subscriptions.max_per_connection`. */
 const LIMIT_REACHED = (max: number): GraphQLFormattedError => ({
-  message: `This connection holds ${max} subscriptions already (subscriptions.max_per_connection)`,
+  message: `This connection holds ${max} operations already (subscriptions.max_per_connection)`,
   extensions: { code: "SUBSCRIPTION_LIMIT_REACHED" },
 });
 
@@ -83,6 +84,8 @@ interface Connection {
   identity: VerifiedToken | null;
   headers: Headers;
   readonly subscriptions: Map<string, ClientSubscription>;
+  /** Queries and mutations in flight: they count towards `max_per_connection` too. */
+  queries: number;
 }
 
 /**
@@ -167,7 +170,7 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
   const headers = plugin?.headers ?? new Headers(request.headers);
   const url = request.url;
   const { socket, response } = Deno.upgradeWebSocket(request, { protocol: GRAPHQL_TRANSPORT_WS });
-  const connection: Connection = { identity: null, headers, subscriptions: new Map() };
+  const connection: Connection = { identity: null, headers, subscriptions: new Map(), queries: 0 };
   const server = makeServer<Record<string, unknown> | undefined, Connection>({
     async onConnect(ctx) {
       const authorization = deps.supergraph === undefined ? undefined : deps.authorization;
@@ -195,22 +198,24 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
       });
       if (!prepared.ok) return graphQLErrors(prepared.errors);
       const operation = prepared.operation;
+      // Queries in flight hold a slot as subscriptions do: a socket cannot run unbounded work.
+      if (connection.subscriptions.size + connection.queries >= config.max_per_connection) {
+        deps.engine.subscriptions.limits.refusedPerConnection++;
+        return graphQLErrors([LIMIT_REACHED(config.max_per_connection)]);
+      }
       if (operation.kind !== "subscription") {
+        connection.queries++;
         const result = await socketOperation(request, deps, {
           operation,
           connection,
           variables: payload.variables ?? null,
-        });
+        }).finally(() => connection.queries--);
         if (Array.isArray(result)) return graphQLErrors(result);
         return {
           schema: deps.engine.model.apiSchema,
           document: operation.document,
           contextValue: result,
         };
-      }
-      if (connection.subscriptions.size >= config.max_per_connection) {
-        deps.engine.subscriptions.limits.refusedPerConnection++;
-        return graphQLErrors([LIMIT_REACHED(config.max_per_connection)]);
       }
       const starting = startClientSubscription(deps, {
         operation,
@@ -222,7 +227,8 @@ export function handleWebSocket(request: Request, deps: SubscriptionDeps): Respo
       });
       // A plugin's operation stage awaited: another subscribe may have taken the last slot.
       const started = starting instanceof Promise ? await starting : starting;
-      if (started.ok && connection.subscriptions.size >= config.max_per_connection) {
+      const held = connection.subscriptions.size + connection.queries;
+      if (started.ok && held >= config.max_per_connection) {
         started.subscription.close();
         deps.engine.subscriptions.limits.refusedPerConnection++;
         return graphQLErrors([LIMIT_REACHED(config.max_per_connection)]);

@@ -67,6 +67,7 @@ export function engineEntityCache(
     now: options.now ?? (() => Date.now()),
     ...(options.events ? { events: options.events } : {}),
     ttlOf: (subgraph) => ttls.get(subgraph) ?? null,
+    cacheTags: model.cacheTags,
     keyFields(subgraph, type) {
       const memo = `${subgraph}\n${type}`;
       let fields = keyFields.get(memo);

@@ -15,6 +15,13 @@ export interface MemoryStoreOptions {
   readonly maxBytes: number;
   /** Rate-limit keys kept. @default 100000 */
   readonly maxKeys?: number;
+  /**
+   * Bytes of the tag indexes (64 + 2 × length per tag and per key held).
+   * @default {maxBytes / 4}
+   */
+  readonly maxTagIndexBytes?: number;
+  /** Live keys one tag index holds. @default 10000 */
+  readonly maxKeysPerTag?: number;
   /** The clock, ms. @default Date.now */
   readonly now?: () => number;
 }
@@ -42,9 +49,18 @@ export class MemoryStore implements SharedStore {
   readonly #values: Lru<string, { readonly value: string; readonly expires: number }>;
   readonly #tats: Lru<string, { readonly tat: number; readonly expires: number }>;
   readonly #now: () => number;
+  /** Tag index → key → its expiry. */
+  readonly #tags = new Map<string, Map<string, number>>();
+  #tagBytes = 0;
+  readonly #maxTagBytes: number;
+  readonly #maxKeysPerTag: number;
+  readonly #maxBytes: number;
 
   /** @param options Bounds and clock. */
   constructor(options: MemoryStoreOptions) {
+    this.#maxBytes = options.maxBytes;
+    this.#maxTagBytes = options.maxTagIndexBytes ?? Math.floor(options.maxBytes / 4);
+    this.#maxKeysPerTag = options.maxKeysPerTag ?? 10_000;
     this.#values = new Lru({ maxBytes: options.maxBytes });
     const maxKeys = options.maxKeys ?? 100_000;
     this.#tats = new Lru({ maxBytes: maxKeys, maxEntries: maxKeys });
@@ -68,9 +84,10 @@ export class MemoryStore implements SharedStore {
    * @param key The key.
    * @param value The value.
    * @param ttlMs Its time to live, ms.
+   * @returns False when it is larger than the whole bound (not kept).
    */
-  setNow(key: string, value: string, ttlMs: number): void {
-    this.#values.set(
+  setNow(key: string, value: string, ttlMs: number): boolean {
+    return this.#values.set(
       key,
       { value, expires: this.#now() + ttlMs },
       64 + 2 * (key.length + value.length),
@@ -103,9 +120,8 @@ export class MemoryStore implements SharedStore {
   }
 
   /** {@inheritDoc SharedStore.set} */
-  set(key: string, value: string, ttlMs: number): Promise<void> {
-    this.setNow(key, value, ttlMs);
-    return Promise.resolve();
+  set(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return Promise.resolve(this.setNow(key, value, ttlMs));
   }
 
   /** {@inheritDoc SharedStore.deletePrefix} */
@@ -119,6 +135,82 @@ export class MemoryStore implements SharedStore {
       if (this.#values.delete(key) && entry !== undefined && entry.expires > now) deleted++;
     }
     return Promise.resolve(deleted);
+  }
+
+  /** {@inheritDoc SharedStore.setTagged} */
+  setTagged(
+    key: string,
+    value: string,
+    options: { readonly ttlMs: number; readonly tagKeys: readonly string[] },
+  ): Promise<"stored" | "index_full" | "too_large"> {
+    if (64 + 2 * (key.length + value.length) > this.#maxBytes) return Promise.resolve("too_large");
+    const expires = this.#now() + options.ttlMs;
+    let needed = 0;
+    for (const tag of options.tagKeys) {
+      let index = this.#tags.get(tag);
+      if (index?.has(key)) continue;
+      if (index !== undefined && index.size >= this.#maxKeysPerTag) {
+        this.#prune(tag, index);
+        index = this.#tags.get(tag);
+        if (index !== undefined && index.size >= this.#maxKeysPerTag) {
+          return Promise.resolve("index_full");
+        }
+      }
+      needed += 64 + 2 * key.length + (index === undefined ? 64 + 2 * tag.length : 0);
+    }
+    if (this.#tagBytes + needed > this.#maxTagBytes) {
+      for (const [tag, index] of this.#tags) this.#prune(tag, index);
+      if (this.#tagBytes + needed > this.#maxTagBytes) return Promise.resolve("index_full");
+    }
+    for (const tag of options.tagKeys) {
+      let index = this.#tags.get(tag);
+      if (index === undefined) {
+        this.#tags.set(tag, index = new Map());
+        this.#tagBytes += 64 + 2 * tag.length;
+      }
+      if (!index.has(key)) this.#tagBytes += 64 + 2 * key.length;
+      index.set(key, Math.max(index.get(key) ?? 0, expires));
+    }
+    this.setNow(key, value, options.ttlMs);
+    return Promise.resolve("stored");
+  }
+
+  /** Drops the keys of a tag index that expired or left the LRU. */
+  #prune(tag: string, index: Map<string, number>): void {
+    const now = this.#now();
+    for (const [key, expires] of index) {
+      if (expires > now && this.#values.has(key)) continue;
+      index.delete(key);
+      this.#tagBytes -= 64 + 2 * key.length;
+    }
+    if (index.size === 0) this.#dropIndex(tag);
+  }
+
+  #dropIndex(tag: string): void {
+    const index = this.#tags.get(tag);
+    if (index === undefined) return;
+    for (const key of index.keys()) this.#tagBytes -= 64 + 2 * key.length;
+    this.#tags.delete(tag);
+    this.#tagBytes -= 64 + 2 * tag.length;
+  }
+
+  /** {@inheritDoc SharedStore.deleteTagged} */
+  deleteTagged(tagKey: string): Promise<number> {
+    const index = this.#tags.get(tagKey);
+    if (index === undefined) return Promise.resolve(0);
+    const now = this.#now();
+    let deleted = 0;
+    for (const key of index.keys()) {
+      const entry = this.#values.get(key);
+      if (this.#values.delete(key) && entry !== undefined && entry.expires > now) deleted++;
+    }
+    this.#dropIndex(tagKey);
+    return Promise.resolve(deleted);
+  }
+
+  /** Bytes the tag indexes hold (64 + 2 × length per tag and per key). */
+  get tagIndexBytes(): number {
+    return this.#tagBytes;
   }
 
   /** {@inheritDoc SharedStore.rateLimit} */

@@ -22,8 +22,31 @@ import type { RedisProviderConfig } from "../config/types.ts";
 import { GCRA_LUA, type GcraDecision, type GcraLimit } from "./gcra.ts";
 import { type SharedStore, StoreUnavailable } from "./types.ts";
 
+/**
+ * Adds a key to a tag index (KEYS[1], a sorted set scored by expiry): drops
+ * the keys that expired (by Redis's clock), refuses (0) when `ARGV[3]` live keys
+ * are there already, and keeps the index as long as its longest-lived key.
+ * One key a call: a cluster's tag index and entries may sit in other slots.
+ */
+const TAG_ADD_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) == false and
+   redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
+local old = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or 0)
+redis.call('ZADD', KEYS[1], math.max(old, now + ttl), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+`;
+
 /** Options for {@linkcode RedisStore}. */
 export interface RedisStoreOptions {
+  /** Live keys one tag index holds (`entity_cache.max_keys_per_tag`). @default 10000 */
+  readonly maxKeysPerTag?: number;
   /** Told each change of reachability (true: connected, false: lost). */
   readonly onAvailability?: (available: boolean, error: string) => void;
 }
@@ -40,6 +63,7 @@ interface Commands {
     options: { MATCH: string; COUNT: number },
   ): Promise<{ cursor: string | number; keys: string[] }>;
   del(keys: string | string[]): Promise<unknown>;
+  zRange(key: string, start: number, stop: number): Promise<string[]>;
   connect(): Promise<unknown>;
   /** A cluster's masters (absent on a single client). */
   readonly masters?: readonly unknown[];
@@ -75,6 +99,8 @@ export class RedisStore implements SharedStore {
   #available: boolean | null = null;
   #closed = false;
   #sha: string | null = null;
+  #tagSha: string | null = null;
+  readonly #maxKeysPerTag: number;
 
   /**
    * Connects in the background: nothing waits for Redis at start-up.
@@ -88,7 +114,9 @@ export class RedisStore implements SharedStore {
       connectTimeout: provider.connect_timeout_ms,
       reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 5), 2_000),
     };
+    this.#maxKeysPerTag = options.maxKeysPerTag ?? 10_000;
     void scriptSha(GCRA_LUA).then((sha) => this.#sha = sha);
+    void scriptSha(TAG_ADD_LUA).then((sha) => this.#tagSha = sha);
     void (import(REDIS_MODULE) as Promise<RedisModule>).then((redis) => {
       if (this.#closed) return;
       const client = provider.cluster_enabled
@@ -98,9 +126,21 @@ export class RedisStore implements SharedStore {
         })
         : redis.createClient({ url: provider.urls[0]!, socket, disableOfflineQueue: true });
       this.#client = client;
-      client.on("ready", () => this.#set(true, ""));
-      client.on("error", (error) => this.#set(false, String((error as Error)?.message ?? error)));
-      client.on("end", () => this.#set(false, "connection closed"));
+      const failed = (error: unknown) =>
+        this.#set(false, String((error as Error)?.message ?? error));
+      if (provider.cluster_enabled) {
+        // A cluster says `connect` once its slots are known (no `ready`), and reports its
+        // nodes: one master lost makes the store unavailable until it is back.
+        client.on("connect", () => this.#set(true, ""));
+        client.on("node-ready", () => this.#set(true, ""));
+        client.on("node-error", failed);
+        client.on("node-disconnect", () => this.#set(false, "a cluster node disconnected"));
+        client.on("disconnect", () => this.#set(false, "connection closed"));
+      } else {
+        client.on("ready", () => this.#set(true, ""));
+        client.on("end", () => this.#set(false, "connection closed"));
+      }
+      client.on("error", failed);
       client.connect().catch((error) => this.#set(false, String(error?.message ?? error)));
     }, (error) => this.#set(false, `Cannot load the Redis client: ${error?.message ?? error}`));
   }
@@ -161,8 +201,9 @@ export class RedisStore implements SharedStore {
   }
 
   /** {@inheritDoc SharedStore.set} */
-  async set(key: string, value: string, ttlMs: number): Promise<void> {
+  async set(key: string, value: string, ttlMs: number): Promise<boolean> {
     await this.#run((client) => client.set(key, value, { PX: Math.max(1, Math.ceil(ttlMs)) }));
+    return true;
   }
 
   /** {@inheritDoc SharedStore.deletePrefix} */
@@ -190,22 +231,61 @@ export class RedisStore implements SharedStore {
     return deleted;
   }
 
-  /** {@inheritDoc SharedStore.rateLimit} */
-  async rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision> {
-    const options = {
-      keys: [key],
-      arguments: [String(limit.rate), String(limit.burst), String(limit.periodMs)],
-    };
-    const reply = await this.#run(async (client) => {
-      if (this.#sha !== null) {
+  /** {@inheritDoc SharedStore.setTagged} */
+  async setTagged(
+    key: string,
+    value: string,
+    options: { readonly ttlMs: number; readonly tagKeys: readonly string[] },
+  ): Promise<"stored" | "index_full" | "too_large"> {
+    const ttl = String(Math.max(1, Math.ceil(options.ttlMs)));
+    // The indexes first: an entry is never left out of one (an index naming a
+    // key that was not written costs nothing).
+    const added = await Promise.all(
+      options.tagKeys.map((tagKey) =>
+        this.#script(TAG_ADD_LUA, this.#tagSha, {
+          keys: [tagKey],
+          arguments: [key, ttl, String(this.#maxKeysPerTag)],
+        })
+      ),
+    );
+    if (added.some((reply) => Number(reply) !== 1)) return "index_full";
+    await this.set(key, value, options.ttlMs);
+    return "stored";
+  }
+
+  /** {@inheritDoc SharedStore.deleteTagged} */
+  async deleteTagged(tagKey: string): Promise<number> {
+    // At most `max_keys_per_tag` live keys (and those expired since the last write).
+    const keys = await this.#run((client) => client.zRange(tagKey, 0, -1));
+    // One key a command: keys may sit in several cluster slots.
+    const counts = await Promise.all(keys.map((key) => this.#run((client) => client.del(key))));
+    await this.#run((client) => client.del(tagKey));
+    return counts.reduce((sum: number, count) => sum + Number(count), 0);
+  }
+
+  /** EVALSHA, or EVAL when Redis does not know the script yet (it loads it). */
+  #script(
+    script: string,
+    sha: string | null,
+    options: { keys: string[]; arguments: string[] },
+  ): Promise<unknown> {
+    return this.#run(async (client) => {
+      if (sha !== null) {
         try {
-          return await client.evalSha(this.#sha, options);
+          return await client.evalSha(sha, options);
         } catch (error) {
           if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
         }
       }
-      // EVAL also loads the script: the next EVALSHA finds it.
-      return await client.eval(GCRA_LUA, options);
+      return await client.eval(script, options);
+    });
+  }
+
+  /** {@inheritDoc SharedStore.rateLimit} */
+  async rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision> {
+    const reply = await this.#script(GCRA_LUA, this.#sha, {
+      keys: [key],
+      arguments: [String(limit.rate), String(limit.burst), String(limit.periodMs)],
     });
     const [allowed, remaining, retryAfterMs, resetAfterMs] = (reply as number[]).map(Number);
     return {

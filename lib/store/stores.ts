@@ -53,6 +53,8 @@ export function storesSignature(config: Config): string {
     config.rate_limit.max_keys,
     config.entity_cache.enabled,
     config.entity_cache.max_bytes,
+    config.entity_cache.max_entry_bytes,
+    config.entity_cache.max_keys_per_tag,
     config.entity_cache.storage,
   ]);
 }
@@ -76,6 +78,7 @@ export function createStores(
       const provider = config.storage_providers.redis.find((p) => p.id === id)!;
       events?.availability?.(id, false);
       store = new RedisStore(provider, {
+        maxKeysPerTag: config.entity_cache.max_keys_per_tag,
         onAvailability: (available, error) => {
           events?.availability?.(id, available);
           if (available) log.info("Redis connected", { provider_id: id });
@@ -115,8 +118,12 @@ export function createStores(
   const entityCache = config.entity_cache.enabled
     ? new EntityCacheStore({
       store: providerOf(entityStorage.provider_id, "entity_cache") ??
-        new MemoryStore({ maxBytes: config.entity_cache.max_bytes }),
+        new MemoryStore({
+          maxBytes: config.entity_cache.max_bytes,
+          maxKeysPerTag: config.entity_cache.max_keys_per_tag,
+        }),
       prefix: entityStorage.key_prefix,
+      maxEntryBytes: config.entity_cache.max_entry_bytes,
       onFallback: () => events?.fallback?.("entity_cache"),
     })
     : null;

@@ -15,14 +15,33 @@ export interface SharedStore {
   get(key: string): Promise<string | null>;
   /** Reads several values at once (Redis: one `MGET`; a cluster: one `GET` each). */
   getMany(keys: readonly string[]): Promise<(string | null)[]>;
-  /** Writes a value that expires after `ttlMs`. */
-  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Writes a value that expires after `ttlMs`.
+   * @returns False when the store did not keep it (memory: larger than its whole bound).
+   */
+  set(key: string, value: string, ttlMs: number): Promise<boolean>;
   /**
    * Deletes every value whose key starts with `prefix` (the entity cache's
    * invalidation); with Redis, a bounded `SCAN` of the keyspace.
    * @returns How many went.
    */
   deletePrefix(prefix: string): Promise<number>;
+  /**
+   * Writes a value and adds its key to each tag index (`tagKeys`: one sorted
+   * set of keys each, with Redis), every index kept as long as its longest-lived
+   * key and holding at most `maxKeysPerTag` live keys.
+   * @returns `stored`, or why not: an index was full, the value larger than the store's bound.
+   */
+  setTagged(
+    key: string,
+    value: string,
+    options: { readonly ttlMs: number; readonly tagKeys: readonly string[] },
+  ): Promise<"stored" | "index_full" | "too_large">;
+  /**
+   * Deletes every value whose key a tag index holds, and the index.
+   * @returns How many values went.
+   */
+  deleteTagged(tagKey: string): Promise<number>;
   /** One GCRA step for `key`, atomic across every replica sharing the store. */
   rateLimit(key: string, limit: GcraLimit): Promise<GcraDecision>;
   /** Closes connections. */

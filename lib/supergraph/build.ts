@@ -19,6 +19,7 @@ import {
 } from "graphql";
 import { RouterError } from "../errors.ts";
 import { type LinkTable, readLinks } from "./_links.ts";
+import { type CacheTagSchema, readCacheTags } from "./cache_tags.ts";
 import { buildCostSchema, type CostSchema } from "./cost_directives.ts";
 import type {
   AccessRequirement,
@@ -46,6 +47,8 @@ export interface SupergraphModel extends SupergraphCore {
   readonly federationVersion: 1 | 2;
   /** Demand control's view: `@cost`, `@listSize`, types of fields and arguments. */
   readonly cost: CostSchema;
+  /** `@cacheTag` formats of entity types and root fields (the entity cache's tags). */
+  readonly cacheTags: CacheTagSchema;
 }
 
 type TypeDef = Extract<
@@ -370,7 +373,8 @@ export function buildSupergraph(sdl: string): SupergraphModel {
   const apiSchema = buildApiSchema(document, links, names);
   const access = buildAccess(document, links, names, apiSchema);
   const cost = buildCostSchema(document);
-  return { apiSchema, subgraphs, access, types, rootTypes, federationVersion, cost };
+  const cacheTags = readCacheTags(document, rootTypes.query);
+  return { apiSchema, subgraphs, access, types, rootTypes, federationVersion, cost, cacheTags };
 }
 
 /** `@defer` as the incremental delivery RFC (and Apollo Router's API schema) defines it. */

@@ -14,3 +14,11 @@ export {
   type ListSizeModel,
   type SizedFields,
 } from "./cost_directives.ts";
+export {
+  type CacheTagFormat,
+  type CacheTagPart,
+  type CacheTagSchema,
+  parseCacheTagFormat,
+  readCacheTags,
+  renderCacheTag,
+} from "./cache_tags.ts";

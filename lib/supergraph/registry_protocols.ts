@@ -63,6 +63,65 @@ export function hiveSupergraphUrl(endpoint: string): string {
   return trimmed.endsWith("/supergraph") ? trimmed : `${trimmed}/supergraph`;
 }
 
+/** Redirects a GET poll follows before it gives up (Deno's own limit is 20). */
+export const MAX_POLL_REDIRECTS = 5;
+
+/** Where a poll goes after a redirect, and whether its secrets may go too. */
+export interface PollRedirect {
+  /** The absolute URL to GET next. */
+  readonly url: string;
+  /**
+   * False when the target's origin differs from the first URL's: the
+   * configured headers and the Hive CDN key stay behind (as browsers drop
+   * `Authorization`), so a registry or a CDN redirecting to object storage
+   * never hands the key to another host.
+   */
+  readonly sameOrigin: boolean;
+}
+
+/**
+ * Reads a redirect answer of a GET poll: `null` when `status` is not a
+ * redirect; a failure reason when the redirect is unusable (no or a bad
+ * `Location`, a scheme other than http(s), an `https` → `http` downgrade).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pollRedirect } from "./registry_protocols.ts";
+ * const first = "https://cdn.example/artifacts/v1/t/supergraph";
+ * assert.equal(pollRedirect(200, null, { first, current: first }), null);
+ * assert.deepEqual(pollRedirect(302, "/v2/supergraph", { first, current: first }), { url: "https://cdn.example/v2/supergraph", sameOrigin: true });
+ * assert.deepEqual(pollRedirect(307, "https://bucket.example/s?sig=x", { first, current: first }), { url: "https://bucket.example/s?sig=x", sameOrigin: false });
+ * assert.equal(typeof pollRedirect(302, "http://cdn.example/x", { first, current: first }), "string");
+ * assert.equal(typeof pollRedirect(302, null, { first, current: first }), "string");
+ * ```
+ * @param status The answer's status.
+ * @param location Its `Location` header, or null.
+ * @param urls The poll's first URL (whose origin may receive secrets) and the URL that answered.
+ * @returns The next hop, a failure reason, or null when not a redirect.
+ */
+export function pollRedirect(
+  status: number,
+  location: string | null,
+  urls: { readonly first: string; readonly current: string },
+): PollRedirect | string | null {
+  if (![301, 302, 303, 307, 308].includes(status)) return null;
+  if (location === null || location === "") return `HTTP ${status} without a Location`;
+  let target: URL;
+  try {
+    target = new URL(location, urls.current);
+  } catch {
+    return `HTTP ${status} to an unreadable Location`;
+  }
+  if (target.protocol !== "https:" && target.protocol !== "http:") {
+    return `HTTP ${status} to a ${target.protocol} URL (only http and https are followed)`;
+  }
+  if (new URL(urls.current).protocol === "https:" && target.protocol === "http:") {
+    return `HTTP ${status} from https to http (not followed)`;
+  }
+  return { url: target.href, sameOrigin: target.origin === new URL(urls.first).origin };
+}
+
 /**
  * Headers of a GET poll (`url`, `hive_cdn`).
  *

@@ -244,10 +244,15 @@ export interface RouterMetrics {
   storeFallback(feature: string): void;
   /** An entity cache lookup of one fetch (issue 42): `hit`, `partial` or `miss`. */
   entityCacheLookup(subgraph: string, type: string, outcome: string): void;
-  /** Entity cache entries stored, with their bytes. */
+  /** An entity cache entry stored, with its UTF-8 bytes (counted once it is stored). */
   entityCacheStored(subgraph: string, type: string, bytes: number): void;
-  /** Entries removed by the invalidation endpoint, by subgraph and type ("" for every type). */
-  entityCacheInvalidated(subgraph: string, type: string, entries: number): void;
+  /** An entity cache entry not stored: `too_large`, `tag_index_full`, `unavailable`. */
+  entityCacheSkipped(subgraph: string, type: string, reason: string): void;
+  /**
+   * Entries removed by the invalidation endpoint, by subgraph, type ("" for every type, or a
+   * tag) and kind (`subgraph`, `type`, `entity`, `cache_tag`).
+   */
+  entityCacheInvalidated(subgraph: string, type: string, entries: number, kind: string): void;
   /** Whether a shared store (`storage_providers.redis[].id`) is reachable (1) or not (0). */
   storeAvailable(provider: string, available: boolean): void;
   /**
@@ -689,10 +694,18 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
     labelNames: ["subgraph", "type"],
     registry,
   });
+  const cacheSkipped = counterSeries({
+    name: "gw_router_entity_cache_skipped_total",
+    help:
+      "Entity cache entries not stored, by subgraph, type and reason (too_large, tag_index_full, unavailable).",
+    labelNames: ["subgraph", "type", "reason"],
+    registry,
+  });
   const cacheInvalidated = counterSeries({
     name: "gw_router_entity_cache_invalidated_total",
-    help: "Entity cache entries removed by invalidation, by subgraph and type.",
-    labelNames: ["subgraph", "type"],
+    help:
+      "Entity cache entries removed by invalidation, by subgraph, type and kind (subgraph, type, entity, cache_tag).",
+    labelNames: ["subgraph", "type", "kind"],
     registry,
   });
   const storeUp = new Gauge({
@@ -885,8 +898,11 @@ export function createRouterMetrics(options: RouterMetricsOptions = {}): RouterM
       cacheStored.at(subgraph).at(type).cell().value++;
       cacheBytes.at(subgraph).at(type).cell().value += bytes;
     },
-    entityCacheInvalidated(subgraph, type, entries) {
-      cacheInvalidated.at(subgraph).at(type).cell().value += entries;
+    entityCacheSkipped(subgraph, type, reason) {
+      cacheSkipped.at(subgraph).at(type).at(reason).cell().value++;
+    },
+    entityCacheInvalidated(subgraph, type, entries, kind) {
+      cacheInvalidated.at(subgraph).at(type).at(kind).cell().value += entries;
     },
     storeAvailable(provider, available) {
       storeUp.set({ provider }, available ? 1 : 0);

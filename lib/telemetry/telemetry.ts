@@ -322,6 +322,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     entityCacheEvents: metrics === null ? null : {
       lookup: (subgraph, type, outcome) => metrics.entityCacheLookup(subgraph, type, outcome),
       stored: (subgraph, type, bytes) => metrics.entityCacheStored(subgraph, type, bytes),
+      skipped: (subgraph, type, reason) => metrics.entityCacheSkipped(subgraph, type, reason),
     },
     begin(request, { requestId, routes, pathname }) {
       // Read once: a reload that turns access logs on or off mid-request

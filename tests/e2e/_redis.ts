@@ -107,3 +107,114 @@ export async function startRedis(
     },
   };
 }
+
+/** A running Redis Cluster of masters only (no replicas). */
+export interface RedisCluster {
+  /** Its masters' ports on 127.0.0.1. */
+  readonly ports: readonly number[];
+  /** `redis://127.0.0.1:<port>` of each master (the router's seed nodes). */
+  readonly urls: readonly string[];
+  /** Kills every node and removes their files. */
+  stop(): Promise<void>;
+  /** Kills one master (SIGKILL: as a crash). */
+  kill(index: number): Promise<void>;
+}
+
+/**
+ * Starts a Redis Cluster on free ports: `cluster-enabled yes` on each node,
+ * then `redis-cli --cluster create … --cluster-replicas 0`, and waits for
+ * `cluster_state:ok` on every node.
+ * @param masters How many masters (at least 3, as Redis requires).
+ * @returns The cluster.
+ */
+export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  if (REDIS_SERVER === null) throw new Error("redis-server is not installed");
+  const dir = await Deno.makeTempDir({ prefix: "gw_redis_cluster_" });
+  const ports = Array.from({ length: masters }, () => freePort());
+  const children = ports.map((port) =>
+    new Deno.Command(REDIS_SERVER!, {
+      args: [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        `${dir}/nodes-${port}.conf`,
+        "--dir",
+        dir,
+      ],
+      stdout: "null",
+      stderr: "null",
+    }).spawn()
+  );
+  const stop = async () => {
+    for (const child of children) {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Gone already.
+      }
+      await child.status;
+    }
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  try {
+    for (const port of ports) {
+      for (let i = 0; i < 100 && !(await pong(port)); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    const created = await new Deno.Command("redis-cli", {
+      args: [
+        "--cluster",
+        "create",
+        ...ports.map((port) => `127.0.0.1:${port}`),
+        "--cluster-replicas",
+        "0",
+        "--cluster-yes",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!created.success) {
+      throw new Error(
+        `redis-cli --cluster create failed: ${new TextDecoder().decode(created.stderr)}`,
+      );
+    }
+    for (const port of ports) {
+      let ok = false;
+      for (let i = 0; i < 200 && !ok; i++) {
+        const info = await new Deno.Command("redis-cli", {
+          args: ["-p", String(port), "cluster", "info"],
+          stdout: "piped",
+          stderr: "null",
+        }).output();
+        ok = new TextDecoder().decode(info.stdout).includes("cluster_state:ok");
+        if (!ok) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      if (!ok) throw new Error(`the cluster node on ${port} never reached cluster_state:ok`);
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    ports,
+    urls: ports.map((port) => `redis://127.0.0.1:${port}`),
+    stop,
+    async kill(index) {
+      try {
+        children[index]!.kill("SIGKILL");
+      } catch {
+        // Gone already.
+      }
+      await children[index]!.status;
+    },
+  };
+}

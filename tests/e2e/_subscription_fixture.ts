@@ -234,6 +234,8 @@ export interface SubscriptionFixtureOptions {
   readonly authentication?: boolean;
   /** Other config keys (`telemetry`, …). */
   readonly config?: Record<string, unknown>;
+  /** The products subgraph's root `product` answers once this settles (queries held in flight). */
+  readonly productGate?: Promise<void>;
 }
 
 /** A running fixture. */
@@ -274,7 +276,12 @@ export async function startSubscriptionFixture(
   const products = serveSubgraph("products", {
     typeDefs: PRODUCTS,
     resolvers: {
-      Query: { product: (_: unknown, { upc }: { upc: string }) => PRODUCT_DATA.get(upc) },
+      Query: {
+        product: async (_: unknown, { upc }: { upc: string }) => {
+          await options.productGate;
+          return PRODUCT_DATA.get(upc);
+        },
+      },
       Product: { __resolveReference: (ref: { upc: string }) => PRODUCT_DATA.get(ref.upc) },
     },
   }, { onRequest });

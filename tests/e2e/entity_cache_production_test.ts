@@ -3,7 +3,8 @@
  * settings (dev mode off, access logs, Prometheus metrics, tracing) with the
  * entity cache on. A warm answer asks no subgraph, carries its Cache-Control,
  * the access log counts the cache's hits and misses, and the metrics show
- * lookups, stored entries and invalidations by subgraph and type.
+ * lookups, stored entries and invalidations by subgraph, type and kind (a
+ * `@cacheTag` tag among them).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -16,12 +17,21 @@ import { productionSettings, withProfile } from "./_production_profile.ts";
 const FED =
   `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])\n`;
 const KEY = "s".repeat(32);
+const TAGGED = `extend schema
+  @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key", "@composeDirective"])
+  @link(url: "https://gw-router.dev/cache/v0.1", import: ["@cacheTag"])
+  @composeDirective(name: "@cacheTag")
+directive @cacheTag(format: String!) repeatable on FIELD_DEFINITION | OBJECT
+`;
 
 Deno.test("entity cache on the production profile: warm answers, access log counts, metrics", async () => {
   let reviewRequests = 0;
   const products = serveSubgraph("products", {
-    typeDefs: FED + `type Query { products(ids: [ID!]!): [Product!]! }
-      type Product @key(fields: "id") { id: ID! name: String! }`,
+    typeDefs: TAGGED + `type Query { products(ids: [ID!]!): [Product!]! }
+      type Product @key(fields: "id") @cacheTag(format: "product-{$key.id}") {
+        id: ID!
+        name: String!
+      }`,
     resolvers: {
       Query: {
         products: (_: unknown, { ids }: { ids: string[] }) =>
@@ -76,12 +86,22 @@ Deno.test("entity cache on the production profile: warm answers, access log coun
     const line = JSON.parse(logged);
     assert.equal(line.subgraph_fetches, 0);
     assert.equal(line.entity_cache_misses, 0);
-    const invalidated = await fetch(`${url}/invalidation`, {
-      method: "POST",
-      headers: { authorization: KEY },
-      body: JSON.stringify([{ kind: "type", subgraph: "reviews", type: "Product" }]),
+    const invalidate = async (body: unknown) => {
+      const response = await fetch(`${url}/invalidation`, {
+        method: "POST",
+        headers: { authorization: KEY },
+        body: JSON.stringify(body),
+      });
+      assert.equal(response.status, 202);
+      return await response.json();
+    };
+    assert.deepEqual(
+      await invalidate([{ kind: "cache_tag", subgraphs: ["reviews"], cache_tag: "product-1" }]),
+      { count: 1 },
+    );
+    assert.deepEqual(await invalidate([{ kind: "type", subgraph: "reviews", type: "Product" }]), {
+      count: 1,
     });
-    assert.deepEqual(await invalidated.json(), { count: 2 });
     const metrics = await (await fetch(metricsUrl)).text();
     assert.match(
       metrics,
@@ -97,7 +117,11 @@ Deno.test("entity cache on the production profile: warm answers, access log coun
     );
     assert.match(
       metrics,
-      /gw_router_entity_cache_invalidated_total\{subgraph="reviews",type="Product"\} 2/,
+      /gw_router_entity_cache_invalidated_total\{subgraph="reviews",type="Product",kind="type"\} 1/,
+    );
+    assert.match(
+      metrics,
+      /gw_router_entity_cache_invalidated_total\{subgraph="reviews",type="",kind="cache_tag"\} 1/,
     );
   } finally {
     await router.close();

@@ -310,6 +310,7 @@ Deno.test("entity cache invalidation: by entity, type and subgraph; a wrong key 
   };
   try {
     await warm();
+    // Every refusal's code, status and body: entity_cache_tags_test.ts.
     const wrong = await router.invalidate([{ kind: "subgraph", subgraph: "reviews" }], "nope");
     assert.equal(wrong.status, 401);
     await wrong.body?.cancel();
@@ -395,7 +396,9 @@ Deno.test({
       assert.ok(fallbacks.filter((f) => f === "entity_cache").length >= 2, String(fallbacks));
       const down = await a.invalidate([{ kind: "subgraph", subgraph: "reviews" }]);
       assert.equal(down.status, 503);
-      await down.body?.cancel();
+      const error = (await down.json()).errors[0];
+      assert.equal(error.extensions.code, "STORE_UNAVAILABLE");
+      assert.equal(error.extensions.count, 0);
     } finally {
       await a.close();
       await b.close();

@@ -248,6 +248,42 @@ Deno.test("issue 29: subscriptions.max_per_connection refuses one more on the co
   });
 });
 
+Deno.test("subscriptions.max_per_connection counts queries in flight on the socket too", async () => {
+  const gate = Promise.withResolvers<void>();
+  const options = { subscriptions: { max_per_connection: 2 }, productGate: gate.promise };
+  await withWsClient(options, async (fixture, client) => {
+    // Two different queries (identical ones would share one subgraph fetch).
+    const query = (upc: string) => `{ product(upc: "${upc}") { name } }`;
+    try {
+      const held = [collect(client, query("p1")), collect(client, query("p2"))];
+      await until(() => fixture.entityQueries.length >= 2, "two queries at the subgraph");
+      const third = collect(client, query("p1"));
+      const subscription = collect(client, FEED);
+      await Promise.all([third.done, subscription.done]);
+      for (const refused of [third, subscription]) {
+        const errors = refused.failure as { message: string; extensions: { code: string } }[];
+        assert.equal(errors?.[0]?.extensions.code, "SUBSCRIPTION_LIMIT_REACHED");
+        assert.match(
+          errors[0]!.message,
+          /2 operations already \(subscriptions\.max_per_connection\)/,
+        );
+      }
+      gate.resolve();
+      await Promise.all(held.map((q) => q.done));
+      assert.deepEqual(held.map((q) => [q.failure, q.results]), [
+        [null, [{ data: { product: { name: "Table" } } }]],
+        [null, [{ data: { product: { name: "Chair" } } }]],
+      ]);
+      // Their slots are free again.
+      const after = collect(client, query("p1"));
+      await after.done;
+      assert.equal(after.failure, null);
+    } finally {
+      gate.resolve();
+    }
+  });
+});
+
 Deno.test("issue 29: subscriptions.max_total refuses one more on the router with a clear error", async () => {
   await withFixture({ subscriptions: { max_total: 1 } }, async (fixture) => {
     const a = wsClient(fixture);

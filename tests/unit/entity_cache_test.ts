@@ -57,18 +57,43 @@ Deno.test("entity keys: canonical JSON whatever the order; an invalidation names
   assert.equal(invalidationPrefix({ subgraph: "s" }), "s:");
 });
 
-Deno.test("invalidation requests: Apollo Router's three kinds; anything else says what is wrong", () => {
+Deno.test("invalidation requests: Apollo Router's four kinds; anything else says what is wrong", () => {
   assert.deepEqual(
     readTargets([
       { kind: "subgraph", subgraph: "a" },
       { kind: "type", subgraph: "a", type: "T" },
       { kind: "entity", subgraph: "a", type: "T", key: { id: "1" } },
+      { kind: "cache_tag", subgraphs: ["a", "b", "a"], cache_tag: "t-1" },
     ]),
-    [{ subgraph: "a" }, { subgraph: "a", type: "T" }, {
-      subgraph: "a",
-      type: "T",
-      key: { id: "1" },
-    }],
+    [
+      { kind: "subgraph", subgraph: "a" },
+      { kind: "type", subgraph: "a", type: "T" },
+      {
+        kind: "entity",
+        subgraph: "a",
+        type: "T",
+        key: { id: "1" },
+      },
+      { kind: "cache_tag", subgraph: "a", tag: "t-1" },
+      {
+        kind: "cache_tag",
+        subgraph: "b",
+        tag: "t-1",
+      },
+    ],
+  );
+  assert.match(
+    String(readTargets([{ kind: "cache_tag", subgraphs: [], cache_tag: "t" }])),
+    /"subgraphs"/,
+  );
+  assert.match(
+    String(readTargets([{ kind: "cache_tag", subgraphs: ["a:*"], cache_tag: "t" }])),
+    /"subgraphs"/,
+  );
+  assert.match(String(readTargets([{ kind: "cache_tag", subgraphs: ["a"] }])), /"cache_tag"/);
+  assert.match(
+    String(readTargets([{ kind: "cache_tag", subgraphs: ["a"], cache_tag: "x".repeat(1025) }])),
+    /"cache_tag"/,
   );
   assert.match(String(readTargets([])), /1 to 100/);
   assert.match(

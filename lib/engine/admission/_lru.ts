@@ -84,6 +84,15 @@ export class Lru<K, V> {
   }
 
   /**
+   * Whether an entry is there (it is not marked recent).
+   * @param key The key.
+   * @returns Whether it is there.
+   */
+  has(key: K): boolean {
+    return this.#map.has(key);
+  }
+
+  /**
    * Removes an entry.
    * @param key The key.
    * @returns Whether it was there.

@@ -20,30 +20,50 @@
  * JSON, or its SHA-256 past 128 characters).
  * No hash is computed per entity otherwise: that was most of a warm request's
  * CPU. Entries carry their expiry and visibility: `<expires ms>:<0|1>:<JSON>`.
+ * Entries are stored with their `@cacheTag` tags (an entity's from its key
+ * fields, a root-field fetch's from its fields' arguments) for invalidation by tag.
  *
  * The engine names no store: {@linkcode EntityCacheBackend} is what it needs
  * (lib/store's `EntityCacheStore` is one).
  *
  * @module
  */
+import { Kind, parse, type SelectionSetNode, valueFromASTUntyped, type ValueNode } from "graphql";
+import type { CacheTagFormat, CacheTagSchema } from "../../supergraph/mod.ts";
+import { renderCacheTag } from "../../supergraph/mod.ts";
 import type { FetchStep } from "../plan/mod.ts";
 import { type CacheDirectives, type CachePolicy, parseCacheControl } from "./cache_control.ts";
 import { parseJsonExact } from "./json_numbers.ts";
+
+/**
+ * What became of a write: stored (its UTF-8 bytes), or not and why: over
+ * `max_entry_bytes` (or a tag too long), a tag index full, the store unavailable.
+ */
+export type EntityCacheWrite =
+  | { readonly stored: true; readonly bytes: number }
+  | { readonly stored: false; readonly reason: "too_large" | "tag_index_full" | "unavailable" };
 
 /** Where entries live (memory or Redis); reads and writes never throw (a miss instead). */
 export interface EntityCacheBackend {
   /** Each key's entry, or null. */
   getMany(keys: readonly string[]): Promise<(string | null)[]>;
-  /** Stores an entry for `ttlMs`. */
-  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Stores an entry for `ttlMs`, indexed under its `@cacheTag` tags (of its subgraph). */
+  set(
+    key: string,
+    value: string,
+    ttlMs: number,
+    tagged?: { readonly subgraph: string; readonly tags: readonly string[] },
+  ): Promise<EntityCacheWrite>;
 }
 
 /** What the entity cache reports (metrics). */
 export interface EntityCacheEvents {
   /** A fetch's lookup: `hit` (all entries found), `partial` or `miss`. */
   lookup(subgraph: string, type: string, outcome: "hit" | "partial" | "miss"): void;
-  /** Entries stored, and their bytes. */
+  /** An entry stored, and its bytes (UTF-8). */
   stored(subgraph: string, type: string, bytes: number): void;
+  /** An entry not stored, and why (absent: not reported). */
+  skipped?(subgraph: string, type: string, reason: string): void;
 }
 
 /** The engine's entity cache: its backend and per-subgraph settings. */
@@ -56,6 +76,8 @@ export interface EntityCacheSettings {
   /** The clock, ms. */
   readonly now: () => number;
   readonly events?: EntityCacheEvents;
+  /** `@cacheTag` formats of entity types and root fields; absent: entries get no tags. */
+  readonly cacheTags?: CacheTagSchema;
 }
 
 /** One request's use of the cache. */
@@ -287,6 +309,8 @@ export interface EntityLookup {
   readonly hits: readonly unknown[];
   /** The representations' types. */
   readonly types: readonly string[];
+  /** The representations' key fields (what `{$key.…}` of a `@cacheTag` reads). */
+  readonly keyValues: readonly Json[];
   /** Indexes of the representations missing. */
   readonly missing: readonly number[];
   /** `:p:<hash>` of the private id, or null. */
@@ -318,6 +342,7 @@ export async function lookupEntities(
   const fetchHash = await fetchHashOf(step, fetch.variablesJson);
   const privateSuffix = await privateSuffixOf(run);
   const types: string[] = [];
+  const keyValues: Json[] = [];
   /** Keys waiting for the hash of long `@requires` values. */
   const hashed: Promise<void>[] = [];
   const keys = representations.map((json, i) => {
@@ -332,6 +357,7 @@ export async function lookupEntities(
       if (fields.size === 0 || fields.has(name)) key[name] = rep[name];
       else rest[name] = rep[name];
     }
+    keyValues.push(key);
     const restJson = canonicalJson(rest);
     const head = `${step.subgraph}:${type}:${canonicalJson(key)}:${fetchHash}`;
     if (restJson === "{}") return head;
@@ -361,7 +387,7 @@ export async function lookupEntities(
   settings.events?.lookup(step.subgraph, types[0] ?? "", outcome);
   run.onLookup?.(outcome);
   const holder = outcome === "hit" && at.shared ? holderOf(entries.join("\n")) : null;
-  return { keys, hits, types, missing, privateSuffix, holder };
+  return { keys, hits, types, keyValues, missing, privateSuffix, holder };
 }
 
 /**
@@ -393,13 +419,99 @@ export function storeEntities(
   const expires = run.settings.now() + directives.ttl;
   const suffix = directives.private ? lookup.privateSuffix! : "";
   const head = `${expires}:${directives.private ? 1 : 0}:`;
+  const formats = run.settings.cacheTags?.types;
   lookup.missing.forEach((at, i) => {
     const entity = entities[i];
     if (entity === null || typeof entity !== "object") return;
-    const value = head + JSON.stringify(entity);
-    run.settings.events?.stored(answer.subgraph, lookup.types[at]!, value.length);
-    void run.settings.backend.set(lookup.keys[at]! + suffix, value, directives.ttl);
+    const type = lookup.types[at]!;
+    const tags = renderTags(formats?.get(type), { key: lookup.keyValues[at] });
+    write(run, { subgraph: answer.subgraph, type, tags }, {
+      key: lookup.keys[at]! + suffix,
+      value: head + JSON.stringify(entity),
+      ttlMs: directives.ttl,
+    });
   });
+}
+
+/** The tags of an entry from its formats (those whose values are missing are left out). */
+function renderTags(
+  formats: readonly CacheTagFormat[] | undefined,
+  values: { readonly key?: unknown; readonly args?: unknown },
+): string[] {
+  const tags: string[] = [];
+  for (const format of formats ?? []) {
+    const tag = renderCacheTag(format, values);
+    if (tag !== null && !tags.includes(tag)) tags.push(tag);
+  }
+  return tags;
+}
+
+/** Writes an entry and reports what became of it. */
+function write(
+  run: EntityCacheRun,
+  what: { readonly subgraph: string; readonly type: string; readonly tags: readonly string[] },
+  entry: { readonly key: string; readonly value: string; readonly ttlMs: number },
+): void {
+  const { events, backend } = run.settings;
+  const tagged = what.tags.length > 0 ? { subgraph: what.subgraph, tags: what.tags } : undefined;
+  void backend.set(entry.key, entry.value, entry.ttlMs, tagged).then((written) => {
+    if (written.stored) events?.stored(what.subgraph, what.type, written.bytes);
+    else events?.skipped?.(what.subgraph, what.type, written.reason);
+  });
+}
+
+/** Root fields and their argument nodes, per plan step (plans are cached). */
+const ROOT_FIELDS = new WeakMap<FetchStep, readonly RootField[]>();
+
+interface RootField {
+  readonly name: string;
+  readonly args: readonly { readonly name: string; readonly value: ValueNode }[];
+}
+
+function rootFieldsOf(step: FetchStep): readonly RootField[] {
+  let fields = ROOT_FIELDS.get(step);
+  if (fields !== undefined) return fields;
+  const out: RootField[] = [];
+  const walk = (set: SelectionSetNode) => {
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        out.push({
+          name: selection.name.value,
+          args: (selection.arguments ?? []).map((a) => ({ name: a.name.value, value: a.value })),
+        });
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet);
+    }
+  };
+  try {
+    const document = parse(step.node.operation, { noLocation: true });
+    for (const def of document.definitions) {
+      if (def.kind === Kind.OPERATION_DEFINITION) walk(def.selectionSet);
+    }
+  } catch {
+    // The planner printed it: it parses.
+  }
+  ROOT_FIELDS.set(step, fields = out);
+  return fields;
+}
+
+/**
+ * The `@cacheTag` tags of a root-field fetch: each root field's formats with
+ * its arguments (variables resolved).
+ */
+function rootTagsOf(run: EntityCacheRun, step: FetchStep, variablesJson: string): string[] {
+  const formats = run.settings.cacheTags?.rootFields;
+  if (formats === undefined || formats.size === 0) return [];
+  const tags: string[] = [];
+  let variables: Record<string, unknown> | null = null;
+  for (const field of rootFieldsOf(step)) {
+    const own = formats.get(field.name);
+    if (own === undefined) continue;
+    variables ??= JSON.parse(variablesJson) as Record<string, unknown>;
+    const args: Json = {};
+    for (const arg of field.args) args[arg.name] = valueFromASTUntyped(arg.value, variables);
+    for (const tag of renderTags(own, { args })) if (!tags.includes(tag)) tags.push(tag);
+  }
+  return tags;
 }
 
 /**
@@ -415,6 +527,8 @@ export async function lookupRoot(
   {
     readonly key: string;
     readonly privateSuffix: string | null;
+    /** The entry's `@cacheTag` tags. */
+    readonly tags: readonly string[];
     readonly body: string | null;
     /** For a request reading through layers: the parse holder every such hit shares. */
     readonly holder: { value?: unknown } | null;
@@ -434,10 +548,19 @@ export async function lookupRoot(
   const outcome = found === null ? "miss" : "hit";
   run.settings.events?.lookup(step.subgraph, fetch.rootType, outcome);
   run.onLookup?.(outcome);
-  if (found === null) return { key, privateSuffix, body: null, holder: null };
+  if (found === null) {
+    const tags = rootTagsOf(run, step, fetch.variablesJson);
+    return { key, privateSuffix, tags, body: null, holder: null };
+  }
   run.policy.add({ cacheable: true, ttlMs: found.ttlMs, private: found.private });
   const body = found.value as string;
-  return { key, privateSuffix, body, holder: run.shared === true ? holderOf(body) : null };
+  return {
+    key,
+    privateSuffix,
+    tags: [],
+    body,
+    holder: run.shared === true ? holderOf(body) : null,
+  };
 }
 
 /**
@@ -449,7 +572,12 @@ export async function lookupRoot(
  */
 export function storeRoot(
   run: EntityCacheRun,
-  lookup: { readonly key: string; readonly privateSuffix: string | null; readonly type: string },
+  lookup: {
+    readonly key: string;
+    readonly privateSuffix: string | null;
+    readonly type: string;
+    readonly tags?: readonly string[];
+  },
   answer: {
     readonly subgraph: string;
     readonly headers: Headers;
@@ -466,7 +594,10 @@ export function storeRoot(
   if (!directives.store) return;
   const expires = run.settings.now() + directives.ttl;
   const value = `${expires}:${directives.private ? 1 : 0}:${JSON.stringify(answer.payload)}`;
-  run.settings.events?.stored(answer.subgraph, lookup.type, value.length);
   const key = directives.private ? lookup.key + lookup.privateSuffix! : lookup.key;
-  void run.settings.backend.set(key, value, directives.ttl);
+  write(run, { subgraph: answer.subgraph, type: lookup.type, tags: lookup.tags ?? [] }, {
+    key,
+    value,
+    ttlMs: directives.ttl,
+  });
 }
