@@ -424,7 +424,7 @@ for (const backend of ["memory", "redis"] as const) {
         ];
         for (const response of refused) {
           assert.equal(response.status, 401);
-          assert.equal((await response.json()).errors[0].extensions.code, "UNAUTHORIZED");
+          assert.equal((await response.json()).errors[0].extensions.code, "UNAUTHENTICATED");
         }
         const get = await b.invalidate(null, { method: "GET" });
         assert.equal(get.status, 405);
@@ -477,7 +477,7 @@ Deno.test({
       assert.equal(graph.asked.length, 2, "nothing was kept without Redis");
       const down = await a.invalidate([{ kind: "subgraph", subgraph: "reviews" }]);
       assert.equal(down.status, 503);
-      assert.equal((await down.json()).errors[0].extensions.code, "SERVICE_UNAVAILABLE");
+      assert.equal((await down.json()).errors[0].extensions.code, "STORE_UNAVAILABLE");
 
       await redis.start();
       await connected(a, b);

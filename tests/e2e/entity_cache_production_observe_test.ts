@@ -169,11 +169,17 @@ Deno.test("entity cache on the production profile: access log, metrics and ART t
     );
     assert.ok(bytes > 4 * '{"stars":1}'.length && bytes < 4 * 200, String(bytes));
     assert.equal(
-      value("gw_router_entity_cache_invalidated_total", 'subgraph="reviews",type="Product"'),
+      value(
+        "gw_router_entity_cache_invalidated_total",
+        'subgraph="reviews",type="Product",kind="type"',
+      ),
       4,
     );
     assert.equal(
-      value("gw_router_entity_cache_invalidated_total", 'subgraph="products",type=""'),
+      value(
+        "gw_router_entity_cache_invalidated_total",
+        'subgraph="products",type="",kind="subgraph"',
+      ),
       3,
     );
   } finally {
