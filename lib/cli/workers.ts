@@ -18,10 +18,11 @@ import { listenUrl, loadConfig, parseListenAddr, withScheme } from "../config/mo
 import { Cancellation } from "../cancellation.ts";
 import { listenError, RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
+import { dirname, resolve } from "node:path";
 import { unrefTimer } from "../timers.ts";
 import { drainWithin } from "./_grace.ts";
 import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
-import { logServerTls, readServerTls, serverTlsKeeper } from "./server_tls.ts";
+import { logServerTls, readServerTls, serverTlsFiles, serverTlsKeeper } from "./server_tls.ts";
 import {
   createForwarder,
   type FacetPaths,
@@ -282,6 +283,15 @@ async function superviseWorkers(
     ? null
     : serverTlsKeeper(serverTls, { setTls: server.setTls, log: () => log });
   if (serverTls !== null) logServerTls(log, serverTls, "TLS certificate loaded");
+  // With `watch`, a certificate written in place (certbot, cert-manager) is
+  // re-read here, where TLS ends, as a single-isolate router does.
+  let tlsConfig = config.tls.server;
+  const tlsWatcher = tlsKeeper !== null && options.watch
+    ? watchServerTls(tlsConfig, {
+      reload: () => tlsKeeper.reload(tlsConfig),
+      debounceMs: options.debounceMs ?? 200,
+    })
+    : null;
 
   // The watchdog: ping every thread; end one that stopped answering. Its
   // requests are answered 503 at once (a blocked thread may never end), and a
@@ -435,6 +445,7 @@ async function superviseWorkers(
     // Refusals keep the shape of the facets the threads now serve.
     const next = await loadConfig(options.configPath, { env }).catch(() => null);
     if (next !== null) paths = facetPaths(next);
+    if (next !== null) tlsConfig = next.tls.server;
     if (tlsKeeper !== null && next !== null) await tlsKeeper.reload(next.tls.server);
     return ok;
   }
@@ -449,6 +460,7 @@ async function superviseWorkers(
       stopping = true;
       draining = true;
       clearInterval(watchdog);
+      tlsWatcher?.close();
       for (const [signal, listener] of signalListeners) Deno.removeSignalListener(signal, listener);
       const graceMs = options.shutdownGraceMs ?? config.grace_period_ms;
       log.info("Shutting down", {
@@ -551,3 +563,40 @@ function serveInThread(port: NonNullable<typeof parentPort>): void {
 // Only inside a serving thread (this module is its entry point); the listener
 // ignores every message that is not ours.
 if (parentPort !== null) serveInThread(parentPort);
+
+/**
+ * Watches `tls.server`'s files (their folders: a renamed-in file is seen) and
+ * calls `reload` once per burst of changes.
+ */
+function watchServerTls(
+  config: Config["tls"]["server"],
+  options: { readonly reload: () => Promise<void>; readonly debounceMs: number },
+): { close(): void } {
+  const files = new Set(serverTlsFiles(config).map((file) => resolve(file)));
+  const watcher = Deno.watchFs([...new Set([...files].map((file) => dirname(file)))], {
+    recursive: false,
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  (async () => {
+    try {
+      for await (const event of watcher) {
+        if (!event.paths.some((path) => files.has(path))) continue;
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          // A broken certificate is logged by the keeper; the previous one keeps serving.
+          if (!closed) void options.reload().catch(() => {});
+        }, options.debounceMs);
+      }
+    } catch {
+      // The watcher was closed.
+    }
+  })();
+  return {
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      watcher.close();
+    },
+  };
+}

@@ -142,6 +142,8 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Con
   } catch (error) {
     throw error instanceof RouterError ? withEnvName(error, context.fromEnv) : error;
   }
+  // The walk makes what CONFIG_SCHEMA says; tests/unit/config_types_test.ts checks that
+  // `Config` (types.ts) says the same, key by key.
   return deepFreeze(out) as unknown as Config;
 }
 

@@ -6,7 +6,9 @@
  * `MCP_OAUTH_SCOPES_TOOLS_CALL`); lists from env are comma or space separated.
  *
  * Over 600 lines on purpose: one interface per config section, in the order of
- * `_schema.ts`, so the two read side by side.
+ * `_schema.ts`, so the two read side by side. Written by hand (named interfaces,
+ * unions, JSDoc for editors); `tests/unit/config_types_test.ts` fails, naming
+ * the key, when it and the schema disagree on a key, its type or optionality.
  *
  * @module
  */

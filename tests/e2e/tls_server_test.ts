@@ -412,6 +412,34 @@ Deno.test("tls: workers: 2 — the supervisor terminates TLS and reloads the cer
   }
 });
 
+Deno.test("tls: workers: 2 with watch — a certificate written in place is served without a reload", async () => {
+  const fx = await tlsWorkspace("", "workers: 2\nlog_level: error");
+  const next = await issue(fx.dir, fx.ca, { name: "next", use: "server" });
+  const router = await startWorkers({
+    configPath: fx.configPath,
+    workerStartTimeoutMs: 60_000,
+    watch: true,
+    debounceMs: 50,
+  });
+  try {
+    const url = router.url.replace("127.0.0.1", "localhost");
+    assert.match((await curl(url, fx.ca)).out, /subject: CN=server/);
+    await Deno.writeTextFile(join(fx.dir, "server.key"), next.key);
+    await Deno.writeTextFile(join(fx.dir, "server.crt"), next.cert);
+    const deadline = Date.now() + 10_000;
+    let answer = await curl(url, fx.ca);
+    while (!/subject: CN=next/.test(answer.out)) {
+      assert.ok(Date.now() < deadline, "the new certificate was not served within 10 s");
+      await sleep(100);
+      answer = await curl(url, fx.ca);
+    }
+    assert.match(answer.out, /\{"data":\{"hello":"world"\}\}/);
+  } finally {
+    await router.shutdown();
+    await fx.close();
+  }
+});
+
 Deno.test("tls: a shutdown ends connections still in their handshake", async () => {
   const fx = await tlsWorkspace();
   const router = await startRouter({ configPath: fx.configPath, shutdownGraceMs: 500 });

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
 import { createSupergraphSource } from "../../lib/cli/supergraph_source.ts";
+import { firstPoll, pollFailure } from "./_supergraph_poll.ts";
 
 /** Resolved when a test ends: stalled bodies end then. */
 let ended = Promise.withResolvers<void>();
@@ -45,37 +46,6 @@ function body(chunk: string, stall = false): ReadableStream<Uint8Array> {
   }, { highWaterMark: 0 });
 }
 
-async function firstPoll(source: Record<string, unknown>) {
-  const dir = await Deno.makeTempDir();
-  const lines: string[] = [];
-  try {
-    const config = parseConfig({
-      listen_addr: "127.0.0.1:0",
-      supergraph_path: join(dir, "kept.graphql"),
-      supergraph_source: { poll_interval: "1s", ...source },
-    }, { env: {}, baseDir: dir });
-    const started = createSupergraphSource(config.supergraph_source, {
-      path: config.supergraph_path,
-      log: () => createLogger({ write: (line) => lines.push(line) }),
-      env: {},
-    });
-    // A deadline: a bound that regressed fails here instead of hanging.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const sdl = await Promise.race([
-      started.first(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("no answer within 25 s")), 25_000);
-      }),
-    ]).finally(() => clearTimeout(timer));
-    return { sdl, lines };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-const failure = (lines: string[]) =>
-  lines.map((line) => JSON.parse(line)).find((line) => /poll failed/.test(line.msg));
-
 Deno.test("supergraph_source: an endless body is cut at max_bytes, naming it", async () => {
   const endless = registry(() => new Response(body("type Query { a: Int }\n".repeat(100))));
   try {
@@ -86,7 +56,7 @@ Deno.test("supergraph_source: an endless body is cut at max_bytes, naming it", a
       timeout: "20s",
     });
     assert.equal(sdl, null);
-    assert.match(failure(lines).reason, /over supergraph_source\.max_bytes \(10000 bytes\)/);
+    assert.match(pollFailure(lines)!.reason, /over supergraph_source\.max_bytes \(10000 bytes\)/);
   } finally {
     await endless.close();
   }
@@ -102,7 +72,7 @@ Deno.test("supergraph_source: a body that stops coming fails at the timeout", as
       timeout: "300ms",
     });
     assert.equal(sdl, null);
-    assert.ok(failure(lines), lines.join("\n"));
+    assert.ok(pollFailure(lines), lines.join("\n"));
     assert.doesNotMatch(lines.join("\n"), /cdn-secret-key/);
   } finally {
     await stalled.close();
@@ -126,7 +96,7 @@ Deno.test("supergraph_source: an Uplink error's huge message is cut in the log; 
       timeout: "5s",
     });
     assert.equal(sdl, null);
-    const reason: string = failure(lines).reason;
+    const reason: string = pollFailure(lines)!.reason;
     assert.match(reason, /^X: m+…$/);
     assert.ok(reason.length < 300, `${reason.length} characters`);
     assert.doesNotMatch(lines.join("\n"), /uplink-secret/);
@@ -143,7 +113,7 @@ Deno.test("supergraph_source: a url's query and user info (a token) are not logg
     url.password = "pass-secret";
     const { sdl, lines } = await firstPoll({ kind: "url", url: url.href, timeout: "5s" });
     assert.equal(sdl, null);
-    assert.equal(failure(lines).registry, `${refusing.base}/supergraph.graphql?…`);
+    assert.equal(pollFailure(lines)!.registry, `${refusing.base}/supergraph.graphql?…`);
     assert.doesNotMatch(lines.join("\n"), /secret/);
   } finally {
     await refusing.close();

@@ -7,10 +7,7 @@
  * registries (`Deno.serve`; another port is another origin).
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { parseConfig } from "../../lib/config/mod.ts";
-import { createLogger } from "../../lib/log/mod.ts";
-import { createSupergraphSource } from "../../lib/cli/supergraph_source.ts";
+import { firstPoll, pollFailure } from "./_supergraph_poll.ts";
 
 const SDL = "type Query { hello: String }";
 
@@ -23,29 +20,6 @@ function server(answer: (request: Request) => Response | Promise<Response>) {
   });
   return { base: `http://127.0.0.1:${served.addr.port}`, seen, close: () => served.shutdown() };
 }
-
-async function firstPoll(source: Record<string, unknown>) {
-  const dir = await Deno.makeTempDir();
-  const lines: string[] = [];
-  try {
-    const config = parseConfig({
-      listen_addr: "127.0.0.1:0",
-      supergraph_path: join(dir, "kept.graphql"),
-      supergraph_source: { poll_interval: "1s", timeout: "5s", ...source },
-    }, { env: {}, baseDir: dir });
-    const started = createSupergraphSource(config.supergraph_source, {
-      path: config.supergraph_path,
-      log: () => createLogger({ write: (line) => lines.push(line) }),
-      env: {},
-    });
-    return { sdl: await started.first(), lines };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-const failure = (lines: string[]) =>
-  lines.map((line) => JSON.parse(line)).find((line) => /poll failed/.test(line.msg));
 
 Deno.test("supergraph_source hive_cdn: a same-origin hop keeps the key, another host never gets it", async () => {
   const bucket = server(() => new Response(SDL, { headers: { etag: '"b1"' } }));
@@ -110,7 +84,7 @@ Deno.test("supergraph_source: a redirect loop fails the poll after 5 hops, namin
   try {
     const { sdl, lines } = await firstPoll({ kind: "url", url: `${looping.base}/s` });
     assert.equal(sdl, null);
-    assert.match(failure(lines).reason, /more than 5 redirects/);
+    assert.match(pollFailure(lines)!.reason, /more than 5 redirects/);
     assert.equal(looping.seen.length, 6);
   } finally {
     await looping.close();
@@ -130,7 +104,7 @@ Deno.test("supergraph_source apollo_uplink: a redirect is a failed endpoint, the
       graph_ref: "g@prod",
     });
     assert.equal(sdl, null);
-    assert.match(failure(lines).reason, /HTTP 307/);
+    assert.match(pollFailure(lines)!.reason, /HTTP 307/);
     assert.equal(elsewhere.seen.length, 0);
   } finally {
     await uplink.close();
