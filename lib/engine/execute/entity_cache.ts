@@ -182,11 +182,20 @@ const MAX_INLINE_REQUIRES = 128;
 /** Fetch hashes of fetches without variables, per plan step (plans are cached). */
 const STEP_HASHES = new WeakMap<FetchStep, Promise<string>>();
 
-/** The SHA-256 of a fetch's operation and the variables it sends. */
+/**
+ * A fetch's operation without its name (`query Op__reviews__1(…` → `query(…`):
+ * the name comes from the client's operation, and clients naming the same
+ * selection differently share its entries.
+ */
+function unnamed(queryJson: string): string {
+  return queryJson.replace(/^"(query|mutation|subscription) [_A-Za-z][_0-9A-Za-z]*/, '"$1');
+}
+
+/** The SHA-256 of a fetch's operation (unnamed) and the variables it sends. */
 function fetchHashOf(step: FetchStep, variablesJson: string): Promise<string> {
-  if (variablesJson !== "{}") return sha256Hex(`${step.queryJson}\n${variablesJson}`);
+  if (variablesJson !== "{}") return sha256Hex(`${unnamed(step.queryJson)}\n${variablesJson}`);
   let hash = STEP_HASHES.get(step);
-  if (hash === undefined) STEP_HASHES.set(step, hash = sha256Hex(`${step.queryJson}\n{}`));
+  if (hash === undefined) STEP_HASHES.set(step, hash = sha256Hex(`${unnamed(step.queryJson)}\n{}`));
   return hash;
 }
 
