@@ -1,5 +1,5 @@
 /**
- * The connection guard (`lib/cli/guarded_serve.ts`): what `Deno.serve` lacks
+ * The connection guard (`lib/listen/guarded_serve.ts`): what `Deno.serve` lacks
  * (denoland/deno#3515). Raw TCP clients hold connections the way an attacker
  * would: a head sent byte by byte, nothing at all, an idle keep-alive, more
  * connections than allowed. Answers that take long or stream stay open.
@@ -15,7 +15,7 @@ import {
   type ConnectionLimits,
   type GuardCounts,
   serveGuarded,
-} from "../../lib/cli/guarded_serve.ts";
+} from "../../lib/listen/guarded_serve.ts";
 import { startRouter } from "../../lib/cli/serve.ts";
 import { oneSubgraphWorkspace } from "./_workspace.ts";
 

@@ -94,7 +94,7 @@ Deno.test("architecture: facets never import the HTTP edge", () => {
 });
 
 Deno.test("architecture: the engine imports no telemetry and no facet", () => {
-  for (const above of ["telemetry/", "http/", "mcp/", "connect/", "cli/"]) {
+  for (const above of ["telemetry/", "http/", "mcp/", "connect/", "listen/", "cli/"]) {
     assert.deepEqual(importsInto("engine/", above), [], above);
   }
 });
@@ -126,6 +126,7 @@ const RANKS: readonly (readonly string[])[] = [
   ["connect", "mcp"],
   ["state"],
   ["http"],
+  ["listen"],
   ["cli"],
 ];
 

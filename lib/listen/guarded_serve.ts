@@ -10,22 +10,19 @@
  *
  * How: the guard accepts TCP connections itself and relays each one's bytes to
  * `Deno.serve` listening on a unix socket in a private folder; the phase of
- * every connection (`lib/http/connection_phase.ts`) says when it must end. A
+ * every connection (`lib/listen/connection_phase.ts`) says when it must end. A
  * client that goes away closes its relay, so the request's signal aborts as
  * with `Deno.serve` on TCP. The relay costs 0.04–0.08 ms of CPU per request;
  * with all three limits at 0 the router serves from `Deno.serve` directly.
  *
  * Over 600 lines: the accept loop, the relays, the refusals and the deadline
  * sweep share one set of connections and one set of counts; what is pure
- * (the phases, the framing) lives in `lib/http/`, its own answers in `_guard_answers.ts`.
+ * (the phases, the framing) lives in `connection_phase.ts` and
+ * `_request_framing.ts`, its own answers in `_guard_answers.ts`.
  *
  * @module
  */
-import {
-  ConnectionPhase,
-  type DeadlineReason,
-  type PhaseLimits,
-} from "../http/connection_phase.ts";
+import { ConnectionPhase, type DeadlineReason, type PhaseLimits } from "./connection_phase.ts";
 import type { Config } from "../config/mod.ts";
 import { isBare400, refusalAnswer, unreadableAnswer } from "./_guard_answers.ts";
 import type { Logger } from "../log/mod.ts";
