@@ -173,6 +173,8 @@ export interface GuardCounts {
   readonly refusing: number;
   /** TLS handshakes that failed or timed out (0 without `tls.server`). */
   readonly tlsHandshakeFailures: number;
+  /** Bulk read buffers the relays share (256 KiB each, made on need, at most 64). */
+  readonly bulkBuffers: number;
 }
 
 /** The listener (the part of `Deno.HttpServer` the router uses). */
@@ -200,12 +202,14 @@ const RELAY_BUFFER_BYTES = 8_192;
  */
 const BULK_BUFFER_BYTES = 262_144;
 /**
- * Bulk buffers kept for reuse (16 MiB at most). As many as answers flow at
- * once under load: with fewer (16 for 50 busy connections), half the large
- * answers took a fresh buffer, which V8 zero-fills and later collects — a
- * third of the relay's CPU on 87 KB answers (bench/load/guard_relay.sh).
+ * Bulk buffers the relays share, made on first need and reused for ever (16
+ * MiB at most); when all are in use, an answer goes on in the connection's own
+ * 8 KiB reads. A buffer made per answer and dropped after it (as when 16 were
+ * kept for 50 busy connections) is zero-filled by V8, counted as external
+ * memory and collected by full GCs: about 40 % of the relay's CPU on 87 KB
+ * answers (`bench/load/guard_relay.sh`, `bench/load/results.md`).
  */
-const BULK_FREE_MAX = 64;
+const BULK_BUFFERS_MAX = 64;
 /**
  * Head bytes held before the inner connection opens; a head still unfinished
  * past them is passed on (`Deno.serve` then judges its size).
@@ -433,6 +437,8 @@ function createGuard(
   const relays = new Set<Relay>();
   const running = new Set<Promise<void>>();
   const bulkFree: Uint8Array[] = [];
+  /** Bulk buffers made so far (never more than {@linkcode BULK_BUFFERS_MAX}). */
+  let bulkMade = 0;
   const count = {
     headerReadTimeouts: 0,
     keepAliveTimeouts: 0,
@@ -550,6 +556,15 @@ function createGuard(
     await writeRest(to, bytes, 0);
   }
 
+  /** A free bulk buffer, or a new one while fewer than the most exist, or null. */
+  function takeBulk(): Uint8Array | null {
+    const free = bulkFree.pop();
+    if (free !== undefined) return free;
+    if (bulkMade >= BULK_BUFFERS_MAX) return null;
+    bulkMade++;
+    return new Uint8Array(BULK_BUFFER_BYTES);
+  }
+
   async function pump(
     from: Deno.Conn,
     to: ClientConn,
@@ -569,16 +584,16 @@ function createGuard(
         if (written < out.length) await writeRest(to, out, written);
         if (n === buffer.length && buffer === own) {
           // A full read: more is coming (a large answer); read it in bulk.
-          buffer = bulkFree.pop() ?? new Uint8Array(BULK_BUFFER_BYTES);
+          buffer = takeBulk() ?? own;
         } else if (n < buffer.length && buffer !== own) {
-          if (bulkFree.length < BULK_FREE_MAX) bulkFree.push(buffer);
+          bulkFree.push(buffer);
           buffer = own;
         }
       }
     } catch {
       // Reset or closed (by the other side, or by a deadline).
     } finally {
-      if (buffer !== own && bulkFree.length < BULK_FREE_MAX) bulkFree.push(buffer);
+      if (buffer !== own) bulkFree.push(buffer);
     }
   }
 
@@ -760,7 +775,13 @@ function createGuard(
     counts(): GuardCounts {
       let relayed = 0;
       for (const entry of relays) if (entry.upstream !== null) relayed++;
-      return { open: relays.size, relayed, refusing: answeringRefusals, ...count };
+      return {
+        open: relays.size,
+        relayed,
+        refusing: answeringRefusals,
+        bulkBuffers: bulkMade,
+        ...count,
+      };
     },
     /** Waits up to `flushMs` for the relays to end by themselves, then closes the rest. */
     async closeAll(flushMs: number): Promise<void> {

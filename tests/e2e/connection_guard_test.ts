@@ -202,7 +202,7 @@ Deno.test("guard: large answers to many connections at once pass whole and unmix
   const answer = (id: string) => id.repeat(300_000 / id.length);
   const handler = (request: Request) =>
     new Response(answer(new URL(request.url).searchParams.get("id")!));
-  await withGuard({ keepAliveTimeoutMs: 60_000 }, handler, async (port) => {
+  await withGuard({ keepAliveTimeoutMs: 60_000 }, handler, async (port, counts) => {
     const one = async (client: number) => {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port });
       try {
@@ -219,6 +219,39 @@ Deno.test("guard: large answers to many connections at once pass whole and unmix
       }
     };
     await Promise.all(Array.from({ length: 80 }, (_, client) => one(client)));
+    assert.ok(counts().bulkBuffers > 0 && counts().bulkBuffers <= 64, `${counts().bulkBuffers}`);
+  });
+});
+
+Deno.test("guard: the relays' bulk read buffers are bounded (64): answers past them go on in small reads", async () => {
+  // 80 clients that do not read yet: each relay's write waits with its buffer.
+  const big = new Uint8Array(8_000_000).fill(0x78);
+  await withGuard({ keepAliveTimeoutMs: 60_000 }, () => new Response(big), async (port, counts) => {
+    const conns = await Promise.all(
+      Array.from({ length: 80 }, () => Deno.connect({ hostname: "127.0.0.1", port })),
+    );
+    try {
+      for (const conn of conns) await conn.write(encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+      await until(() => counts().bulkBuffers >= 64, "64 bulk buffers in use");
+      // Unbounded, the other 16 relays would make theirs now.
+      await sleep(300);
+      assert.equal(counts().bulkBuffers, 64);
+      // Every answer arrives (counted, not decoded: 640 MB in all).
+      const readBytes = async (conn: Deno.Conn) => {
+        const buffer = new Uint8Array(262_144);
+        let total = 0;
+        while (total < big.length) {
+          const n = await conn.read(buffer);
+          if (n === null) break;
+          total += n;
+        }
+        return total;
+      };
+      const totals = await Promise.all(conns.map(readBytes));
+      assert.ok(totals.every((total) => total >= big.length), "every answer arrives (8 MB each)");
+    } finally {
+      for (const conn of conns) conn.close();
+    }
   });
 });
 
