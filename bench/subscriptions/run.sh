@@ -150,7 +150,7 @@ start_target() { # start_target NAME -> STARTED_PID, URL
       [[ $name == gw-nodedup ]] && dedup=false
       guard=""
       # Without the connection limits (all three at 0) the router serves from Deno.serve
-      # directly: no relay of every WebSocket frame (lib/cli/guarded_serve.ts).
+      # directly: no relay of every WebSocket frame (lib/listen/guarded_serve.ts).
       [[ $name == gw-unguarded ]] && guard="traffic_shaping:
   router:
     header_read_timeout_ms: 0

@@ -6,7 +6,7 @@
  *
  * Over 600 lines: start, reload (config, supergraph from a file or a registry,
  * the certificate), file watching and shutdown share one state and one
- * listener; the certificate (`server_tls.ts`), the registry
+ * listener; the certificate (`lib/listen/server_tls.ts`), the registry
  * (`supergraph_source.ts`), the subgraph TLS clients (`subgraph_tls.ts`) and
  * the file watching (`_config_watch.ts`) live in their own modules.
  *
@@ -55,9 +55,15 @@ const SERVER_SHUTDOWN = {
 import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
 import { watchConfigFiles } from "./_config_watch.ts";
-import { drainWithin } from "./_grace.ts";
-import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
-import { logServerTls, readServerTls, serverTlsFiles, serverTlsKeeper } from "./server_tls.ts";
+import {
+  connectionLimits,
+  drainWithin,
+  logServerTls,
+  readServerTls,
+  serveGuarded,
+  serverTlsFiles,
+  serverTlsKeeper,
+} from "../listen/mod.ts";
 import { subgraphTlsClients } from "./subgraph_tls.ts";
 import { createSupergraphSource } from "./supergraph_source.ts";
 

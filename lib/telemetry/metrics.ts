@@ -110,7 +110,7 @@ export interface MetricSources {
     | { readonly used: number; readonly waiting: number; readonly maxBytes: number }
     | null;
   /**
-   * The connection guard of the listener (`lib/cli/guarded_serve.ts`): client
+   * The connection guard of the listener (`lib/listen/guarded_serve.ts`): client
    * connections open, and closed or refused by a limit since start. Absent:
    * not exported.
    */

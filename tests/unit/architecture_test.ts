@@ -99,7 +99,7 @@ Deno.test("architecture: facets never import the HTTP edge", () => {
 });
 
 Deno.test("architecture: the engine imports no telemetry and no facet", () => {
-  for (const above of ["telemetry/", "http/", "mcp/", "connect/", "cli/"]) {
+  for (const above of ["telemetry/", "http/", "mcp/", "connect/", "listen/", "cli/"]) {
     assert.deepEqual(importsInto("engine/", above), [], above);
   }
 });
@@ -133,6 +133,7 @@ const RANKS: readonly (readonly string[])[] = [
   ["connect", "mcp"],
   ["state"],
   ["http"],
+  ["listen"],
   ["cli"],
 ];
 
@@ -230,9 +231,11 @@ const MAX_FUNCTION_LINES = 120;
  */
 const OFF_REQUEST_PATH = ["config/", "compose/", "supergraph/", "playground/"];
 
-/** The listener's modules in `lib/cli/`; the rest of it (commands, `startRouter`) is startup. */
-const CLI_LISTENER =
-  /^cli\/(guarded_serve|forward|workers|_grace|_guard_answers|_node_conn|_tls_listener)\.ts$/;
+/**
+ * The supervisor of `workers > 1` in `lib/cli/` relays requests to its threads; the rest of
+ * `lib/cli/` (commands, `startRouter`) is startup. The listener itself is `lib/listen/`.
+ */
+const CLI_LISTENER = /^cli\/workers\.ts$/;
 
 /** Whether `file` (relative to `lib/`) is on the request path. */
 function onRequestPath(file: string): boolean {
@@ -385,8 +388,9 @@ Deno.test("architecture: the function-length rule measures functions, methods an
 
 Deno.test("architecture: the request path is every folder but the config, composition, supergraph build, playground and CLI commands", () => {
   assert.ok(onRequestPath("mcp/handler.ts"));
-  assert.ok(onRequestPath("cli/guarded_serve.ts"));
-  assert.ok(onRequestPath("listen/forward.ts"), "a new folder is on the request path");
+  assert.ok(onRequestPath("listen/guarded_serve.ts"));
+  assert.ok(onRequestPath("cli/workers.ts"));
+  assert.ok(onRequestPath("observe/x.ts"), "a new folder is on the request path");
   assert.ok(!onRequestPath("cli/serve.ts"));
   assert.ok(!onRequestPath("config/_validate.ts"));
 });
