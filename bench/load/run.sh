@@ -12,6 +12,11 @@
 #   ...-mainisolate / ...-heaplimits  the same, served from the main isolate without heap
 #                         limits / from supervised worker threads with heap: {24, 128} MiB
 #   limit                 no router: load straight to the reviews subgraph (the floor)
+#   hive[-nodedupe][-cache]  the peer: Hive Gateway (Node, under HIVE_DIR, default /tmp/ps-fed)
+#                         with the Rust query planner (--hive-router-runtime), --fork 1;
+#                         -nodedupe: upstream in-flight deduplication off; -cache: its response
+#                         cache plugin (`responseCaching`, in memory, TTL from the subgraphs'
+#                         Cache-Control; bench/entity_cache_load.sh)
 #
 # What one run does: starts the four benchmark subgraphs (one Deno process,
 # bench/load/subgraphs/server.ts) pinned to LOAD_CPUS; for each target starts
@@ -77,8 +82,9 @@ check_json() { # EXPECTED ACTUAL -> 0 when deep-equal (key order ignored)
 }
 
 sub_total() { curl -s "http://127.0.0.1:$SUBGRAPH_PORT/stats" | sed -n 's/.*"total":\([0-9]*\).*/\1/p'; }
-cpu_ticks() { # PID -> utime+stime (clock ticks) of the process
-  awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+cpu_ticks() { # PGID -> utime+stime (clock ticks) of the process group (Hive's forked worker too)
+  cat /proc/[0-9]*/stat 2>/dev/null |
+    awk -v pg="$1" '{ sub(/^.*\) /, ""); if ($3 == pg) t += $12 + $13 } END { print t + 0 }'
 }
 
 run_target() {
@@ -115,6 +121,23 @@ YAML
       $ROUTER_CMD --config "$dir/config.yaml"
     pid=$STARTED_PID
     wait_ok "$url" "$body" 90 || { tail -20 "$dir/router.log" >&2; stop_group "$pid"; log "$target: did not start"; return 1; }
+  elif [[ "$target" =~ ^hive(-nodedupe)?(-cache)?$ ]]; then
+    local hive_dir="${HIVE_DIR:-/tmp/ps-fed}" transport="" cache=""
+    [[ -f "$hive_dir/node_modules/@graphql-hive/gateway/dist/bin.js" ]] ||
+      { log "$target: Hive Gateway is not installed under $hive_dir (HIVE_DIR)"; return 1; }
+    [[ -n "${BASH_REMATCH[1]}" ]] &&
+      transport='transportEntries: { "*.http": { options: { deduplicateInflightRequests: false } } },'
+    [[ -n "${BASH_REMATCH[2]}" ]] && cache='responseCaching: { session: () => null },'
+    printf 'export const gatewayConfig = { %s %s };\n' "$transport" "$cache" >"$dir/gateway.config.mjs"
+    url="http://127.0.0.1:$GATEWAY_PORT/graphql"
+    body="${REQUEST_BODY:-$HERE/fixtures/federated.request.json}"
+    expected="$HERE/fixtures/federated.expected.json"
+    start_group "$dir/gateway.log" "$cpus" bash -c 'cd "$1" && shift && exec "$@"' _ "$hive_dir" \
+      env NODE_ENV=production node "$hive_dir/node_modules/@graphql-hive/gateway/dist/bin.js" \
+      supergraph "$RUN_DIR/supergraph.graphql" --host 127.0.0.1 --port "$GATEWAY_PORT" --fork 1 \
+      --hive-router-runtime --config-path "$dir/gateway.config.mjs"
+    pid=$STARTED_PID
+    wait_ok "$url" "$body" 90 || { tail -20 "$dir/gateway.log" >&2; stop_group "$pid"; log "$target: did not start"; return 1; }
   else
     die "unknown target $target"
   fi

@@ -13,7 +13,8 @@
 # the gateway's process group per million delivered events (/proc/<pid>/stat),
 # events per CPU-second, RSS per 1 000 subscribers (loaded minus idle).
 #
-# Targets: limit (no gateway: the load generator subscribes at the feed itself, without
+# Targets: floor (bench/subscriptions/floor.ts: the hand-written fan-out floor for this one
+# subscription, issue 45; gateways are compared with it in events per CPU-second), limit (no gateway: the load generator subscribes at the feed itself, without
 # the entity fields; CPU and RSS are then the subgraphs' process: the floor of this
 # machine), hive-gateway (npm @graphql-hive/gateway, installed here with npm ci,
 # subgraph subscriptions over WebSocket: hive-gateway.config.mjs), gw
@@ -24,12 +25,14 @@
 # ARRIVAL=live connects the subscribers while the feed runs (load.ts --arrival live: refusals
 # at subscribe time counted, admitted subscribers ended must stay 0), ARRIVAL=paused (the
 # default) connects them with the feed paused;
+# GW_ADMISSION=false turns admission by capacity off in every gw target (to compare the
+# fan-out's cost with the floor's, which admits everyone: issue 45);
 # GW_CONFIG_EXTRA adds top-level YAML lines to both. A gateway that refuses
 # subscriptions fails its row with the reason (exit 3 of load.ts), never hangs.
 #
 # Every process started here runs in its own session (setsid) and is stopped by
 # its process group id only. Ports: 47101-47102 subgraphs, 47110 hive-gateway,
-# 47111 gw (override with FEED_PORT, PRODUCTS_PORT, HIVE_PORT, GW_PORT).
+# 47111 gw, 47113 floor (override with FEED_PORT, PRODUCTS_PORT, HIVE_PORT, GW_PORT, FLOOR_PORT).
 set -Eeuo pipefail
 
 cd "$(dirname "$0")"
@@ -49,6 +52,7 @@ FEED_PORT="${FEED_PORT:-47101}"
 PRODUCTS_PORT="${PRODUCTS_PORT:-47102}"
 HIVE_PORT="${HIVE_PORT:-47110}"
 GW_PORT="${GW_PORT:-47111}"
+FLOOR_PORT="${FLOOR_PORT:-47113}"
 HIVE_DIR="${HIVE_DIR:-$BENCH/peer}" # where node_modules/@graphql-hive/gateway is (npm ci)
 RESULTS="${RESULTS:-$BENCH/results.tsv}"
 ARRIVAL="${ARRIVAL:-paused}"
@@ -124,7 +128,15 @@ wait_http "http://127.0.0.1:$PRODUCTS_PORT/graphql" '{"query":"{__typename}"}' 6
 (cd "$ROOT" && deno cache bench/subscriptions/load.ts >/dev/null 2>&1) || true
 
 start_target() { # start_target NAME -> STARTED_PID, URL
-  case "$1" in
+  # base-<gw target>: the same gateway target built from BASE_ROOT (another checkout, e.g.
+  # `git archive <commit> | tar -x -C /tmp/base`), for A/B builds alternated in one run.
+  local gw_root="$ROOT" name="$1"
+  if [[ $name == base-gw* ]]; then
+    [[ -n "${BASE_ROOT:-}" && -f "$BASE_ROOT/main.ts" ]] || die "target $name needs BASE_ROOT (a checkout with main.ts)"
+    gw_root="$BASE_ROOT"
+    name="${name#base-}"
+  fi
+  case "$name" in
     hive-gateway)
       URL="ws://127.0.0.1:$HIVE_PORT/graphql"
       start_group "$WORK/$1.log" "$GATEWAY_CPUS" "$BENCH" env NODE_ENV=production \
@@ -135,17 +147,17 @@ start_target() { # start_target NAME -> STARTED_PID, URL
     gw | gw-nodedup | gw-unguarded | gw-noadmit)
       URL="ws://127.0.0.1:$GW_PORT/graphql"
       dedup=true
-      [[ $1 == gw-nodedup ]] && dedup=false
+      [[ $name == gw-nodedup ]] && dedup=false
       guard=""
       # Without the connection limits (all three at 0) the router serves from Deno.serve
-      # directly: no relay of every WebSocket frame (lib/cli/guarded_serve.ts).
-      [[ $1 == gw-unguarded ]] && guard="traffic_shaping:
+      # directly: no relay of every WebSocket frame (lib/listen/guarded_serve.ts).
+      [[ $name == gw-unguarded ]] && guard="traffic_shaping:
   router:
     header_read_timeout_ms: 0
     keep_alive_timeout_ms: 0
     max_connections: 0"
-      admission=true
-      [[ $1 == gw-noadmit ]] && admission=false
+      admission="${GW_ADMISSION:-true}"
+      [[ $name == gw-noadmit ]] && admission=false
       mkdir -p "$WORK/operations"
       cat >"$WORK/gw.yaml" <<YAML
 listen_addr: 127.0.0.1:$GW_PORT
@@ -161,7 +173,14 @@ subscriptions:
 $guard
 ${GW_CONFIG_EXTRA:-}
 YAML
-      start_group "$WORK/$1.log" "$GATEWAY_CPUS" "$ROOT" deno run -A main.ts serve --config "$WORK/gw.yaml"
+      start_group "$WORK/$1.log" "$GATEWAY_CPUS" "$gw_root" deno run -A main.ts serve --config "$WORK/gw.yaml"
+      ;;
+    floor)
+      # The fan-out floor (issue 45): a hand-written server for this one subscription, one
+      # upstream, one entity fetch and one serialization per event, direct socket writes.
+      URL="ws://127.0.0.1:$FLOOR_PORT/graphql"
+      start_group "$WORK/$1.log" "$GATEWAY_CPUS" "$ROOT" env FLOOR_PORT="$FLOOR_PORT" \
+        FEED_PORT="$FEED_PORT" PRODUCTS_PORT="$PRODUCTS_PORT" deno run -A bench/subscriptions/floor.ts
       ;;
     limit)
       # No gateway: the load generator subscribes at the feed itself (no entity fields).
@@ -169,12 +188,12 @@ YAML
       URL="ws://127.0.0.1:$FEED_PORT/graphql"
       STARTED_PID="$SUBGRAPHS_PG"
       ;;
-    *) die "unknown target $1 (limit, hive-gateway, gw, gw-nodedup, gw-unguarded, gw-noadmit)" ;;
+    *) die "unknown target $1 (limit, floor, hive-gateway, gw, gw-nodedup, gw-unguarded, gw-noadmit, base-gw…)" ;;
   esac
 }
 
 port_of() {
-  case "$1" in limit) echo "$FEED_PORT" ;; hive-gateway) echo "$HIVE_PORT" ;; gw*) echo "$GW_PORT" ;; esac
+  case "$1" in limit) echo "$FEED_PORT" ;; floor) echo "$FLOOR_PORT" ;; hive-gateway) echo "$HIVE_PORT" ;; gw* | base-gw*) echo "$GW_PORT" ;; esac
 }
 
 printf 'when\ttarget\tsubscribers\trate\tdelivered\tdelivered_ratio\tp50_ms\tp99_ms\tcpu_s_per_million\tevents_per_cpu_s\trss_per_1000_mib\tnote\n' >"$WORK/table.tsv"

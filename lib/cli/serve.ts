@@ -6,13 +6,13 @@
  *
  * Over 600 lines: start, reload (config, supergraph from a file or a registry,
  * the certificate), file watching and shutdown share one state and one
- * listener; the certificate (`server_tls.ts`), the registry
- * (`supergraph_source.ts`) and the subgraph TLS clients (`subgraph_tls.ts`)
- * live in their own modules.
+ * listener; the certificate (`lib/listen/server_tls.ts`), the registry
+ * (`supergraph_source.ts`), the subgraph TLS clients (`subgraph_tls.ts`) and
+ * the file watching (`_config_watch.ts`) live in their own modules.
  *
  * @module
  */
-import { dirname, extname, join, relative, resolve } from "node:path";
+import { extname, join, relative, resolve } from "node:path";
 import {
   checkFiles,
   type Config,
@@ -54,9 +54,16 @@ const SERVER_SHUTDOWN = {
 };
 import { startTelemetry } from "../telemetry/start.ts";
 import { traceStartupWarnings } from "../trace/mod.ts";
-import { drainWithin } from "./_grace.ts";
-import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
-import { logServerTls, readServerTls, serverTlsFiles, serverTlsKeeper } from "./server_tls.ts";
+import { watchConfigFiles } from "./_config_watch.ts";
+import {
+  connectionLimits,
+  drainWithin,
+  logServerTls,
+  readServerTls,
+  serveGuarded,
+  serverTlsFiles,
+  serverTlsKeeper,
+} from "../listen/mod.ts";
 import { subgraphTlsClients } from "./subgraph_tls.ts";
 import { createSupergraphSource } from "./supergraph_source.ts";
 
@@ -198,22 +205,7 @@ async function readFileFor(key: string, path: string): Promise<string> {
  */
 export async function startRouter(options: StartRouterOptions): Promise<RunningRouter> {
   const env = options.env ?? {};
-  const loadInitial = async (): Promise<Config> => {
-    if (options.config !== undefined) {
-      // loadConfig already checked the files of a config loaded from `configPath`.
-      if (options.supergraphSdl === undefined && options.configPath === undefined) {
-        await checkFiles(options.config);
-      }
-      return options.config;
-    }
-    if (options.configPath === undefined) {
-      throw new RouterError("CONFIG_INVALID", 'startRouter needs "configPath" or "config"', {
-        details: { path: "CONFIG_PATH" },
-      });
-    }
-    return await loadConfig(options.configPath, { env });
-  };
-  let config = await loadInitial();
+  let config = await initialConfig(options, env);
   const address = parseListenAddr(config.listen_addr);
   if (address === undefined) {
     throw new RouterError("CONFIG_INVALID", `Cannot read "listen_addr": "${config.listen_addr}"`, {
@@ -226,16 +218,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
 
   let state: RouterState | null = null;
   // The totals of the subscriptions of replaced states (the counters never go down).
-  const retiredSubscriptions = { eventsIn: 0, eventsOut: 0, opened: 0 };
-  // ... and of their refusals and ends by the limits (issue 39).
-  const retiredLimits: SubscriptionLimitCounts = {
-    refusedMaxTotal: 0,
-    refusedCapacity: 0,
-    refusedBehind: 0,
-    refusedPerConnection: 0,
-    endedClientTooSlow: 0,
-    endedRouterBehind: 0,
-  };
+  const retired = retiredSubscriptions();
   // One HTTP/1.1 pool for the process, kept across reloads. Deno's fetch honours
   // proxy variables; with one set, every subgraph request stays with fetch.
   const http1 = options.fetch === undefined && http1Eligible("http://x/", proxyVariables())
@@ -261,19 +244,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       memory: () => state?.engine.memory ?? null,
       connections: () => guard?.counts() ?? null,
       supergraph: () => source?.status() ?? null,
-      subscriptions: () => {
-        if (state === null) return null;
-        const subs = state.engine.subscriptions;
-        return {
-          active: subs.active.size,
-          upstreams: subs.hub.upstreams,
-          eventsIn: retiredSubscriptions.eventsIn + subs.hub.eventsIn,
-          eventsOut: retiredSubscriptions.eventsOut + subs.counts.eventsOut,
-          upstreamsOpened: retiredSubscriptions.opened + subs.hub.opened,
-          limits: sumLimits(retiredLimits, subs.limits),
-          ...(subs.capacity === null ? {} : { cpuShare: subs.capacity.busy }),
-        };
-      },
+      subscriptions: () => state === null ? null : retired.withLive(state.engine.subscriptions),
     },
     // Access lines are at info: below that threshold they cost nothing.
     accessLogs: () =>
@@ -328,60 +299,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       : {}),
   });
 
-  /** The supergraph to build: the test's, the registry's (offered or serving), or the file. */
-  function supergraphFor(next: Config, offered: string | undefined): Promise<string> {
-    if (options.supergraphSdl !== undefined) return Promise.resolve(options.supergraphSdl);
-    if (source === null) return readFileFor("supergraph_path", next.supergraph_path);
-    const sdl = offered ?? source.current();
-    if (sdl === null) {
-      return Promise.reject(
-        new RouterError("CONFIG_INVALID", "No supergraph from the registry yet", {
-          details: { path: "supergraph_source" },
-        }),
-      );
-    }
-    return Promise.resolve(sdl);
-  }
-
-  async function build(next: Config, nextLog: Logger, offered?: string): Promise<RouterState> {
-    if (storesSignature(next) !== stores.signature) {
-      nextLog.warn(
-        "storage_providers, the APQ cache, rate_limit.storage or the entity cache's store changed; restart the router to apply it",
-      );
-    }
-    const [supergraphSdl, operationFiles, traceKeyPem, manifests, httpClients] = await Promise.all([
-      supergraphFor(next, offered),
-      readOperationsFor(next.operations_dir, nextLog),
-      next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
-        "engine.request_tracing_public_key_file",
-        next.engine.request_tracing_public_key_file,
-      ),
-      Promise.all(
-        next.persisted_operations.manifests.map(async (path) => ({
-          path,
-          text: await readFileFor("persisted_operations.manifests", path),
-        })),
-      ),
-      subgraphTls.update(next.tls.subgraphs),
-    ]);
-    const built = await buildState({
-      config: next,
-      log: nextLog,
-      supergraphSdl,
-      operationFiles,
-      traceKeyPem,
-      previous: state,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.cpu ? { cpu: options.cpu } : {}),
-      ...(http1 ? { http1 } : {}),
-      ...(httpClients.size > 0 ? { httpClients } : {}),
-      telemetry: telemetry.telemetry,
-      manifests,
-      stores,
-    });
-    await telemetry.serving(next, supergraphSdl);
-    return built;
-  }
+  const sources = { options, source, stores, http1, subgraphTls, telemetry };
+  const build = (next: Config, nextLog: Logger, offered?: string): Promise<RouterState> =>
+    buildRouterState(next, { ...sources, log: nextLog, previous: state, offered });
 
   try {
     // From a registry that cannot give one yet, the router listens without a state (503).
@@ -431,12 +351,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       state = nextState;
       // Subscriptions run on the state they started with: they end, and clients resubscribe.
       if (previous !== null) {
-        const subs = previous.engine.subscriptions;
-        endSubscriptions(subs, SCHEMA_RELOAD);
-        retiredSubscriptions.eventsIn += subs.hub.eventsIn;
-        retiredSubscriptions.eventsOut += subs.counts.eventsOut;
-        retiredSubscriptions.opened += subs.hub.opened;
-        Object.assign(retiredLimits, sumLimits(retiredLimits, subs.limits));
+        endSubscriptions(previous.engine.subscriptions, SCHEMA_RELOAD);
+        retired.add(previous.engine.subscriptions);
       }
       handOverMcp(previous?.mcp ?? null, nextState.mcp);
       config = next;
@@ -459,102 +375,34 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   }
   source?.start((sdl) => reload(sdl));
 
-  // File watching: watch folders (editors replace files by rename) and filter
-  // events by path. The folders of the config and supergraph files are watched
-  // flat (the config folder may be a whole repository), operations_dir deep.
-  let watchers: Deno.FsWatcher[] = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let watchedKey: string | null = null;
-  function isDirectory(path: string): boolean {
-    try {
-      return Deno.statSync(path).isDirectory;
-    } catch {
-      return false;
-    }
-  }
-  let tlsTimer: ReturnType<typeof setTimeout> | undefined;
-  function watch(
-    paths: string[],
-    recursive: boolean,
-    matches: (path: string) => boolean,
-    tlsOnly = false,
-  ): void {
-    if (paths.length === 0) return;
-    const watcher = Deno.watchFs(paths, { recursive });
-    watchers.push(watcher);
-    (async () => {
-      try {
-        for await (const event of watcher) {
-          if (!event.paths.some(matches)) continue;
-          if (tlsOnly) {
-            // A certificate's files: only the certificate is re-read (subscriptions stay).
-            clearTimeout(tlsTimer);
-            tlsTimer = setTimeout(() => {
-              tlsTimer = undefined;
-              reloading = reloading.then(() => reloadTls(config)).then(() => true, () => true);
-            }, options.debounceMs ?? 200);
-            continue;
-          }
-          clearTimeout(timer);
-          timer = setTimeout(() => {
-            timer = undefined;
-            void reload();
-          }, options.debounceMs ?? 200);
-        }
-      } catch {
-        // The watcher was closed.
-      }
-    })();
-  }
-  function closeWatchers(): void {
-    for (const watcher of watchers) watcher.close();
-    watchers = [];
-  }
+  // File watching (`_config_watch.ts`): a change reloads; the certificate's re-reads it alone.
+  const fileWatch = watchConfigFiles({
+    debounceMs: options.debounceMs ?? 200,
+    changed: () => void reload(),
+    tlsChanged: () => {
+      reloading = reloading.then(() => reloadTls(config)).then(() => true, () => true);
+    },
+  });
   function restartWatcher(): void {
     if (!options.watch || closed) return;
-    const files = [
-      options.configPath === undefined ? null : resolve(options.configPath),
-      options.supergraphSdl === undefined && source === null
-        ? resolve(config.supergraph_path)
-        : null,
-      ...config.persisted_operations.manifests.map((path) => resolve(path)),
-    ].filter((file): file is string => file !== null);
-    const fileDirs = [...new Set(files.map((file) => dirname(file)))].filter(isDirectory);
-    const operationsDir = resolve(config.operations_dir);
-    const deep = isDirectory(operationsDir) ? [operationsDir] : [];
-    const tlsFiles = serverTls === null
-      ? []
-      : serverTlsFiles(config.tls.server).map((f) => resolve(f));
-    const tlsDirs = [...new Set(tlsFiles.map((file) => dirname(file)))].filter(isDirectory);
-    const key = JSON.stringify([fileDirs, deep, files, tlsFiles]);
-    if (key === watchedKey) return;
-    closeWatchers();
-    watchedKey = key;
-    watch(fileDirs, false, (path) => files.includes(path));
-    watch(tlsDirs, false, (path) => tlsFiles.includes(path), true);
-    watch(deep, true, (path) => path.startsWith(operationsDir + "/") && path.endsWith(".graphql"));
+    fileWatch.update({
+      files: [
+        options.configPath === undefined ? null : resolve(options.configPath),
+        options.supergraphSdl === undefined && source === null
+          ? resolve(config.supergraph_path)
+          : null,
+        ...config.persisted_operations.manifests.map((path) => resolve(path)),
+      ].filter((file): file is string => file !== null),
+      operationsDir: resolve(config.operations_dir),
+      tlsFiles: serverTls === null ? [] : serverTlsFiles(config.tls.server).map((f) => resolve(f)),
+    });
   }
   let closed = false;
   restartWatcher();
 
-  const onHangup = () => void reload();
-  const onStop = () => void shutdown();
-  const signalNames: Deno.Signal[] = [];
-  if (options.signals) {
-    for (
-      const [signal, listener] of [["SIGHUP", onHangup], ["SIGTERM", onStop], [
-        "SIGINT",
-        onStop,
-      ]] as const
-    ) {
-      try {
-        Deno.addSignalListener(signal, listener);
-        signalNames.push(signal);
-      } catch {
-        // Signal not supported on this platform (SIGHUP on Windows).
-      }
-    }
-  }
+  const removeSignalListeners = options.signals
+    ? addSignalListeners({ hangup: () => void reload(), stop: () => void shutdown() })
+    : () => {};
 
   let shuttingDown: Promise<void> | null = null;
   const stopped = Promise.withResolvers<void>();
@@ -563,12 +411,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     shuttingDown ??= (async () => {
       closed = true;
       source?.stop();
-      clearTimeout(timer);
-      clearTimeout(tlsTimer);
-      closeWatchers();
-      for (const signal of signalNames) {
-        Deno.removeSignalListener(signal, signal === "SIGHUP" ? onHangup : onStop);
-      }
+      fileWatch.close();
+      removeSignalListeners();
       draining = true;
       const graceMs = options.shutdownGraceMs ?? config.grace_period_ms;
       log.info("Shutting down", {
@@ -599,6 +443,175 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     reload,
     shutdown,
     finished: stopped.promise,
+  };
+}
+
+/** Subscriptions' engine-side state (counts, limits, upstreams) of one router state. */
+type EngineSubscriptions = RouterState["engine"]["subscriptions"];
+
+/**
+ * The subscription counts of the states a reload replaced (the counters never
+ * go down), and the telemetry's view: those plus the serving state's.
+ */
+function retiredSubscriptions() {
+  const totals = { eventsIn: 0, eventsOut: 0, opened: 0 };
+  let limits: SubscriptionLimitCounts = {
+    refusedMaxTotal: 0,
+    refusedCapacity: 0,
+    refusedBehind: 0,
+    refusedPerConnection: 0,
+    endedClientTooSlow: 0,
+    endedRouterBehind: 0,
+  };
+  return {
+    /** Adds a replaced state's counts. */
+    add(subs: EngineSubscriptions): void {
+      totals.eventsIn += subs.hub.eventsIn;
+      totals.eventsOut += subs.counts.eventsOut;
+      totals.opened += subs.hub.opened;
+      limits = sumLimits(limits, subs.limits);
+    },
+    /** The counts with the serving state's. */
+    withLive(subs: EngineSubscriptions) {
+      return {
+        active: subs.active.size,
+        upstreams: subs.hub.upstreams,
+        eventsIn: totals.eventsIn + subs.hub.eventsIn,
+        eventsOut: totals.eventsOut + subs.counts.eventsOut,
+        upstreamsOpened: totals.opened + subs.hub.opened,
+        limits: sumLimits(limits, subs.limits),
+        ...(subs.capacity === null ? {} : { cpuShare: subs.capacity.busy }),
+      };
+    },
+  };
+}
+
+/** What a router state is built from, kept across reloads. */
+interface StateSources {
+  readonly options: StartRouterOptions;
+  readonly source: ReturnType<typeof createSupergraphSource> | null;
+  readonly stores: ReturnType<typeof createStores>;
+  readonly http1: ReturnType<typeof createHttp1Pool> | null;
+  readonly subgraphTls: ReturnType<typeof subgraphTlsClients>;
+  readonly telemetry: Awaited<ReturnType<typeof startTelemetry>>;
+}
+
+/** The supergraph to build: the test's, the registry's (offered or serving), or the file. */
+function supergraphFor(
+  next: Config,
+  at: Pick<StateSources, "options" | "source"> & { readonly offered: string | undefined },
+): Promise<string> {
+  const { options, source } = at;
+  if (options.supergraphSdl !== undefined) return Promise.resolve(options.supergraphSdl);
+  if (source === null) return readFileFor("supergraph_path", next.supergraph_path);
+  const sdl = at.offered ?? source.current();
+  if (sdl === null) {
+    return Promise.reject(
+      new RouterError("CONFIG_INVALID", "No supergraph from the registry yet", {
+        details: { path: "supergraph_source" },
+      }),
+    );
+  }
+  return Promise.resolve(sdl);
+}
+
+/**
+ * A router state for `next`: its files read (supergraph, operations, the
+ * tracing key, manifests, subgraph TLS), built over the previous state, and
+ * told to the telemetry.
+ */
+async function buildRouterState(
+  next: Config,
+  at: StateSources & {
+    readonly log: Logger;
+    readonly previous: RouterState | null;
+    readonly offered: string | undefined;
+  },
+): Promise<RouterState> {
+  const { options, stores, http1, telemetry, log: nextLog } = at;
+  if (storesSignature(next) !== stores.signature) {
+    nextLog.warn(
+      "storage_providers, the APQ cache, rate_limit.storage or the entity cache's store changed; restart the router to apply it",
+    );
+  }
+  const [supergraphSdl, operationFiles, traceKeyPem, manifests, httpClients] = await Promise.all([
+    supergraphFor(next, at),
+    readOperationsFor(next.operations_dir, nextLog),
+    next.engine.request_tracing_public_key_file === "" ? Promise.resolve(null) : readFileFor(
+      "engine.request_tracing_public_key_file",
+      next.engine.request_tracing_public_key_file,
+    ),
+    Promise.all(
+      next.persisted_operations.manifests.map(async (path) => ({
+        path,
+        text: await readFileFor("persisted_operations.manifests", path),
+      })),
+    ),
+    at.subgraphTls.update(next.tls.subgraphs),
+  ]);
+  const built = await buildState({
+    config: next,
+    log: nextLog,
+    supergraphSdl,
+    operationFiles,
+    traceKeyPem,
+    previous: at.previous,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.cpu ? { cpu: options.cpu } : {}),
+    ...(http1 ? { http1 } : {}),
+    ...(httpClients.size > 0 ? { httpClients } : {}),
+    telemetry: telemetry.telemetry,
+    manifests,
+    stores,
+  });
+  await telemetry.serving(next, supergraphSdl);
+  return built;
+}
+
+/** The config to start with: the one given (its files checked), or the one loaded from `configPath`. */
+async function initialConfig(
+  options: StartRouterOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Config> {
+  if (options.config !== undefined) {
+    // loadConfig already checked the files of a config loaded from `configPath`.
+    if (options.supergraphSdl === undefined && options.configPath === undefined) {
+      await checkFiles(options.config);
+    }
+    return options.config;
+  }
+  if (options.configPath === undefined) {
+    throw new RouterError("CONFIG_INVALID", 'startRouter needs "configPath" or "config"', {
+      details: { path: "CONFIG_PATH" },
+    });
+  }
+  return await loadConfig(options.configPath, { env });
+}
+
+/**
+ * SIGHUP reloads, SIGTERM and SIGINT stop (each where the platform has it:
+ * no SIGHUP on Windows). Returns what removes the listeners.
+ */
+function addSignalListeners(
+  listeners: { readonly hangup: () => void; readonly stop: () => void },
+): () => void {
+  const added: [Deno.Signal, () => void][] = [];
+  for (
+    const [signal, listener] of [
+      ["SIGHUP", listeners.hangup],
+      ["SIGTERM", listeners.stop],
+      ["SIGINT", listeners.stop],
+    ] as const
+  ) {
+    try {
+      Deno.addSignalListener(signal, listener);
+      added.push([signal, listener]);
+    } catch {
+      // Signal not supported on this platform (SIGHUP on Windows).
+    }
+  }
+  return () => {
+    for (const [signal, listener] of added) Deno.removeSignalListener(signal, listener);
   };
 }
 

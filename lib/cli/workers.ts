@@ -3,7 +3,7 @@
  * isolate owns the listener and supervises N threads (`node:worker_threads`,
  * created with the V8 heap limits of `heap`), each with its own router state,
  * serving on its own unix socket. The supervisor forwards every request to the
- * least busy thread (`forward.ts`) and answers for a thread that ends, forwards
+ * least busy thread (`lib/listen/forward.ts`) and answers for a thread that ends, forwards
  * reload and shutdown, pings the threads and restarts one that exits or goes
  * silent. The threads run this very module. Nothing is shared between
  * isolates: each plans and caches on its own, which is what the router does
@@ -20,16 +20,20 @@ import { listenError, RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import { dirname, resolve } from "node:path";
 import { unrefTimer } from "../timers.ts";
-import { drainWithin } from "./_grace.ts";
-import { connectionLimits, serveGuarded } from "./guarded_serve.ts";
-import { logServerTls, readServerTls, serverTlsFiles, serverTlsKeeper } from "./server_tls.ts";
 import {
+  connectionLimits,
   createForwarder,
+  drainWithin,
   type FacetPaths,
+  logServerTls,
+  readServerTls,
+  serveGuarded,
+  serverTlsFiles,
+  serverTlsKeeper,
   type UnixUpstream,
   unixUpstream,
   type Upstream,
-} from "./forward.ts";
+} from "../listen/mod.ts";
 import type { RunningRouter, StartRouterOptions } from "./serve.ts";
 
 /** `serve.ts` on demand: a supervising isolate never loads the router itself. */
@@ -198,7 +202,7 @@ function spawnThread(
  * isolate is a worker thread created with the V8 heap limits of `heap`,
  * listening on its own unix socket in a private folder; this isolate owns
  * `listen_addr` and forwards each request to the least busy thread
- * (`forward.ts`), so it answers for a thread that ends (503 `ISOLATE_ENDED`).
+ * (`lib/listen/forward.ts`), so it answers for a thread that ends (503 `ISOLATE_ENDED`).
  * It forwards SIGHUP (reload) and SIGTERM/SIGINT (shutdown), and restarts a
  * thread that exits on its own or stops answering its pings (one that ran out
  * of heap or blocked its event loop; both logged at `error` with the requests

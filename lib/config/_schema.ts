@@ -962,7 +962,7 @@ export const CONFIG_SCHEMA: ObjectNode = object({
         64_000_000,
         "Bytes of large answers not yet taken by slow clients; past it the oldest are ended. 0: no budget.",
       ),
-      // Session 10: what Deno.serve lacks (denoland/deno#3515), kept by lib/cli/guarded_serve.ts.
+      // Session 10: what Deno.serve lacks (denoland/deno#3515), kept by lib/listen/guarded_serve.ts.
       header_read_timeout_ms: duration(
         10_000,
         "Longest wait for a complete request head; then the connection closes. 0: none.",

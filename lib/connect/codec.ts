@@ -233,7 +233,7 @@ export function resolveCall(
   prefix: string,
   request: ConnectHttpRequest,
 ): CodecResult<ConnectCall> {
-  const { pathname, searchParams } = request.url;
+  const pathname = request.url.pathname;
   const name = pathname.startsWith(prefix) ? pathname.slice(prefix.length) : "";
   const method = contract.byName.get(name);
   const service = prefix.slice(1, -1);
@@ -279,6 +279,20 @@ export function resolveCall(
     }
     return postCall(method, request, { kind: "body", timeoutMs: timeout.value });
   }
+  return getCall(method, request, timeout.value);
+}
+
+/**
+ * A GET call (Connect's unary GET): its query string in UTF-8, each parameter
+ * once, `connect=v1`, `encoding=json`, the message, and its compression and
+ * base64 agreeing.
+ */
+function getCall(
+  method: MethodModel,
+  request: ConnectHttpRequest,
+  timeoutMs: number | null,
+): CodecResult<ConnectCall> {
+  const searchParams = request.url.searchParams;
   if (!isUtf8QueryString(request.url.search)) {
     return fail(connectFailure(
       "invalid_argument",
@@ -344,7 +358,7 @@ export function resolveCall(
       method,
       get: true,
       source: { kind: "query", message, compression: compression.value },
-      timeoutMs: timeout.value,
+      timeoutMs,
     },
   };
 }

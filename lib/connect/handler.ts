@@ -464,12 +464,35 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
     deps,
   );
   if (!executed.ok) return connectErrorResponse(executed.failure);
-  const result = executed.value;
+  const failed = resultFailure(executed.value, { call, token: access.token, deps });
+  if (failed !== null) return failed;
+  return await unaryAnswer(request, {
+    call,
+    state,
+    deps,
+    data: executed.value.data!, // resultFailure answered a result without data
+    collected,
+  });
+}
+
+/**
+ * A result that is not an answer: its GraphQL errors as a Connect error (an
+ * anonymous caller denied is told to authenticate), or no data; else null.
+ */
+function resultFailure(
+  result: ExecutionResult,
+  at: {
+    readonly call: ConnectCall;
+    readonly token: VerifiedToken | null;
+    readonly deps: ConnectDeps;
+  },
+): Response | null {
+  const { call, deps } = at;
   if (result.errors !== undefined && result.errors.length > 0) {
     const code = codeOfGraphQLErrors(result.errors, { requestError: !("data" in result) });
     // RFC 6750 §3: a caller who sent no token is told to authenticate (401 and a challenge),
     // not that it may not, when tokens are verified at all.
-    const anonymous = access.token === null && (deps.authorization?.auth ?? null) !== null;
+    const anonymous = at.token === null && (deps.authorization?.auth ?? null) !== null;
     const challenge = code === "permission_denied" && anonymous
       ? authenticationRequired(`Method ${call.method.name}`)
       : null;
@@ -485,7 +508,26 @@ async function serve(request: Request, deps: ConnectDeps): Promise<Response> {
   if (result.data === null || result.data === undefined) {
     return connectErrorResponse(connectFailure("internal", "The operation returned no data"));
   }
-  const body = JSON.stringify(encodeResponseMessage(call.method.response, result.data));
+  return null;
+}
+
+/**
+ * A unary call's answer: the response message as JSON, with the subgraph
+ * headers let through; over GET, also an ETag, `Vary` and `Cache-Control`
+ * (a 304 when the client's copy matches).
+ */
+async function unaryAnswer(
+  request: Request,
+  answer: {
+    readonly call: ConnectCall;
+    readonly state: NonNullable<ConnectDeps["connect"]>;
+    readonly deps: ConnectDeps;
+    readonly data: NonNullable<ExecutionResult["data"]>;
+    readonly collected: ResponseHeaderCollector | undefined;
+  },
+): Promise<Response> {
+  const { call, state, deps, collected } = answer;
+  const body = JSON.stringify(encodeResponseMessage(call.method.response, answer.data));
   const headers = new Headers({ "content-type": "application/json" });
   // The subgraph answer headers the response header rules let through (issue 43).
   collected?.apply(headers);

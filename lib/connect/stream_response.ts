@@ -151,6 +151,28 @@ export function connectStreamFailure(failure: ConnectFailure): Response {
 
 const CANCELED = Symbol("canceled");
 
+/**
+ * Stream messages by the result data they encode and the method's response message: the data
+ * of an event's result shared by several subscribers (the engine's `printOnce`) is encoded
+ * once per response message and the same bytes written to each stream.
+ */
+const ENCODED = new WeakMap<object, WeakMap<object, Uint8Array>>();
+
+/** The stream message of a result's data for one response message type (kept, see ENCODED). */
+function encodedMessage(
+  data: Record<string, unknown>,
+  response: Parameters<typeof encodeResponseMessage>[0],
+): Uint8Array {
+  let byResponse = ENCODED.get(data);
+  if (byResponse === undefined) ENCODED.set(data, byResponse = new WeakMap());
+  let message = byResponse.get(response);
+  if (message === undefined) {
+    message = encodeStreamMessage(encodeResponseMessage(response, data));
+    byResponse.set(response, message);
+  }
+  return message;
+}
+
 /** What a pull waits for: the next result, or why the stream was stopped. */
 type Step = IteratorResult<StreamResult> | ConnectFailure | typeof CANCELED;
 
@@ -279,7 +301,7 @@ export function connectStreamResponse(
       }
       let message: Uint8Array;
       try {
-        message = encodeStreamMessage(encodeResponseMessage(options.method.response, result.data));
+        message = encodedMessage(result.data, options.method.response);
       } catch (error) {
         return fail(controller, failureOf(error), error);
       }

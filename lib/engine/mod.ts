@@ -14,6 +14,8 @@
  *    circuit breaker.
  * 0. `admission/` — the bounds around all of it: the admission queue (taken by the HTTP edge),
  *    the in-flight memory budget (charged as answers stream), unsent answers, cache costs.
+ * 4b. `subscriptions/` — subscriptions below the client's protocol: deduplicated upstream
+ *    streams, each client's bounded event stream, the per-event runner, fan-out capacity.
  * 5. `pipeline/` — what ties them together: the engine object and its caches
  *    (`createEngine`), the cached prepare and plan steps, and running an
  *    operation (`execute`, `executeIncremental`, `subscribe`). This file is
@@ -82,18 +84,18 @@ export { createHttp1Pool, http1Eligible, type Http1Pool } from "./fetch/http1.ts
 export { ALL_SUBGRAPHS, clientFor } from "./fetch/http_clients.ts";
 export {
   endSubscriptions,
+  EventStream,
   type EventTrace,
+  openUpstream,
+  routerBehindError,
   type SubscribeOptions,
   type SubscribeResult,
   type SubscriptionLimitCounts,
+  type SubscriptionProtocol,
   type SubscriptionsOptions,
   type SubscriptionTargetOption,
   sumLimits,
-} from "./execute/subscribe.ts";
-export { EventStream, routerBehindError, tooSlowError } from "./execute/subscription.ts";
-export {
-  openUpstream,
-  type SubscriptionProtocol,
+  tooSlowError,
   type UpstreamTarget,
-} from "./fetch/subscription_stream.ts";
+} from "./subscriptions/mod.ts";
 export * from "./pipeline/mod.ts";

@@ -234,20 +234,40 @@ export interface StreamOptions {
   readonly print: (result: ExecutionResult) => string;
 }
 
+const encoder = new TextEncoder();
+
 /**
- * A pulled text stream over a subscription's results: `frame` writes each, `heartbeat` is
- * written when nothing else is waiting, `end` closes it.
+ * The frame of a result, as bytes: for a result without errors (whose frame is the same for
+ * every client: no request id in it) encoded once and kept with the result, so that every
+ * subscriber sharing an event's result (`printOnce`) is written the same bytes; a result with
+ * errors is framed for its client alone.
+ */
+function framed(
+  frames: WeakMap<ExecutionResult, Uint8Array>,
+  result: ExecutionResult,
+  frame: (result: ExecutionResult) => string,
+): Uint8Array {
+  if (result.errors !== undefined) return encoder.encode(frame(result));
+  let bytes = frames.get(result);
+  if (bytes === undefined) frames.set(result, bytes = encoder.encode(frame(result)));
+  return bytes;
+}
+
+/**
+ * A pulled text stream over a subscription's results: `frame` writes each (the same bytes
+ * for every stream of these `frames`), `heartbeat` is written when nothing else is waiting,
+ * `end` closes it.
  */
 function pulledStream(
   subscription: ClientSubscription | null,
   options: StreamOptions & {
     readonly first: readonly string[];
     readonly frame: (result: ExecutionResult) => string;
+    readonly frames: WeakMap<ExecutionResult, Uint8Array>;
     readonly heartbeat: string;
     readonly end: string;
   },
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
   let interval: ReturnType<typeof setInterval> | null = null;
   const finish = () => {
     if (interval !== null) clearInterval(interval);
@@ -281,11 +301,16 @@ function pulledStream(
         controller.close();
         return;
       }
-      controller.enqueue(encoder.encode(options.frame(next.value)));
+      controller.enqueue(framed(options.frames, next.value, options.frame));
     },
     cancel: finish,
   }, { highWaterMark: 1 });
 }
+
+/** SSE `next` frames of results shared by several subscribers. */
+const SSE_FRAMES = new WeakMap<ExecutionResult, Uint8Array>();
+/** Multipart parts of results shared by several subscribers. */
+const MULTIPART_FRAMES = new WeakMap<ExecutionResult, Uint8Array>();
 
 /**
  * GraphQL over SSE, distinct connections mode: `next` events, then `complete`; `:` comment
@@ -311,6 +336,7 @@ export function sseResponse(
     ...options,
     first,
     frame: (result) => `event: next\ndata: ${options.print(result)}\n\n`,
+    frames: SSE_FRAMES,
     heartbeat: ":\n\n",
     end: "event: complete\ndata:\n\n",
   });
@@ -355,6 +381,7 @@ export function multipartResponse(
     ...options,
     first,
     frame,
+    frames: MULTIPART_FRAMES,
     heartbeat,
     end: MULTIPART_CLOSE,
   });

@@ -6,8 +6,9 @@
  * gates run before any JSON-RPC handling: gate 1 before the body is read,
  * gates 2–4 right after the method is known, gate 5 before an inline query runs.
  *
- * Over 600 lines on purpose: the five gates and the JSON-RPC checks read in the
- * order a request meets them; split, that order would span files.
+ * The message itself (media types, size, UTF-8, JSON, id) is read in
+ * `_read_message.ts`. Over 600 lines on purpose: the five gates, the protocol
+ * revision and the methods' answers read in the order a request meets them.
  *
  * @module
  */
@@ -32,12 +33,10 @@ import {
 } from "./respond.ts";
 import { isLogLevel, logNotification, passes } from "./logging.ts";
 import { issueSessionId, verifySessionId } from "./session.ts";
+import { checkId, invalidMessage, isResponse, readMessage } from "./_read_message.ts";
 import { streamOwner } from "./streams.ts";
 import type { McpDeps, McpState } from "./state.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
-import { readBodyOf } from "../request/context.ts";
-import { findDuplicateKey } from "../duplicate_keys.ts";
-import { checkJsonTextDepth } from "../engine/mod.ts";
 import {
   checkSession,
   expiryOf,
@@ -60,46 +59,9 @@ const PROTOCOL_META = "io.modelcontextprotocol/protocolVersion";
 /** Longest error text put in a log notification (the whole text is in the result). */
 const LOG_TEXT_LIMIT = 2000;
 const SERVER_INFO = { name: "gw-router", version: "0.43.0" } as const;
-/**
- * Longest string `id` of a request: a `subscriptions/listen` stream keeps its
- * id (and the farewell naming it) for its lifetime, so 1000 streams with ids
- * as long as the body allowed held gigabytes.
- */
-const MAX_ID_LENGTH = 1024;
-/**
- * Levels of JSON a message may nest before its text alone refuses it (far
- * past `approximate_depth_limit`, at most 1 000, which the arguments meet later;
- * JSON.parse takes 17 ms over 100 000 levels, 0.5 s over 2.4 million).
- */
-const MESSAGE_DEPTH = 100_000;
-
-/** `application/json` itself, parameters allowed (`\b` also let `application/json-seq` pass). */
-const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
 
 /** Loopback origins cannot be forged by DNS rebinding; local browser clients use them. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
-
-interface JsonRpcMessage {
-  readonly jsonrpc?: unknown;
-  readonly id?: unknown;
-  readonly method?: unknown;
-  readonly params?: unknown;
-  readonly result?: unknown;
-  readonly error?: unknown;
-}
-
-/** A JSON-RPC response: an id and exactly one of `result` and `error`. */
-function isResponse(message: JsonRpcMessage): boolean {
-  return message.id !== undefined &&
-    (message.result !== undefined) !== (message.error !== undefined);
-}
-
-/** Neither a request or notification (a string `method`) nor a response. */
-function invalidMessage(hasMethod: boolean): string {
-  return hasMethod
-    ? "Invalid request: method must be a string"
-    : "Invalid request: expected a method (request, notification) or an id with result or error (response)";
-}
 
 function rpcError(
   request: Request,
@@ -213,138 +175,26 @@ function metaVersion(params: unknown): string | undefined {
   return typeof version === "string" ? version : undefined;
 }
 
-/** Invalid UTF-8 is refused, never replaced with U+FFFD (issue 14). */
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
 /**
- * Reads the body as UTF-8, or null once it exceeds `limit` bytes (the rest is
- * not read), or undefined when it is not valid UTF-8.
+ * A POST: the message read (media types, size, UTF-8, depth, JSON, one key a
+ * name, JSON-RPC 2.0), its id checked, the protocol revision and session
+ * settled, the scope gates passed, then the method answered.
  */
-async function readLimited(request: Request, limit: number): Promise<string | null | undefined> {
-  // The router's edge read it already (within max_request_body_bytes); MCP's own limit still holds.
-  const read = readBodyOf(request);
-  if (read !== undefined) return read.byteLength > limit ? null : decodeStrict(read);
-  if (request.body === null) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return decodeStrict(bytes);
-}
-
-/** The text, or undefined when the bytes are not valid UTF-8. */
-function decodeStrict(bytes: Uint8Array): string | undefined {
-  try {
-    return STRICT_UTF8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 async function handlePost(
   request: Request,
   deps: McpDeps,
   mcp: McpState,
   caller: Caller,
 ): Promise<Response> {
-  const contentType = request.headers.get("content-type") ?? "";
-  if (!JSON_MEDIA_TYPE.test(contentType)) {
-    return rpcError(request, null, 415, -32600, "Content-Type must be application/json");
-  }
-  const accept = request.headers.get("accept");
-  if (
-    accept !== null && !/application\/json|\*\/\*|application\/\*|text\/event-stream/i.test(accept)
-  ) {
-    return rpcError(
-      request,
-      null,
-      406,
-      -32600,
-      "Accept must include application/json or text/event-stream",
-    );
-  }
-  const text = await readLimited(request, mcp.maxBodyBytes);
-  if (text === null) {
-    return rpcError(request, null, 413, -32600, "Request body is too large");
-  }
-  if (text === undefined) {
-    return rpcError(request, null, 400, -32700, "Parse error: the body is not valid UTF-8");
-  }
-  // A nesting bomb (millions of `[`) is refused on its text before JSON.parse
-  // spends a second on it. Past MESSAGE_DEPTH levels only: arguments nested
-  // less deep (past the variables' limit too) still get the tool's own error,
-  // naming the argument, as documented.
-  const limits = deps.engine.limits;
-  const bomb = checkJsonTextDepth(text, limits, {
-    outer: MESSAGE_DEPTH - limits.approximateDepth,
-    what: "nesting depth of the message",
+  const msg = await readMessage(request, {
+    maxBodyBytes: mcp.maxBodyBytes,
+    limits: deps.engine.limits,
   });
-  if (bomb !== null) {
-    return rpcError(request, null, 400, -32600, `Invalid request: ${bomb.message}`);
-  }
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    return rpcError(request, null, 400, -32700, "Parse error: the body is not JSON");
-  }
-  // JSON.parse keeps the last of two members with one name; a proxy or a log may read the first.
-  const duplicate = findDuplicateKey(text);
-  if (duplicate !== null) {
-    return rpcError(
-      request,
-      null,
-      400,
-      -32600,
-      `Invalid request: duplicate key "${clipForMessage(duplicate.key)}" (at ${
-        clipForMessage(duplicate.at)
-      })`,
-    );
-  }
-  if (Array.isArray(message)) {
-    return rpcError(request, null, 400, -32600, "Batch requests are not supported");
-  }
-  if (!isRecord(message) || message.jsonrpc !== "2.0") {
-    return rpcError(request, null, 400, -32600, "Invalid request: expected a JSON-RPC 2.0 object");
-  }
-  const msg = message as JsonRpcMessage;
+  if (msg instanceof Response) return msg;
   const rawId = msg.id;
   const isRequest = rawId !== undefined;
-  // MCP ids are strings or integers. A number JSON cannot write back exactly (1e400 parses
-  // to Infinity, 2^53 + 1 to 2^53, 1e29 is echoed as 1e+29) would never match the client's.
-  if (isRequest && typeof rawId !== "string" && !Number.isSafeInteger(rawId)) {
-    return rpcError(
-      request,
-      null,
-      400,
-      -32600,
-      "Invalid request: id must be a string or an integer of at most 2^53 − 1 in magnitude",
-    );
-  }
-  if (typeof rawId === "string" && rawId.length > MAX_ID_LENGTH) {
-    return rpcError(
-      request,
-      null,
-      400,
-      -32600,
-      `Invalid request: id is longer than ${MAX_ID_LENGTH} characters`,
-    );
-  }
+  const badId = checkId(request, rawId);
+  if (badId !== null) return badId;
   const id: JsonRpcId = isRequest ? rawId as string | number : null;
   if (msg.method === undefined && isResponse(msg)) {
     // A response or error from the client: nothing to do.
@@ -355,10 +205,67 @@ async function handlePost(
   }
   const method = msg.method;
   const params = msg.params;
-  const headerVersion = request.headers.get("mcp-protocol-version");
-  const requestedMeta = metaVersion(params);
+  const protocol = await settleProtocol(request, { mcp, caller, id, method, params });
+  if (protocol instanceof Response) return protocol;
+  if (!isRequest) {
+    return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
+  }
+  const { modern, headerVersion } = protocol;
+  // Without the header a session client speaks 2025-03-26 (transport spec).
+  const structured = modern || (headerVersion !== null && STRUCTURED_VERSIONS.has(headerVersion));
+  const toolName = method === "tools/call" && isRecord(params) && typeof params.name === "string"
+    ? params.name
+    : undefined;
+  if (mcp.oauth) {
+    const decision = mcp.challengeAllLevels && method === "tools/call"
+      ? checkCallAllLevels(mcp.policy, caller.scopes, toolName)
+      : checkRequest(mcp.policy, caller.scopes, method, toolName);
+    if (!decision.allow) {
+      return scopeDenied(request, { mcp, caller, decision, id, telemetry: deps.telemetry ?? null });
+    }
+  }
+  return await answerMethod({
+    request,
+    deps,
+    mcp,
+    caller,
+    id,
+    method,
+    params,
+    modern,
+    structured,
+    session: protocol.session,
+    toolName,
+  });
+}
+
+/** The protocol a message speaks: the stateless revision, or a session revision and its session. */
+interface Protocol {
+  /** The stateless revision (`MODERN_PROTOCOL_VERSION`). */
+  readonly modern: boolean;
   /** The verified session (session revisions, after initialize). */
-  let session: string | null = null;
+  readonly session: string | null;
+  readonly headerVersion: string | null;
+}
+
+/**
+ * The message's protocol revision: the stateless one (its routing headers
+ * agreeing with the body, its version the one served), `initialize`, or a
+ * session revision with a verified session; else the error response.
+ */
+async function settleProtocol(
+  request: Request,
+  message: {
+    readonly mcp: McpState;
+    readonly caller: Caller;
+    readonly id: JsonRpcId;
+    readonly method: string;
+    readonly params: unknown;
+  },
+): Promise<Protocol | Response> {
+  const { mcp, caller, id, method } = message;
+  const headerVersion = request.headers.get("mcp-protocol-version");
+  const requestedMeta = metaVersion(message.params);
   const modern = method !== "initialize" &&
     (requestedMeta !== undefined || headerVersion === MODERN_PROTOCOL_VERSION ||
       method === "server/discover");
@@ -384,52 +291,71 @@ async function handlePost(
         data: { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: shown },
       });
     }
-  } else if (method === "initialize") {
-    // Sessions start here; nothing to check.
-  } else {
-    if (
-      headerVersion !== null &&
-      !(SESSION_PROTOCOL_VERSIONS as readonly string[]).includes(headerVersion)
-    ) {
-      return rpcError(
-        request,
-        id,
-        400,
-        -32600,
-        `Unsupported MCP-Protocol-Version: ${clipForMessage(headerVersion)}`,
-      );
-    }
-    const checked = await checkSession(request, { mcp, caller, id });
-    if (checked instanceof Response) return checked;
-    session = checked;
+    return { modern, session: null, headerVersion };
   }
-  if (!isRequest) {
-    return new Response(null, { status: 202, headers: withCors(request, new Headers()) });
-  }
-  // Without the header a session client speaks 2025-03-26 (transport spec).
-  const structured = modern || (headerVersion !== null && STRUCTURED_VERSIONS.has(headerVersion));
-  const toolName = method === "tools/call" && isRecord(params) && typeof params.name === "string"
-    ? params.name
-    : undefined;
-  if (mcp.oauth) {
-    const decision = mcp.challengeAllLevels && method === "tools/call"
-      ? checkCallAllLevels(mcp.policy, caller.scopes, toolName)
-      : checkRequest(mcp.policy, caller.scopes, method, toolName);
-    if (!decision.allow) {
-      return scopeDenied(request, { mcp, caller, decision, id, telemetry: deps.telemetry ?? null });
-    }
-  }
-  const ok = (result: Record<string, unknown>, headers: HeadersInit = {}) =>
-    json(
+  // Sessions start at initialize: nothing to check.
+  if (method === "initialize") return { modern, session: null, headerVersion };
+  if (
+    headerVersion !== null &&
+    !(SESSION_PROTOCOL_VERSIONS as readonly string[]).includes(headerVersion)
+  ) {
+    return rpcError(
       request,
-      { jsonrpc: "2.0", id, result: modern ? { resultType: "complete", ...result } : result },
-      { status: 200, headers },
+      id,
+      400,
+      -32600,
+      `Unsupported MCP-Protocol-Version: ${clipForMessage(headerVersion)}`,
     );
+  }
+  const checked = await checkSession(request, { mcp, caller, id });
+  if (checked instanceof Response) return checked;
+  return { modern, session: checked, headerVersion };
+}
+
+/** A JSON-RPC request past the gates, with what its method's answer needs. */
+interface MethodCall {
+  readonly request: Request;
+  readonly deps: McpDeps;
+  readonly mcp: McpState;
+  readonly caller: Caller;
+  readonly id: JsonRpcId;
+  readonly method: string;
+  readonly params: unknown;
+  readonly modern: boolean;
+  /** The revision has structured tool output. */
+  readonly structured: boolean;
+  readonly session: string | null;
+  readonly toolName: string | undefined;
+}
+
+/** The 200 with `result` (marked complete on the stateless revision). */
+function resultResponse(
+  call: MethodCall,
+  result: Record<string, unknown>,
+  headers: HeadersInit = {},
+): Response {
+  return json(
+    call.request,
+    {
+      jsonrpc: "2.0",
+      id: call.id,
+      result: call.modern ? { resultType: "complete", ...result } : result,
+    },
+    { status: 200, headers },
+  );
+}
+
+/** Answers a request by its method. */
+async function answerMethod(call: MethodCall): Promise<Response> {
+  const { request, deps, mcp, id, method } = call;
   switch (method) {
     case "initialize": {
+      const params = call.params;
       const version = negotiate(isRecord(params) ? params.protocolVersion : undefined);
-      const sessionId = await issueSessionId(mcp.sessionKey, subjectOf(caller), { now: mcp.now() });
-      return ok({
+      const sessionId = await issueSessionId(mcp.sessionKey, subjectOf(call.caller), {
+        now: mcp.now(),
+      });
+      return resultResponse(call, {
         protocolVersion: version,
         capabilities: SESSION_CAPABILITIES,
         serverInfo: SERVER_INFO,
@@ -438,7 +364,7 @@ async function handlePost(
       }, { "mcp-session-id": sessionId });
     }
     case "server/discover":
-      return ok({
+      return resultResponse(call, {
         supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
         capabilities: MODERN_CAPABILITIES,
         serverInfo: SERVER_INFO,
@@ -449,92 +375,109 @@ async function handlePost(
         _meta: { "io.modelcontextprotocol/serverInfo": SERVER_INFO },
       });
     case "ping":
-      return ok({});
-    case "logging/setLevel": {
-      const level = isRecord(params) ? params.level : undefined;
-      if (session === null) {
-        return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
-      }
-      if (!isLogLevel(level)) {
-        return rpcError(
-          request,
-          id,
-          200,
-          -32602,
-          "Invalid params: level must be an RFC 5424 level",
-        );
-      }
-      mcp.streams.setLevel(session, level);
-      return ok({});
-    }
-    case "subscriptions/listen": {
-      if (!modern) return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
-      // Its answer is an event stream: a client that cannot take one would wait on bytes it drops.
-      const accept = request.headers.get("accept");
-      if (accept !== null && !/text\/event-stream|\*\/\*|text\/\*/i.test(accept)) {
-        return rpcError(
-          request,
-          id,
-          406,
-          -32600,
-          "subscriptions/listen answers with an event stream: Accept must include text/event-stream",
-        );
-      }
-      const filter = isRecord(params) ? params.notifications : undefined;
-      if (!isRecord(filter)) {
-        return rpcError(request, id, 200, -32602, "Invalid params: notifications is required");
-      }
-      const opened = mcp.streams.listen(id!, {
-        toolsListChanged: filter.toolsListChanged === true,
-        expiresAt: expiryOf(caller),
-        owner: streamOwner(caller.token),
-      });
-      if (!opened.ok) return tooManyStreams(request, id);
-      return sse(request, opened.stream);
-    }
+      return resultResponse(call, {});
+    case "logging/setLevel":
+      return setLogLevel(call);
+    case "subscriptions/listen":
+      return listen(call);
     case "tools/list":
-      return ok(
-        modern
+      return resultResponse(
+        call,
+        call.modern
           ? { tools: mcp.toolList, ttlMs: 0, cacheScope: "private" }
-          : { tools: structured ? mcp.toolList : mcp.legacyToolList },
+          : { tools: call.structured ? mcp.toolList : mcp.legacyToolList },
       );
-    case "tools/call": {
-      const tool = toolName === undefined ? undefined : mcp.toolsByName.get(toolName);
-      if (!tool) {
-        return rpcError(
-          request,
-          id,
-          200,
-          -32602,
-          `Unknown tool: ${toolName === undefined ? "(missing name)" : clipForMessage(toolName)}`,
-        );
-      }
-      const args = isRecord(params) && params.arguments !== undefined ? params.arguments : {};
-      if (!isRecord(args)) {
-        return ok({ ...toolText("Invalid arguments: expected an object", true) });
-      }
-      const result = await callTool({ deps, mcp, request, caller, id, structured }, { tool, args });
-      if (result instanceof Response) return result;
-      const response = ok({ ...result });
-      if (!result.isError || session === null || !passes("error", mcp.streams.level(session))) {
-        return response;
-      }
-      // The session asked for error logs: the failure goes before the result
-      // on this POST's own stream when the client takes one, else on its GET stream.
-      const text = result.content[0]?.text ?? "";
-      const note = logNotification("error", {
-        tool: tool.name,
-        message: text.length > LOG_TEXT_LIMIT ? `${text.slice(0, LOG_TEXT_LIMIT)}…` : text,
-      });
-      if (/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
-        return sseOf(request, [note, await response.json()]);
-      }
-      mcp.streams.send(session, note);
-      return response;
-    }
+    case "tools/call":
+      return await toolsCall(call);
     default:
       return rpcError(request, id, 200, -32601, `Method not found: ${method}`);
   }
+}
+
+/** `logging/setLevel`: the session's level for log notifications. */
+function setLogLevel(call: MethodCall): Response {
+  const { request, id, session } = call;
+  const level = isRecord(call.params) ? call.params.level : undefined;
+  if (session === null) {
+    return rpcError(request, id, 200, -32601, `Method not found: ${call.method}`);
+  }
+  if (!isLogLevel(level)) {
+    return rpcError(
+      request,
+      id,
+      200,
+      -32602,
+      "Invalid params: level must be an RFC 5424 level",
+    );
+  }
+  call.mcp.streams.setLevel(session, level);
+  return resultResponse(call, {});
+}
+
+/** `subscriptions/listen` (stateless revision): a stream of the notifications asked for. */
+function listen(call: MethodCall): Response {
+  const { request, id, mcp } = call;
+  if (!call.modern) return rpcError(request, id, 200, -32601, `Method not found: ${call.method}`);
+  // Its answer is an event stream: a client that cannot take one would wait on bytes it drops.
+  const accept = request.headers.get("accept");
+  if (accept !== null && !/text\/event-stream|\*\/\*|text\/\*/i.test(accept)) {
+    return rpcError(
+      request,
+      id,
+      406,
+      -32600,
+      "subscriptions/listen answers with an event stream: Accept must include text/event-stream",
+    );
+  }
+  const filter = isRecord(call.params) ? call.params.notifications : undefined;
+  if (!isRecord(filter)) {
+    return rpcError(request, id, 200, -32602, "Invalid params: notifications is required");
+  }
+  const opened = mcp.streams.listen(id!, {
+    toolsListChanged: filter.toolsListChanged === true,
+    expiresAt: expiryOf(call.caller),
+    owner: streamOwner(call.caller.token),
+  });
+  if (!opened.ok) return tooManyStreams(request, id);
+  return sse(request, opened.stream);
+}
+
+/** `tools/call`: runs the tool; a failure is also logged to a session that asked for errors. */
+async function toolsCall(call: MethodCall): Promise<Response> {
+  const { request, deps, mcp, caller, id, toolName, session, params } = call;
+  const tool = toolName === undefined ? undefined : mcp.toolsByName.get(toolName);
+  if (!tool) {
+    return rpcError(
+      request,
+      id,
+      200,
+      -32602,
+      `Unknown tool: ${toolName === undefined ? "(missing name)" : clipForMessage(toolName)}`,
+    );
+  }
+  const args = isRecord(params) && params.arguments !== undefined ? params.arguments : {};
+  if (!isRecord(args)) {
+    return resultResponse(call, { ...toolText("Invalid arguments: expected an object", true) });
+  }
+  const structured = call.structured;
+  const result = await callTool({ deps, mcp, request, caller, id, structured }, { tool, args });
+  if (result instanceof Response) return result;
+  const response = resultResponse(call, { ...result });
+  if (!result.isError || session === null || !passes("error", mcp.streams.level(session))) {
+    return response;
+  }
+  // The session asked for error logs: the failure goes before the result
+  // on this POST's own stream when the client takes one, else on its GET stream.
+  const text = result.content[0]?.text ?? "";
+  const note = logNotification("error", {
+    tool: tool.name,
+    message: text.length > LOG_TEXT_LIMIT ? `${text.slice(0, LOG_TEXT_LIMIT)}…` : text,
+  });
+  if (/text\/event-stream/i.test(request.headers.get("accept") ?? "")) {
+    return sseOf(request, [note, await response.json()]);
+  }
+  mcp.streams.send(session, note);
+  return response;
 }
 
 /** A client that accepts only `text/event-stream` gets the one JSON-RPC message as an SSE event. */

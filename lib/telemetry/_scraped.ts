@@ -30,7 +30,7 @@ export interface MetricSources {
     | { readonly used: number; readonly waiting: number; readonly maxBytes: number }
     | null;
   /**
-   * The connection guard of the listener (`lib/cli/guarded_serve.ts`): client
+   * The connection guard of the listener (`lib/listen/guarded_serve.ts`): client
    * connections open, and closed or refused by a limit since start. Absent:
    * not exported.
    */
@@ -46,7 +46,7 @@ export interface MetricSources {
     }
     | null;
   /**
-   * Subscriptions (`lib/engine/execute/subscribe.ts`): active client subscriptions and
+   * Subscriptions (`lib/engine/subscriptions/subscribe.ts`): active client subscriptions and
    * upstream streams now; events received from subgraphs and results delivered to clients,
    * and upstream streams opened, since start. Absent: not exported.
    */

@@ -3,8 +3,9 @@
  * federation subgraphs. `reviews` owns `Subscription.reviewAdded` and streams it over
  * GraphQL over WebSocket (the `graphql-ws` server, `makeServer` on `Deno.upgradeWebSocket`)
  * and GraphQL over SSE (the `graphql-sse` server) beside plain HTTP; `products` owns the
- * product's name and price; `users` owns the author (`email` needs scope `read:email`, `note`
- * the `@policy` `staff`, or both `auditor` and `internal`) and
+ * product's name, price and `label(prefix)`; `users` owns the author (`email` needs scope
+ * `read:email`, `note` the `@policy` `staff`, or both `auditor` and `internal`; `viewerNote`
+ * depends on the subgraph request's `x-viewer` header) and
  * `Product.priceLabel` (`@requires(fields: "price")`). The test publishes events and sees
  * how many upstream streams the subgraph holds.
  *
@@ -39,7 +40,13 @@ type User @key(fields: "id", resolvable: false) { id: ID! }
 
 const PRODUCTS = LINK(["@key"]) + `
 type Query { product(upc: String!): Product }
-type Product @key(fields: "upc") { upc: String! name: String! price: Int! }
+type Product @key(fields: "upc") {
+  upc: String!
+  name: String!
+  price: Int!
+  "The name behind a prefix the client chooses (a variable only an entity fetch uses)."
+  label(prefix: String!): String!
+}
 `;
 
 const USERS = LINK(["@key", "@external", "@requires", "@requiresScopes", "@policy"])
@@ -50,6 +57,8 @@ type User @key(fields: "id") {
   name: String!
   email: String @requiresScopes(scopes: [["read:email"]])
   note: String @policy(policies: [["staff"], ["auditor", "internal"]])
+  "Private to the viewer the subgraph request names (its x-viewer header)."
+  viewerNote: String
 }
 type Product @key(fields: "upc") {
   upc: String!
@@ -282,14 +291,23 @@ export async function startSubscriptionFixture(
           return PRODUCT_DATA.get(upc);
         },
       },
-      Product: { __resolveReference: (ref: { upc: string }) => PRODUCT_DATA.get(ref.upc) },
+      Product: {
+        __resolveReference: (ref: { upc: string }) => PRODUCT_DATA.get(ref.upc),
+        label: (p: { name: string }, { prefix }: { prefix: string }) => `${prefix} ${p.name}`,
+      },
     },
   }, { onRequest });
   const users = serveSubgraph("users", {
     typeDefs: USERS,
     resolvers: {
       Query: { user: (_: unknown, { id }: { id: string }) => USER_DATA.get(id) },
-      User: { __resolveReference: (ref: { id: string }) => USER_DATA.get(ref.id) },
+      User: {
+        __resolveReference: (ref: { id: string }) => USER_DATA.get(ref.id),
+        viewerNote: (u: { name: string }, _: unknown, context: { headers: Headers }) => {
+          const viewer = context.headers.get("x-viewer");
+          return viewer === null ? null : `${u.name}, as ${viewer} sees them`;
+        },
+      },
       Product: {
         __resolveReference: (ref: { upc: string; price?: number }) => ref,
         priceLabel: (p: { price: number }) => `$${p.price}`,

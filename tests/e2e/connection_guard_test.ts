@@ -1,5 +1,5 @@
 /**
- * The connection guard (`lib/cli/guarded_serve.ts`): what `Deno.serve` lacks
+ * The connection guard (`lib/listen/guarded_serve.ts`): what `Deno.serve` lacks
  * (denoland/deno#3515). Raw TCP clients hold connections the way an attacker
  * would: a head sent byte by byte, nothing at all, an idle keep-alive, more
  * connections than allowed. Answers that take long or stream stay open.
@@ -15,7 +15,7 @@ import {
   type ConnectionLimits,
   type GuardCounts,
   serveGuarded,
-} from "../../lib/cli/guarded_serve.ts";
+} from "../../lib/listen/guarded_serve.ts";
 import { startRouter } from "../../lib/cli/serve.ts";
 import { oneSubgraphWorkspace } from "./_workspace.ts";
 
@@ -194,6 +194,65 @@ Deno.test("guard: HTTP/2 (prior knowledge) is served, and a silent HTTP/2 connec
       conn.close();
     },
   );
+});
+
+Deno.test("guard: large answers to many connections at once pass whole and unmixed (the relay's reused read buffers)", async () => {
+  // Each answer is its request's own bytes, 300 KB: a buffer handed to another
+  // relay while its bytes are still being written would show here.
+  const answer = (id: string) => id.repeat(300_000 / id.length);
+  const handler = (request: Request) =>
+    new Response(answer(new URL(request.url).searchParams.get("id")!));
+  await withGuard({ keepAliveTimeoutMs: 60_000 }, handler, async (port, counts) => {
+    const one = async (client: number) => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      try {
+        for (let round = 0; round < 3; round++) {
+          const id = `<${String(client).padStart(3, "0")}-${round}>`;
+          await conn.write(
+            encode(`GET /?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: a\r\n\r\n`),
+          );
+          const text = await readAnswer(conn);
+          assert.equal(text.slice(text.indexOf("\r\n\r\n") + 4), answer(id), id);
+        }
+      } finally {
+        conn.close();
+      }
+    };
+    await Promise.all(Array.from({ length: 80 }, (_, client) => one(client)));
+    assert.ok(counts().bulkBuffers > 0 && counts().bulkBuffers <= 64, `${counts().bulkBuffers}`);
+  });
+});
+
+Deno.test("guard: the relays' bulk read buffers are bounded (64): answers past them go on in small reads", async () => {
+  // 80 clients that do not read yet: each relay's write waits with its buffer.
+  const big = new Uint8Array(8_000_000).fill(0x78);
+  await withGuard({ keepAliveTimeoutMs: 60_000 }, () => new Response(big), async (port, counts) => {
+    const conns = await Promise.all(
+      Array.from({ length: 80 }, () => Deno.connect({ hostname: "127.0.0.1", port })),
+    );
+    try {
+      for (const conn of conns) await conn.write(encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+      await until(() => counts().bulkBuffers >= 64, "64 bulk buffers in use");
+      // Unbounded, the other 16 relays would make theirs now.
+      await sleep(300);
+      assert.equal(counts().bulkBuffers, 64);
+      // Every answer arrives (counted, not decoded: 640 MB in all).
+      const readBytes = async (conn: Deno.Conn) => {
+        const buffer = new Uint8Array(262_144);
+        let total = 0;
+        while (total < big.length) {
+          const n = await conn.read(buffer);
+          if (n === null) break;
+          total += n;
+        }
+        return total;
+      };
+      const totals = await Promise.all(conns.map(readBytes));
+      assert.ok(totals.every((total) => total >= big.length), "every answer arrives (8 MB each)");
+    } finally {
+      for (const conn of conns) conn.close();
+    }
+  });
 });
 
 Deno.test("guard: a client that stops reading a large answer is closed at keep_alive_timeout", async () => {

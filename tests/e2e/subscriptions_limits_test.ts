@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { type Client, createClient } from "graphql-ws";
-import { MIN_ADMITTED } from "../../lib/engine/admission/fanout_capacity.ts";
+import { MIN_ADMITTED } from "../../lib/engine/subscriptions/fanout_capacity.ts";
 import {
   review,
   type SubscriptionFixture,

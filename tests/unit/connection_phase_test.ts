@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ConnectionPhase } from "../../lib/http/connection_phase.ts";
+import { ConnectionPhase } from "../../lib/listen/connection_phase.ts";
 
 const LIMITS = { headerReadTimeoutMs: 1_000, keepAliveTimeoutMs: 5_000 };
 const encode = (text: string) => new TextEncoder().encode(text);

@@ -1,11 +1,11 @@
 /**
- * Issue 15, the supervisor's answer path (`lib/cli/forward.ts`): requests go
+ * Issue 15, the supervisor's answer path (`lib/listen/forward.ts`): requests go
  * to serving isolates over real unix sockets; whatever happens to the isolate,
  * the client gets an answer in its facet's shape.
  */
 import assert from "node:assert/strict";
-import { type FacetPaths, type ForwarderOptions, type Upstream } from "../../lib/cli/forward.ts";
-import { createForwarder, unixUpstream } from "../../lib/cli/forward.ts";
+import { type FacetPaths, type ForwarderOptions, type Upstream } from "../../lib/listen/forward.ts";
+import { createForwarder, unixUpstream } from "../../lib/listen/forward.ts";
 
 interface Seen {
   readonly method: string;

@@ -1,11 +1,11 @@
 /**
  * `tls.server`'s keys (docs/tls.md): read from YAML and env together, the
  * combinations that cannot work refused naming the key; the certificate
- * checks of `lib/cli/server_tls.ts` on certificates the real openssl makes.
+ * checks of `lib/listen/server_tls.ts` on certificates the real openssl makes.
  */
 import assert from "node:assert/strict";
 import { parseConfig, startupWarnings, withBoundPort } from "../../lib/config/mod.ts";
-import { checkServerTls, expiryWarning } from "../../lib/cli/server_tls.ts";
+import { checkServerTls, expiryWarning } from "../../lib/listen/server_tls.ts";
 import { issue, makeCa } from "../e2e/_tls.ts";
 
 Deno.test("tls.server: cert and key from env, resolved against the config folder", () => {

@@ -9,7 +9,6 @@
  * - `adaptive_limit.ts` — how many operations run at once, sized by the event-loop delay;
  * - `memory_budget.ts` — bytes of subgraph answers in flight;
  * - `unsent_answers.ts` — bytes of answers handed to clients and not yet taken;
- * - `fanout_capacity.ts` — whether the serving thread can take one more subscription's fan-out;
  * - `cache_cost.ts`, `_lru.ts` — caches bounded in bytes.
  *
  * @module
@@ -19,5 +18,4 @@ export { type AdaptiveLimit, createAdaptiveLimit } from "./adaptive_limit.ts";
 export { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
 export { createUnsentAnswers, type UnsentAnswers } from "./unsent_answers.ts";
 export { entryCost } from "./cache_cost.ts";
-export { createFanoutCapacity, type FanoutCapacity } from "./fanout_capacity.ts";
 export { Lru } from "./_lru.ts";

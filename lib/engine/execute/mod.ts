@@ -23,6 +23,6 @@
 export { type ExecutedData, executePlan, type ExecutePlanOptions } from "./execute.ts";
 export { type ShapeOptions, shapeResponse } from "./shape.ts";
 export { isRawNumber, parseJsonExact } from "./json_numbers.ts";
-export { SharedResults } from "./shared_results.ts";
+export { printOnce, SharedResults } from "./shared_results.ts";
 export { type SubgraphErrorPolicy, subgraphErrorPolicyOf } from "./subgraph_errors.ts";
 export { UPLOAD_NOT_ROUTABLE, uploadFetchOf } from "./uploads.ts";

@@ -88,6 +88,28 @@ function lastOf(answers: readonly (object | undefined)[]): object | undefined {
 const PRINTED = new WeakMap<ExecutionResult, string | null>();
 
 /**
+ * Marks a result as shared by several readers (a subscription event's result, delivered to
+ * every subscriber that asked for it alike): it is frozen and its JSON is printed once, by
+ * the first {@linkcode resultJson}, and the same text handed to every other reader.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { printOnce, resultJson } from "./shared_results.ts";
+ * const result = printOnce({ data: { x: 1 } });
+ * assert.ok(Object.isFrozen(result));
+ * assert.equal(resultJson(result), '{"data":{"x":1}}');
+ * assert.equal(resultJson(result), resultJson(result));
+ * ```
+ * @param result The result (shared from now on: never changed).
+ * @returns The same result.
+ */
+export function printOnce(result: ExecutionResult): ExecutionResult {
+  if (!PRINTED.has(result)) PRINTED.set(Object.freeze(result), null);
+  return result;
+}
+
+/**
  * A result's JSON: printed once for a result shared by several requests.
  *
  * @example

@@ -381,13 +381,6 @@ function bodyStream(
     readonly signal: AbortSignal | undefined;
   },
 ): ReadableStream<Uint8Array> {
-  let left = framing.kind === "length" ? framing.length : 0;
-  /** Chunked: bytes left in the current chunk; -1 between chunks. */
-  let chunkLeft = -1;
-  /** Chunked: the last chunk and the trailers are read. */
-  let lastChunkRead = false;
-  /** Chunked: where buffered chunks are gathered (made when first needed). */
-  let scratch: Uint8Array | null = null;
   let settled = false;
   const settle = (ok: boolean) => {
     if (settled) return;
@@ -395,131 +388,11 @@ function bodyStream(
     if (ok) hooks.done();
     else hooks.failed();
   };
-  /** Takes up to `max` buffered bytes, reading when none are buffered; null at the end. */
-  async function take(max: number): Promise<Uint8Array | null> {
-    if (conn.start === conn.end && !(await conn.fill())) return null;
-    const n = Math.min(max, conn.end - conn.start);
-    const bytes = conn.buffer.slice(conn.start, conn.start + n);
-    conn.start += n;
-    return bytes;
-  }
-  /** Reads one CRLF-terminated line (chunk sizes, trailers), bounded. */
-  async function line(): Promise<string> {
-    for (;;) {
-      const at = conn.buffer.subarray(conn.start, conn.end).indexOf(10);
-      if (at >= 0) {
-        const end = conn.start + at;
-        if (at === 0 || conn.buffer[end - 1] !== 13) {
-          throw new Http1ProtocolError("a malformed chunk line");
-        }
-        const text = latin1.decode(conn.buffer.subarray(conn.start, end - 1));
-        conn.start = end + 1;
-        return text;
-      }
-      if (conn.end - conn.start > 4_096) throw new Http1ProtocolError("a chunk line over 4 KiB");
-      if (!(await conn.fill())) {
-        throw new Http1ProtocolError("the connection closed inside a chunk");
-      }
-    }
-  }
-  /** Skips a buffered CRLF (the end of a chunk's data); false when not both bytes are there. */
-  function skipCrlf(): boolean {
-    if (conn.end - conn.start < 2) return false;
-    if (conn.buffer[conn.start] !== 13 || conn.buffer[conn.start + 1] !== 10) return false;
-    conn.start += 2;
-    return true;
-  }
-  /**
-   * A buffered chunk-size line of hex digits alone (the common shape), read
-   * from the bytes; -1 for anything else (not buffered whole, an extension,
-   * malformed), which `line()` then reads and judges.
-   */
-  function bufferedChunkSize(): number {
-    const { buffer, start, end } = conn;
-    let size = 0;
-    for (let i = start; i < end && i - start <= 12; i++) {
-      const byte = buffer[i]!;
-      const digit = byte >= 48 && byte <= 57
-        ? byte - 48
-        : byte >= 97 && byte <= 102
-        ? byte - 87
-        : byte >= 65 && byte <= 70
-        ? byte - 55
-        : -1;
-      if (digit >= 0) {
-        size = size * 16 + digit;
-        continue;
-      }
-      if (byte !== 13 || i === start || i + 1 >= end || buffer[i + 1] !== 10) return -1;
-      conn.start = i + 2;
-      return size;
-    }
-    return -1;
-  }
-  async function next(): Promise<Uint8Array | null> {
-    if (framing.kind === "length") {
-      if (left === 0) return null;
-      const bytes = await take(left);
-      if (bytes === null) throw new Http1ProtocolError("the connection closed inside the body");
-      left -= bytes.length;
-      return bytes;
-    }
-    if (framing.kind === "close") return await take(Infinity);
-    if (lastChunkRead) return null;
-    // Chunks already buffered are handed over together (up to COALESCE_BYTES,
-    // copied into one scratch buffer): a server sending one-byte chunks costs
-    // a few byte comparisons each, not a stream read and an array each.
-    /** The first chunk's bytes while they are all there is. */
-    let piece: Uint8Array | null = null;
-    let total = 0;
-    const result = () => piece ?? scratch!.slice(0, total);
-    for (;;) {
-      if (chunkLeft > 0) {
-        if (total === 0) {
-          piece = await take(chunkLeft);
-          if (piece === null) throw new Http1ProtocolError("the connection closed inside a chunk");
-          chunkLeft -= piece.length;
-          total = piece.length;
-        } else {
-          // Only buffered bytes come here (see the return below).
-          const n = Math.min(chunkLeft, conn.end - conn.start, COALESCE_BYTES - total);
-          if (piece !== null) {
-            scratch ??= new Uint8Array(COALESCE_BYTES);
-            scratch.set(piece);
-            piece = null;
-          }
-          scratch!.set(conn.buffer.subarray(conn.start, conn.start + n), total);
-          conn.start += n;
-          chunkLeft -= n;
-          total += n;
-        }
-        if (chunkLeft === 0) {
-          if (!skipCrlf() && (await line()) !== "") {
-            throw new Http1ProtocolError("a chunk longer than its size");
-          }
-          chunkLeft = -1;
-        }
-        if (total >= COALESCE_BYTES || conn.start === conn.end) return result();
-        continue;
-      }
-      chunkLeft = bufferedChunkSize();
-      if (chunkLeft < 0) {
-        const size = (await line()).split(";")[0]!.trim();
-        if (!/^[0-9A-Fa-f]{1,12}$/.test(size)) {
-          throw new Http1ProtocolError("a malformed chunk size");
-        }
-        chunkLeft = parseInt(size, 16);
-      }
-      if (chunkLeft === 0) {
-        // Trailers, up to the empty line.
-        for (let n = 0; (await line()) !== ""; n++) {
-          if (n > 64) throw new Http1ProtocolError("more than 64 trailer lines");
-        }
-        lastChunkRead = true;
-        return total > 0 ? result() : null;
-      }
-    }
-  }
+  const next = framing.kind === "length"
+    ? countedBody(conn, framing.length)
+    : framing.kind === "close"
+    ? () => take(conn, Infinity)
+    : chunkedBody(conn);
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
@@ -539,4 +412,150 @@ function bodyStream(
       settle(false);
     },
   }, { highWaterMark: 0 });
+}
+
+/** Takes up to `max` buffered bytes, reading when none are buffered; null at the end. */
+async function take(conn: Connection, max: number): Promise<Uint8Array | null> {
+  if (conn.start === conn.end && !(await conn.fill())) return null;
+  const n = Math.min(max, conn.end - conn.start);
+  const bytes = conn.buffer.slice(conn.start, conn.start + n);
+  conn.start += n;
+  return bytes;
+}
+
+/** A body of `length` bytes, piece by piece; null once they are all read. */
+function countedBody(conn: Connection, length: number): () => Promise<Uint8Array | null> {
+  let left = length;
+  return async () => {
+    if (left === 0) return null;
+    const bytes = await take(conn, left);
+    if (bytes === null) throw new Http1ProtocolError("the connection closed inside the body");
+    left -= bytes.length;
+    return bytes;
+  };
+}
+
+/** Reads one CRLF-terminated line (chunk sizes, trailers), bounded. */
+async function readLine(conn: Connection): Promise<string> {
+  for (;;) {
+    const at = conn.buffer.subarray(conn.start, conn.end).indexOf(10);
+    if (at >= 0) {
+      const end = conn.start + at;
+      if (at === 0 || conn.buffer[end - 1] !== 13) {
+        throw new Http1ProtocolError("a malformed chunk line");
+      }
+      const text = latin1.decode(conn.buffer.subarray(conn.start, end - 1));
+      conn.start = end + 1;
+      return text;
+    }
+    if (conn.end - conn.start > 4_096) throw new Http1ProtocolError("a chunk line over 4 KiB");
+    if (!(await conn.fill())) {
+      throw new Http1ProtocolError("the connection closed inside a chunk");
+    }
+  }
+}
+
+/** Skips a buffered CRLF (the end of a chunk's data); false when not both bytes are there. */
+function skipCrlf(conn: Connection): boolean {
+  if (conn.end - conn.start < 2) return false;
+  if (conn.buffer[conn.start] !== 13 || conn.buffer[conn.start + 1] !== 10) return false;
+  conn.start += 2;
+  return true;
+}
+
+/**
+ * A buffered chunk-size line of hex digits alone (the common shape), read
+ * from the bytes; -1 for anything else (not buffered whole, an extension,
+ * malformed), which `readLine()` then reads and judges.
+ */
+function bufferedChunkSize(conn: Connection): number {
+  const { buffer, start, end } = conn;
+  let size = 0;
+  for (let i = start; i < end && i - start <= 12; i++) {
+    const byte = buffer[i]!;
+    const digit = byte >= 48 && byte <= 57
+      ? byte - 48
+      : byte >= 97 && byte <= 102
+      ? byte - 87
+      : byte >= 65 && byte <= 70
+      ? byte - 55
+      : -1;
+    if (digit >= 0) {
+      size = size * 16 + digit;
+      continue;
+    }
+    if (byte !== 13 || i === start || i + 1 >= end || buffer[i + 1] !== 10) return -1;
+    conn.start = i + 2;
+    return size;
+  }
+  return -1;
+}
+
+/**
+ * A chunked body, de-chunked: the next piece of its data, null after the last
+ * chunk and the trailers.
+ */
+function chunkedBody(conn: Connection): () => Promise<Uint8Array | null> {
+  /** Bytes left in the current chunk; -1 between chunks. */
+  let chunkLeft = -1;
+  /** The last chunk and the trailers are read. */
+  let lastChunkRead = false;
+  /** Where buffered chunks are gathered (made when first needed). */
+  let scratch: Uint8Array | null = null;
+  return async () => {
+    if (lastChunkRead) return null;
+    // Chunks already buffered are handed over together (up to COALESCE_BYTES,
+    // copied into one scratch buffer): a server sending one-byte chunks costs
+    // a few byte comparisons each, not a stream read and an array each.
+    /** The first chunk's bytes while they are all there is. */
+    let piece: Uint8Array | null = null;
+    let total = 0;
+    const result = () => piece ?? scratch!.slice(0, total);
+    for (;;) {
+      if (chunkLeft > 0) {
+        if (total === 0) {
+          piece = await take(conn, chunkLeft);
+          if (piece === null) throw new Http1ProtocolError("the connection closed inside a chunk");
+          chunkLeft -= piece.length;
+          total = piece.length;
+        } else {
+          // Only buffered bytes come here (see the return below).
+          const n = Math.min(chunkLeft, conn.end - conn.start, COALESCE_BYTES - total);
+          if (piece !== null) {
+            scratch ??= new Uint8Array(COALESCE_BYTES);
+            scratch.set(piece);
+            piece = null;
+          }
+          scratch!.set(conn.buffer.subarray(conn.start, conn.start + n), total);
+          conn.start += n;
+          chunkLeft -= n;
+          total += n;
+        }
+        if (chunkLeft === 0) {
+          if (!skipCrlf(conn) && (await readLine(conn)) !== "") {
+            throw new Http1ProtocolError("a chunk longer than its size");
+          }
+          chunkLeft = -1;
+        }
+        if (total >= COALESCE_BYTES || conn.start === conn.end) return result();
+        continue;
+      }
+      chunkLeft = bufferedChunkSize(conn);
+      if (chunkLeft < 0) {
+        const size = (await readLine(conn)).split(";")[0]!.trim();
+        if (!/^[0-9A-Fa-f]{1,12}$/.test(size)) {
+          throw new Http1ProtocolError("a malformed chunk size");
+        }
+        chunkLeft = parseInt(size, 16);
+      }
+      if (chunkLeft === 0) {
+        // Trailers, up to the empty line.
+        for (let n = 0; (await readLine(conn)) !== ""; n++) {
+          if (n > 64) throw new Http1ProtocolError("more than 64 trailer lines");
+        }
+        lastChunkRead = true;
+        return total > 0 ? result() : null;
+      }
+    }
+  };
 }

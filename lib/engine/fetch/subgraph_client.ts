@@ -133,6 +133,25 @@ interface Flight {
   readonly tickets: Set<BudgetTicket>;
 }
 
+/** A pool's failure: a server that broke HTTP, or closed before answering, named; else as is. */
+function poolFailure(error: unknown, subgraph: string): unknown {
+  if (error instanceof Http1ProtocolError) {
+    return new RouterError(
+      "SUBGRAPH_ERROR",
+      `The subgraph "${subgraph}" answered malformed HTTP: ${error.message}`,
+      { cause: error, details: { serviceName: subgraph } },
+    );
+  }
+  if (error instanceof ClosedBeforeAnswer) {
+    return new RouterError(
+      "SUBGRAPH_UNREACHABLE",
+      `The subgraph "${subgraph}" closed the connection before answering`,
+      { cause: error, details: { serviceName: subgraph } },
+    );
+  }
+  return error;
+}
+
 /**
  * Builds the subgraph client.
  *
@@ -210,18 +229,14 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       { cause, details: { serviceName: at.subgraph } },
     );
   const events = options.events;
-  async function once(
+  // How one request goes out: the HTTP/1.1 pool for a plain `http:` subgraph
+  // (when the router fetches), else `fetch` with the subgraph's TLS client.
+  const transportFor = (
     out: Outgoing,
+    headers: HeadersInit,
     signal: AbortSignal,
-    tickets: Iterable<BudgetTicket> | null,
-  ): Promise<SubgraphResponse> {
-    const { url, body, now, hook } = out;
-    let headers = (out.headers ?? BASE_HEADERS) as HeadersInit;
-    if (hook?.headers) {
-      const traced = new Headers(headers);
-      for (const [name, value] of hook.headers) traced.set(name, value);
-      headers = traced;
-    }
+  ): { readonly send: () => Promise<Response>; readonly pooled: boolean } => {
+    const { url, body } = out;
     // A subgraph's redirect is not followed: it would re-send the query, its
     // variables and every forwarded header but Authorization to another host.
     // TLS settings matter to `https:` only: a plain `http:` subgraph keeps the HTTP/1.1 pool.
@@ -238,8 +253,15 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         client === undefined
       ? options.http1
       : null;
-    const send = pool !== null
-      ? () =>
+    if (pool === null) {
+      return {
+        send: () =>
+          options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init)),
+        pooled: false,
+      };
+    }
+    return {
+      send: () =>
         pool.post(url, {
           // A Headers object or the base list: both iterate name/value pairs.
           headers: headers as Iterable<[string, string]>,
@@ -247,25 +269,24 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
           signal,
           idempotent: out.idempotent,
         }).catch((error) => {
-          // A server that broke HTTP was reached: say so, naming it.
-          if (error instanceof Http1ProtocolError) {
-            throw new RouterError(
-              "SUBGRAPH_ERROR",
-              `The subgraph "${out.subgraph}" answered malformed HTTP: ${error.message}`,
-              { cause: error, details: { serviceName: out.subgraph } },
-            );
-          }
-          if (error instanceof ClosedBeforeAnswer) {
-            throw new RouterError(
-              "SUBGRAPH_UNREACHABLE",
-              `The subgraph "${out.subgraph}" closed the connection before answering`,
-              { cause: error, details: { serviceName: out.subgraph } },
-            );
-          }
-          throw error;
-        })
-      : () =>
-        options.fetch === undefined ? fetch(url, init) : options.fetch(new Request(url, init));
+          throw poolFailure(error, out.subgraph);
+        }),
+      pooled: true,
+    };
+  };
+  async function once(
+    out: Outgoing,
+    signal: AbortSignal,
+    tickets: Iterable<BudgetTicket> | null,
+  ): Promise<SubgraphResponse> {
+    const { now, hook } = out;
+    let headers = (out.headers ?? BASE_HEADERS) as HeadersInit;
+    if (hook?.headers) {
+      const traced = new Headers(headers);
+      for (const [name, value] of hook.headers) traced.set(name, value);
+      headers = traced;
+    }
+    const { send, pooled } = transportFor(out, headers, signal);
     const resilience = options.resilience?.get(out.subgraph);
     const start = events ? performance.now() : 0;
     let status: number | null = null;
@@ -296,7 +317,7 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       pending = breaker !== null && answered(status);
       responseHeaders = response.headers;
       firstByteNs = now?.();
-      const whole = pool !== null ? wholeBody(response) : undefined;
+      const whole = pooled ? wholeBody(response) : undefined;
       text = await readSubgraphBody(response, {
         limit,
         ...(whole === undefined ? {} : { whole }),

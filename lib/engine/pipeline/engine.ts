@@ -33,7 +33,7 @@ import {
   createSubscriptions,
   type Subscriptions,
   type SubscriptionsOptions,
-} from "../execute/subscribe.ts";
+} from "../subscriptions/mod.ts";
 import type { EngineEvents, PreparedOperation, PrepareResult } from "../types.ts";
 import {
   createDemandControl,

@@ -38,8 +38,8 @@ import {
   startSubscription,
   type SubscribeOptions,
   type SubscribeResult,
-} from "../execute/subscribe.ts";
-import type { UpstreamEvent } from "../fetch/subscription_hub.ts";
+  type UpstreamEvent,
+} from "../subscriptions/mod.ts";
 import type {
   CostReport,
   ExecuteOptions,
@@ -203,8 +203,10 @@ export function subscribe(
       report: reporterOf(undefined, observer),
     });
   };
+  // A plugin's subgraph stages run per subscriber (its context, its headers): not shared.
+  const staged = options.stages?.request !== undefined || options.stages?.response !== undefined;
   const run = eventRunner({
-    shareKey: eventShareKey(subs, { plan: planned, variables, headers }),
+    shareKey: staged ? null : eventShareKey(subs, { plan: planned, variables, headers }),
     run: runEvent,
     ...(options.traceEvent ? { traceEvent: options.traceEvent } : {}),
   });

@@ -4,7 +4,7 @@ import { composeSupergraph } from "../../../lib/compose/mod.ts";
 import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
 import { normalizeOperation } from "../../../lib/engine/prepare/normalize.ts";
 import { planOperation } from "../../../lib/engine/plan/mod.ts";
-import { rootFetchOf } from "../../../lib/engine/execute/subscribe.ts";
+import { rootFetchOf } from "../../../lib/engine/subscriptions/subscribe.ts";
 
 const LINK =
   `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])\n`;

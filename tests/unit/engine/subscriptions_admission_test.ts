@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { createEngine, type Engine, prepare, subscribe } from "../../../lib/engine/mod.ts";
 import type { EventStream } from "../../../lib/engine/mod.ts";
-import type { UpstreamSink } from "../../../lib/engine/fetch/subscription_stream.ts";
-import { MIN_ADMITTED } from "../../../lib/engine/admission/fanout_capacity.ts";
+import type { UpstreamSink } from "../../../lib/engine/subscriptions/upstream_stream.ts";
+import { MIN_ADMITTED } from "../../../lib/engine/subscriptions/fanout_capacity.ts";
 import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
 
 const SUPERGRAPH = Deno.readTextFileSync(

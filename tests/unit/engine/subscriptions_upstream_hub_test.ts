@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
-import { type HubListener, SubscriptionHub } from "../../../lib/engine/fetch/subscription_hub.ts";
-import type { UpstreamSink } from "../../../lib/engine/fetch/subscription_stream.ts";
+import {
+  type HubListener,
+  SubscriptionHub,
+} from "../../../lib/engine/subscriptions/upstream_hub.ts";
+import type { UpstreamSink } from "../../../lib/engine/subscriptions/upstream_stream.ts";
 
 const target = { url: "ws://reviews/graphql", protocol: "ws" as const };
 const request = { query: "subscription{tick}", variables: {}, headers: {} };

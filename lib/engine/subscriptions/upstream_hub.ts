@@ -10,7 +10,7 @@ import type {
   UpstreamFailure,
   UpstreamRequest,
   UpstreamTarget,
-} from "./subscription_stream.ts";
+} from "./upstream_stream.ts";
 
 /** One event of an upstream stream, shared by its listeners (never mutated). */
 export interface UpstreamEvent {
@@ -51,7 +51,7 @@ export interface SubscriptionHubOptions {
  * @example Two identical listeners, one upstream
  * ```ts
  * import assert from "node:assert/strict";
- * import { SubscriptionHub } from "./subscription_hub.ts";
+ * import { SubscriptionHub } from "./upstream_hub.ts";
  * let opened = 0;
  * const hub = new SubscriptionHub({ open: () => (opened++, () => {}) });
  * const target = { url: "ws://sub/graphql", protocol: "ws" as const };

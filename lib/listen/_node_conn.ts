@@ -80,18 +80,17 @@ export function nodeConn(socket: TLSSocket): RelayConn {
     },
     async write(bytes) {
       if (socket.destroyed || socket.writableEnded) throw new Deno.errors.BrokenPipe("closed");
-      // Copied: the relay reuses its buffer once the write resolves.
-      if (!socket.write(Buffer.from(bytes))) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            socket.off("drain", done);
-            socket.off("close", done);
-            resolve();
-          };
-          socket.on("drain", done);
-          socket.on("close", done);
-        });
-      }
+      // Not copied: this resolves once the socket is done with the bytes (the write's
+      // callback, or its close), and only then does the relay reuse its buffer.
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          socket.off("close", done);
+          resolve();
+        };
+        socket.on("close", done);
+        socket.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), done);
+      });
+      if (socket.destroyed) throw new Deno.errors.BrokenPipe("closed");
       return bytes.length;
     },
     closeWrite() {

@@ -17,7 +17,7 @@
  * 1 000 subscribers admitted at 100 events/s with a p99 of 0.9 to 10 s, against 113 and a
  * p99 of 95 ms by demand (bench/subscriptions/results.md). Once the thread is saturated (demand at least
  * {@linkcode SATURATED_SHARE} of the time) it is *behind*: nothing more is admitted, and a
- * subscriber whose results wait is not blamed for it (`subscription.ts`).
+ * subscriber whose results wait is not blamed for it (`event_stream.ts`).
  *
  * The first {@linkcode MIN_ADMITTED} subscriptions are admitted whatever the estimate (with so
  * few, `busy / active` is mostly the router's other work), unless the thread is behind.

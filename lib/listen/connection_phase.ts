@@ -1,6 +1,6 @@
 /**
  * Where a client connection stands, from the bytes that cross it: the clock
- * the connection guard (`lib/cli/guarded_serve.ts`) holds each connection to.
+ * the connection guard (`lib/listen/guarded_serve.ts`) holds each connection to.
  * `Deno.serve` has neither a header-read nor an idle timeout
  * (denoland/deno#3515), so a client could hold a connection (a file, a
  * buffer) for ever by sending a head byte by byte, or nothing at all.

@@ -16,7 +16,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { ExecutionResult } from "../types.ts";
-import type { UpstreamEvent } from "../fetch/subscription_hub.ts";
+import type { UpstreamEvent } from "./upstream_hub.ts";
 
 /** Options of {@linkcode EventStream}. */
 export interface EventStreamOptions {
@@ -45,6 +45,16 @@ interface Pending {
   readonly result: Promise<ExecutionResult>;
   /** True once executed: from then on only the client's taking it is awaited. */
   ready: boolean;
+  /** The result, once ready. */
+  value: ExecutionResult | null;
+}
+
+/** Where a pushed stream's results go ({@linkcode EventStream.pushTo}). */
+export interface ResultSink {
+  /** One result, in event order, as soon as it and every earlier one are ready. */
+  next(result: ExecutionResult): void;
+  /** The stream is done: every result was handed to `next`. */
+  done(): void;
 }
 
 /** The error of an event whose execution failed. */
@@ -86,6 +96,8 @@ export class EventStream implements AsyncIterableIterator<ExecutionResult> {
   #waiter: (() => void) | null = null;
   /** True while the client waits for a result still executing. */
   #taking = false;
+  /** Set by `pushTo`: results are handed over as they are ready, not pulled. */
+  #sink: ResultSink | null = null;
 
   /** @param options Buffer bound, per-event run, end hook. */
   constructor(options: EventStreamOptions) {
@@ -120,15 +132,49 @@ export class EventStream implements AsyncIterableIterator<ExecutionResult> {
     const pending: Pending = {
       result: this.#options.run(event).then((result) => {
         pending.ready = true;
+        pending.value = result;
+        if (this.#sink !== null) this.#flush();
         return result;
       }, () => {
         pending.ready = true;
+        pending.value = INTERNAL;
+        if (this.#sink !== null) this.#flush();
         return INTERNAL;
       }),
       ready: false,
+      value: null,
     };
     this.#queue.push(pending);
     this.#wake();
+  }
+
+  /**
+   * Hands every result to `sink` as soon as it is ready (in event order) instead of being
+   * pulled with `next()`: for a transport that writes without waiting (a WebSocket, whose
+   * unsent bytes it bounds itself), one callback per result and no promise per result. Called
+   * once, before the first `next()`; `return()` still ends the stream.
+   * @param sink Where the results go.
+   */
+  pushTo(sink: ResultSink): void {
+    this.#sink = sink;
+    this.#flush();
+  }
+
+  /** Hands the ready head of the queue to the sink; the end once all were handed. */
+  #flush(): void {
+    const sink = this.#sink!;
+    while (this.#queue.length > 0 && this.#queue[0]!.ready) {
+      const head = this.#queue.shift()!;
+      this.#options.onDelivered?.();
+      sink.next(head.value!);
+    }
+    if (this.#ended && this.#queue.length === 0 && this.#sink !== null) {
+      const last = this.#final;
+      this.#final = null;
+      this.#sink = null;
+      if (last !== null) sink.next(last);
+      sink.done();
+    }
   }
 
   /**
@@ -142,6 +188,7 @@ export class EventStream implements AsyncIterableIterator<ExecutionResult> {
     if (error !== null) this.#final = { errors: [error] };
     this.#options.onEnd();
     this.#wake();
+    if (this.#sink !== null) this.#flush();
   }
 
   /** The next result (in event order), or done once the stream ended and all were taken. */

@@ -5,31 +5,27 @@
  *
  * A subscription's plan is the root fetch (the subgraph subscription: its answers are the
  * stream's events) followed by the fetches that depend on it; {@linkcode startSubscription}
- * joins the root fetch's upstream stream and runs the rest per event (`subscription.ts`).
+ * joins the root fetch's upstream stream and runs the rest per event (`event_stream.ts`).
  *
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { SupergraphModel } from "../../supergraph/mod.ts";
 import type { FetchStep, PlanStep } from "../plan/mod.ts";
-import type { HeaderPropagator } from "../fetch/headers.ts";
-import {
-  type HubListener,
-  SubscriptionHub,
-  type UpstreamEvent,
-} from "../fetch/subscription_hub.ts";
+import { clientFor, type HeaderPropagator } from "../fetch/mod.ts";
+import { type HubListener, SubscriptionHub, type UpstreamEvent } from "./upstream_hub.ts";
 import {
   type OpenUpstream,
   openUpstream,
   type SubscriptionProtocol,
   type UpstreamFailure,
   type UpstreamTarget,
-} from "../fetch/subscription_stream.ts";
+} from "./upstream_stream.ts";
 import type { ExecutionObserver, ExecutionResult, SubgraphStages } from "../types.ts";
-import { createFanoutCapacity, type FanoutCapacity } from "../admission/fanout_capacity.ts";
-import { EventStream } from "./subscription.ts";
+import { createFanoutCapacity, type FanoutCapacity } from "./fanout_capacity.ts";
+import { EventStream } from "./event_stream.ts";
 import { unrefTimer } from "../../timers.ts";
-import { clientFor } from "../fetch/http_clients.ts";
+import { printOnce } from "../execute/mod.ts";
 
 /** `subscriptions.subgraphs.<name>`: where a subgraph's subscriptions are opened. */
 export interface SubscriptionTargetOption {
@@ -479,13 +475,16 @@ export function eventShareKey(
 
 /**
  * What a subscription does with each event: subscribers with the same plan, variables and
- * forwarded headers (`shareKey`) share one execution of it; the first events of a traced
- * subscription are executed for it alone, with its observer, and carry their trace.
- * @param options The share key, the execution of one event, the traces of the first events.
+ * forwarded headers (`shareKey`) share one execution of it and one result, printed once
+ * (`printOnce`: every transport writes the same JSON to each of them); the first events of a
+ * traced subscription, and every event of one without a share key (plugins' subgraph stages
+ * see each subscriber's fetches), are executed for it alone.
+ * @param options The share key (null: not shared), the execution of one event, the traces of
+ * the first events.
  * @returns The per-event run of `startSubscription`.
  */
 export function eventRunner(options: {
-  readonly shareKey: string;
+  readonly shareKey: string | null;
   readonly run: (
     event: UpstreamEvent,
     observer: ExecutionObserver | undefined,
@@ -497,9 +496,10 @@ export function eventRunner(options: {
   return (event) => {
     const trace = traceEvent?.(events++) ?? null;
     if (trace !== null) return run(event, trace.observer).then((r) => trace.finish(r));
+    if (shareKey === null) return run(event, undefined);
     let shared = event.shared.get(shareKey) as Promise<ExecutionResult> | undefined;
     if (shared === undefined) {
-      shared = run(event, undefined);
+      shared = run(event, undefined).then(printOnce);
       event.shared.set(shareKey, shared);
     }
     return shared;

@@ -10,22 +10,21 @@
  *
  * How: the guard accepts TCP connections itself and relays each one's bytes to
  * `Deno.serve` listening on a unix socket in a private folder; the phase of
- * every connection (`lib/http/connection_phase.ts`) says when it must end. A
+ * every connection (`lib/listen/connection_phase.ts`) says when it must end. A
  * client that goes away closes its relay, so the request's signal aborts as
- * with `Deno.serve` on TCP. The relay costs 0.04–0.08 ms of CPU per request;
- * with all three limits at 0 the router serves from `Deno.serve` directly.
+ * with `Deno.serve` on TCP. The relay costs about 0.085 ms of CPU per 87 KB
+ * answer over `Deno.serve` on TCP, mostly the kernel's copies of the bytes
+ * (`bench/load/guard_relay.sh`); with all three limits at 0 the router serves
+ * from `Deno.serve` directly.
  *
  * Over 600 lines: the accept loop, the relays, the refusals and the deadline
  * sweep share one set of connections and one set of counts; what is pure
- * (the phases, the framing) lives in `lib/http/`, its own answers in `_guard_answers.ts`.
+ * (the phases, the framing) lives in `connection_phase.ts` and
+ * `_request_framing.ts`, its own answers in `_guard_answers.ts`.
  *
  * @module
  */
-import {
-  ConnectionPhase,
-  type DeadlineReason,
-  type PhaseLimits,
-} from "../http/connection_phase.ts";
+import { ConnectionPhase, type DeadlineReason, type PhaseLimits } from "./connection_phase.ts";
 import type { Config } from "../config/mod.ts";
 import { isBare400, refusalAnswer, unreadableAnswer } from "./_guard_answers.ts";
 import type { Logger } from "../log/mod.ts";
@@ -176,6 +175,8 @@ export interface GuardCounts {
   readonly refusing: number;
   /** TLS handshakes that failed or timed out (0 without `tls.server`). */
   readonly tlsHandshakeFailures: number;
+  /** Bulk read buffers the relays share (256 KiB each, made on need, at most 64). */
+  readonly bulkBuffers: number;
 }
 
 /** The listener (the part of `Deno.HttpServer` the router uses). */
@@ -202,8 +203,15 @@ const RELAY_BUFFER_BYTES = 8_192;
  * while idle): most answers pass in two reads.
  */
 const BULK_BUFFER_BYTES = 262_144;
-/** Bulk buffers kept for reuse (4 MiB at most). */
-const BULK_FREE_MAX = 16;
+/**
+ * Bulk buffers the relays share, made on first need and reused for ever (16
+ * MiB at most); when all are in use, an answer goes on in the connection's own
+ * 8 KiB reads. A buffer made per answer and dropped after it (as when 16 were
+ * kept for 50 busy connections) is zero-filled by V8, counted as external
+ * memory and collected by full GCs: about 40 % of the relay's CPU on 87 KB
+ * answers (`bench/load/guard_relay.sh`, `bench/load/results.md`).
+ */
+const BULK_BUFFERS_MAX = 64;
 /**
  * Head bytes held before the inner connection opens; a head still unfinished
  * past them is passed on (`Deno.serve` then judges its size).
@@ -431,6 +439,8 @@ function createGuard(
   const relays = new Set<Relay>();
   const running = new Set<Promise<void>>();
   const bulkFree: Uint8Array[] = [];
+  /** Bulk buffers made so far (never more than {@linkcode BULK_BUFFERS_MAX}). */
+  let bulkMade = 0;
   const count = {
     headerReadTimeouts: 0,
     keepAliveTimeouts: 0,
@@ -535,10 +545,26 @@ function createGuard(
     pending.refused = 0;
   }
 
+  /** The rest of `bytes` past `written` (a short write: rare). */
+  async function writeRest(
+    to: ClientConn | Deno.Conn,
+    bytes: Uint8Array,
+    written: number,
+  ): Promise<void> {
+    while (written < bytes.length) written += await to.write(bytes.subarray(written));
+  }
+
   async function writeAll(to: ClientConn | Deno.Conn, bytes: Uint8Array): Promise<void> {
-    for (let written = 0; written < bytes.length;) {
-      written += await to.write(bytes.subarray(written));
-    }
+    await writeRest(to, bytes, 0);
+  }
+
+  /** A free bulk buffer, or a new one while fewer than the most exist, or null. */
+  function takeBulk(): Uint8Array | null {
+    const free = bulkFree.pop();
+    if (free !== undefined) return free;
+    if (bulkMade >= BULK_BUFFERS_MAX) return null;
+    bulkMade++;
+    return new Uint8Array(BULK_BUFFER_BYTES);
   }
 
   async function pump(
@@ -554,19 +580,22 @@ function createGuard(
         if (n === null) return;
         const bytes = buffer.subarray(0, n);
         seen(bytes);
-        await writeAll(to, isBare400(bytes) ? unreadable : bytes);
+        // One write op and no extra promise for the usual whole write.
+        const out = isBare400(bytes) ? unreadable : bytes;
+        const written = await to.write(out);
+        if (written < out.length) await writeRest(to, out, written);
         if (n === buffer.length && buffer === own) {
           // A full read: more is coming (a large answer); read it in bulk.
-          buffer = bulkFree.pop() ?? new Uint8Array(BULK_BUFFER_BYTES);
+          buffer = takeBulk() ?? own;
         } else if (n < buffer.length && buffer !== own) {
-          if (bulkFree.length < BULK_FREE_MAX) bulkFree.push(buffer);
+          bulkFree.push(buffer);
           buffer = own;
         }
       }
     } catch {
       // Reset or closed (by the other side, or by a deadline).
     } finally {
-      if (buffer !== own && bulkFree.length < BULK_FREE_MAX) bulkFree.push(buffer);
+      if (buffer !== own) bulkFree.push(buffer);
     }
   }
 
@@ -601,7 +630,8 @@ function createGuard(
           ? buffer.subarray(0, n)
           : withPeerLines(buffer.subarray(0, n), lineEnds, peerLine);
         if (entry.upstream !== null) {
-          await writeAll(entry.upstream, bytes);
+          const written = await entry.upstream.write(bytes);
+          if (written < bytes.length) await writeRest(entry.upstream, bytes, written);
           continue;
         }
         held.push(bytes.slice());
@@ -747,7 +777,13 @@ function createGuard(
     counts(): GuardCounts {
       let relayed = 0;
       for (const entry of relays) if (entry.upstream !== null) relayed++;
-      return { open: relays.size, relayed, refusing: answeringRefusals, ...count };
+      return {
+        open: relays.size,
+        relayed,
+        refusing: answeringRefusals,
+        bulkBuffers: bulkMade,
+        ...count,
+      };
     },
     /** Waits up to `flushMs` for the relays to end by themselves, then closes the rest. */
     async closeAll(flushMs: number): Promise<void> {

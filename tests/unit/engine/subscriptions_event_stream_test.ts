@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { BEHIND_FACTOR, EventStream } from "../../../lib/engine/execute/subscription.ts";
+import { BEHIND_FACTOR, EventStream } from "../../../lib/engine/subscriptions/event_stream.ts";
 import type { ExecutionResult } from "../../../lib/engine/types.ts";
-import { createSubscriptions, eventShareKey } from "../../../lib/engine/execute/subscribe.ts";
+import { createSubscriptions, eventShareKey } from "../../../lib/engine/subscriptions/subscribe.ts";
 import { compileHeaderRules } from "../../../lib/engine/fetch/headers.ts";
 import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
 
@@ -180,4 +180,59 @@ Deno.test("issue 39: a client waiting for a result still executing is not too sl
   release();
   assert.deepEqual((await first).value, { data: { n: 0 } });
   for (let i = 1; i <= 4; i++) assert.deepEqual((await s.next()).value, { data: { n: i } });
+});
+
+Deno.test("issue 45: a pushed stream hands each result over as soon as it and the earlier ones are ready, in event order, then the end's error, then done", async () => {
+  let release = () => {};
+  const slow = new Promise<void>((resolve) => (release = resolve));
+  const { s } = stream({
+    run: async (n) => {
+      if (n === 1) await slow;
+      return { data: { n } };
+    },
+  });
+  const got: ExecutionResult[] = [];
+  let done = 0;
+  s.push(event(1));
+  s.pushTo({ next: (r) => void got.push(r), done: () => void done++ });
+  s.push(event(2));
+  await turn();
+  assert.deepEqual(got, [], "event 2 is ready but waits for event 1");
+  release();
+  await turn();
+  assert.deepEqual(got, [{ data: { n: 1 } }, { data: { n: 2 } }]);
+  s.push(event(3));
+  s.end({ message: "bye", extensions: { code: "SUBSCRIPTION_SCHEMA_RELOAD" } });
+  assert.equal(done, 0, "event 3 still executing: not done");
+  await turn();
+  assert.deepEqual(got.slice(2), [
+    { data: { n: 3 } },
+    { errors: [{ message: "bye", extensions: { code: "SUBSCRIPTION_SCHEMA_RELOAD" } }] },
+  ]);
+  assert.equal(done, 1);
+});
+
+Deno.test("issue 45: a pushed stream that the client leaves (return) is done at once, and nothing more is handed over", async () => {
+  const { s, ended } = stream({ run: () => new Promise(() => {}) });
+  const got: ExecutionResult[] = [];
+  let done = 0;
+  s.pushTo({ next: (r) => void got.push(r), done: () => void done++ });
+  s.push(event(1));
+  await s.return();
+  assert.equal(done, 1);
+  assert.equal(ended(), 1);
+  s.push(event(2));
+  await turn();
+  assert.deepEqual(got, []);
+});
+
+Deno.test("issue 45: a pushed stream that falls BEHIND_FACTOR × max_buffered_events behind (results still executing) ends with SUBSCRIPTION_LIMIT_REACHED", async () => {
+  const { s, dropped } = stream({ maxBuffered: 2, run: () => new Promise(() => {}) });
+  const got: ExecutionResult[] = [];
+  let done = 0;
+  s.pushTo({ next: (r) => void got.push(r), done: () => void done++ });
+  for (let i = 0; i <= 2 * BEHIND_FACTOR; i++) s.push(event(i));
+  assert.deepEqual(dropped, ["router_behind"]);
+  assert.equal(got[0]?.errors?.[0]?.extensions?.code, "SUBSCRIPTION_LIMIT_REACHED");
+  assert.equal(done, 1);
 });
