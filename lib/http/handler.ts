@@ -178,8 +178,7 @@ export function createHandler(
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
     // Plugins (issue 40): the request's run (null without plugins).
-    let run: PluginRequest | null;
-    ({ request, run } = beginPlugins(state.plugins, request, { routes, facet, requestId }));
+    const run = beginPlugins(state.plugins, request, { routes, facet, requestId });
     const log = state.log ?? options.log;
     const answer = edgeAnswerOf(facet, facets);
     const exchange: Exchange = {
@@ -357,10 +356,15 @@ async function rateLimited(
  */
 function routerResponse(exchange: Exchange, answered: Response): Response | Promise<Response> {
   const { run } = exchange;
-  return run?.has("onRouterResponse")
-    ? routerResponseStage(answered, run, (error) => exchange.answer(error, exchange.errorOptions))
-      .then((response) => sent(exchange, response))
-    : sent(exchange, answered);
+  if (!run?.has("onRouterResponse")) return sent(exchange, answered);
+  const stage = routerResponseStage(
+    answered,
+    run,
+    (error) => exchange.answer(error, exchange.errorOptions),
+  );
+  return stage instanceof Promise
+    ? stage.then((response) => sent(exchange, response))
+    : sent(exchange, stage);
 }
 
 function sent(exchange: Exchange, answered: Response): Response | Promise<Response> {
@@ -382,7 +386,8 @@ async function routerRequestStage(
 ): Promise<Response | null> {
   let early: Response | null;
   try {
-    early = await run.routerRequest();
+    const stage = run.routerRequest();
+    early = stage instanceof Promise ? await stage : stage;
   } catch (error) {
     early = answer(error);
   }
@@ -391,42 +396,42 @@ async function routerRequestStage(
 }
 
 /** The plugins' router response stage: the response to send (a failure answered instead). */
-async function routerResponseStage(
+function routerResponseStage(
   answered: Response,
   run: PluginRequest,
   answer: (error: unknown) => Response,
-): Promise<Response> {
-  try {
-    return await run.routerResponse(answered);
-  } catch (error) {
+): Response | Promise<Response> {
+  const failed = async (error: unknown) => {
     await answered.body?.cancel().catch(() => {});
     return answer(error);
+  };
+  try {
+    const stage = run.routerResponse(answered);
+    return stage instanceof Promise ? stage.catch(failed) : stage;
+  } catch (error) {
+    return failed(error);
   }
 }
 
 /**
- * Starts a request's plugin run: when a hook sees the client's headers, the
- * request is copied with headers the hooks may change (a WebSocket upgrade is
- * not: `Deno.upgradeWebSocket` needs the server's request, and the connection
+ * Starts a request's plugin run. The client's headers are copied only when a
+ * hook reads them (`PluginRequest.headers`); a WebSocket upgrade's are copied
+ * here (`Deno.upgradeWebSocket` needs the server's request, and the connection
  * keeps a copy of its headers instead).
  */
 function beginPlugins(
   plugins: PluginHost | null | undefined,
   request: Request,
   where: { readonly routes: Routes; readonly facet: FacetHandler; readonly requestId: string },
-): { readonly request: Request; readonly run: PluginRequest | null } {
+): PluginRequest | null {
   // Only the facets that run operations (GraphQL, MCP, Connect) have a run.
   const facet = plugins ? where.routes.limitedFacet(where.facet) : null;
-  if (!plugins || facet === null) return { request, run: null };
+  if (!plugins || facet === null) return null;
   const options = { facet, requestId: where.requestId };
-  // No hook sees the client's headers: no copy (the subgraph and response stages have their own).
-  if (!plugins.seesClientHeaders) return { request, run: plugins.begin(request, options) };
-  if (isWebSocketUpgrade(request)) {
-    const headers = new Headers(request.headers);
-    return { request, run: plugins.begin(request, { ...options, headers }) };
+  if (plugins.seesClientHeaders && isWebSocketUpgrade(request)) {
+    return plugins.begin(request, { ...options, headers: new Headers(request.headers) });
   }
-  const copy = new Request(request, { headers: new Headers(request.headers) });
-  return { request: copy, run: plugins.begin(copy, options) };
+  return plugins.begin(request, options);
 }
 
 function setHeaders(response: Response, headers: Readonly<Record<string, string>>): void {

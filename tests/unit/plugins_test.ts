@@ -188,7 +188,7 @@ Deno.test("issue 40: onRouterRequest may answer the request itself, refuse it, o
     onRouterRequest: () => ({ errors: [{ message: "No" }] }),
   }])
     .begin(new Request("http://r/"), { facet: "mcp", requestId: null });
-  await assert.rejects(refusing.routerRequest(), PluginRefusal);
+  await assert.rejects(async () => await refusing.routerRequest(), PluginRefusal);
 });
 
 Deno.test("issue 40: the subgraph stages change the request's headers and body and the answer's body", async () => {

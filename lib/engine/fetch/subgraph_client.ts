@@ -394,7 +394,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
         },
         body,
       };
-      await stages.request(request);
+      const pending = stages.request(request);
+      if (pending) await pending;
       if (made !== null) options = { ...rest, stagedHeaders: [...(made as Headers)] };
       body = request.body;
     }
@@ -409,7 +410,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
       },
       body: response.body,
     };
-    await stages.response(answer);
+    const pending = stages.response(answer);
+    if (pending) await pending;
     if (copied === null && answer.body === response.body) return response;
     return {
       ...response,
