@@ -6,7 +6,7 @@
  */
 import type { SubgraphInfo } from "../../supergraph/types.ts";
 import type { SubgraphResponse } from "../execute/execute_types.ts";
-import type { HeaderPropagator } from "./headers.ts";
+import { headerPairs, type HeaderPropagator } from "./headers.ts";
 import type {
   EngineEvents,
   FetchHook,
@@ -173,8 +173,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     const memo = sendOptions.forwarded;
     const known = memo?.get(subgraph);
     if (known !== undefined) return known;
-    const headers = headersFor(subgraph, sendOptions.headers);
-    const pairs = headers ? [...headers] : null;
+    const propagate = options.propagators.get(subgraph);
+    const pairs = propagate ? headerPairs(propagate, sendOptions.headers, BASE_HEADERS) : null;
     memo?.set(subgraph, pairs);
     return pairs;
   };
