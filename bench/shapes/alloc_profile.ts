@@ -150,16 +150,21 @@ if (PROFILE) {
   const { profile } = await post("HeapProfiler.stopSampling") as { profile: { head: ProfileNode } };
   const bySite = new Map<string, number>();
   let total = 0;
-  const visit = (node: ProfileNode) => {
+  const siteOf = (node: ProfileNode) => {
     const { functionName, url, lineNumber } = node.callFrame;
-    const site = `${functionName || "(anonymous)"} ${
-      url.replace(/^.*\/(lib|node_modules)\//, "$1/")
+    return `${functionName || "(anonymous)"} ${
+      url.replace(/^.*\/(lib|node_modules|bench)\//, "$1/")
     }:${lineNumber + 1}`;
+  };
+  // The runtime's own functions (ext:, builtins) are counted under the router's nearest caller.
+  const visit = (node: ProfileNode, caller: string) => {
+    const own = node.callFrame.url.includes("/lib/") || node.callFrame.url.includes("/bench/");
+    const site = own ? siteOf(node) : `${siteOf(node)} < ${caller}`;
     bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
     total += node.selfSize;
-    node.children.forEach(visit);
+    for (const child of node.children) visit(child, own ? siteOf(node) : caller);
   };
-  visit(profile.head);
+  visit(profile.head, "(root)");
   console.log("\nallocation by function (sampled, garbage included, all variants):");
   for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
     console.log(`${(100 * bytes / total).toFixed(1).padStart(5)} %  ${site}`);
