@@ -595,52 +595,66 @@ export class PluginRequest {
   }
 
   #subgraphRequest(request: StagedSubgraphRequest): MaybePromise<void> {
-    const events = this.#host.events;
     return eachHook(this.#host.hooks.onSubgraphRequest, (entry) => {
-      const context = {
-        operationName: this.operationName,
-        context: this.context,
-        config: entry.config,
-        requestId: this.#requestId,
-        facet: this.#facet,
-        // Read on demand: a hook that leaves the headers alone costs no copy of them.
-        get headers() {
-          return request.headers;
-        },
-        subgraph: request.subgraph,
-        url: request.url,
-        body: request.body,
-      };
-      return settle(this.#run<unknown>(entry, "onSubgraphRequest", context), (answer) => {
-        refuseIf(answer, entry, { hook: "onSubgraphRequest", events });
-        if (typeof context.body === "string") request.body = context.body;
-        return undefined;
-      });
+      const context = new SubgraphContext(this.#shared(entry), request);
+      const answer = this.#run<unknown>(entry, "onSubgraphRequest", context);
+      return answer instanceof Promise
+        ? answer.then((settled) =>
+          this.#subgraphRequestAnswered(settled, { entry, context, staged: request })
+        )
+        : this.#subgraphRequestAnswered(answer, { entry, context, staged: request });
     });
   }
 
+  #subgraphRequestAnswered(
+    answer: unknown,
+    options: {
+      readonly entry: LoadedPlugin;
+      readonly context: SubgraphContext;
+      readonly staged: { body: string };
+    },
+  ): undefined {
+    const { entry, context } = options;
+    refuseIf(answer, entry, { hook: "onSubgraphRequest", events: this.#host.events });
+    if (typeof context.body === "string") options.staged.body = context.body;
+    return undefined;
+  }
+
   #subgraphResponse(response: StagedSubgraphResponse): MaybePromise<void> {
-    const events = this.#host.events;
     return eachHook(this.#host.hooks.onSubgraphResponse, (entry) => {
-      const context = {
-        operationName: this.operationName,
-        context: this.context,
-        config: entry.config,
-        requestId: this.#requestId,
-        facet: this.#facet,
-        get headers() {
-          return response.headers;
-        },
-        subgraph: response.subgraph,
-        status: response.status,
-        body: response.body,
-      };
-      return settle(this.#run<unknown>(entry, "onSubgraphResponse", context), (answer) => {
-        refuseIf(answer, entry, { hook: "onSubgraphResponse", events });
-        if (typeof context.body === "string") response.body = context.body;
-        return undefined;
-      });
+      const context = new SubgraphContext(this.#shared(entry), response);
+      const answer = this.#run<unknown>(entry, "onSubgraphResponse", context);
+      return answer instanceof Promise
+        ? answer.then((settled) =>
+          this.#subgraphResponseAnswered(settled, { entry, context, staged: response })
+        )
+        : this.#subgraphResponseAnswered(answer, { entry, context, staged: response });
     });
+  }
+
+  #subgraphResponseAnswered(
+    answer: unknown,
+    options: {
+      readonly entry: LoadedPlugin;
+      readonly context: SubgraphContext;
+      readonly staged: { body: string };
+    },
+  ): undefined {
+    const { entry, context } = options;
+    refuseIf(answer, entry, { hook: "onSubgraphResponse", events: this.#host.events });
+    if (typeof context.body === "string") options.staged.body = context.body;
+    return undefined;
+  }
+
+  /** What every hook context carries, for one plugin. */
+  #shared(entry: LoadedPlugin): SharedContext {
+    return {
+      operationName: this.operationName,
+      context: this.context,
+      config: entry.config,
+      requestId: this.#requestId,
+      facet: this.#facet,
+    };
   }
 
   /**
@@ -685,6 +699,56 @@ export class PluginRequest {
       requestId: this.#requestId,
       facet: this.#facet,
     };
+  }
+}
+
+/** The fields every hook context carries. */
+interface SharedContext {
+  readonly operationName: string | null;
+  readonly context: Map<string, unknown>;
+  readonly config: unknown;
+  readonly requestId: string | null;
+  readonly facet: Facet;
+}
+
+/**
+ * A subgraph request's or answer's hook context (one per fetch and hook): its
+ * `headers` read from the staged request or answer on demand (a prototype
+ * getter: no closure per fetch), its `body` replaceable.
+ */
+class SubgraphContext {
+  readonly operationName: string | null;
+  readonly context: Map<string, unknown>;
+  readonly config: unknown;
+  readonly requestId: string | null;
+  readonly facet: Facet;
+  readonly subgraph: string;
+  /** The request's URL (request stage). */
+  readonly url: string | undefined;
+  /** The answer's status (response stage). */
+  readonly status: number | undefined;
+  body: string;
+  readonly #staged: { readonly headers: Headers };
+
+  constructor(
+    shared: SharedContext,
+    staged: StagedSubgraphRequest | StagedSubgraphResponse,
+  ) {
+    this.operationName = shared.operationName;
+    this.context = shared.context;
+    this.config = shared.config;
+    this.requestId = shared.requestId;
+    this.facet = shared.facet;
+    this.subgraph = staged.subgraph;
+    this.url = "url" in staged ? staged.url : undefined;
+    this.status = "status" in staged ? staged.status : undefined;
+    this.body = staged.body;
+    this.#staged = staged;
+  }
+
+  /** Read on demand: a hook that leaves the headers alone costs no copy of them. */
+  get headers(): Headers {
+    return this.#staged.headers;
   }
 }
 

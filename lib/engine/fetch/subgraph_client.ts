@@ -13,6 +13,8 @@ import type {
   FetchRequestRecord,
   MultipartBody,
   RequestHooks,
+  StagedSubgraphRequest,
+  StagedSubgraphResponse,
   SubgraphStages,
 } from "../types.ts";
 import { RouterError } from "../../errors.ts";
@@ -383,39 +385,24 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     let options: SendOptions = rest;
     if (stages.request !== undefined) {
       // The headers are copied only when a stage reads them (then what it leaves is sent).
-      let made: Headers | null = null;
-      const request = {
-        subgraph,
-        url: urlOf(subgraph),
-        get headers(): Headers {
-          return made ??= new Headers(
-            (forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS) as [string, string][],
-          );
-        },
-        body,
-      };
+      const request = new StagedRequest(
+        { subgraph, url: urlOf(subgraph), body },
+        forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS,
+      );
       const pending = stages.request(request);
       if (pending) await pending;
-      if (made !== null) options = { ...rest, stagedHeaders: [...(made as Headers)] };
+      if (request.made !== null) options = { ...rest, stagedHeaders: [...request.made] };
       body = request.body;
     }
     const response = await client.send(subgraph, body, options);
     if (stages.response === undefined) return response;
-    let copied: Headers | null = null;
-    const answer = {
-      subgraph,
-      status: response.status,
-      get headers(): Headers {
-        return copied ??= new Headers(response.headers);
-      },
-      body: response.body,
-    };
+    const answer = new StagedResponse(response, subgraph);
     const pending = stages.response(answer);
     if (pending) await pending;
-    if (copied === null && answer.body === response.body) return response;
+    if (answer.copied === null && answer.body === response.body) return response;
     return {
       ...response,
-      headers: copied ?? response.headers,
+      headers: answer.copied ?? response.headers,
       ...(answer.body === response.body ? {} : { body: answer.body, parsed: {} }),
     };
   }
@@ -579,4 +566,49 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     },
   };
   return client;
+}
+
+/** A subgraph request as a stage sees it: its headers copied on first read (a prototype getter). */
+class StagedRequest implements StagedSubgraphRequest {
+  readonly subgraph: string;
+  readonly url: string;
+  body: string;
+  /** The headers a stage read (and may have changed); null: not read. */
+  made: Headers | null = null;
+  readonly #forwarded: readonly (readonly [string, string])[];
+
+  constructor(
+    request: { readonly subgraph: string; readonly url: string; readonly body: string },
+    forwarded: readonly (readonly [string, string])[],
+  ) {
+    this.subgraph = request.subgraph;
+    this.url = request.url;
+    this.body = request.body;
+    this.#forwarded = forwarded;
+  }
+
+  get headers(): Headers {
+    return this.made ??= new Headers(this.#forwarded as [string, string][]);
+  }
+}
+
+/** A subgraph answer as a stage sees it: its headers copied on first read. */
+class StagedResponse implements StagedSubgraphResponse {
+  readonly subgraph: string;
+  readonly status: number;
+  body: string;
+  /** The headers a stage read (and may have changed); null: not read. */
+  copied: Headers | null = null;
+  readonly #headers: Headers;
+
+  constructor(response: SubgraphResponse, subgraph: string) {
+    this.subgraph = subgraph;
+    this.status = response.status;
+    this.body = response.body;
+    this.#headers = response.headers;
+  }
+
+  get headers(): Headers {
+    return this.copied ??= new Headers(this.#headers);
+  }
 }
