@@ -10,7 +10,10 @@
  * sampling heap profiler (garbage included) over the rounds gives the
  * functions that allocate the most, by bytes.
  *
- *   deno run -A bench/shapes/alloc_profile.ts [ROUNDS=5] [REQUESTS=1000] [--profile]
+ *   deno run -A bench/shapes/alloc_profile.ts [ROUNDS=5] [REQUESTS=1000] [--profile] [--sockets]
+ *
+ * `--sockets`: the subgraphs in a child process (`query.ts`, no delay, port
+ * `QUERY_SUBGRAPH_PORT` or 45390) reached through the router's HTTP/1 pool.
  *
  * The same figure over real sockets: `ALLOC=1 bench/shapes/ab_query.sh ...`.
  *
@@ -34,9 +37,27 @@ const args = Deno.args.filter((arg) => !arg.startsWith("--"));
 const ROUNDS = Number(args[0] ?? 5);
 const REQUESTS = Number(args[1] ?? 1000);
 const PROFILE = Deno.args.includes("--profile");
+/** The subgraphs over sockets (`query.ts` in a child process, no delay): the router's HTTP/1 pool. */
+const SOCKETS = Deno.args.includes("--sockets");
+const PORT = Number(Deno.env.get("QUERY_SUBGRAPH_PORT") ?? 45390);
 
 const answer = await querySubgraphs();
-const supergraphSdl = querySupergraphSdl(1);
+const supergraphSdl = querySupergraphSdl(SOCKETS ? PORT : 1);
+const server = SOCKETS
+  ? new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", fileURLToPath(new URL("./query.ts", import.meta.url))],
+    env: { QUERY_SUBGRAPH_PORT: String(PORT), QUERY_DELAY_MS: "0" },
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn()
+  : null;
+if (server !== null) {
+  for (let i = 0; i < 300; i++) {
+    const up = await fetch(`http://127.0.0.1:${PORT}/health`).then((r) => r.text(), () => null);
+    if (up !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 const BODY = JSON.stringify({ query: QUERY_TEXT });
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -69,7 +90,7 @@ async function handlerOf(lib: URL): Promise<Handle> {
     supergraphSdl,
     operationFiles: [],
     traceKeyPem: null,
-    fetch: subgraphs,
+    ...(SOCKETS ? {} : { fetch: subgraphs }),
   });
   return createHandler(() => state);
 }
@@ -170,4 +191,5 @@ if (PROFILE) {
     console.log(`${(100 * bytes / total).toFixed(1).padStart(5)} %  ${site}`);
   }
 }
+server?.kill();
 Deno.exit(0);

@@ -193,6 +193,8 @@ export function createHandler(
       errorOptions: { ...(log ? { log } : {}), requestId },
       scope: state.telemetry?.begin(request, { requestId, routes: routes.table, pathname }),
       info,
+      connect: facet === facets.connect,
+      options,
     };
     // Rate limits (issue 30): before the body is read or a slot taken.
     const limited = routes.rateLimit === null ? null : routes.limitedFacet(facet);
@@ -220,78 +222,78 @@ export function createHandler(
     if (limit?.headers) setHeaders(response, limit.headers);
     return routerResponse(exchange, response);
   }
+}
 
-  /**
-   * An operation's request (GraphQL, Connect, an MCP POST): its body read
-   * (counted against the buffered-body budget), then the facet run in a slot
-   * of the engine's admission gate, under the router deadline.
-   */
-  async function admitted(
-    exchange: Exchange,
-    charge: (() => Promise<RouterError | null>) | undefined,
-  ): Promise<Response> {
-    const { request, state, routes, facet, requestId, log, scope } = exchange;
-    const telemetry = state.telemetry;
-    const gate = state.engine.admission;
-    let read: DecodedBody | null = null;
-    let held = 0;
-    try {
-      return await runAdmitted(request, (signal) => {
-        if (read === null) throw new Error("runAdmitted ran the work before prepare");
-        withContext(request, {
-          body: read.bytes,
-          requestId,
-          signal,
-          ...(charge ? { charge } : {}),
-        });
-        if (scope) telemetry?.bind(scope, request, read.bytes);
-        return facet(request, state);
-      }, {
-        gate,
-        track: routes.deadline,
+/**
+ * An operation's request (GraphQL, Connect, an MCP POST): its body read
+ * (counted against the buffered-body budget), then the facet run in a slot
+ * of the engine's admission gate, under the router deadline.
+ */
+async function admitted(
+  exchange: Exchange,
+  charge: (() => Promise<RouterError | null>) | undefined,
+): Promise<Response> {
+  const { request, state, routes, facet, requestId, log, scope, options } = exchange;
+  const telemetry = state.telemetry;
+  const gate = state.engine.admission;
+  let read: DecodedBody | null = null;
+  let held = 0;
+  try {
+    return await runAdmitted(request, (signal) => {
+      if (read === null) throw new Error("runAdmitted ran the work before prepare");
+      withContext(request, {
+        body: read.bytes,
         requestId,
-        // The body is read before the request asks for a slot, counted against
-        // traffic_shaping.router.max_buffered_body_bytes as it arrives.
-        prepare: async (signal) => {
-          // A file upload's body is streamed by the facet, never read ahead.
-          if (routes.streamsBody(facet, request)) {
-            read = NO_BODY;
-            return;
-          }
-          read = await readBody(request, routes.bodyLimit, {
-            connect: facet === facets.connect,
-            signal,
-            count: (bytes) => {
-              gate.holdBody(bytes);
-              held += bytes;
-            },
-          });
-        },
-        ...(log ? { log } : {}),
-        ...(options.stop ? { stop: options.stop } : {}),
-        ...(options.draining ? { draining: options.draining } : {}),
-        ...(routes.refused ? { refused: routes.refused } : {}),
-        answer: exchange.answer,
+        signal,
+        ...(charge ? { charge } : {}),
       });
-    } finally {
-      gate.releaseBody(held);
-    }
+      if (scope) telemetry?.bind(scope, request, read.bytes);
+      return facet(request, state);
+    }, {
+      gate,
+      track: routes.deadline,
+      requestId,
+      // The body is read before the request asks for a slot, counted against
+      // traffic_shaping.router.max_buffered_body_bytes as it arrives.
+      prepare: async (signal) => {
+        // A file upload's body is streamed by the facet, never read ahead.
+        if (routes.streamsBody(facet, request)) {
+          read = NO_BODY;
+          return;
+        }
+        read = await readBody(request, routes.bodyLimit, {
+          connect: exchange.connect,
+          signal,
+          count: (bytes) => {
+            gate.holdBody(bytes);
+            held += bytes;
+          },
+        });
+      },
+      ...(log ? { log } : {}),
+      ...(options.stop ? { stop: options.stop } : {}),
+      ...(options.draining ? { draining: options.draining } : {}),
+      ...(routes.refused ? { refused: routes.refused } : {}),
+      answer: exchange.answer,
+    });
+  } finally {
+    gate.releaseBody(held);
   }
+}
 
-  /** A request that takes no slot (a 404, readiness, the playground, an MCP GET). */
-  async function unadmitted(exchange: Exchange): Promise<Response> {
-    const { request, state, routes, facet, requestId, scope } = exchange;
-    try {
-      const read = await readBodyWithin(request, routes, {
-        connect: facet === facets.connect,
-        draining: options.draining ?? (() => false),
-      });
-      withContext(request, { body: read.bytes, requestId, signal: request.signal });
-      if (scope) state.telemetry?.bind(scope, request, read.bytes);
-      return await facet(request, state);
-    } catch (error) {
-      return exchange.answer(error, exchange.errorOptions);
-    }
+/** A request that takes no slot (a 404, readiness, the playground, an MCP GET). */
+async function unadmitted(exchange: Exchange): Promise<Response> {
+  const { request, state, routes, facet, requestId, scope, options } = exchange;
+  try {
+    const read = await readBodyWithin(request, routes, {
+      connect: exchange.connect,
+      draining: options.draining ?? (() => false),
+    });
+    withContext(request, { body: read.bytes, requestId, signal: request.signal });
+    if (scope) state.telemetry?.bind(scope, request, read.bytes);
+    return await facet(request, state);
+  } catch (error) {
+    return exchange.answer(error, exchange.errorOptions);
   }
 }
 
@@ -312,6 +314,10 @@ interface Exchange {
   readonly scope: RequestScope | null | undefined;
   /** The connection's info (the peer's address, which rate limits go by). */
   readonly info: Deno.ServeHandlerInfo | undefined;
+  /** The facet is Connect (it decodes its own body). */
+  readonly connect: boolean;
+  /** The handler's options (shutdown, draining). */
+  readonly options: HandlerOptions;
 }
 
 function peerOf(exchange: Exchange): string | null {
