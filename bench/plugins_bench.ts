@@ -183,9 +183,11 @@ if (import.meta.main && !Deno.args.includes("--bench")) {
   for (let i = 0; i < 3; i++) for (const handle of handles) await cpuPerRequest(handle, 300);
   allocated.clear();
   for (let round = 0; round < rounds; round++) {
-    for (const [i, handle] of handles.entries()) {
-      samples[i]!.push(await cpuPerRequest(handle, count));
-    }
+    // Forward, then backward: a variant's place in the round (the collector's debt of the one
+    // before it) evens out over the rounds.
+    const order = [...handles.keys()];
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) samples[i]!.push(await cpuPerRequest(handles[i]!, count));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
   const base = samples[0]!;

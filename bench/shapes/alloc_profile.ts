@@ -5,7 +5,7 @@
  * subgraphs answering from memory (`query.ts`'s `querySubgraphs`, cached by
  * body), so neither sockets nor subgraphs count. Prints V8's bytes allocated
  * per request (`total_allocated_bytes`) and the process's CPU per request,
- * the median of interleaved rounds; `GW_LIB=/other/tree/lib` measures that
+ * the median of interleaved rounds (ABBA order); `GW_LIB=/other/tree/lib` measures that
  * tree's router as well, in the same run, alternated. With `--profile`, V8's
  * sampling heap profiler (garbage included) over the rounds gives the
  * functions that allocate the most, by bytes.
@@ -146,9 +146,10 @@ if (PROFILE) {
 }
 const samples: [number, number][][] = variants.map(() => []);
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, [, handle]] of variants.entries()) {
-    samples[i]!.push(await measure(handle, REQUESTS));
-  }
+  // A B, then B A: a variant's place in the round (the collector's debt of the one before) evens out.
+  const order = [...variants.keys()];
+  if (round % 2 === 1) order.reverse();
+  for (const i of order) samples[i]!.push(await measure(variants[i]![1], REQUESTS));
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 console.log(`the query shape in process, ${ROUNDS} interleaved rounds of ${REQUESTS} requests`);
