@@ -8,7 +8,7 @@
  * Run: `deno run -A bench/plugins_bench.ts [rounds] [requests]`: the process's
  * CPU time and V8's bytes allocated per request, variants interleaved round by
  * round, median of the rounds (the bytes are steady where the CPU on a shared
- * machine is not). `GW_LIB=/path/to/other/lib` measures the no-plugin variant of
+ * machine is not). `GW_LIB=/path/to/other/lib` measures the no-plugin and no-op plugin variants of
  * another tree as well (today's main), in the same run.
  * `deno bench -A bench/plugins_bench.ts`: wall time per request.
  */
@@ -111,6 +111,11 @@ async function startCoprocessor(): Promise<{ url: string; stop: () => Promise<vo
   };
 }
 
+/** Another tree's `lib/` as a URL. */
+function otherLib(path: string): URL {
+  return pathToFileURL(`${path.replace(/\/$/, "")}/`);
+}
+
 const coprocessor = await startCoprocessor();
 const variants: [string, Promise<Handle>][] = [
   ["no plugin", handlerWith(LIB, {})],
@@ -128,13 +133,13 @@ const variants: [string, Promise<Handle>][] = [
     }),
   ],
   ...(OTHER
-    ? [[
-      `no plugin (${OTHER})`,
-      handlerWith(pathToFileURL(`${OTHER.replace(/\/$/, "")}/`), {}),
-    ]] as [
-      string,
-      Promise<Handle>,
-    ][]
+    ? [
+      [`no plugin (${OTHER})`, handlerWith(otherLib(OTHER), {})],
+      [
+        `one no-op plugin (${OTHER})`,
+        handlerWith(otherLib(OTHER), { plugins: [{ path: "plugins/_noop_plugin.ts" }] }),
+      ],
+    ] as [string, Promise<Handle>][]
     : []),
 ];
 const handles = await Promise.all(variants.map(([, handle]) => handle));
