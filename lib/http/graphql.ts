@@ -141,14 +141,16 @@ async function answerGraphQL(request: Request, deps: GraphQLDeps): Promise<Respo
   if (request.method === "GET" && isWebSocketUpgrade(request)) {
     return handleWebSocket(request, deps);
   }
-  const edge = await routerRequest(request, deps);
+  const routed = routerRequest(request, deps);
+  const edge = routed instanceof Promise ? await routed : routed;
   if (edge instanceof Response) return edge;
   const read = await readOperationRequest(request, deps, edge);
   if (read instanceof Response) return read;
   const start = deps.trace.enabled ? await startTrace(request, deps.trace) : TRACE_OFF;
   if (start.kind === "rejected") return traceRejected(start, edge);
   const exchange: Exchange = { ...edge, ...read, start };
-  const decided = await operation(request, deps, exchange);
+  const operated = operation(request, deps, exchange);
+  const decided = operated instanceof Promise ? await operated : operated;
   if (decided instanceof Response) return decided;
   const done = decided.kind === "admitted"
     ? await execution(request, deps, { exchange, admitted: decided })
@@ -191,7 +193,10 @@ interface Exchange extends Edge, OperationRequest {
  * an anonymous request under `require_authentication`, learns nothing of the
  * schema from validation errors and costs no parse).
  */
-async function routerRequest(request: Request, deps: GraphQLDeps): Promise<Edge | Response> {
+function routerRequest(
+  request: Request,
+  deps: GraphQLDeps,
+): Edge | Response | Promise<Edge | Response> {
   const method = request.method;
   const requestId = requestIdOf(request);
   if (method !== "GET" && method !== "POST") {
@@ -205,10 +210,7 @@ async function routerRequest(request: Request, deps: GraphQLDeps): Promise<Edge 
     );
   }
   const csrf = csrfRefusal(request, deps.config.csrf_prevention);
-  if (csrf !== null) {
-    await request.body?.cancel().catch(() => {});
-    return errorResponse(csrf, { requestId });
-  }
+  if (csrf !== null) return unread(request, () => errorResponse(csrf, { requestId }));
   // `@defer` parts need `multipart/mixed` in Accept (without it the answer comes whole); a
   // subscription's stream (SSE, multipart) is asked for by Accept too. Their errors are JSON.
   const accept = request.headers.get("accept");
@@ -228,16 +230,32 @@ async function routerRequest(request: Request, deps: GraphQLDeps): Promise<Edge 
     );
   }
   const authorization = deps.supergraph === undefined ? undefined : deps.authorization;
-  let identity: VerifiedToken | null = null;
-  if (authorization !== undefined) {
-    const resolved = await resolveIdentity(request, { authorization });
-    if (!resolved.ok) {
-      await request.body?.cancel().catch(() => {});
-      return errorResponse(resolved.error, { contentType: mediaType, log: deps.log, requestId });
-    }
-    identity = resolved.token;
-  }
-  return { method, requestId, mediaType, incremental, stream, authorization, identity };
+  const edge = { method, requestId, mediaType, incremental, stream, authorization, identity: null };
+  // Without token verification every request is anonymous: nothing to await.
+  return authorization === undefined ? edge : withIdentity(request, deps, { edge, authorization });
+}
+
+/** The edge with who asks settled: a bad token (or none where one is required) is answered. */
+async function withIdentity(
+  request: Request,
+  deps: GraphQLDeps,
+  options: { readonly edge: Edge; readonly authorization: RequestAuthorization },
+): Promise<Edge | Response> {
+  const { edge } = options;
+  const resolved = await resolveIdentity(request, { authorization: options.authorization });
+  if (resolved.ok) return { ...edge, identity: resolved.token };
+  return await unread(request, () =>
+    errorResponse(resolved.error, {
+      contentType: edge.mediaType,
+      log: deps.log,
+      requestId: edge.requestId,
+    }));
+}
+
+/** A refusal before the body was read: the body is let go, then the answer made. */
+async function unread(request: Request, answer: () => Response): Promise<Response> {
+  await request.body?.cancel().catch(() => {});
+  return answer();
 }
 
 /**
@@ -351,11 +369,11 @@ interface AdmittedOperation extends Admitted {
  * GET may run, a subscription answered with its stream, and a query or
  * mutation through the one authorization door and the plugins' operation stage.
  */
-async function operation(
+function operation(
   request: Request,
   deps: GraphQLDeps,
   exchange: Exchange,
-): Promise<Done | AdmittedOperation | Response> {
+): Done | AdmittedOperation | Response | Promise<Done | AdmittedOperation | Response> {
   const { method, stream, params, start, mediaType, requestId, identity } = exchange;
   const observer = start.kind === "on" ? start.observer : undefined;
   const scope = deps.telemetry?.scopeOf(request);
@@ -377,7 +395,7 @@ async function operation(
   }
   if (kind === "subscription") {
     if (stream === null) return { kind: "done", prepared, result: notAStream(), refused: false };
-    return await subscriptionResponse(request, deps, {
+    return subscriptionResponse(request, deps, {
       stream,
       operation: prepared.operation,
       variables: params.variables,
@@ -393,11 +411,11 @@ async function operation(
     authorization: exchange.authorization,
     variables: params.variables,
   });
-  const admitted = door instanceof Promise ? await door : door;
-  if (admitted instanceof RouterError) {
-    return errorResponse(admitted, { contentType: mediaType, log: deps.log, requestId });
-  }
-  return { kind: "admitted", prepared, stages: admitted.stages, policies: admitted.policies };
+  const through = (admitted: RouterError | Admitted): AdmittedOperation | Response =>
+    admitted instanceof RouterError
+      ? errorResponse(admitted, { contentType: mediaType, log: deps.log, requestId })
+      : { kind: "admitted", prepared, stages: admitted.stages, policies: admitted.policies };
+  return door instanceof Promise ? door.then(through) : through(door);
 }
 
 /** The answer to a subscription asked for without a stream transport. */
