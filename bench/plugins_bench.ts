@@ -6,12 +6,14 @@
  * through `createHandler`.
  *
  * Run: `deno run -A bench/plugins_bench.ts [rounds] [requests]`: the process's
- * CPU time per request, variants interleaved round by round, median of the
- * rounds. `GW_LIB=/path/to/other/lib` measures the no-plugin variant of
+ * CPU time and V8's bytes allocated per request, variants interleaved round by
+ * round, median of the rounds (the bytes are steady where the CPU on a shared
+ * machine is not). `GW_LIB=/path/to/other/lib` measures the no-plugin and no-op plugin variants of
  * another tree as well (today's main), in the same run.
  * `deno bench -A bench/plugins_bench.ts`: wall time per request.
  */
 import process from "node:process";
+import v8 from "node:v8";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TWO_SUBGRAPHS_QUERY, TWO_SUBGRAPHS_SDL, twoSubgraphsFetch } from "./_two_subgraphs.ts";
 
@@ -64,6 +66,11 @@ async function startCoprocessor(): Promise<{ url: string; stop: () => Promise<vo
   };
 }
 
+/** Another tree's `lib/` as a URL. */
+function otherLib(path: string): URL {
+  return pathToFileURL(`${path.replace(/\/$/, "")}/`);
+}
+
 const coprocessor = await startCoprocessor();
 const variants: [string, Promise<Handle>][] = [
   ["no plugin", handlerWith(LIB, {})],
@@ -81,13 +88,13 @@ const variants: [string, Promise<Handle>][] = [
     }),
   ],
   ...(OTHER
-    ? [[
-      `no plugin (${OTHER})`,
-      handlerWith(pathToFileURL(`${OTHER.replace(/\/$/, "")}/`), {}),
-    ]] as [
-      string,
-      Promise<Handle>,
-    ][]
+    ? [
+      [`no plugin (${OTHER})`, handlerWith(otherLib(OTHER), {})],
+      [
+        `one no-op plugin (${OTHER})`,
+        handlerWith(otherLib(OTHER), { plugins: [{ path: "plugins/_noop_plugin.ts" }] }),
+      ],
+    ] as [string, Promise<Handle>][]
     : []),
 ];
 const handles = await Promise.all(variants.map(([, handle]) => handle));
@@ -108,11 +115,23 @@ async function one(handle: Handle): Promise<void> {
   _sink = await response.arrayBuffer();
 }
 
-/** CPU microseconds per request of `count` sequential requests. */
+/** V8's bytes allocated by this isolate so far (Deno's node:v8 has it; its types do not). */
+function allocatedBytes(): number {
+  return (v8.getHeapStatistics() as unknown as { total_allocated_bytes: number })
+    .total_allocated_bytes;
+}
+
+/** Bytes allocated per request of the last {@linkcode cpuPerRequest}, by handle. */
+const allocated = new Map<Handle, number[]>();
+
+/** CPU microseconds per request of `count` sequential requests (and the bytes, in `allocated`). */
 async function cpuPerRequest(handle: Handle, count: number): Promise<number> {
+  const bytes = allocatedBytes();
   const start = process.cpuUsage();
   for (let i = 0; i < count; i++) await one(handle);
   const used = process.cpuUsage(start);
+  const perRequest = (allocatedBytes() - bytes) / count;
+  allocated.set(handle, [...allocated.get(handle) ?? [], perRequest]);
   return (used.user + used.system) / count;
 }
 
@@ -122,21 +141,30 @@ if (import.meta.main && !Deno.args.includes("--bench")) {
   const count = Number(args[1] ?? 2000);
   const samples: number[][] = variants.map(() => []);
   for (let i = 0; i < 3; i++) for (const handle of handles) await cpuPerRequest(handle, 300);
+  allocated.clear();
   for (let round = 0; round < rounds; round++) {
-    for (const [i, handle] of handles.entries()) {
-      samples[i]!.push(await cpuPerRequest(handle, count));
-    }
+    // Forward, then backward: a variant's place in the round (the collector's debt of the one
+    // before it) evens out over the rounds.
+    const order = [...handles.keys()];
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) samples[i]!.push(await cpuPerRequest(handles[i]!, count));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
   const base = samples[0]!;
   console.log(`CPU µs per request (router process), ${rounds} interleaved rounds of ${count}`);
+  const baseBytes = median(allocated.get(handles[0]!) ?? []);
   for (const [i, [name]] of variants.entries()) {
     const xs = samples[i]!;
     // Each round's variants run back to back: the median of per-round differences drops drift.
     const added = median(xs.map((x, round) => x - base[round]!));
+    const bytes = median(allocated.get(handles[i]!) ?? []);
     console.log(
       `${name.padEnd(40)} median ${median(xs).toFixed(1).padStart(7)} µs  added ${
         i === 0 ? "(baseline)" : `${added >= 0 ? "+" : ""}${added.toFixed(1)} µs`
+      }  ${(bytes / 1024).toFixed(1)} KB allocated${
+        i === 0
+          ? ""
+          : ` (${bytes >= baseBytes ? "+" : ""}${((bytes - baseBytes) / 1024).toFixed(1)} KB)`
       }`,
     );
   }

@@ -288,18 +288,19 @@ export interface StagedSubgraphResponse {
 /**
  * Extension stages around each subgraph fetch of one request (`lib/plugins`:
  * TypeScript plugins and the coprocessor). A stage that rejects refuses the
- * fetch: its error is the fetch's. Absent: the fetch path awaits nothing more.
+ * fetch: its error is the fetch's. Absent: the fetch path awaits nothing more;
+ * a stage that answers without a promise is not awaited either.
  */
 export interface SubgraphStages {
   /**
    * The operation is planned, nothing fetched yet (queries and mutations): a
    * rejection refuses the operation (its error is thrown by `execute`).
    */
-  readonly plan?: (plan: QueryPlan) => Promise<void>;
+  readonly plan?: (plan: QueryPlan) => Promise<void> | void;
   /** Before the fetch (after header rules): may change the headers and the body. */
-  readonly request?: (request: StagedSubgraphRequest) => Promise<void>;
+  readonly request?: (request: StagedSubgraphRequest) => Promise<void> | void;
   /** After the answer is read: may change its headers and body. */
-  readonly response?: (response: StagedSubgraphResponse) => Promise<void>;
+  readonly response?: (response: StagedSubgraphResponse) => Promise<void> | void;
 }
 
 /** Demand control's figures of one operation (or one subscription event). */

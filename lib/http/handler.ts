@@ -18,7 +18,7 @@ import { acceptRequestId, REQUEST_ID_HEADER } from "../request/request_id.ts";
 import { withContext } from "../request/context.ts";
 import { peerAddress } from "../request/client_ip.ts";
 import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts";
-import type { RouteTable } from "../telemetry/telemetry.ts";
+import type { RequestScope, RouteTable } from "../telemetry/telemetry.ts";
 import { type DecodedBody, readBodyDecoded } from "./body.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 import { readFailure, RequestTimeout, runAdmitted } from "./admit.ts";
@@ -169,16 +169,7 @@ export function createHandler(
     const { pathname } = new URL(request.url);
     // Liveness needs no state (and no route table).
     if (pathname === HEALTH_LIVE_PATH) return Response.json({ status: "live" });
-    if (state === null) {
-      if (pathname === HEALTH_READY_PATH) {
-        return Response.json({ status: "starting" }, { status: 503 });
-      }
-      // No state yet (a registry's first supergraph has not come): send it again later.
-      return Response.json(
-        { errors: [{ message: "Router is starting", extensions: { code: "STARTING" } }] },
-        { status: 503, headers: { "retry-after": "1" } },
-      );
-    }
+    if (state === null) return notStarted(pathname);
     const routes = routesOf(state);
     const preflight = routes.cors.preflight(request);
     if (preflight !== null) return preflight;
@@ -187,37 +178,35 @@ export function createHandler(
     const facet = routes.exact.get(pathname) ??
       routes.prefixes.find(([prefix]) => pathname.startsWith(prefix))?.[1] ?? notFound;
     // Plugins (issue 40): the request's run (null without plugins).
-    let run: PluginRequest | null;
-    ({ request, run } = beginPlugins(state.plugins, request, { routes, facet, requestId }));
-    const telemetry = state.telemetry;
-    const scope = telemetry?.begin(request, { requestId, routes: routes.table, pathname });
-    let response: Response;
+    const run = beginPlugins(state.plugins, request, { routes, facet, requestId });
     const log = state.log ?? options.log;
     const answer = edgeAnswerOf(facet, facets);
-    const errorOptions = { ...(log ? { log } : {}), requestId };
+    const exchange: Exchange = {
+      request,
+      state,
+      routes,
+      facet,
+      requestId,
+      run,
+      answer,
+      log,
+      errorOptions: { ...(log ? { log } : {}), requestId },
+      scope: state.telemetry?.begin(request, { requestId, routes: routes.table, pathname }),
+      info,
+      connect: facet === facets.connect,
+      options,
+    };
     // Rate limits (issue 30): before the body is read or a slot taken.
-    let limitHeaders: Readonly<Record<string, string>> | null = null;
     const limited = routes.rateLimit === null ? null : routes.limitedFacet(facet);
-    if (limited !== null && routes.rateLimit !== null) {
-      const verdict = await routes.rateLimit(
-        limited,
-        request,
-        peerAddress(info?.remoteAddr, request),
-      );
-      limitHeaders = verdict.headers;
-      if (verdict.refusal !== null) {
-        await request.body?.cancel().catch(() => {});
-        response = answer(verdict.refusal, {
-          ...(log ? { log } : {}),
-          requestId,
-          headers: verdict.headers,
-        });
-        return finish(response);
-      }
-    }
+    const limit = limited === null ? null : await rateLimited(exchange, limited);
+    if (limit?.refusal) return routerResponse(exchange, limit.refusal);
     if (run?.has("onRouterRequest")) {
-      const early = await routerRequestStage(request, run, (error) => answer(error, errorOptions));
-      if (early !== null) return finish(early);
+      const early = await routerRequestStage(
+        request,
+        run,
+        (error) => answer(error, exchange.errorOptions),
+      );
+      if (early !== null) return routerResponse(exchange, early);
     }
     // A token's unknown-kid JWKS refetch is waited for here, never inside a slot.
     const keyWait = state.keySources?.beforeAdmission(request);
@@ -226,81 +215,170 @@ export function createHandler(
     const rateLimit = routes.rateLimit;
     const charge = limited === null || rateLimit === null
       ? undefined
-      : async () =>
-        (await rateLimit(limited, request, peerAddress(info?.remoteAddr, request))).refusal;
-    if (routes.admits(facet, request)) {
-      const gate = state.engine.admission;
-      let read: DecodedBody | null = null;
-      let held = 0;
-      try {
-        response = await runAdmitted(request, (signal) => {
-          if (read === null) throw new Error("runAdmitted ran the work before prepare");
-          withContext(request, {
-            body: read.bytes,
-            requestId,
-            signal,
-            ...(charge ? { charge } : {}),
-          });
-          if (scope) telemetry?.bind(scope, request, read.bytes);
-          return facet(request, state);
-        }, {
-          gate,
-          track: routes.deadline,
-          requestId,
-          // The body is read before the request asks for a slot, counted against
-          // traffic_shaping.router.max_buffered_body_bytes as it arrives.
-          prepare: async (signal) => {
-            // A file upload's body is streamed by the facet, never read ahead.
-            if (routes.streamsBody(facet, request)) {
-              read = NO_BODY;
-              return;
-            }
-            read = await readBody(request, routes.bodyLimit, {
-              connect: facet === facets.connect,
-              signal,
-              count: (bytes) => {
-                gate.holdBody(bytes);
-                held += bytes;
-              },
-            });
-          },
-          ...(log ? { log } : {}),
-          ...(options.stop ? { stop: options.stop } : {}),
-          ...(options.draining ? { draining: options.draining } : {}),
-          ...(routes.refused ? { refused: routes.refused } : {}),
-          answer,
-        });
-      } finally {
-        gate.releaseBody(held);
-      }
-    } else {
-      try {
-        const read = await readBodyWithin(request, routes, {
-          connect: facet === facets.connect,
-          draining: options.draining ?? (() => false),
-        });
-        withContext(request, { body: read.bytes, requestId, signal: request.signal });
-        if (scope) telemetry?.bind(scope, request, read.bytes);
-        response = await facet(request, state);
-      } catch (error) {
-        response = answer(error, { ...(log ? { log } : {}), requestId });
-      }
-    }
-    if (limitHeaders !== null) setHeaders(response, limitHeaders);
-    return finish(response);
-
-    function finish(answered: Response): Response | Promise<Response> {
-      return run?.has("onRouterResponse")
-        ? routerResponseStage(answered, run, (error) => answer(error, errorOptions)).then(sent)
-        : sent(answered);
-    }
-
-    function sent(answered: Response): Response | Promise<Response> {
-      answered = routes.cors.apply(request, answered);
-      answered.headers.set(REQUEST_ID_HEADER, requestId);
-      return scope && telemetry ? telemetry.end(scope, answered) : answered;
-    }
+      : async () => (await rateLimit(limited, request, peerOf(exchange))).refusal;
+    const response = routes.admits(facet, request)
+      ? await admitted(exchange, charge)
+      : await unadmitted(exchange);
+    if (limit?.headers) setHeaders(response, limit.headers);
+    return routerResponse(exchange, response);
   }
+}
+
+/**
+ * An operation's request (GraphQL, Connect, an MCP POST): its body read
+ * (counted against the buffered-body budget), then the facet run in a slot
+ * of the engine's admission gate, under the router deadline.
+ */
+async function admitted(
+  exchange: Exchange,
+  charge: (() => Promise<RouterError | null>) | undefined,
+): Promise<Response> {
+  const { request, state, routes, facet, requestId, log, scope, options } = exchange;
+  const telemetry = state.telemetry;
+  const gate = state.engine.admission;
+  let read: DecodedBody | null = null;
+  let held = 0;
+  try {
+    return await runAdmitted(request, (signal) => {
+      if (read === null) throw new Error("runAdmitted ran the work before prepare");
+      withContext(request, {
+        body: read.bytes,
+        requestId,
+        signal,
+        ...(charge ? { charge } : {}),
+      });
+      if (scope) telemetry?.bind(scope, request, read.bytes);
+      return facet(request, state);
+    }, {
+      gate,
+      track: routes.deadline,
+      requestId,
+      // The body is read before the request asks for a slot, counted against
+      // traffic_shaping.router.max_buffered_body_bytes as it arrives.
+      prepare: async (signal) => {
+        // A file upload's body is streamed by the facet, never read ahead.
+        if (routes.streamsBody(facet, request)) {
+          read = NO_BODY;
+          return;
+        }
+        read = await readBody(request, routes.bodyLimit, {
+          connect: exchange.connect,
+          signal,
+          count: (bytes) => {
+            gate.holdBody(bytes);
+            held += bytes;
+          },
+        });
+      },
+      ...(log ? { log } : {}),
+      ...(options.stop ? { stop: options.stop } : {}),
+      ...(options.draining ? { draining: options.draining } : {}),
+      ...(routes.refused ? { refused: routes.refused } : {}),
+      answer: exchange.answer,
+    });
+  } finally {
+    gate.releaseBody(held);
+  }
+}
+
+/** A request that takes no slot (a 404, readiness, the playground, an MCP GET). */
+async function unadmitted(exchange: Exchange): Promise<Response> {
+  const { request, state, routes, facet, requestId, scope, options } = exchange;
+  try {
+    const read = await readBodyWithin(request, routes, {
+      connect: exchange.connect,
+      draining: options.draining ?? (() => false),
+    });
+    withContext(request, { body: read.bytes, requestId, signal: request.signal });
+    if (scope) state.telemetry?.bind(scope, request, read.bytes);
+    return await facet(request, state);
+  } catch (error) {
+    return exchange.answer(error, exchange.errorOptions);
+  }
+}
+
+/** What a request's stages on the edge share. */
+interface Exchange {
+  readonly request: Request;
+  readonly state: RouterState;
+  readonly routes: Routes;
+  readonly facet: FacetHandler;
+  readonly requestId: string;
+  /** The request's plugin run (null without plugins). */
+  readonly run: PluginRequest | null;
+  /** Answers an error in the facet's shape. */
+  readonly answer: EdgeErrorAnswer;
+  readonly log: Logger | undefined;
+  readonly errorOptions: { readonly log?: Logger; readonly requestId: string };
+  /** The request's telemetry scope, when telemetry is on. */
+  readonly scope: RequestScope | null | undefined;
+  /** The connection's info (the peer's address, which rate limits go by). */
+  readonly info: Deno.ServeHandlerInfo | undefined;
+  /** The facet is Connect (it decodes its own body). */
+  readonly connect: boolean;
+  /** The handler's options (shutdown, draining). */
+  readonly options: HandlerOptions;
+}
+
+function peerOf(exchange: Exchange): string | null {
+  return peerAddress(exchange.info?.remoteAddr, exchange.request);
+}
+
+/** A request before the first state exists: readiness says so, the rest is asked to retry. */
+function notStarted(pathname: string): Response {
+  if (pathname === HEALTH_READY_PATH) {
+    return Response.json({ status: "starting" }, { status: 503 });
+  }
+  // No state yet (a registry's first supergraph has not come): send it again later.
+  return Response.json(
+    { errors: [{ message: "Router is starting", extensions: { code: "STARTING" } }] },
+    { status: 503, headers: { "retry-after": "1" } },
+  );
+}
+
+/**
+ * The rate limit's verdict on a request (`rate_limit`): the `RateLimit` fields
+ * its answer carries, and its refusal (the body let go) when over the limit.
+ */
+async function rateLimited(
+  exchange: Exchange,
+  limited: LimitedFacet,
+): Promise<{ readonly headers: Readonly<Record<string, string>>; readonly refusal?: Response }> {
+  const { request, routes } = exchange;
+  if (routes.rateLimit === null) return { headers: {} };
+  const verdict = await routes.rateLimit(limited, request, peerOf(exchange));
+  if (verdict.refusal === null) return { headers: verdict.headers };
+  await request.body?.cancel().catch(() => {});
+  const refusal = exchange.answer(verdict.refusal, {
+    ...exchange.errorOptions,
+    headers: verdict.headers,
+  });
+  return { headers: verdict.headers, refusal };
+}
+
+/**
+ * Router response stage: the plugins' `onRouterResponse` hooks (when any),
+ * then CORS, the request id and the telemetry's end.
+ */
+function routerResponse(exchange: Exchange, answered: Response): Response | Promise<Response> {
+  const { run } = exchange;
+  if (!run?.has("onRouterResponse")) return sent(exchange, answered);
+  const stage = routerResponseStage(
+    answered,
+    run,
+    (error) => exchange.answer(error, exchange.errorOptions),
+  );
+  return stage instanceof Promise
+    ? stage.then((response) => sent(exchange, response))
+    : sent(exchange, stage);
+}
+
+function sent(exchange: Exchange, answered: Response): Response | Promise<Response> {
+  const { routes, request, scope, state } = exchange;
+  answered = routes.cors.apply(request, answered);
+  answered.headers.set(REQUEST_ID_HEADER, exchange.requestId);
+  const telemetry = state.telemetry;
+  return scope && telemetry ? telemetry.end(scope, answered) : answered;
 }
 
 /**
@@ -314,7 +392,8 @@ async function routerRequestStage(
 ): Promise<Response | null> {
   let early: Response | null;
   try {
-    early = await run.routerRequest();
+    const stage = run.routerRequest();
+    early = stage instanceof Promise ? await stage : stage;
   } catch (error) {
     early = answer(error);
   }
@@ -323,42 +402,42 @@ async function routerRequestStage(
 }
 
 /** The plugins' router response stage: the response to send (a failure answered instead). */
-async function routerResponseStage(
+function routerResponseStage(
   answered: Response,
   run: PluginRequest,
   answer: (error: unknown) => Response,
-): Promise<Response> {
-  try {
-    return await run.routerResponse(answered);
-  } catch (error) {
+): Response | Promise<Response> {
+  const failed = async (error: unknown) => {
     await answered.body?.cancel().catch(() => {});
     return answer(error);
+  };
+  try {
+    const stage = run.routerResponse(answered);
+    return stage instanceof Promise ? stage.catch(failed) : stage;
+  } catch (error) {
+    return failed(error);
   }
 }
 
 /**
- * Starts a request's plugin run: when a hook sees the client's headers, the
- * request is copied with headers the hooks may change (a WebSocket upgrade is
- * not: `Deno.upgradeWebSocket` needs the server's request, and the connection
+ * Starts a request's plugin run. The client's headers are copied only when a
+ * hook reads them (`PluginRequest.headers`); a WebSocket upgrade's are copied
+ * here (`Deno.upgradeWebSocket` needs the server's request, and the connection
  * keeps a copy of its headers instead).
  */
 function beginPlugins(
   plugins: PluginHost | null | undefined,
   request: Request,
   where: { readonly routes: Routes; readonly facet: FacetHandler; readonly requestId: string },
-): { readonly request: Request; readonly run: PluginRequest | null } {
+): PluginRequest | null {
   // Only the facets that run operations (GraphQL, MCP, Connect) have a run.
   const facet = plugins ? where.routes.limitedFacet(where.facet) : null;
-  if (!plugins || facet === null) return { request, run: null };
+  if (!plugins || facet === null) return null;
   const options = { facet, requestId: where.requestId };
-  // No hook sees the client's headers: no copy (the subgraph and response stages have their own).
-  if (!plugins.seesClientHeaders) return { request, run: plugins.begin(request, options) };
-  if (isWebSocketUpgrade(request)) {
-    const headers = new Headers(request.headers);
-    return { request, run: plugins.begin(request, { ...options, headers }) };
+  if (plugins.seesClientHeaders && isWebSocketUpgrade(request)) {
+    return plugins.begin(request, { ...options, headers: new Headers(request.headers) });
   }
-  const copy = new Request(request, { headers: new Headers(request.headers) });
-  return { request: copy, run: plugins.begin(copy, options) };
+  return plugins.begin(request, options);
 }
 
 function setHeaders(response: Response, headers: Readonly<Record<string, string>>): void {

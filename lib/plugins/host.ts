@@ -397,15 +397,11 @@ export class PluginRequest {
   operationName: string | null = null;
   /** The stages the engine runs around each subgraph fetch; undefined: none. */
   readonly stages: SubgraphStages | undefined;
-  /**
-   * The client's headers as hooks change them: the request's own (the edge's
-   * copy), or, for a WebSocket upgrade, a copy the connection reads.
-   */
-  readonly headers: Headers;
   readonly #host: PluginHost;
   readonly #request: Request;
   readonly #facet: Facet;
   readonly #requestId: string | null;
+  #headers: Headers | undefined;
 
   /**
    * @param host The state's plugins.
@@ -422,7 +418,7 @@ export class PluginRequest {
   ) {
     this.#host = host;
     this.#request = options.request;
-    this.headers = options.headers ?? options.request.headers;
+    this.#headers = options.headers;
     this.#facet = options.facet;
     this.#requestId = options.requestId;
     const { onPlan, onSubgraphRequest, onSubgraphResponse } = host.hooks;
@@ -440,6 +436,16 @@ export class PluginRequest {
   }
 
   /**
+   * The client's headers as hooks change them. Made on first read (a hook
+   * that leaves them alone costs no copy): a mutable copy that becomes the
+   * request's `headers` from then on, so every later reader sees the hooks'
+   * changes; for a WebSocket upgrade, the copy the connection was given.
+   */
+  get headers(): Headers {
+    return this.#headers ??= mutableHeaders(this.#request);
+  }
+
+  /**
    * A run of its own for one operation of a batch (its own context and
    * operation name, its own request's headers), attached to that request.
    * @param request The operation's request.
@@ -452,16 +458,6 @@ export class PluginRequest {
   /** True when some plugin hooks the stage. */
   has(hook: HookName): boolean {
     return this.#host.hooks[hook].length > 0;
-  }
-
-  #base(entry: LoadedPlugin) {
-    return {
-      operationName: this.operationName,
-      context: this.context,
-      config: entry.config,
-      requestId: this.#requestId,
-      facet: this.#facet,
-    };
   }
 
   #run<R>(entry: LoadedPlugin, hook: HookName, ctx: unknown): MaybePromise<R> {
@@ -477,26 +473,38 @@ export class PluginRequest {
    * The router request stage: each `onRouterRequest` in order, on the
    * request's (mutable) headers. A `Response` answers the request; a refusal
    * throws a {@linkcode PluginRefusal}; a failure a `PLUGIN_FAILED` error.
+   * Sync while every hook answers sync (nothing to await).
    * @returns The response a hook answered with, or null to go on.
    */
-  async routerRequest(): Promise<Response | null> {
+  routerRequest(): MaybePromise<Response | null> {
+    const clientHeaders = () => this.headers;
     const request = this.#request;
-    const url = new URL(request.url);
-    for (const entry of this.#host.hooks.onRouterRequest) {
-      const answer: unknown = await this.#run(
-        entry,
-        "onRouterRequest",
-        {
-          ...this.#base(entry),
-          headers: this.headers,
+    let url: URL | undefined;
+    const events = this.#host.events;
+    const answered = eachHook(this.#host.hooks.onRouterRequest, (entry) =>
+      settle(
+        this.#run<unknown>(entry, "onRouterRequest", {
+          operationName: this.operationName,
+          context: this.context,
+          config: entry.config,
+          requestId: this.#requestId,
+          facet: this.#facet,
+          // Read on demand: a hook that leaves the headers alone costs no copy of them.
+          get headers(): Headers {
+            return clientHeaders();
+          },
           method: request.method,
-          url,
+          get url(): URL {
+            return url ??= new URL(request.url);
+          },
+        }),
+        (answer) => {
+          if (answer instanceof Response) return answer;
+          refuseIf(answer, entry, { hook: "onRouterRequest", events });
+          return undefined;
         },
-      );
-      if (answer instanceof Response) return answer;
-      refuseIf(answer, entry, { hook: "onRouterRequest", events: this.#host.events });
-    }
-    return null;
+      ));
+    return settle(answered, (response) => response ?? null);
   }
 
   /**
@@ -506,7 +514,7 @@ export class PluginRequest {
    * @param options The identity and the `@policy` names it needs (each false until granted).
    * @returns Null to go on, or the error to answer with (a refusal or a failure).
    */
-  async operation(
+  operation(
     operation: OperationInfo,
     options: {
       readonly identity: PluginIdentity | null;
@@ -520,118 +528,268 @@ export class PluginRequest {
     const requiredPolicies = new Map<string, boolean>();
     for (const name of names) requiredPolicies.set(name, false);
     if (names.length > 0) this.context.set(REQUIRED_POLICIES_KEY, requiredPolicies);
+    const clientHeaders = () => this.headers;
+    const events = this.#host.events;
+    const decided = (): OperationOutcome =>
+      names.length === 0
+        ? NO_REFUSAL
+        : { error: null, policies: grantedPolicies(this.context, names) };
+    const failed = (error: unknown): OperationOutcome => {
+      if (error instanceof RouterError) return { error };
+      throw error;
+    };
+    let ran: MaybePromise<undefined>;
     try {
-      for (const entry of this.#host.hooks.onOperation) {
-        const answer: unknown = await this.#run(
-          entry,
-          "onOperation",
-          {
-            ...this.#base(entry),
-            headers: this.headers,
+      ran = eachHook(this.#host.hooks.onOperation, (entry) =>
+        settle(
+          this.#run<unknown>(entry, "onOperation", {
+            operationName: this.operationName,
+            context: this.context,
+            config: entry.config,
+            requestId: this.#requestId,
+            facet: this.#facet,
+            get headers(): Headers {
+              return clientHeaders();
+            },
             kind: operation.kind,
             document: operation.document,
             identity: options.identity,
             variables: options.variables ?? null,
             // A coprocessor may have replaced the context's map with an object.
             requiredPolicies: policyMap(this.context, requiredPolicies),
-          },
-        );
-        refuseIf(answer, entry, { hook: "onOperation", events: this.#host.events });
-      }
+          }),
+          (answer) => refuseIf(answer, entry, { hook: "onOperation", events }),
+        ));
     } catch (error) {
-      if (error instanceof RouterError) return { error };
-      throw error;
+      try {
+        return Promise.resolve(failed(error));
+      } catch (thrown) {
+        return Promise.reject(thrown);
+      }
     }
-    return names.length === 0
-      ? NO_REFUSAL
-      : { error: null, policies: grantedPolicies(this.context, names) };
+    return ran instanceof Promise ? ran.then(decided, failed) : Promise.resolve(decided());
   }
 
-  async #plan(plan: QueryPlan): Promise<void> {
-    const subgraphs = subgraphsOf(plan);
-    for (const entry of this.#host.hooks.onPlan) {
-      const answer: unknown = await this.#run(entry, "onPlan", {
-        ...this.#base(entry),
-        headers: this.headers,
-        plan,
-        subgraphs,
-      });
-      refuseIf(answer, entry, { hook: "onPlan", events: this.#host.events });
-    }
+  #plan(plan: QueryPlan): MaybePromise<void> {
+    const clientHeaders = () => this.headers;
+    let subgraphs: string[] | undefined;
+    const events = this.#host.events;
+    return eachHook(this.#host.hooks.onPlan, (entry) =>
+      settle(
+        this.#run<unknown>(entry, "onPlan", {
+          operationName: this.operationName,
+          context: this.context,
+          config: entry.config,
+          requestId: this.#requestId,
+          facet: this.#facet,
+          get headers(): Headers {
+            return clientHeaders();
+          },
+          plan,
+          get subgraphs(): string[] {
+            return subgraphs ??= subgraphsOf(plan);
+          },
+        }),
+        (answer) => refuseIf(answer, entry, { hook: "onPlan", events }),
+      ));
   }
 
-  async #subgraphRequest(request: StagedSubgraphRequest): Promise<void> {
-    for (const entry of this.#host.hooks.onSubgraphRequest) {
-      const context = {
-        ...this.#base(entry),
-        // Read on demand: a hook that leaves the headers alone costs no copy of them.
-        get headers() {
-          return request.headers;
-        },
-        subgraph: request.subgraph,
-        url: request.url,
-        body: request.body,
-      };
-      const answer: unknown = await this.#run(
-        entry,
-        "onSubgraphRequest",
-        context,
-      );
-      refuseIf(answer, entry, { hook: "onSubgraphRequest", events: this.#host.events });
-      if (typeof context.body === "string") request.body = context.body;
-    }
+  #subgraphRequest(request: StagedSubgraphRequest): MaybePromise<void> {
+    return eachHook(this.#host.hooks.onSubgraphRequest, (entry) => {
+      const context = new SubgraphContext(this.#shared(entry), request);
+      const answer = this.#run<unknown>(entry, "onSubgraphRequest", context);
+      return answer instanceof Promise
+        ? answer.then((settled) =>
+          this.#subgraphRequestAnswered(settled, { entry, context, staged: request })
+        )
+        : this.#subgraphRequestAnswered(answer, { entry, context, staged: request });
+    });
   }
 
-  async #subgraphResponse(response: StagedSubgraphResponse): Promise<void> {
-    for (const entry of this.#host.hooks.onSubgraphResponse) {
-      const context = {
-        ...this.#base(entry),
-        get headers() {
-          return response.headers;
-        },
-        subgraph: response.subgraph,
-        status: response.status,
-        body: response.body,
-      };
-      const answer: unknown = await this.#run(
-        entry,
-        "onSubgraphResponse",
-        context,
-      );
-      refuseIf(answer, entry, { hook: "onSubgraphResponse", events: this.#host.events });
-      if (typeof context.body === "string") response.body = context.body;
-    }
+  #subgraphRequestAnswered(
+    answer: unknown,
+    options: {
+      readonly entry: LoadedPlugin;
+      readonly context: SubgraphContext;
+      readonly staged: { body: string };
+    },
+  ): undefined {
+    const { entry, context } = options;
+    refuseIf(answer, entry, { hook: "onSubgraphRequest", events: this.#host.events });
+    if (typeof context.body === "string") options.staged.body = context.body;
+    return undefined;
+  }
+
+  #subgraphResponse(response: StagedSubgraphResponse): MaybePromise<void> {
+    return eachHook(this.#host.hooks.onSubgraphResponse, (entry) => {
+      const context = new SubgraphContext(this.#shared(entry), response);
+      const answer = this.#run<unknown>(entry, "onSubgraphResponse", context);
+      return answer instanceof Promise
+        ? answer.then((settled) =>
+          this.#subgraphResponseAnswered(settled, { entry, context, staged: response })
+        )
+        : this.#subgraphResponseAnswered(answer, { entry, context, staged: response });
+    });
+  }
+
+  #subgraphResponseAnswered(
+    answer: unknown,
+    options: {
+      readonly entry: LoadedPlugin;
+      readonly context: SubgraphContext;
+      readonly staged: { body: string };
+    },
+  ): undefined {
+    const { entry, context } = options;
+    refuseIf(answer, entry, { hook: "onSubgraphResponse", events: this.#host.events });
+    if (typeof context.body === "string") options.staged.body = context.body;
+    return undefined;
+  }
+
+  /** What every hook context carries, for one plugin. */
+  #shared(entry: LoadedPlugin): SharedContext {
+    return {
+      operationName: this.operationName,
+      context: this.context,
+      config: entry.config,
+      requestId: this.#requestId,
+      facet: this.#facet,
+    };
   }
 
   /**
    * The router response stage: each `onRouterResponse` in order, on the
-   * response's headers (a hook may answer another response instead).
+   * response's headers (a hook may answer another response instead). Sync
+   * while every hook answers sync.
    * @param response The response about to be sent.
    * @returns The response to send.
    */
-  async routerResponse(response: Response): Promise<Response> {
-    for (const entry of this.#host.hooks.onRouterResponse) {
-      // The router's own responses: their headers are mutable.
-      const headers = response.headers;
-      const answer: unknown = await this.#run(
-        entry,
-        "onRouterResponse",
-        {
-          ...this.#base(entry),
-          headers,
-          status: response.status,
-          response,
+  routerResponse(response: Response): MaybePromise<Response> {
+    const replaced = eachHook(this.#host.hooks.onRouterResponse, (entry) =>
+      settle(
+        this.#run<unknown>(
+          entry,
+          "onRouterResponse",
+          // The router's own responses: their headers are mutable.
+          Object.assign(this.#base(entry), {
+            headers: response.headers,
+            status: response.status,
+            response,
+          }),
+        ),
+        (answer) => {
+          if (answer instanceof Response && answer !== response) {
+            // The replaced response is let go: its stream's source (a subscription) stops,
+            // unless the new response carries that body on. A body already read cannot be
+            // cancelled.
+            if (answer.body !== response.body) response.body?.cancel().catch(() => {});
+            response = answer;
+          }
+          return undefined;
         },
-      );
-      if (answer instanceof Response && answer !== response) {
-        // The replaced response is let go: its stream's source (a subscription) stops, unless
-        // the new response carries that body on. A body already read cannot be cancelled.
-        if (answer.body !== response.body) response.body?.cancel().catch(() => {});
-        response = answer;
-      }
-    }
-    return response;
+      ));
+    return settle(replaced, () => response);
   }
+
+  #base(entry: LoadedPlugin) {
+    return {
+      operationName: this.operationName,
+      context: this.context,
+      config: entry.config,
+      requestId: this.#requestId,
+      facet: this.#facet,
+    };
+  }
+}
+
+/** The fields every hook context carries. */
+interface SharedContext {
+  readonly operationName: string | null;
+  readonly context: Map<string, unknown>;
+  readonly config: unknown;
+  readonly requestId: string | null;
+  readonly facet: Facet;
+}
+
+/**
+ * A subgraph request's or answer's hook context (one per fetch and hook): its
+ * `headers` read from the staged request or answer on demand (a prototype
+ * getter: no closure per fetch), its `body` replaceable.
+ */
+class SubgraphContext {
+  readonly operationName: string | null;
+  readonly context: Map<string, unknown>;
+  readonly config: unknown;
+  readonly requestId: string | null;
+  readonly facet: Facet;
+  readonly subgraph: string;
+  /** The request's URL (request stage). */
+  readonly url: string | undefined;
+  /** The answer's status (response stage). */
+  readonly status: number | undefined;
+  body: string;
+  readonly #staged: { readonly headers: Headers };
+
+  constructor(
+    shared: SharedContext,
+    staged: StagedSubgraphRequest | StagedSubgraphResponse,
+  ) {
+    this.operationName = shared.operationName;
+    this.context = shared.context;
+    this.config = shared.config;
+    this.requestId = shared.requestId;
+    this.facet = shared.facet;
+    this.subgraph = staged.subgraph;
+    this.url = "url" in staged ? staged.url : undefined;
+    this.status = "status" in staged ? staged.status : undefined;
+    this.body = staged.body;
+    this.#staged = staged;
+  }
+
+  /** Read on demand: a hook that leaves the headers alone costs no copy of them. */
+  get headers(): Headers {
+    return this.#staged.headers;
+  }
+}
+
+/**
+ * A request's headers made mutable (a server request's are not): a copy,
+ * installed as the request's own `headers` so every later reader sees what
+ * hooks change, without copying the request.
+ */
+function mutableHeaders(request: Request): Headers {
+  const copy = new Headers(request.headers);
+  Object.defineProperty(request, "headers", { value: copy, configurable: true });
+  return copy;
+}
+
+/** `then` without a promise for a value that is not one. */
+function settle<T, R>(
+  value: MaybePromise<T>,
+  next: (value: T) => MaybePromise<R>,
+): MaybePromise<R> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
+/**
+ * Runs `step` for each plugin in order, sync while the steps answer sync (no
+ * promise, no microtask); the first step that answers a value ends the run.
+ */
+function eachHook<T>(
+  entries: readonly LoadedPlugin[],
+  step: (entry: LoadedPlugin) => MaybePromise<T | undefined>,
+  from = 0,
+): MaybePromise<T | undefined> {
+  for (let i = from; i < entries.length; i++) {
+    const value = step(entries[i]!);
+    if (value instanceof Promise) {
+      return value.then((settled) =>
+        settled !== undefined ? settled : eachHook(entries, step, i + 1)
+      );
+    }
+    if (value !== undefined) return value;
+  }
+  return undefined;
 }
 
 /** The subgraphs a plan fetches from, sorted. */
@@ -662,8 +820,8 @@ function refuseIf(
   answer: unknown,
   entry: LoadedPlugin,
   options: { readonly hook: HookName; readonly events: PluginEvents | undefined },
-): void {
-  if (!isRefusal(answer)) return;
+): undefined {
+  if (!isRefusal(answer)) return undefined;
   options.events?.hook(entry.plugin.name, options.hook, "refused");
   throw new PluginRefusal(answer, entry.plugin.name);
 }

@@ -244,12 +244,6 @@ function onRequestPath(file: string): boolean {
 }
 
 /**
- * Request-path modules left out of the rule for now. The lead removes this
- * entry at merge: split on branch reqcost (`answerGraphQL`, `handle`).
- */
-const SPLIT_ELSEWHERE = ["http/graphql.ts", "http/handler.ts"];
-
-/**
  * Functions in request-path modules that run once — when the router starts or
  * reloads, or in a command — not for each request: their own body is not
  * checked, but every function they define (the closures that do run per
@@ -340,7 +334,7 @@ function functionSpans(file: string, text: string): FunctionSpan[] {
 function requestPathFunctions(): FunctionSpan[] {
   const spans: FunctionSpan[] = [];
   for (const file of sources(LIB)) {
-    if (!onRequestPath(file) || SPLIT_ELSEWHERE.includes(file)) continue;
+    if (!onRequestPath(file)) continue;
     spans.push(...functionSpans(file, Deno.readTextFileSync(join(LIB, file))));
   }
   return spans.filter((span) => !(span.name in RUN_ONCE)).sort((a, b) => b.lines - a.lines);

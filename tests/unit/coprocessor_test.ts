@@ -42,7 +42,7 @@ async function failure(
   extra: Record<string, unknown> = {},
 ): Promise<string> {
   const { run } = routerStage(fetch, extra);
-  const error = await run.routerRequest().then(() => null, (e) => e);
+  const error = await Promise.resolve().then(() => run.routerRequest()).then(() => null, (e) => e);
   assert.ok(error instanceof RouterError, String(error));
   assert.equal(error.code, "COPROCESSOR_FAILED");
   return error.message;
@@ -81,7 +81,10 @@ Deno.test("issue 40: every coprocessor failure is COPROCESSOR_FAILED naming the 
     `${at}it did not answer within 5 ms (coprocessor.timeout)`,
   );
   const malformed = routerStage(answering('{"headers":{"x":[1]}}'));
-  await assert.rejects(malformed.run.routerRequest(), /answer is malformed: headers.x is not/);
+  await assert.rejects(
+    async () => await malformed.run.routerRequest(),
+    /answer is malformed: headers.x is not/,
+  );
   assert.ok(lines.some((line) => line.includes('"stage":"RouterRequest"')), "failures are logged");
 });
 
@@ -152,7 +155,9 @@ Deno.test("issue 40: a break at RouterResponse is a refusal like at the other st
     facet: "graphql",
     requestId: "r-3",
   });
-  const error = await run.routerResponse(Response.json({ data: { a: 1 } })).then(
+  const error = await Promise.resolve().then(() =>
+    run.routerResponse(Response.json({ data: { a: 1 } }))
+  ).then(
     () => null,
     (e) => e,
   );

@@ -188,7 +188,49 @@ Deno.test("issue 40: onRouterRequest may answer the request itself, refuse it, o
     onRouterRequest: () => ({ errors: [{ message: "No" }] }),
   }])
     .begin(new Request("http://r/"), { facet: "mcp", requestId: null });
-  await assert.rejects(refusing.routerRequest(), PluginRefusal);
+  await assert.rejects(async () => await refusing.routerRequest(), PluginRefusal);
+});
+
+Deno.test("issue 40: a server request's headers are copied only when a hook reads them, and every later reader sees the change", async () => {
+  const host = hostOf([
+    { name: "quiet", onRouterRequest() {} },
+    {
+      name: "key",
+      onOperation(ctx) {
+        if (ctx.operationName === "GetMe") ctx.headers.set("authorization", "Bearer from-hook");
+      },
+    },
+  ]);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    const run = host.begin(request, { facet: "graphql", requestId: null });
+    // A hook that leaves the headers alone: the answer is sync, the request's own headers kept.
+    const early = run.routerRequest();
+    const copied = Object.hasOwn(request, "headers");
+    const outcome = await run.operation(QUERY, { identity: null });
+    return Response.json({
+      early: early instanceof Promise ? "promise" : early,
+      copied,
+      error: outcome.error?.message ?? null,
+      // The server's headers are immutable: the hook changed the request's copy.
+      authorization: request.headers.get("authorization"),
+      accept: request.headers.get("x-kept"),
+    });
+  });
+  try {
+    const { port } = server.addr as Deno.NetAddr;
+    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      headers: { "x-kept": "yes" },
+    });
+    assert.deepEqual(await response.json(), {
+      early: null,
+      copied: false,
+      error: null,
+      authorization: "Bearer from-hook",
+      accept: "yes",
+    });
+  } finally {
+    await server.shutdown();
+  }
 });
 
 Deno.test("issue 40: the subgraph stages change the request's headers and body and the answer's body", async () => {

@@ -6,8 +6,67 @@
  */
 import type { HeaderRule, HeadersConfig } from "../../config/types.ts";
 
+/** Where a propagator writes: a `Headers`, or the plain list of {@linkcode headerPairs}. */
+export interface HeaderSink {
+  /** Sets a header (its name case-insensitive), replacing one of the same name. */
+  set(name: string, value: string): void;
+}
+
 /** Compiled rules: client headers → the headers one subgraph gets. */
-export type HeaderPropagator = (client: Headers | undefined, out: Headers) => void;
+export type HeaderPropagator = (client: Headers | undefined, out: HeaderSink) => void;
+
+/** A header name (an RFC 9110 token). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** What a header value may not hold (as `Headers` checks: NUL, CR, LF, past U+00FF). */
+const NOT_IN_VALUE = /[\0\r\n]|[^\0-\xff]/;
+/** The whitespace `Headers` strips from a value's ends. */
+const ENDS = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/**
+ * The headers a propagator makes, after `base`, as a plain list of lower-case
+ * names and values: what `new Headers(base)` then `[...headers]` gave, without
+ * building a `Headers` per subgraph and request (names and values are checked
+ * as `Headers` checks them; the order is the rules', not sorted).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { compileHeaderRules, headerPairs } from "./headers.ts";
+ * const propagate = compileHeaderRules(
+ *   { all: { request: [{ op: "propagate", named: "X-Tenant" }] }, subgraphs: {} },
+ *   "accounts",
+ * )!;
+ * const pairs = headerPairs(propagate, new Headers({ "x-tenant": " t1 " }), [["accept", "*\/*"]]);
+ * assert.deepEqual(pairs, [["accept", "*\/*"], ["x-tenant", "t1"]]);
+ * ```
+ * @param propagate The compiled rules.
+ * @param client The client's headers.
+ * @param base The headers every subgraph request carries (lower-case names).
+ * @returns The pairs.
+ */
+export function headerPairs(
+  propagate: HeaderPropagator,
+  client: Headers | undefined,
+  base: readonly (readonly [string, string])[],
+): [string, string][] {
+  const pairs: [string, string][] = base.map(([name, value]) => [name, value]);
+  propagate(client, {
+    set(name, value) {
+      const lower = name.toLowerCase();
+      const trimmed = value.replace(ENDS, "");
+      if (!TOKEN.test(lower)) throw new TypeError(`Invalid header name: "${name}"`);
+      if (NOT_IN_VALUE.test(trimmed)) throw new TypeError(`Invalid header value of "${name}"`);
+      for (const pair of pairs) {
+        if (pair[0] === lower) {
+          pair[1] = trimmed;
+          return;
+        }
+      }
+      pairs.push([lower, trimmed]);
+    },
+  });
+  return pairs;
+}
 
 /** Hop-by-hop and body headers never propagated by a `matching` rule. */
 const NEVER = new Set([

@@ -17,7 +17,12 @@
 export { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
 export { createHttp1Pool, type Http1Pool } from "./http1.ts";
 export { type Resilience, resilienceOf, resilientFetch } from "./resilient_fetch.ts";
-export { compileHeaderRules, type HeaderPropagator } from "./headers.ts";
+export {
+  compileHeaderRules,
+  headerPairs,
+  type HeaderPropagator,
+  type HeaderSink,
+} from "./headers.ts";
 export {
   compileResponseHeaderRules,
   mergeCacheControl,

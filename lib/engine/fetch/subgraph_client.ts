@@ -6,13 +6,15 @@
  */
 import type { SubgraphInfo } from "../../supergraph/types.ts";
 import type { SubgraphResponse } from "../execute/execute_types.ts";
-import type { HeaderPropagator } from "./headers.ts";
+import { headerPairs, type HeaderPropagator } from "./headers.ts";
 import type {
   EngineEvents,
   FetchHook,
   FetchRequestRecord,
   MultipartBody,
   RequestHooks,
+  StagedSubgraphRequest,
+  StagedSubgraphResponse,
   SubgraphStages,
 } from "../types.ts";
 import { RouterError } from "../../errors.ts";
@@ -192,8 +194,8 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     const memo = sendOptions.forwarded;
     const known = memo?.get(subgraph);
     if (known !== undefined) return known;
-    const headers = headersFor(subgraph, sendOptions.headers);
-    const pairs = headers ? [...headers] : null;
+    const propagate = options.propagators.get(subgraph);
+    const pairs = propagate ? headerPairs(propagate, sendOptions.headers, BASE_HEADERS) : null;
     memo?.set(subgraph, pairs);
     return pairs;
   };
@@ -404,37 +406,24 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     let options: SendOptions = rest;
     if (stages.request !== undefined) {
       // The headers are copied only when a stage reads them (then what it leaves is sent).
-      let made: Headers | null = null;
-      const request = {
-        subgraph,
-        url: urlOf(subgraph),
-        get headers(): Headers {
-          return made ??= new Headers(
-            (forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS) as [string, string][],
-          );
-        },
-        body,
-      };
-      await stages.request(request);
-      if (made !== null) options = { ...rest, stagedHeaders: [...(made as Headers)] };
+      const request = new StagedRequest(
+        { subgraph, url: urlOf(subgraph), body },
+        forwardedFor(subgraph, sendOptions) ?? BASE_HEADERS,
+      );
+      const pending = stages.request(request);
+      if (pending) await pending;
+      if (request.made !== null) options = { ...rest, stagedHeaders: [...request.made] };
       body = request.body;
     }
     const response = await client.send(subgraph, body, options);
     if (stages.response === undefined) return response;
-    let copied: Headers | null = null;
-    const answer = {
-      subgraph,
-      status: response.status,
-      get headers(): Headers {
-        return copied ??= new Headers(response.headers);
-      },
-      body: response.body,
-    };
-    await stages.response(answer);
-    if (copied === null && answer.body === response.body) return response;
+    const answer = new StagedResponse(response, subgraph);
+    const pending = stages.response(answer);
+    if (pending) await pending;
+    if (answer.copied === null && answer.body === response.body) return response;
     return {
       ...response,
-      headers: copied ?? response.headers,
+      headers: answer.copied ?? response.headers,
       ...(answer.body === response.body ? {} : { body: answer.body, parsed: {} }),
     };
   }
@@ -598,4 +587,49 @@ export function createSubgraphClient(options: SubgraphClientOptions): SubgraphCl
     },
   };
   return client;
+}
+
+/** A subgraph request as a stage sees it: its headers copied on first read (a prototype getter). */
+class StagedRequest implements StagedSubgraphRequest {
+  readonly subgraph: string;
+  readonly url: string;
+  body: string;
+  /** The headers a stage read (and may have changed); null: not read. */
+  made: Headers | null = null;
+  readonly #forwarded: readonly (readonly [string, string])[];
+
+  constructor(
+    request: { readonly subgraph: string; readonly url: string; readonly body: string },
+    forwarded: readonly (readonly [string, string])[],
+  ) {
+    this.subgraph = request.subgraph;
+    this.url = request.url;
+    this.body = request.body;
+    this.#forwarded = forwarded;
+  }
+
+  get headers(): Headers {
+    return this.made ??= new Headers(this.#forwarded as [string, string][]);
+  }
+}
+
+/** A subgraph answer as a stage sees it: its headers copied on first read. */
+class StagedResponse implements StagedSubgraphResponse {
+  readonly subgraph: string;
+  readonly status: number;
+  body: string;
+  /** The headers a stage read (and may have changed); null: not read. */
+  copied: Headers | null = null;
+  readonly #headers: Headers;
+
+  constructor(response: SubgraphResponse, subgraph: string) {
+    this.subgraph = subgraph;
+    this.status = response.status;
+    this.body = response.body;
+    this.#headers = response.headers;
+  }
+
+  get headers(): Headers {
+    return this.copied ??= new Headers(this.#headers);
+  }
 }

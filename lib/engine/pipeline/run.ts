@@ -497,7 +497,8 @@ export async function execute(
   const begun = begin(engine, operation, options, false);
   if ("result" in begun) return begun.result;
   // The plugins' plan stage (issue 40): nothing to await without one.
-  if (options.stages?.plan) await options.stages.plan(begun.planned.planned.plan);
+  const planStage = options.stages?.plan?.(begun.planned.planned.plan);
+  if (planStage) await planStage;
   const result = await executeWhole(engine, operation, { ...options, ...begun });
   return begun.cost === null ? result : measureCost(engine, begun.cost, {
     operation,
@@ -563,7 +564,8 @@ export async function executeIncremental(
 ): Promise<ExecutionResult | IncrementalResult> {
   const begun = begin(engine, operation, options, operation.hasDefer === true);
   if ("result" in begun) return begun.result;
-  if (options.stages?.plan) await options.stages.plan(begun.planned.planned.plan);
+  const planStage = options.stages?.plan?.(begun.planned.planned.plan);
+  if (planStage) await planStage;
   const defer = begun.planned.planned.defer;
   const measure = <T extends ExecutionResult>(result: T): T =>
     begun.cost === null ? result : measureCost(engine, begun.cost, {

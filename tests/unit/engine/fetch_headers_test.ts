@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { compileHeaderRules } from "../../../lib/engine/fetch/headers.ts";
+import { compileHeaderRules, headerPairs } from "../../../lib/engine/fetch/headers.ts";
 
 const CLIENT = new Headers({
   "x-tenant": "t1",
@@ -81,4 +81,42 @@ Deno.test("headers: a matching rule never forwards credentials (token, cookies, 
     "x-api-token",
     "custom-token",
   ]]);
+});
+
+Deno.test("issue 45: headerPairs gives what a Headers object gave (names lower-cased, a later rule replaces, ends trimmed) and refuses what Headers refuses", () => {
+  const rules = {
+    all: {
+      request: [
+        { op: "propagate" as const, named: "X-Tenant" },
+        { op: "set" as const, name: "X-Tenant", value: " fixed\t" },
+        { op: "propagate" as const, named: "Authorization" },
+      ],
+    },
+    subgraphs: {},
+  };
+  const compiled = compileHeaderRules(rules, "a")!;
+  const base: [string, string][] = [["content-type", "application/json"]];
+  const pairs = headerPairs(compiled, CLIENT, base);
+  assert.deepEqual(pairs, [
+    ["content-type", "application/json"],
+    ["x-tenant", "fixed"],
+    ["authorization", "Bearer token"],
+  ]);
+  const headers = new Headers(base);
+  compiled(CLIENT, headers);
+  assert.deepEqual(new Map(pairs), new Map([...headers]), "the same headers as through Headers");
+  assert.deepEqual(base, [["content-type", "application/json"]], "the base list is not changed");
+  for (const value of ["a\r\nx-injected: 1", "a\0b", "caf\u20ac"]) {
+    const set = compileHeaderRules({
+      all: { request: [{ op: "set", name: "x-a", value }] },
+      subgraphs: {},
+    }, "a")!;
+    assert.throws(() => headerPairs(set, CLIENT, base), TypeError, JSON.stringify(value));
+    assert.throws(() => set(CLIENT, new Headers()), TypeError, "Headers refuses it too");
+  }
+  const badName = compileHeaderRules({
+    all: { request: [{ op: "set", name: "x a", value: "1" }] },
+    subgraphs: {},
+  }, "a")!;
+  assert.throws(() => headerPairs(badName, CLIENT, base), TypeError);
 });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createSubgraphClient } from "../../../lib/engine/fetch/subgraph_client.ts";
+import type { HeaderSink } from "../../../lib/engine/fetch/headers.ts";
 
 /** A fetch that never answers until aborted, recording the signals it saw. */
 /** A client of one subgraph "a" whose every fetch gets `answer()`. */
@@ -196,7 +197,7 @@ Deno.test("issue 33: a request's forwarded headers are worked out once per subgr
       ["b", { name: "b", url: "http://b.test/graphql", enumValue: "B" }],
     ]),
     propagators: new Map(
-      ["a", "b"].map((name) => [name, (client: Headers | undefined, out: Headers) => {
+      ["a", "b"].map((name) => [name, (client: Headers | undefined, out: HeaderSink) => {
         propagations++;
         out.set("authorization", `${client?.get("authorization")} for ${name}`);
       }]),
