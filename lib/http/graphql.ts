@@ -398,6 +398,14 @@ function operation(
     return subscriptionResponse(request, deps, {
       stream,
       operation: prepared.operation,
+      // Its start counted as an operation (metrics, the access line's name and type).
+      counted: (result) =>
+        deps.telemetry?.operation(request, {
+          prepared,
+          result,
+          query: params.query,
+          operationName: params.operationName,
+        }),
       variables: params.variables,
       identity,
       requestId,
@@ -687,6 +695,8 @@ function subscriptionResponse(
   options: {
     readonly stream: StreamTransport;
     readonly operation: PreparedOperation;
+    /** Told the subscription's start: `{}`, or the errors it was refused with. */
+    readonly counted: (result: ExecutionResult) => void;
     readonly variables: Readonly<Record<string, unknown>> | null | undefined;
     readonly identity: VerifiedToken | null;
     readonly requestId: string | null;
@@ -716,9 +726,11 @@ function streamResponse(
     readonly stream: StreamTransport;
     readonly requestId: string | null;
     readonly started: StartedSubscription;
+    readonly counted: (result: ExecutionResult) => void;
   },
 ): Response {
   const { requestId, started } = options;
+  options.counted(started.ok ? {} : { errors: [...started.errors] });
   const streamOptions = {
     heartbeatMs: deps.config.subscriptions.heartbeat_interval_ms,
     signal: signalOf(request),

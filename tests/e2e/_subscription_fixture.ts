@@ -245,6 +245,8 @@ export interface SubscriptionFixtureOptions {
   readonly config?: Record<string, unknown>;
   /** The products subgraph's root `product` answers once this settles (queries held in flight). */
   readonly productGate?: Promise<void>;
+  /** The router's logger (access lines included); silent when absent. */
+  readonly log?: Logger;
 }
 
 /** A running fixture. */
@@ -345,7 +347,11 @@ export async function startSubscriptionFixture(
         ? { authentication: { jwt: { jwks: [{ url: jwks.url, algorithms: ["ES256"] }] } } }
         : {}),
     }));
-    const router = await startRouter({ config, supergraphSdl: outcome.supergraphSdl, log: silent });
+    const router = await startRouter({
+      config,
+      supergraphSdl: outcome.supergraphSdl,
+      log: options.log ?? silent,
+    });
     if (jwks !== null) await waitReady(router.url);
     return {
       router,

@@ -16,6 +16,7 @@ import {
   withFixture,
 } from "./_subscription_fixture.ts";
 import { textWithin, within } from "./_deadline.ts";
+import { createLogger } from "../../lib/log/mod.ts";
 
 const FEED = `subscription { reviewAdded { id product { name priceLabel } author { name } } }`;
 const EMAIL = `subscription { reviewAdded { id author { name email } } }`;
@@ -68,6 +69,28 @@ async function* multipartParts(response: Response): AsyncGenerator<unknown> {
     }
   }
 }
+
+Deno.test("an SSE subscription's access line names its operation and type (production profile)", async () => {
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger({ write: (line) => lines.push(JSON.parse(line)) });
+  await withFixture({ log }, async (fixture) => {
+    const response = await fetch(fixture.httpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ query: `subscription Feed ${FEED.slice("subscription ".length)}` }),
+    });
+    assert.equal(response.status, 200);
+    await until(() => fixture.feed.open === 1, "the upstream");
+    fixture.feed.publish(review("r1"));
+    // Read until the event, then leave (the reader is cancelled): the line is written then.
+    await readUntil(response, /"r1"/);
+    await until(() => lines.some((l) => l.path === "/graphql" && l.status === 200), "the line");
+    const line = lines.find((l) => l.path === "/graphql")!;
+    assert.equal(line.operation_name, "Feed");
+    assert.equal(line.operation_type, "subscription");
+    assert.equal(typeof line.operation_hash, "string");
+  });
+});
 
 Deno.test("issue 29: a graphql-sse client (distinct connections) gets events with entity data; leaving closes the upstream", async () => {
   await withFixture({}, async (fixture) => {
