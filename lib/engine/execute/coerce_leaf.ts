@@ -96,6 +96,45 @@ export function coerceScalar(name: string, raw: unknown): unknown {
 }
 
 /**
+ * True when a subgraph's value is already what a built-in scalar position
+ * answers, as {@linkcode coerceScalar} would return it unchanged: a string for
+ * `String` and `ID`, a boolean for `Boolean`, a 32-bit integer for `Int`, a
+ * finite number for `Float`. False for anything else (null, another kind,
+ * a custom scalar, an unnamed scalar): those take {@linkcode coerceScalar}.
+ * The shaper's fast path (issue 45): most leaves of a big answer are this.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keptAsIs } from "./coerce_leaf.ts";
+ * assert.equal(keptAsIs("Float", 0.5), true);
+ * assert.equal(keptAsIs("Int", 0.5), false);
+ * assert.equal(keptAsIs("ID", 7), false);
+ * assert.equal(keptAsIs("Float", Infinity), false);
+ * assert.equal(keptAsIs("JSON", "any"), false);
+ * assert.equal(keptAsIs("String", null), false);
+ * ```
+ * @param name The scalar's name (undefined: an unnamed scalar).
+ * @param raw The subgraph's value.
+ * @returns Whether it is kept as it is.
+ */
+export function keptAsIs(name: string | undefined, raw: unknown): boolean {
+  switch (name) {
+    case "String":
+    case "ID":
+      return typeof raw === "string";
+    case "Float":
+      return typeof raw === "number" && Number.isFinite(raw);
+    case "Int":
+      return typeof raw === "number" && (raw | 0) === raw;
+    case "Boolean":
+      return typeof raw === "boolean";
+    default:
+      return false;
+  }
+}
+
+/**
  * The kind of a value, for error messages that must not echo the value.
  *
  * @example
