@@ -135,6 +135,53 @@ export function keptAsIs(name: string | undefined, raw: unknown): boolean {
 }
 
 /**
+ * How many of a list's first items {@linkcode keptAsIs} keeps: one loop per
+ * scalar, no call per item (the shaper's lists of leaves, issue 45).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keptPrefix } from "./coerce_leaf.ts";
+ * assert.equal(keptPrefix("Int", [1, 2, 3]), 3);
+ * assert.equal(keptPrefix("Int", [1, 2.5, 3]), 1);
+ * assert.equal(keptPrefix("Float", [0.5, null]), 1);
+ * assert.equal(keptPrefix("String", ["a", 1]), 1);
+ * assert.equal(keptPrefix("Boolean", [true, false]), 2);
+ * assert.equal(keptPrefix("JSON", [{}]), 0);
+ * ```
+ * @param name The scalar's name (undefined: an unnamed scalar).
+ * @param list The subgraph's list.
+ * @returns The length of its longest prefix kept as it is.
+ */
+export function keptPrefix(name: string | undefined, list: readonly unknown[]): number {
+  const n = list.length;
+  let i = 0;
+  switch (name) {
+    case "Float":
+      for (; i < n; i++) {
+        const v = list[i];
+        if (typeof v !== "number" || !Number.isFinite(v)) break;
+      }
+      return i;
+    case "Int":
+      for (; i < n; i++) {
+        const v = list[i];
+        if (typeof v !== "number" || (v | 0) !== v) break;
+      }
+      return i;
+    case "String":
+    case "ID":
+      while (i < n && typeof list[i] === "string") i++;
+      return i;
+    case "Boolean":
+      while (i < n && typeof list[i] === "boolean") i++;
+      return i;
+    default:
+      return 0;
+  }
+}
+
+/**
  * The kind of a value, for error messages that must not echo the value.
  *
  * @example

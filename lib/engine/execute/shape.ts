@@ -20,7 +20,14 @@ import type { GraphQLFormattedError } from "graphql";
 import type { Layers } from "./_layers.ts";
 import { unauthorizedError } from "../prepare/field_access.ts";
 import type { NField, NSelection, TypeRef } from "../prepare/normalize.ts";
-import { coerceScalar, keptAsIs, kindOf, nestedDeeperThan, NOT_COERCIBLE } from "./coerce_leaf.ts";
+import {
+  coerceScalar,
+  keptAsIs,
+  keptPrefix,
+  kindOf,
+  nestedDeeperThan,
+  NOT_COERCIBLE,
+} from "./coerce_leaf.ts";
 import { MAX_DATA_DEPTH } from "../prepare/limits.ts";
 import { isRawNumber } from "./json_numbers.ts";
 
@@ -296,14 +303,12 @@ class Shaper {
         if (item.kind === "scalar") {
           // Issue 45: a list of a built-in scalar's values of their own kind is
           // checked in one loop (no call, no path per item).
-          let strings = 0;
-          for (; i < raw.length; i++) {
-            const v = raw[i];
-            if (!keptAsIs(item.name, v)) break;
-            if (typeof v === "string") strings += v.length;
+          i = keptPrefix(item.name, raw);
+          if (item.name === "String" || item.name === "ID") {
+            let strings = 0;
+            for (let j = 0; j < i; j++) strings += (raw[j] as string).length;
+            if ((this.#bytes += strings) > this.#maxBytes) throw this.#tooLarge();
           }
-          this.#bytes += strings;
-          if (this.#bytes > this.#maxBytes) throw this.#tooLarge();
           if (i === raw.length) return raw;
         }
         const path = this.#path;
