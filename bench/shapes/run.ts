@@ -46,6 +46,10 @@
  *   requests (one `Authorization`); `query50`: the same query with subgraphs
  *   answering after 50 ms at `RATE` and twice `RATE`.
  *
+ * Over 600 lines: the table of shapes below is one entry of wiring per shape
+ * (their subgraphs, data and expected answers live in their own modules), kept
+ * in one place so that every shape runs the same way.
+ *
  * Needs Hive Gateway installed under `HIVE_DIR` (default
  * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
  * `GATEWAYS=gw` runs GW Router alone; `gw16` is GW Router with the old
