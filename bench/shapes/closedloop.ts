@@ -2,7 +2,12 @@
  * A closed-loop load generator: `CLIENTS` clients, each sending the next
  * request when its answer was read whole, for `SECONDS`. Prints one JSON
  * line: requests, statuses, answers cut short or with `errors`, latency
- * percentiles of the 200s, the largest answer's bytes.
+ * percentiles of the 200s, the largest answer's bytes. With `EXPECT_DATA_FILE`
+ * (a JSON file), every 200's `data` is compared with it (`wrong_answers`):
+ * an answer that is exactly `{"data":…}` of it printed in selection order is
+ * right without parsing; any other is parsed and compared with key order
+ * ignored (an answer with `errors` beside the right `data` is counted in
+ * `graphql_errors`, not as wrong).
  *
  *   deno run -A bench/shapes/closedloop.ts URL BODY_FILE CLIENTS SECONDS [MIN_BYTES]
  *
@@ -21,6 +26,31 @@ const statuses: Record<string, number> = {};
 let errors = 0;
 let short = 0;
 let socket = 0;
+let wrong = 0;
+const expectFile = Deno.env.get("EXPECT_DATA_FILE");
+const expectedData = expectFile ? JSON.parse(await Deno.readTextFile(expectFile)) : undefined;
+const expectedText = expectFile ? `{"data":${JSON.stringify(expectedData)}}` : undefined;
+const expectedCanonical = expectFile ? canonical(expectedData) : undefined;
+
+/** JSON text with object keys sorted, so that key order does not count. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** True when the answer's `data` is the expected one. */
+function rightData(text: string): boolean {
+  if (text === expectedText) return true;
+  try {
+    return canonical(JSON.parse(text).data) === expectedCanonical;
+  } catch {
+    return false;
+  }
+}
 /** The largest answer read, bytes (UTF-8). */
 let answerBytes = 0;
 const utf8 = new TextEncoder();
@@ -40,6 +70,7 @@ async function client(): Promise<void> {
       if (text.length > answerBytes) answerBytes = utf8.encode(text).length;
       if (text.length < minBytes) short++;
       else if (text.includes('"errors"')) errors++;
+      if (expectedText !== undefined && !rightData(text)) wrong++;
     } catch {
       socket++;
     }
@@ -65,4 +96,5 @@ console.log(JSON.stringify({
   p90_ms: at(0.9),
   p99_ms: at(0.99),
   answer_bytes: answerBytes,
+  ...(expectedText === undefined ? {} : { wrong_answers: wrong }),
 }));

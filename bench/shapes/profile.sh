@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # CPU-profile GW Router at a fixed arrival rate on one shape (issue 33):
-#   bench/shapes/profile.sh SHAPE RATE [SECONDS=20]     SHAPE: many | plans | unique | query
+#   bench/shapes/profile.sh SHAPE RATE [SECONDS=20]     SHAPE: many | plans | unique | query | nested | nestedheld
 # `many`: bench/shapes/subgraphs.ts and the 87-fetch query (run.ts); `plans`: the same
 # subgraphs and the many-plans query (plans.ts); `unique`: the
 # bench/load subgraphs answering after 10 ms and the federated query, a unique
 # `Authorization` per request, forwarded; `query`: bench/shapes/query.ts's subgraphs answering
-# after 10 ms and its query, answers checked. With SYSCALLS=1 the router also runs under
+# after 10 ms and its query, answers checked; `nested` / `nestedheld`: bench/shapes/nested.ts's
+# subgraphs and its ~8 MB query (with the 100 ms second subgraph), answers checked. With SYSCALLS=1 the router also runs under
 # `strace -c -f` over the load window (system calls by kind; divide by the requests; strace
 # slows the router, so its CPU figure is not comparable then). The router runs under
 # `deno run --cpu-prof` on CPU 1 (GATEWAY_CPUS), subgraphs and the open-loop load on CPU 0 (LOAD_CPUS); SIGTERM
@@ -38,6 +39,11 @@ if [[ $SHAPE == many || $SHAPE == plans ]]; then
     const plans = '$SHAPE' === 'plans';
     Deno.writeTextFileSync('$OUT/body.json', JSON.stringify({ query: plans ? plansQuery : manyQuery(17) }));
     Deno.writeTextFileSync('$OUT/expected.json', JSON.stringify(plans ? plansExpected : manyExpected(17)));"
+  export EXPECT_DATA_FILE="$OUT/expected.json"
+elif [[ $SHAPE == nested || $SHAPE == nestedheld ]]; then
+  setsid taskset -c "$LOAD_CPUS" env NESTED_SUBGRAPH_PORT="$SG_PORT" deno run -A "$HERE/nested.ts" >"$OUT/subgraphs.log" 2>&1 &
+  PIDS+=($!)
+  deno run -A "$HERE/nested.ts" files "$OUT" "$SG_PORT" ${SHAPE#nested}
   export EXPECT_DATA_FILE="$OUT/expected.json"
 elif [[ $SHAPE == query ]]; then
   setsid taskset -c "$LOAD_CPUS" env QUERY_SUBGRAPH_PORT="$SG_PORT" deno run -A "$HERE/query.ts" >"$OUT/subgraphs.log" 2>&1 &

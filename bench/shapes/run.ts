@@ -7,12 +7,18 @@
  * other processes on a shared machine does not count), latency percentiles,
  * statuses, peak RSS of the process group (sampled every 100 ms).
  *
- *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: query dedup query50 big held unique slow50 many plans
+ *   deno run -A bench/shapes/run.ts [SHAPE ...]     shapes: query dedup query50 big held nested nestedheld unique slow50 many plans
  *
  * - `big`: one 8 MiB answer from one subgraph, one client (closed loop);
  * - `held`: 1, 4 and 10 clients (`HELD_CLIENTS`), each answer 8 MiB plus a
  *   field of a second subgraph that answers after 100 ms (the big answer is
  *   held that long);
+ * - `nested` (issue 45): one ~8 MB answer of nested objects, four levels
+ *   selected through named and inline fragments (`nested.ts`), one client;
+ *   `nestedheld`: ten clients (`NESTED_HELD_CLIENTS`), a second subgraph adding
+ *   `Region.weather` by an entity fetch answered after 100 ms. Every answer's
+ *   `data` checked (`wrong`). A `floor` row first: the CPU of `JSON.parse` +
+ *   `JSON.stringify` of the same answer's text in this process (ms per answer).
  *
  * Closed-loop rows (`big`, `held`) also give the warm idle RSS (the lowest of
  * ten samples over the second after the warm-up run) and the memory per
@@ -40,6 +46,10 @@
  *   requests (one `Authorization`); `query50`: the same query with subgraphs
  *   answering after 50 ms at `RATE` and twice `RATE`.
  *
+ * Over 600 lines: the table of shapes below is one entry of wiring per shape
+ * (their subgraphs, data and expected answers live in their own modules), kept
+ * in one place so that every shape runs the same way.
+ *
  * Needs Hive Gateway installed under `HIVE_DIR` (default
  * /tmp/ps-fed: a copy of ../shared/bench/federation after `npm ci`);
  * `GATEWAYS=gw` runs GW Router alone; `gw16` is GW Router with the old
@@ -47,7 +57,7 @@
  * `gwnobatch` without entity batching (`engine.batch_entity_fetches: false`),
  * `gwnoguard` without the connection guard (its three limits at 0: `Deno.serve` on TCP).
  * Ports: `PORT_BASE` (45000) + 10 (gateway), + 100 (shape subgraphs), + 200 (bench/load
- * subgraphs), + 300 (`query.ts` subgraphs).
+ * subgraphs), + 300 (`query.ts` subgraphs), + 400 (`nested.ts` subgraphs).
  *
  * @module
  */
@@ -56,6 +66,12 @@ import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { manyExpected, manyQuery, SDLS } from "./subgraphs.ts";
 import { plansExpected, plansQuery } from "./plans.ts";
 import { QUERY_TEXT, queryExpected, querySupergraphSdl } from "./query.ts";
+import {
+  nestedExpected,
+  nestedQuery,
+  nestedSupergraphSdl,
+  parseStringifyFloorMs,
+} from "./nested.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const HERE = new URL("./", import.meta.url).pathname;
@@ -75,6 +91,7 @@ const PORT_BASE = Number(Deno.env.get("PORT_BASE") ?? "45000");
 const SHAPES_PORT = PORT_BASE + 100;
 const FED_PORT = PORT_BASE + 200;
 const QUERY_PORT = PORT_BASE + 300;
+const NESTED_PORT = PORT_BASE + 400;
 const GATEWAY_PORT = PORT_BASE + 10;
 const CLK_TCK = 100;
 
@@ -390,6 +407,39 @@ const queryLoads = (rates: number[], env: Record<string, string> = {}) =>
     env: { EXPECT_DATA_FILE: bodyFile("query-expected", JSON.stringify(queryExpected())), ...env },
   }));
 
+/** Every shape, in the order run without arguments. */
+const ALL_SHAPES = [
+  ...["query", "dedup", "query50", "big", "held", "nested", "nestedheld"],
+  ...["unique", "slow50", "many", "plans"],
+];
+const names = Deno.args.length > 0 ? Deno.args : ALL_SHAPES;
+/** The `nested` shapes' bodies and expected data (built only when one runs: seconds of graphql-js). */
+const nested = names.some((name) => name.startsWith("nested"))
+  ? {
+    body: JSON.stringify({ query: nestedQuery() }),
+    heldBody: JSON.stringify({ query: nestedQuery(true) }),
+    expected: await nestedExpected(),
+    heldExpected: await nestedExpected(true),
+  }
+  : undefined;
+const nestedLoad = (name: string, clients: number, body: string, expected: unknown) => ({
+  label: `${clients} client${clients === 1 ? "" : "s"}`,
+  args: ["closedloop.ts", gatewayUrl, bodyFile(name, body), String(clients), String(SECONDS), "0"],
+  env: { EXPECT_DATA_FILE: bodyFile(`${name}-expected`, JSON.stringify(expected)) },
+});
+const nestedSubgraphs = () =>
+  start([Deno.execPath(), "run", "-A", join(HERE, "nested.ts")], {
+    cpus: LOAD_CPUS,
+    log: join(out, "nested-subgraphs.log"),
+    env: { NESTED_SUBGRAPH_PORT: String(NESTED_PORT) },
+  });
+const nestedSupergraph = () => {
+  const file = join(out, "nested.graphql");
+  Deno.writeTextFileSync(file, nestedSupergraphSdl(NESTED_PORT));
+  return file;
+};
+const NESTED_HELD_CLIENTS = Number(Deno.env.get("NESTED_HELD_CLIENTS") ?? "10");
+
 const SHAPES: Record<string, Shape> = {
   query: {
     name: "query",
@@ -448,6 +498,22 @@ const SHAPES: Record<string, Shape> = {
         String(minBig),
       ],
     })),
+  },
+  nested: {
+    name: "nested",
+    supergraph: nestedSupergraph,
+    subgraphs: nestedSubgraphs,
+    body: nested?.body ?? "",
+    loads: nested ? [nestedLoad("nested", 1, nested.body, nested.expected)] : [],
+  },
+  nestedheld: {
+    name: "nestedheld",
+    supergraph: nestedSupergraph,
+    subgraphs: nestedSubgraphs,
+    body: nested?.heldBody ?? "",
+    loads: nested
+      ? [nestedLoad("nestedheld", NESTED_HELD_CLIENTS, nested.heldBody, nested.heldExpected)]
+      : [],
   },
   unique: {
     name: "unique",
@@ -525,9 +591,21 @@ const SHAPES: Record<string, Shape> = {
   },
 };
 
-const names = Deno.args.length > 0 ? Deno.args : Object.keys(SHAPES);
 const rows: string[] = [];
 console.log(`results in ${out}`);
+if (nested) {
+  const text = JSON.stringify({ data: nested.expected });
+  const ms = parseStringifyFloorMs(text);
+  const row = [
+    "nested",
+    "floor",
+    `JSON.parse + JSON.stringify of the ${(text.length / 1e6).toFixed(1)} MB answer`,
+    `cpu/answer ${ms.toFixed(1)} ms`,
+    `req/core·s ${(1000 / ms).toFixed(1)}`,
+  ].join(" | ");
+  rows.push(row);
+  console.log(row);
+}
 for (const shapeName of names) {
   const shape = SHAPES[shapeName];
   if (!shape) throw new Error(`unknown shape ${shapeName}`);
@@ -575,6 +653,7 @@ for (const shapeName of names) {
             gateway,
             `req/core·s ${perCore.toFixed(1)}`,
             `cpu ${(100 * cpuS / wallS).toFixed(0)}%`,
+            ...(closed ? [`cpu/answer ${(1000 * cpuS / requests).toFixed(1)} ms`] : []),
             `p50 ${result.p50_ms} ms p90 ${result.p90_ms} p99 ${result.p99_ms}`,
             `ok ${ok}`,
             `statuses ${JSON.stringify(result.statuses)}`,

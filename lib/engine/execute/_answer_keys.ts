@@ -40,11 +40,13 @@ export function selected(answer: Json, keys: KeyTree | undefined, depth: number)
   let out: Json | null = null;
   for (const key in answer) {
     const value = answer[key];
-    let kept: unknown = UNSELECTED;
-    if (keys.has(key)) {
-      const below = keys.get(key);
-      kept = below ? selectedValue(value, below, depth + 1) : value;
-    }
+    // One lookup: a leaf's entry is null, a key not selected has none.
+    const below = keys.get(key);
+    const kept = below === undefined
+      ? UNSELECTED
+      : below === null
+      ? value
+      : selectedValue(value, below, depth + 1);
     if (out === null && kept !== value) {
       // The members before this one were kept as they are.
       out = {};

@@ -96,6 +96,92 @@ export function coerceScalar(name: string, raw: unknown): unknown {
 }
 
 /**
+ * True when a subgraph's value is already what a built-in scalar position
+ * answers, as {@linkcode coerceScalar} would return it unchanged: a string for
+ * `String` and `ID`, a boolean for `Boolean`, a 32-bit integer for `Int`, a
+ * finite number for `Float`. False for anything else (null, another kind,
+ * a custom scalar, an unnamed scalar): those take {@linkcode coerceScalar}.
+ * The shaper's fast path (issue 45): most leaves of a big answer are this.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keptAsIs } from "./coerce_leaf.ts";
+ * assert.equal(keptAsIs("Float", 0.5), true);
+ * assert.equal(keptAsIs("Int", 0.5), false);
+ * assert.equal(keptAsIs("ID", 7), false);
+ * assert.equal(keptAsIs("Float", Infinity), false);
+ * assert.equal(keptAsIs("JSON", "any"), false);
+ * assert.equal(keptAsIs("String", null), false);
+ * ```
+ * @param name The scalar's name (undefined: an unnamed scalar).
+ * @param raw The subgraph's value.
+ * @returns Whether it is kept as it is.
+ */
+export function keptAsIs(name: string | undefined, raw: unknown): boolean {
+  switch (name) {
+    case "String":
+    case "ID":
+      return typeof raw === "string";
+    case "Float":
+      return typeof raw === "number" && Number.isFinite(raw);
+    case "Int":
+      return typeof raw === "number" && (raw | 0) === raw;
+    case "Boolean":
+      return typeof raw === "boolean";
+    default:
+      return false;
+  }
+}
+
+/**
+ * How many of a list's first items {@linkcode keptAsIs} keeps: one loop per
+ * scalar, no call per item (the shaper's lists of leaves, issue 45).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keptPrefix } from "./coerce_leaf.ts";
+ * assert.equal(keptPrefix("Int", [1, 2, 3]), 3);
+ * assert.equal(keptPrefix("Int", [1, 2.5, 3]), 1);
+ * assert.equal(keptPrefix("Float", [0.5, null]), 1);
+ * assert.equal(keptPrefix("String", ["a", 1]), 1);
+ * assert.equal(keptPrefix("Boolean", [true, false]), 2);
+ * assert.equal(keptPrefix("JSON", [{}]), 0);
+ * ```
+ * @param name The scalar's name (undefined: an unnamed scalar).
+ * @param list The subgraph's list.
+ * @returns The length of its longest prefix kept as it is.
+ */
+export function keptPrefix(name: string | undefined, list: readonly unknown[]): number {
+  const n = list.length;
+  let i = 0;
+  switch (name) {
+    case "Float":
+      for (; i < n; i++) {
+        const v = list[i];
+        if (typeof v !== "number" || !Number.isFinite(v)) break;
+      }
+      return i;
+    case "Int":
+      for (; i < n; i++) {
+        const v = list[i];
+        if (typeof v !== "number" || (v | 0) !== v) break;
+      }
+      return i;
+    case "String":
+    case "ID":
+      while (i < n && typeof list[i] === "string") i++;
+      return i;
+    case "Boolean":
+      while (i < n && typeof list[i] === "boolean") i++;
+      return i;
+    default:
+      return 0;
+  }
+}
+
+/**
  * The kind of a value, for error messages that must not echo the value.
  *
  * @example

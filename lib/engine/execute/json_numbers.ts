@@ -69,8 +69,21 @@ function keepExact(this: unknown, _key: string, value: unknown, context?: { sour
 
 /**
  * True when the text has a run of at least 16 digits (inside a string or not:
- * a false positive only costs a slower parse).
+ * a false positive only costs a slower parse) that is not a plain fraction: a
+ * run after a `.` with no exponent behind it (`0.2857142857142857`, what
+ * printing most doubles gives) is the fraction of a number whose integer part
+ * is a run of its own (checked on its own), so it is neither an integer nor
+ * past the doubles' range. With an exponent (`1.2345678901234567e19`) it may
+ * be an integer beyond 2^53.
  *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { mayHoldInexactInteger } from "./json_numbers.ts";
+ * assert.equal(mayHoldInexactInteger('{"f":0.2857142857142857}'), false);
+ * assert.equal(mayHoldInexactInteger('{"i":12345678901234567890}'), true);
+ * assert.equal(mayHoldInexactInteger('{"e":1.2345678901234567e19}'), true);
+ * ```
  * @param text JSON text.
  * @returns Whether a number in it may not be exact as a double.
  */
@@ -82,10 +95,17 @@ export function mayHoldInexactInteger(text: string): boolean {
     while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
     let end = i + 1;
     while (end < text.length && isDigit(text.charCodeAt(end))) end++;
-    if (end - start >= DIGITS) return true;
+    if (end - start < DIGITS) continue;
+    const after = text.charCodeAt(end) | 0x20;
+    if (start > 0 && text.charCodeAt(start - 1) === DOT && after !== LOWER_E) continue;
+    return true;
   }
   return false;
 }
+
+/** `.` and `e` (a character code `| 0x20` folds `E` into it). */
+const DOT = 46;
+const LOWER_E = 101;
 
 function isDigit(code: number): boolean {
   return code >= 48 && code <= 57;

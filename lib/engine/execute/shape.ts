@@ -20,7 +20,14 @@ import type { GraphQLFormattedError } from "graphql";
 import type { Layers } from "./_layers.ts";
 import { unauthorizedError } from "../prepare/field_access.ts";
 import type { NField, NSelection, TypeRef } from "../prepare/normalize.ts";
-import { coerceScalar, kindOf, nestedDeeperThan, NOT_COERCIBLE } from "./coerce_leaf.ts";
+import {
+  coerceScalar,
+  keptAsIs,
+  keptPrefix,
+  kindOf,
+  nestedDeeperThan,
+  NOT_COERCIBLE,
+} from "./coerce_leaf.ts";
 import { MAX_DATA_DEPTH } from "../prepare/limits.ts";
 import { isRawNumber } from "./json_numbers.ts";
 
@@ -219,42 +226,53 @@ class Shaper {
       typeName = runtime as string;
       fields = sliced;
     }
-    const out: Record<string, unknown> = {};
     // Issue 33: while every value is the source's own, the source object is
-    // already the answer (same keys, same order): it is returned instead of
-    // `out`, so a big answer is not held twice (the copy dies young instead).
-    let same = layer === undefined;
+    // already the answer (same keys, same order): it is returned, and nothing is
+    // copied (issue 45: the copy is made at the first value that differs, from
+    // the source's values before it, which were kept as they are).
+    let out: Record<string, unknown> | null = layer === undefined ? null : {};
     // `{}`, and per field at least `"":` and a value's first character (key lengths
     // left out: one addition per object keeps it a lower bound and cheap).
     const bytes = this.#bytes + 2 + 4 * fields.length;
     if (bytes > this.#maxBytes) throw this.#tooLarge();
     this.#bytes = bytes;
-    for (const f of fields) {
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i]!;
       if (f.name === "__typename") {
-        out[f.key] = typeName;
-        if (same && source[f.key] !== typeName) same = false;
+        if (out !== null) out[f.key] = typeName;
+        else if (source[f.key] !== typeName) (out = copied(source, fields, i))[f.key] = typeName;
         continue;
       }
-      this.#path.push(f.key);
       if (this.#denied?.has(f)) {
+        this.#path.push(f.key);
         this.#error(unauthorizedError(this.#path.slice()));
         this.#path.pop();
         if (f.type.kind === "nonNull") return INVALID;
-        out[f.key] = null;
-        same = false;
+        (out ??= copied(source, fields, i))[f.key] = null;
         continue;
       }
       let raw = layer !== undefined && f.key in layer ? layer[f.key] : source[f.key];
+      // A built-in scalar's value of its own kind is kept as it is (no call, no path).
+      const leaf = f.type.kind === "nonNull" ? f.type.of : f.type;
+      if (leaf.kind === "scalar" && keptAsIs(leaf.name, raw)) {
+        if (typeof raw === "string" && (this.#bytes += raw.length) > this.#maxBytes) {
+          throw this.#tooLarge();
+        }
+        if (out !== null) out[f.key] = raw;
+        continue;
+      }
       // JSON holds no functions: one is inherited (an alias `toString` the subgraph left out).
       if (typeof raw === "function") raw = undefined;
+      this.#path.push(f.key);
       const value = this.value(raw, f.type, f, typeName);
       this.#path.pop();
       if (value === INVALID) return INVALID;
       const kept = value === ERRORED ? null : value;
-      out[f.key] = kept;
-      if (same && kept !== raw) same = false;
+      if (out !== null) out[f.key] = kept;
+      else if (kept !== raw) (out = copied(source, fields, i))[f.key] = kept;
     }
-    return same && sameKeys(source, fields) ? source : out;
+    if (out !== null) return out;
+    return sameKeys(source, fields) ? source : copied(source, fields, fields.length);
   }
 
   value(
@@ -277,23 +295,36 @@ class Shaper {
         if (!Array.isArray(raw)) {
           return this.#invalid(`a list for ${parentType}.${field.name}`, raw);
         }
-        const out = new Array(raw.length);
         // `[]` and the separators between items (each item counts itself).
         this.#bytes += raw.length === 0 ? 2 : raw.length + 1;
         if (this.#bytes > this.#maxBytes) throw this.#tooLarge();
+        let i = 0;
+        const item = type.of.kind === "nonNull" ? type.of.of : type.of;
+        if (item.kind === "scalar") {
+          // Issue 45: a list of a built-in scalar's values of their own kind is
+          // checked in one loop (no call, no path per item).
+          i = keptPrefix(item.name, raw);
+          if (item.name === "String" || item.name === "ID") {
+            let strings = 0;
+            for (let j = 0; j < i; j++) strings += (raw[j] as string).length;
+            if ((this.#bytes += strings) > this.#maxBytes) throw this.#tooLarge();
+          }
+          if (i === raw.length) return raw;
+        }
         const path = this.#path;
-        let same = true;
-        for (let i = 0; i < raw.length; i++) {
+        // Every item the source's own: the source list is the answer (see `object`);
+        // the copy is made at the first item that differs.
+        let out: unknown[] | null = null;
+        for (; i < raw.length; i++) {
           path.push(i);
           const v = this.value(raw[i], type.of, field, parentType);
           path.pop();
           if (v === INVALID) return ERRORED;
           const kept = v === ERRORED ? null : v;
-          out[i] = kept;
-          if (same && kept !== raw[i]) same = false;
+          if (out !== null) out.push(kept);
+          else if (kept !== raw[i]) (out = raw.slice(0, i)).push(kept);
         }
-        // Every item the source's own: the source list is the answer (see `object`).
-        return same ? raw : out;
+        return out ?? raw;
       }
       case "enum":
         if (typeof raw !== "string" || !type.values.has(raw)) {
@@ -348,6 +379,20 @@ class Shaper {
     });
     return ERRORED;
   }
+}
+
+/**
+ * The shaped object's first `count` fields, whose values were the source's
+ * own (`__typename` included: it was the source's too).
+ */
+function copied(
+  source: Record<string, unknown>,
+  fields: readonly NField[],
+  count: number,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < count; i++) out[fields[i]!.key] = source[fields[i]!.key];
+  return out;
 }
 
 /**

@@ -121,6 +121,35 @@ Deno.test("issue 15 silent data: the digit scan finds every run of 16 digits whe
   });
 });
 
+Deno.test("issue 45: a long fraction (how most doubles print) is parsed without the reviver; an exponent, or a long integer part, still is not", () => {
+  for (let offset = 0; offset < 48; offset++) {
+    const pad = "x".repeat(offset);
+    const fraction = `0.${"3".repeat(16 + (offset % 5))}`;
+    assert.equal(mayHoldInexactInteger(`${pad}${fraction},${pad}`), false, `fraction at ${offset}`);
+    assert.equal(
+      mayHoldInexactInteger(`${pad}${fraction}`),
+      false,
+      `fraction at the end, ${offset}`,
+    );
+    // `1.2345678901234567e19` is an integer beyond 2^53.
+    assert.equal(
+      mayHoldInexactInteger(`${pad}1.${"2".repeat(16)}e19${pad}`),
+      true,
+      `e at ${offset}`,
+    );
+    assert.equal(
+      mayHoldInexactInteger(`${pad}1.${"2".repeat(16)}E19${pad}`),
+      true,
+      `E at ${offset}`,
+    );
+    // A long integer part before a long fraction.
+    assert.equal(mayHoldInexactInteger(`${pad}${"9".repeat(17)}.${"1".repeat(16)}`), true);
+  }
+  // Parsed exact where it matters: the integer beyond 2^53 written with an exponent.
+  const parsed = parseJsonExact(`{"f":0.2857142857142857,"e":1.2345678901234567e19}`);
+  assert.equal(JSON.stringify(parsed), `{"f":0.2857142857142857,"e":1.2345678901234567e19}`);
+});
+
 Deno.test("issue 15 silent data: a long integer where an object belongs is named as a number, not read as an object", async () => {
   const engine = createEngine(model(), {
     fetch: () =>
