@@ -14,7 +14,7 @@ import { APPLICATION_JSON, isJsonContentType } from "./_media.ts";
 import { isUtf8QueryString } from "../request/query_string.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
 import { bodyOf } from "../request/context.ts";
-import { parseJsonExact } from "../engine/execute/json_numbers.ts";
+import { parseJsonExact } from "../engine/prepare/json_numbers.ts";
 import { documentIdOf } from "../persisted/mod.ts";
 
 /** Invalid UTF-8 is refused, never replaced with U+FFFD and executed. */

@@ -7,7 +7,7 @@
  */
 import { isObject } from "./_data.ts";
 import type { KeyTree } from "../plan/sel.ts";
-import { isRawNumber } from "./json_numbers.ts";
+import { isRawNumber } from "../prepare/json_numbers.ts";
 import { MAX_DATA_DEPTH } from "../prepare/limits.ts";
 
 type Json = Record<string, unknown>;

@@ -14,7 +14,7 @@ import {
   type GraphQLScalarType,
   GraphQLString,
 } from "graphql";
-import { isRawNumber } from "./json_numbers.ts";
+import { isRawNumber } from "../prepare/json_numbers.ts";
 
 const BUILT_IN: ReadonlyMap<string, GraphQLScalarType<unknown, unknown>> = new Map<
   string,
@@ -43,7 +43,7 @@ export const NOT_COERCIBLE: unique symbol = Symbol("not coercible");
  * ```ts
  * import assert from "node:assert/strict";
  * import { coerceScalar, NOT_COERCIBLE } from "./coerce_leaf.ts";
- * import { parseJsonExact } from "./json_numbers.ts";
+ * import { parseJsonExact } from "../prepare/json_numbers.ts";
  * assert.equal(coerceScalar("Int", 3), 3);
  * assert.equal(coerceScalar("ID", 7), "7");
  * assert.equal(coerceScalar("Int", { ssn: "123" }), NOT_COERCIBLE);

@@ -11,7 +11,6 @@
  * - `_data.ts`, `_layers.ts`, `_rep_index.ts`, `_answer_keys.ts` — the merged data and its
  *   indexes;
  * - `shape.ts`, `coerce_leaf.ts` — the client's selection over the merged data;
- * - `json_numbers.ts` — exact numbers in subgraph JSON;
  * - `subgraph_errors.ts` — the subgraph error propagation policy;
  * - `shared_results.ts` — identical operations share one rendered result;
  * - `entity_cache.ts`, `cache_control.ts` — the entity cache (`entity_cache`): keys, lookups
@@ -22,7 +21,7 @@
  */
 export { type ExecutedData, executePlan, type ExecutePlanOptions } from "./execute.ts";
 export { type ShapeOptions, shapeResponse } from "./shape.ts";
-export { isRawNumber, parseJsonExact } from "./json_numbers.ts";
+export { isRawNumber, parseJsonExact } from "../prepare/json_numbers.ts";
 export { printOnce, SharedResults } from "./shared_results.ts";
 export { type SubgraphErrorPolicy, subgraphErrorPolicyOf } from "./subgraph_errors.ts";
 export { UPLOAD_NOT_ROUTABLE, uploadFetchOf } from "./uploads.ts";

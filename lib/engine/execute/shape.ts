@@ -29,7 +29,7 @@ import {
   NOT_COERCIBLE,
 } from "./coerce_leaf.ts";
 import { MAX_DATA_DEPTH } from "../prepare/limits.ts";
-import { isRawNumber } from "./json_numbers.ts";
+import { isRawNumber } from "../prepare/json_numbers.ts";
 
 /** Options for {@linkcode shapeResponse}. */
 export interface ShapeOptions {

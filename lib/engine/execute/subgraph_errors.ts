@@ -9,7 +9,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { SubgraphErrorPropagationConfig } from "../../config/types.ts";
-import { isRawNumber } from "./json_numbers.ts";
+import { isRawNumber } from "../prepare/json_numbers.ts";
 
 /** The policy applied to every subgraph error. */
 export interface SubgraphErrorPolicy {

@@ -21,7 +21,7 @@ import {
   type VariableDefinitionNode,
 } from "graphql";
 import { clipForMessage } from "../../errors.ts";
-import { exactInput } from "../execute/json_numbers.ts";
+import { exactInput } from "./json_numbers.ts";
 
 /** Options of {@linkcode coerceVariables}. */
 export interface CoerceVariablesOptions {

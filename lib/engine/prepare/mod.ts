@@ -12,6 +12,7 @@
  * - `introspection.ts` — `__schema`/`__type` detection and the introspection guard;
  * - `coerce_variables.ts` — variable coercion with graphql-js's rules and messages;
  * - `field_access.ts` — `@authenticated`/`@requiresScopes` removal;
+ * - `json_numbers.ts` — exact numbers in JSON (variables, subgraph answers), shared with execution;
  * - `reserved_alias.ts`, `override_labels.ts`, `_fragments.ts` — small rules and helpers.
  *
  * @module

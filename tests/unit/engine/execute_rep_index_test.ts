@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { Layers } from "../../../lib/engine/execute/_layers.ts";
 import { RepresentationIndex } from "../../../lib/engine/execute/_rep_index.ts";
 import type { RepField, RepSelection } from "../../../lib/engine/plan/rep.ts";
-import { parseJsonExact } from "../../../lib/engine/execute/json_numbers.ts";
+import { parseJsonExact } from "../../../lib/engine/prepare/json_numbers.ts";
 
 function leaf(key: string, isKey = false): RepField {
   return { key, dataKey: key, selection: null, ...(isKey ? { isKey } : {}) };

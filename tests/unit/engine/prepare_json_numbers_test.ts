@@ -3,7 +3,7 @@ import { composeServices } from "@theguild/federation-composition";
 import { parse } from "graphql";
 import { buildSupergraph } from "../../../lib/supergraph/mod.ts";
 import { createEngine, execute, prepare } from "../../../lib/engine/mod.ts";
-import { mayHoldInexactInteger, parseJsonExact } from "../../../lib/engine/execute/json_numbers.ts";
+import { mayHoldInexactInteger, parseJsonExact } from "../../../lib/engine/prepare/json_numbers.ts";
 import { parseConfig } from "../../../lib/config/mod.ts";
 import { createHandler } from "../../../lib/http/mod.ts";
 import { silentLogger } from "../../../lib/log/mod.ts";
