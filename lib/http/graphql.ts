@@ -52,7 +52,7 @@ import {
 } from "./_media.ts";
 import { csrfRefusal } from "./csrf.ts";
 import { type BatchDeps, handleBatch } from "./batch.ts";
-import { closeUpload, readUpload, type UploadRequest } from "./upload_edge.ts";
+import { closeUpload, readUpload, uploadOf, type UploadRequest } from "./upload_edge.ts";
 import { formBoundary } from "./multipart_form.ts";
 import {
   multipartResponse,
@@ -274,7 +274,8 @@ async function readOperationRequest(
   try {
     const limits = deps.engine.limits;
     const boundary = method === "POST" ? formBoundary(request.headers.get("content-type")) : null;
-    if (boundary !== null) upload = await readUpload(request, deps, boundary);
+    // The edge read the upload's operations and map before the slot (handler.ts).
+    if (boundary !== null) upload = uploadOf(request) ?? await readUpload(request, deps, boundary);
     const read = upload !== null
       ? upload.raw
       : method === "GET"

@@ -30,6 +30,8 @@ import { handleGraphQL } from "./graphql.ts";
 import { isWebSocketUpgrade } from "./subscriptions_ws.ts";
 import type { PluginHost, PluginRequest } from "../plugins/mod.ts";
 import { formBoundary } from "./multipart_form.ts";
+import { closeUpload, readUpload } from "./upload_edge.ts";
+import { csrfRefusal } from "./csrf.ts";
 import { compileRateLimit, type LimitedFacet, type RateLimitCheck } from "./rate_limit.ts";
 
 /** A route's handler. */
@@ -47,6 +49,11 @@ interface Routes {
   readonly prefixes: readonly (readonly [string, FacetHandler])[];
   /** A multipart upload to GraphQL with `file_uploads` on: its facet streams the body. */
   readonly streamsBody: (facet: FacetHandler, request: Request) => boolean;
+  /**
+   * Reads such an upload's `operations` and `map` (bounded, under the request's
+   * deadline) before it takes a slot: a slow uploader waits outside the gate.
+   */
+  readonly readUploadHead: (request: Request, signal: AbortSignal) => Promise<void>;
   readonly cors: CorsPolicy;
   readonly bodyLimit: number;
   /** The routes as telemetry labels them. */
@@ -256,9 +263,11 @@ async function admitted(
       // The body is read before the request asks for a slot, counted against
       // traffic_shaping.router.max_buffered_body_bytes as it arrives.
       prepare: async (signal) => {
-        // A file upload's body is streamed by the facet, never read ahead.
+        // A file upload's files are streamed by the facet, never read ahead; its
+        // operations and map are read here, outside the gate.
         if (routes.streamsBody(facet, request)) {
           read = NO_BODY;
+          await routes.readUploadHead(request, signal);
           return;
         }
         read = await readBody(request, routes.bodyLimit, {
@@ -278,6 +287,8 @@ async function admitted(
     });
   } finally {
     gate.releaseBody(held);
+    // An upload read here whose facet never ran (refused at the gate): counted and closed.
+    await closeUpload(request);
   }
 }
 
@@ -593,6 +604,12 @@ function compileRoutes(
     streamsBody: (facet, request) =>
       config.file_uploads.enabled && facet === graphql && request.method === "POST" &&
       formBoundary(request.headers.get("content-type")) !== null,
+    readUploadHead: async (request, signal) => {
+      // A request CSRF prevention refuses is refused by the facet, unread.
+      if (csrfRefusal(request, config.csrf_prevention) !== null) return;
+      const boundary = formBoundary(request.headers.get("content-type"))!;
+      await readUpload(request, state, boundary, { signal });
+    },
     cors: compileCors(config.cors),
     bodyLimit: config.max_request_body_bytes,
     table: {

@@ -31,6 +31,7 @@ export async function readUpload(
   request: Request,
   deps: UploadDeps,
   boundary: string,
+  options: { readonly signal?: AbortSignal } = {},
 ): Promise<UploadRequest> {
   const config = deps.config.file_uploads;
   if (!config.enabled) {
@@ -46,7 +47,7 @@ export async function readUpload(
       config,
       limits: deps.engine.limits,
       maxFieldBytes: deps.config.max_request_body_bytes,
-      signal: signalOf(request),
+      signal: options.signal ?? signalOf(request),
     });
   } catch (error) {
     deps.telemetry?.metrics?.upload("refused", 0);
@@ -54,6 +55,16 @@ export async function readUpload(
   }
   (request as unknown as WithUpload)[UPLOAD] = { upload, deps };
   return upload;
+}
+
+/**
+ * The upload {@linkcode readUpload} read for a request (the edge reads its
+ * `operations` and `map` before the request takes a slot), or null.
+ * @param request The request.
+ * @returns Its upload, or null.
+ */
+export function uploadOf(request: Request): UploadRequest | null {
+  return (request as unknown as WithUpload)[UPLOAD]?.upload ?? null;
 }
 
 /** What an upload reads of the facet's dependencies. */
@@ -72,6 +83,8 @@ export interface UploadDeps {
 export async function closeUpload(request: Request): Promise<void> {
   const held = (request as unknown as WithUpload)[UPLOAD];
   if (held === undefined) return;
+  // Once: the facet closes it when answered, the edge again when the facet never ran.
+  delete (request as unknown as WithUpload)[UPLOAD];
   const { upload, deps } = held;
   deps.telemetry?.metrics?.upload(upload.streamed() ? "streamed" : "refused", upload.bytes());
   await upload.close();

@@ -269,3 +269,67 @@ Deno.test("issue 43: an upload whose file stops arriving is answered at the rout
     },
   );
 });
+
+Deno.test("an upload whose operations part stalls waits outside the gate: the only slot stays free", async () => {
+  await withRouter(
+    {
+      ...ON,
+      engine: { max_concurrent_operations: 1 },
+      traffic_shaping: { router: { request_timeout: "3s" } },
+    },
+    async ({ router }) => {
+      const boundary = "slowhead";
+      // Half of the operations part, then nothing until the client gives up.
+      const head =
+        `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":"mut`;
+      const client = new AbortController();
+      let sent = false;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (!sent) {
+            sent = true;
+            controller.enqueue(new TextEncoder().encode(head));
+            return;
+          }
+          await new Promise((resolve) => client.signal.addEventListener("abort", resolve));
+          controller.error(new Error("The client gave up"));
+        },
+      });
+      const timer = setTimeout(() => client.abort(), 15_000);
+      let uploadAnswered = false;
+      const upload = fetch(`${router.url}/graphql`, {
+        method: "POST",
+        headers: {
+          "content-type": `multipart/form-data; boundary=${boundary}`,
+          "apollo-require-preflight": "true",
+        },
+        body,
+        signal: client.signal,
+      }).then(async (response) => {
+        uploadAnswered = true;
+        return { status: response.status, json: await response.json() };
+      });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300)); // the upload is in
+        const query = await fetch(`${router.url}/graphql`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query: "{ __typename }" }),
+          signal: AbortSignal.timeout(10_000),
+        });
+        assert.equal(query.status, 200);
+        assert.deepEqual(await query.json(), { data: { __typename: "Query" } });
+        assert.equal(uploadAnswered, false, "the query was answered while the upload stalled");
+        // The stalled upload is answered at the router's deadline as any body too slow to
+        // arrive is: 408, the client was slow.
+        const stalled = await upload;
+        assert.equal(stalled.status, 408);
+        assert.equal(error(stalled.json).code, "REQUEST_TIMEOUT");
+      } finally {
+        client.abort();
+        clearTimeout(timer);
+        await upload.catch(() => {});
+      }
+    },
+  );
+});
