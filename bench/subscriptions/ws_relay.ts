@@ -8,7 +8,7 @@
  * delivered (/proc/<pid>/stat): guard minus direct is the relay's cost.
  *
  *   deno run -A bench/subscriptions/ws_relay.ts drive [SUBSCRIBERS=1000] [RATE=10] [SECONDS=10] [FRAME=300]
- *   ROUNDS=3 bench/subscriptions/ws_relay.sh   # guard and direct alternated
+ *   ROUNDS=3 bench/subscriptions/ws_relay.sh [BASE_ROOT]   # guard (and base) and direct alternated
  *
  * @module
  */
