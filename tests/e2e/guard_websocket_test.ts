@@ -5,12 +5,16 @@
  * the relay's 256 KiB bulk reads); a client that stops reading holds the
  * relay to one read's bytes: the rest waits in the server's WebSocket, where
  * `subscriptions.max_unsent_bytes` counts it
- * (`tests/e2e/subscriptions_ws_test.ts` shows that bound through the guard).
+ * (`tests/e2e/subscriptions_ws_test.ts` shows that bound through the guard);
+ * and the router itself, with the production profile and the guard's default
+ * limits, passes every graphql-ws event in order to 100 subscribers.
  *
  * Every test has a deadline: a lost frame fails it, never hangs it.
  */
 import assert from "node:assert/strict";
+import { createClient } from "graphql-ws";
 import { type ConnectionLimits, serveGuarded } from "../../lib/listen/guarded_serve.ts";
+import { review, until, withFixture } from "./_subscription_fixture.ts";
 
 const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
 /** The router's defaults (traffic_shaping.router): the guard on, as operators run it. */
@@ -151,4 +155,65 @@ Deno.test("guard: a WebSocket client that stops reading holds the relay to bound
     conn.close();
     await deadline(server.shutdown(), 5_000, "the shutdown").catch(() => {});
   }
+});
+
+Deno.test("guard: 100 graphql-ws subscribers of the router (production profile, guard on) get every event in order, 300 KB ones too", async () => {
+  const EVENTS = 24;
+  const body = (i: number) => String.fromCharCode(97 + (i % 26)).repeat(i % 3 === 2 ? 300_000 : 40);
+  await withFixture({}, async (fixture) => {
+    const clients = Array.from({ length: 100 }, () =>
+      createClient({
+        url: fixture.wsUrl,
+        retryAttempts: 0,
+        lazy: false,
+        // The connection closing at the end of the test is expected.
+        onNonLazyError: () => {},
+      }));
+    try {
+      const received: { id: string; body: string }[][] = clients.map(() => []);
+      const failures: unknown[] = [];
+      for (const [i, client] of clients.entries()) {
+        client.subscribe({ query: "subscription { reviewAdded { id body } }" }, {
+          next: (value) => {
+            const added = (value.data as { reviewAdded: { id: string; body: string } }).reviewAdded;
+            received[i]!.push(added);
+          },
+          error: (error) =>
+            void failures.push(
+              error instanceof CloseEvent ? `closed ${error.code}: ${error.reason}` : error,
+            ),
+          complete: () => {},
+        });
+      }
+      await until(
+        () => fixture.router.state().engine.subscriptions.active.size === 100,
+        "100 subscriptions",
+      );
+      for (let i = 0; i < EVENTS; i++) {
+        fixture.feed.publish(review(`r${i}`, { body: body(i) }));
+        // Small events in bursts; a 300 KB one goes out whole before the next, within the
+        // default subscriptions.max_unsent_bytes of a reading client.
+        if (i % 3 === 2) {
+          await until(
+            () => failures.length > 0 || received.every((events) => events.length === i + 1),
+            `event ${i} at every subscriber`,
+          );
+        }
+      }
+      await until(
+        () => failures.length > 0 || received.every((events) => events.length === EVENTS),
+        "every event at every subscriber",
+      );
+      assert.deepEqual(failures, []);
+      for (const [i, events] of received.entries()) {
+        for (let n = 0; n < EVENTS; n++) {
+          if (events[n]!.id !== `r${n}` || events[n]!.body !== body(n)) {
+            assert.fail(`subscriber ${i}: event ${n} is ${events[n]!.id}, not r${n} whole`);
+          }
+        }
+      }
+    } finally {
+      await Promise.all(clients.map((client) => client.dispose()));
+    }
+  });
 });
