@@ -19,6 +19,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
+import type { CpuSource } from "../../lib/state/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
 import { type RunningSubgraph, serveSubgraph } from "../../demo/subgraph.ts";
 import { type JwksStub, startJwksStub } from "./_jwks_stub.ts";
@@ -245,6 +246,8 @@ export interface SubscriptionFixtureOptions {
   readonly config?: Record<string, unknown>;
   /** The products subgraph's root `product` answers once this settles (queries held in flight). */
   readonly productGate?: Promise<void>;
+  /** The serving thread's CPU clock (admission); default: the real one. */
+  readonly cpu?: CpuSource;
 }
 
 /** A running fixture. */
@@ -345,7 +348,12 @@ export async function startSubscriptionFixture(
         ? { authentication: { jwt: { jwks: [{ url: jwks.url, algorithms: ["ES256"] }] } } }
         : {}),
     }));
-    const router = await startRouter({ config, supergraphSdl: outcome.supergraphSdl, log: silent });
+    const router = await startRouter({
+      config,
+      supergraphSdl: outcome.supergraphSdl,
+      log: silent,
+      ...(options.cpu ? { cpu: options.cpu } : {}),
+    });
     if (jwks !== null) await waitReady(router.url);
     return {
       router,
