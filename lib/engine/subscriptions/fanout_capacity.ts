@@ -17,9 +17,8 @@
  * Two mistakes of the first estimate (issue 39) are fixed here. It divided the averaged busy
  * share by the *averaged* active count and multiplied by the count *now*: while subscribers
  * crowd in, the average lags the count, and the projection multiplied the lag (1 000
- * subscribers connecting: one of the first was refused at "545 %" of the thread, the bench
- * of the fan-out, session 15). And it counted a
- * window in which nothing was delivered (subscribers connecting, the feed paused, any event
+ * subscribers connecting: one of the first was refused at "545 %" of the thread,
+ * bench/subscriptions/results.md). And it counted a window in which nothing was delivered (subscribers connecting, the feed paused, any event
  * in the last half second) as fan-out: the CPU of the connections' handshakes and planning
  * read as the cost of delivering events. A sample without deliveries is now no evidence of
  * the fan-out's cost.
