@@ -361,3 +361,25 @@ for (const [profile, config] of PROFILES) {
     });
   });
 }
+
+Deno.test("admission: the subscriptions' CPU share is divided by its source's cores (a process figure over two serving isolates)", async () => {
+  // A process clock that advances one core-second a second, over 2 cores: half busy, not saturated.
+  const processClock: CpuSource = { time: () => performance.now() * 1000, cores: 2 };
+  await withFixture({ config: PRODUCTION, cpu: processClock }, async (fixture) => {
+    const subs = fixture.router.state().engine.subscriptions;
+    const response = await deadline(
+      fetch(fixture.httpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ query: FEED }),
+      }),
+      5000,
+      "the subscription",
+    );
+    assert.equal(response.status, 200);
+    await until(() => (subs.capacity?.busy ?? 0) > 0, "a sample");
+    const busy = subs.capacity!.busy;
+    await response.body?.cancel();
+    assert.ok(busy > 0.45 && busy < 0.55, `half of two cores, read ${busy}`);
+  });
+});
