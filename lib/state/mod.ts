@@ -129,6 +129,8 @@ export interface StateInputs {
 export async function buildState(inputs: StateInputs): Promise<RouterState> {
   const { config, log } = inputs;
   const supergraph = buildSupergraph(inputs.supergraphSdl);
+  // One clock for the gate and the subscriptions, read on this (the serving) thread.
+  const cpu = inputs.cpu ?? servingThreadCpu(config.workers);
   // Plugins first (issue 40): one that cannot load stops the start or the reload, holding nothing.
   const pluginMetrics = inputs.telemetry?.metrics;
   const coprocessor = coprocessorPlugin(config.coprocessor, {
@@ -182,7 +184,7 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
           minLimit: config.engine.adaptive_concurrency.min_concurrency,
           maxLimit: config.engine.adaptive_concurrency.max_concurrency,
         },
-        cpu: inputs.cpu ?? servingThreadCpu(config.workers),
+        cpu,
       }
       : {}),
     maxSubgraphResponseBytes: config.engine.max_subgraph_response_bytes,
@@ -229,7 +231,9 @@ export async function buildState(inputs: StateInputs): Promise<RouterState> {
       maxBuffered: config.subscriptions.max_buffered_events,
       deduplicate: config.subscriptions.deduplicate,
       // Sampled whatever admission says: whether the router is behind decides who is too slow.
-      cpuTime: (inputs.cpu ?? servingThreadCpu(config.workers)).time,
+      // With its cores: a process figure (no per-thread clock) is a share of every serving isolate.
+      cpuTime: cpu.time,
+      cores: cpu.cores,
       ...(config.subscriptions.admission.enabled
         ? { admission: { maxCpuShare: config.subscriptions.admission.max_cpu_share } }
         : {}),

@@ -19,6 +19,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { parseConfig } from "../../lib/config/mod.ts";
 import { type RunningRouter, startRouter } from "../../lib/cli/serve.ts";
+import type { CpuSource } from "../../lib/state/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
 import { type RunningSubgraph, serveSubgraph } from "../../demo/subgraph.ts";
 import { type JwksStub, startJwksStub } from "./_jwks_stub.ts";
@@ -247,6 +248,8 @@ export interface SubscriptionFixtureOptions {
   readonly productGate?: Promise<void>;
   /** The router's logger (access lines included); silent when absent. */
   readonly log?: Logger;
+  /** The serving thread's CPU clock (admission); default: the real one. */
+  readonly cpu?: CpuSource;
 }
 
 /** A running fixture. */
@@ -351,6 +354,7 @@ export async function startSubscriptionFixture(
       config,
       supergraphSdl: outcome.supergraphSdl,
       log: options.log ?? silent,
+      ...(options.cpu ? { cpu: options.cpu } : {}),
     });
     if (jwks !== null) await waitReady(router.url);
     return {

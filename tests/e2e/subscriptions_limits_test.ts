@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { type Client, createClient } from "graphql-ws";
 import { MIN_ADMITTED } from "../../lib/engine/subscriptions/fanout_capacity.ts";
+import type { CpuSource } from "../../lib/state/mod.ts";
 import {
   review,
   type SubscriptionFixture,
@@ -264,7 +265,8 @@ Deno.test("issue 39 (production profile): a router whose thread is saturated (a 
     const late = wsClient(fixture, closes);
     let spinning = true;
     try {
-      const readers = Array.from({ length: 3 }, () => {
+      // As many as are admitted whatever the reading: past them, the router's own fan-out counts.
+      const readers = Array.from({ length: MIN_ADMITTED }, () => {
         const got: unknown[] = [];
         let failed: unknown = null;
         client.subscribe({ query: FEED }, {
@@ -275,7 +277,10 @@ Deno.test("issue 39 (production profile): a router whose thread is saturated (a 
         return { got, failed: () => failed };
       });
       const subs = fixture.router.state().engine.subscriptions;
-      await until(() => subs.active.size === 3 && fixture.feed.open === 1, "the readers");
+      await until(
+        () => subs.active.size === MIN_ADMITTED && fixture.feed.open === 1,
+        "the readers",
+      );
       // The router's thread (this test's) is kept busy 45 ms of every ~46 while events flow,
       // for at most 5 s: its demand reads saturated whatever the machine's load.
       const stopAt = performance.now() + 5_000;
@@ -306,5 +311,66 @@ Deno.test("issue 39 (production profile): a router whose thread is saturated (a 
       spinning = false;
       await Promise.all([client.dispose(), late.dispose()]);
     }
+  });
+});
+
+/** A serving thread that reads more than saturated: 545 % of every window (other processes' load). */
+const OVERLOADED_CPU: CpuSource = { time: () => performance.now() * 1000 * 5.45, cores: 1 };
+
+for (const [profile, config] of PROFILES) {
+  Deno.test(`admission (${profile}): on a machine whose load makes the serving thread read saturated, one subscription at a time is served over SSE (no 503)`, async () => {
+    await withFixture({ config, cpu: OVERLOADED_CPU }, async (fixture) => {
+      const subs = fixture.router.state().engine.subscriptions;
+      for (let round = 0; round < 3; round++) {
+        const response = await deadline(
+          fetch(fixture.httpUrl, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "text/event-stream" },
+            body: JSON.stringify({ query: FEED }),
+          }),
+          5000,
+          `subscription ${round + 1}`,
+        );
+        assert.equal(response.status, 200, `subscription ${round + 1}`);
+        await until(() => fixture.feed.open === 1, "the upstream subscription");
+        fixture.feed.publish(review(`o${round}`));
+        const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+        let text = "";
+        while (!text.includes("event: next")) {
+          const chunk = await deadline(reader.read(), 5000, "the event");
+          if (chunk.done) break;
+          text += chunk.value;
+        }
+        assert.match(text, new RegExp(`"id":"o${round}"`));
+        // Events flowed on a thread that reads saturated: the router counts as behind, and still
+        // the next lone subscription is admitted.
+        await until(() => subs.capacity?.behind === true, "the sampler's reading");
+        await reader.cancel();
+        await until(() => fixture.feed.open === 0, "the subscription's end");
+      }
+      assert.equal(subs.limits.refusedBehind + subs.limits.refusedCapacity, 0);
+    });
+  });
+}
+
+Deno.test("admission: the subscriptions' CPU share is divided by its source's cores (a process figure over two serving isolates)", async () => {
+  // A process clock that advances one core-second a second, over 2 cores: half busy, not saturated.
+  const processClock: CpuSource = { time: () => performance.now() * 1000, cores: 2 };
+  await withFixture({ config: PRODUCTION, cpu: processClock }, async (fixture) => {
+    const subs = fixture.router.state().engine.subscriptions;
+    const response = await deadline(
+      fetch(fixture.httpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ query: FEED }),
+      }),
+      5000,
+      "the subscription",
+    );
+    assert.equal(response.status, 200);
+    await until(() => (subs.capacity?.busy ?? 0) > 0, "a sample");
+    const busy = subs.capacity!.busy;
+    await response.body?.cancel();
+    assert.ok(busy > 0.45 && busy < 0.55, `half of two cores, read ${busy}`);
   });
 });

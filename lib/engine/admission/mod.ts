@@ -7,6 +7,7 @@
  *
  * - `queue.ts` — the admission gate: concurrent operations, a FIFO queue with a deadline;
  * - `adaptive_limit.ts` — how many operations run at once, sized by the event-loop delay;
+ * - `cpu_share.ts` — the serving thread's CPU share of a sampling window ("busy"), within [0, 1];
  * - `memory_budget.ts` — bytes of subgraph answers in flight;
  * - `unsent_answers.ts` — bytes of answers handed to clients and not yet taken;
  * - `cache_cost.ts`, `_lru.ts` — caches bounded in bytes.
@@ -15,6 +16,7 @@
  */
 export { type AdmissionGate, createAdmissionGate, overloaded } from "./queue.ts";
 export { type AdaptiveLimit, createAdaptiveLimit } from "./adaptive_limit.ts";
+export { cpuShare } from "./cpu_share.ts";
 export { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
 export { createUnsentAnswers, type UnsentAnswers } from "./unsent_answers.ts";
 export { entryCost } from "./cache_cost.ts";

@@ -26,6 +26,7 @@
  */
 import { onAbort } from "../../cancellation.ts";
 import type { AdaptiveLimit } from "./adaptive_limit.ts";
+import { cpuShare } from "./cpu_share.ts";
 import { RouterError } from "../../errors.ts";
 
 /** An admission gate (see {@linkcode createAdmissionGate}). */
@@ -210,7 +211,7 @@ export function createAdmissionGate(limit: number, options: AdmissionOptions = {
   function busy(at: number): number | undefined {
     if (cpuTime === undefined) return undefined;
     const cpu = cpuTime();
-    const share = at > cpuSeenAt ? (cpu - cpuSeen) / ((at - cpuSeenAt) * 1000 * cores) : 0;
+    const share = cpuShare(cpu - cpuSeen, { windowMs: at - cpuSeenAt, cores });
     cpuSeen = cpu;
     cpuSeenAt = at;
     return share;

@@ -23,6 +23,7 @@ import {
 } from "./upstream_stream.ts";
 import type { ExecutionObserver, ExecutionResult, SubgraphStages } from "../types.ts";
 import { createFanoutCapacity, type FanoutCapacity } from "./fanout_capacity.ts";
+import { cpuShare } from "../admission/cpu_share.ts";
 import { EventStream } from "./event_stream.ts";
 import { unrefTimer } from "../../timers.ts";
 import { printOnce } from "../execute/mod.ts";
@@ -244,7 +245,7 @@ function fanoutSampler(
     const subs = subsOf();
     const time = now();
     const cpu = cpuTime();
-    const busy = time > at ? (cpu - cpuSeen) / ((time - at) * 1000 * cores) : 0;
+    const busy = cpuShare(cpu - cpuSeen, { windowMs: time - at, cores });
     capacity.sample({ busy, active: subs.active.size, pushes: subs.pushes - pushesSeen });
     cpuSeen = cpu;
     at = time;

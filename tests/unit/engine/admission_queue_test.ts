@@ -371,3 +371,56 @@ Deno.test("issue 33: an adaptive gate feeds its limit the CPU share the serving 
   assert.deepEqual(seen, [0.5, 1]);
   gate.leave();
 });
+
+Deno.test("admission: a CPU clock that advances faster than the window (a '545 %' reading) gives the limit at most 100 %", async () => {
+  const time = fakeTime();
+  let cpu = 0; // µs
+  const seen: (number | undefined)[] = [];
+  const adaptive = {
+    limit: 1,
+    sample(_delay: number, load: { busy?: number | undefined }) {
+      seen.push(load.busy);
+      return 1;
+    },
+  };
+  const gate = createAdmissionGate(0, {
+    adaptive,
+    sampleIntervalMs: 10,
+    cpuTime: () => cpu,
+    ...time,
+  });
+  await gate.enter();
+  cpu += 54_500; // 54.5 ms of "CPU" in a 10 ms window of one thread: impossible
+  time.advance(10);
+  cpu -= 1_000; // a clock read that went back
+  time.advance(10);
+  assert.deepEqual(seen, [1, 0]);
+  gate.leave();
+});
+
+Deno.test("admission: one operation in flight is never refused for saturation, whatever the CPU reading and the loop's delay", async () => {
+  const time = fakeTime();
+  let cpu = 0; // µs
+  // A floor below one (the config's schema forbids it; the limit must not trust that).
+  const adaptive = createAdaptiveLimit({ targetDelayMs: 20, minLimit: 0, initialLimit: 1 });
+  const gate = createAdmissionGate(0, {
+    adaptive,
+    sampleIntervalMs: 20,
+    maxQueueSize: 0, // no queue: an operation over the limit is refused at once
+    cpuTime: () => cpu,
+    ...time,
+  });
+  for (let round = 0; round < 3; round++) {
+    await gate.enter();
+    // A machine overloaded by other processes: every timer fires 500 ms late and the
+    // thread's demand reads over 100 %, for 50 samples.
+    for (let i = 0; i < 50; i++) {
+      cpu += 5.45 * 520_000;
+      time.advance(520);
+    }
+    assert.equal(gate.limit, 1, "the limit never falls below one operation");
+    gate.leave();
+  }
+  assert.equal(gate.refused, 0);
+  assert.equal(gate.admitted, 3);
+});

@@ -203,3 +203,79 @@ Deno.test("issue 39: with admission off (subscriptions.admission.enabled: false)
   }
   assert.equal(started.stream.ended, false, "behind: the reader is kept");
 });
+
+Deno.test("admission: the first MIN_ADMITTED subscriptions are admitted even while the thread reads saturated (a loaded machine is no cause to refuse them)", async () => {
+  const h = harness({ maxCpuShare: 0.8 });
+  const first = h.subscribe();
+  assert.ok(first.ok);
+  const readers = [reader(first.stream)];
+  // Other processes take the cores: the one subscription's thread reads 100 % while events flow.
+  for (let i = 0; i < 5; i++) {
+    h.window(1, 1);
+    await turn();
+  }
+  assert.equal(h.engine.subscriptions.capacity?.behind, true);
+  for (let i = 1; i < MIN_ADMITTED; i++) {
+    const started = h.subscribe();
+    assert.ok(started.ok, `subscription ${i + 1} of ${MIN_ADMITTED} admitted`);
+    readers.push(reader(started.stream));
+  }
+  // Past the floor the router's own fan-out is on the thread: behind, it refuses.
+  const refused = h.subscribe();
+  assert.equal(refused.ok, false);
+  assert.match(!refused.ok ? refused.result.errors?.[0]?.message ?? "" : "", /behind/);
+  assert.equal(h.engine.subscriptions.limits.refusedBehind, 1);
+  assert.equal(h.engine.subscriptions.active.size, MIN_ADMITTED);
+});
+
+Deno.test("admission: a thread that reads more than 100 % (a CPU clock faster than the window) says at most 100 %", async () => {
+  const h = harness({ maxCpuShare: 0.8 });
+  for (let i = 0; i < 20; i++) assert.ok(h.subscribe().ok);
+  for (let i = 0; i < 5; i++) {
+    h.window(5.45, 1);
+    await turn();
+  }
+  assert.equal(h.engine.subscriptions.capacity?.busy, 1);
+  const refused = h.subscribe();
+  assert.match(
+    !refused.ok ? refused.result.errors?.[0]?.message ?? "" : "",
+    /saturated: 100 % busy/,
+  );
+});
+
+Deno.test("admission: subscribers crowding in are judged by each sample's own count (an averaged count lags them, and the projection multiplied the lag)", async () => {
+  const h = harness({ maxCpuShare: 0.8 });
+  let active = 0;
+  // A crowd connects while events trickle: the thread's share stays at 50 % while the count
+  // grows 2, 6, 10, 14, 16; 16 subscribers cost at most 50 %, so 17 fit within 80 %
+  // (the averaged count, 9.6, projected 0.5 / 9.6 × 17 = 89 %: refused).
+  for (const count of [2, 6, 10, 14, 16]) {
+    while (active < count) {
+      assert.ok(h.subscribe().ok);
+      active++;
+    }
+    h.window(0.5, 1);
+    await turn();
+  }
+  const started = h.subscribe();
+  assert.ok(started.ok, !started.ok ? started.result.errors?.[0]?.message : "");
+  assert.equal(h.engine.subscriptions.limits.refusedCapacity, 0);
+});
+
+Deno.test("admission: a sample without deliveries is no evidence of the fan-out's cost (the CPU of subscribers connecting is not)", async () => {
+  const h = harness({ maxCpuShare: 0.8 });
+  // 40 subscribers connect while the feed is paused: the thread reads 90 % (handshakes, plans).
+  for (let i = 0; i < 40; i++) assert.ok(h.subscribe().ok);
+  for (let i = 0; i < 4; i++) {
+    h.window(0.9, 0);
+    await turn();
+  }
+  // Then events flow and delivering them to the 40 costs 10 % of the thread: about 320 fit.
+  h.window(0.1, 1);
+  await turn();
+  for (let i = 0; i < 40; i++) {
+    const started = h.subscribe();
+    assert.ok(started.ok, !started.ok ? started.result.errors?.[0]?.message : "");
+  }
+  assert.equal(h.engine.subscriptions.limits.refusedCapacity, 0);
+});
