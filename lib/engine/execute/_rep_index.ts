@@ -10,6 +10,11 @@
  * the lookup by JSON and never decide alone: a combination met for the
  * first time still finds its number by its JSON.
  *
+ * A representation of leaf fields alone is printed from its values directly
+ * (the members' names printed once per type): no object is built for it,
+ * and none is kept on shared objects — printing a few scalars costs less
+ * than finding a memo.
+ *
  * @module
  */
 import type { Layers } from "./_layers.ts";
@@ -29,6 +34,13 @@ interface TypeEntry {
   /** Whether every field is a leaf (only those are looked up by values). */
   readonly leaves: boolean;
   readonly byValues: ValueNode;
+  /**
+   * Leaves with distinct names (not `__typename`): what precedes each value in
+   * the JSON (`{"upc":`, then `,"price":` …); null: the JSON is rendered.
+   */
+  readonly prefixes: readonly string[] | null;
+  /** What follows the last value: the `__typename` member and the closing brace. */
+  readonly tail: string;
 }
 
 /** Options of {@linkcode RepresentationIndex}. */
@@ -67,12 +79,26 @@ export class RepresentationIndex {
     let entry = this.#types.get(typename);
     if (entry !== undefined) return entry;
     const selection = this.#options.selections.get(typename);
-    entry = selection === undefined ? null : {
-      selection,
-      sendTypename: this.#options.sendTypename.get(typename) ?? typename,
-      leaves: selection.fields.length > 0 && selection.fields.every((f) => f.selection === null),
-      byValues: new Map(),
-    };
+    if (selection === undefined) entry = null;
+    else {
+      const fields = selection.fields;
+      const sendTypename = this.#options.sendTypename.get(typename) ?? typename;
+      const leaves = fields.length > 0 && fields.every((f) => f.selection === null);
+      const keys = new Set(fields.map((f) => f.key));
+      // `renderFields` writes the members in field order, `__typename` last; a
+      // name met twice (or `__typename` itself) keeps its first place there.
+      const printable = leaves && keys.size === fields.length && !keys.has("__typename");
+      entry = {
+        selection,
+        sendTypename,
+        leaves,
+        byValues: new Map(),
+        prefixes: printable
+          ? fields.map((f, i) => `${i === 0 ? "{" : ","}${JSON.stringify(f.key)}:`)
+          : null,
+        tail: `,"__typename":${JSON.stringify(sendTypename)}}`,
+      };
+    }
     this.#types.set(typename, entry);
     return entry;
   }
@@ -136,6 +162,17 @@ export class RepresentationIndex {
           node = child;
         } else node = next as ValueNode;
       }
+      // Scalars alone: printed as `JSON.stringify` prints the rendered object.
+      if (node !== undefined && entry.prefixes !== null) {
+        const prefixes = entry.prefixes;
+        let json = "";
+        for (let i = 0; i <= end; i++) {
+          const key = fields[i]!.dataKey;
+          const value = layer !== undefined && key in layer ? layer[key] : object[key];
+          json += prefixes[i] + (value === undefined ? "null" : JSON.stringify(value));
+        }
+        return this.#number(json + entry.tail, node, last);
+      }
     }
     // Shared objects never change: their representation is printed once for all
     // requests sharing them, unless this request's layer changed a field it reads.
@@ -150,6 +187,11 @@ export class RepresentationIndex {
       json = JSON.stringify(rep);
       memo?.set(entry.selection, json);
     }
+    return this.#number(json, node, last);
+  }
+
+  /** The number of a representation's JSON (added when new), noted under its values. */
+  #number(json: string, node: ValueNode | undefined, last: unknown): number {
     let index = this.#byJson.get(json);
     if (index === undefined) {
       index = this.json.length;

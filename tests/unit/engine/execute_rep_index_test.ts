@@ -122,3 +122,18 @@ Deno.test("representations: numbered as by their JSON alone, for any objects", (
     }),
   );
 });
+
+Deno.test("representations: a member named __typename or twice is printed as the rendered object", () => {
+  const typed: RepSelection = {
+    fields: [leaf("upc", true), leaf("__typename")],
+    byType: new Map(),
+  };
+  const twice: RepSelection = {
+    fields: [leaf("upc", true), { key: "upc", dataKey: "sku", selection: null }],
+    byType: new Map(),
+  };
+  const objects = [{ upc: "1", sku: "9", __typename: "Item" }];
+  assert.deepEqual(indexAll(objects, typed), byJsonAlone(objects, typed));
+  assert.deepEqual(indexAll(objects, typed).json, ['{"upc":"1","__typename":"Product"}']);
+  assert.deepEqual(indexAll(objects, twice).json, ['{"upc":"9","__typename":"Product"}']);
+});
