@@ -26,6 +26,44 @@ type Json = Record<string, unknown>;
 /** A node of the lookup by values: the next field's values, or (after the last) the number. */
 type ValueNode = Map<unknown, ValueNode | number>;
 
+/** How a selection's representations print (made once per selection: plans are cached). */
+interface Printer {
+  /** Whether every field is a leaf (only those are looked up by values). */
+  readonly leaves: boolean;
+  /**
+   * Leaves with distinct names (not `__typename`): what precedes each value in
+   * the JSON (`{"upc":`, then `,"price":` …); null: the JSON is rendered.
+   */
+  readonly prefixes: readonly string[] | null;
+  /** What follows the last value, by the `__typename` sent: that member and the brace. */
+  readonly tails: Map<string, string>;
+}
+
+const PRINTERS = new WeakMap<RepSelection, Printer>();
+
+function printerOf(selection: RepSelection): Printer {
+  let printer = PRINTERS.get(selection);
+  if (printer !== undefined) return printer;
+  const fields = selection.fields;
+  const leaves = fields.length > 0 && fields.every((f) => f.selection === null);
+  const keys = new Set(fields.map((f) => f.key));
+  // `renderFields` writes the members in field order, `__typename` last; a
+  // name met twice (or `__typename` itself) keeps its first place there.
+  const printable = leaves && keys.size === fields.length && !keys.has("__typename");
+  printer = {
+    leaves,
+    prefixes: printable
+      ? fields.map((f, i) => `${i === 0 ? "{" : ","}${JSON.stringify(f.key)}:`)
+      : null,
+    tails: new Map(),
+  };
+  PRINTERS.set(selection, printer);
+  return printer;
+}
+
+/** Representations of one request found by a scan of their list before a map is made. */
+const SCAN_UP_TO = 8;
+
 /** What a fetch sends of one type, and the lookup by values of its objects. */
 interface TypeEntry {
   readonly selection: RepSelection;
@@ -34,10 +72,7 @@ interface TypeEntry {
   /** Whether every field is a leaf (only those are looked up by values). */
   readonly leaves: boolean;
   readonly byValues: ValueNode;
-  /**
-   * Leaves with distinct names (not `__typename`): what precedes each value in
-   * the JSON (`{"upc":`, then `,"price":` …); null: the JSON is rendered.
-   */
+  /** See {@linkcode Printer}. */
   readonly prefixes: readonly string[] | null;
   /** What follows the last value: the `__typename` member and the closing brace. */
   readonly tail: string;
@@ -60,7 +95,8 @@ export interface RepresentationIndexOptions {
 export class RepresentationIndex {
   /** The distinct representations' JSON, by number. */
   readonly json: string[] = [];
-  readonly #byJson = new Map<string, number>();
+  /** Made past {@linkcode SCAN_UP_TO} representations (most fetches send a few). */
+  #byJson: Map<string, number> | null = null;
   /** By type name; null: the fetch sends nothing for the type. */
   readonly #types = new Map<string, TypeEntry | null>();
   readonly #layers: Layers;
@@ -81,22 +117,20 @@ export class RepresentationIndex {
     const selection = this.#options.selections.get(typename);
     if (selection === undefined) entry = null;
     else {
-      const fields = selection.fields;
       const sendTypename = this.#options.sendTypename.get(typename) ?? typename;
-      const leaves = fields.length > 0 && fields.every((f) => f.selection === null);
-      const keys = new Set(fields.map((f) => f.key));
-      // `renderFields` writes the members in field order, `__typename` last; a
-      // name met twice (or `__typename` itself) keeps its first place there.
-      const printable = leaves && keys.size === fields.length && !keys.has("__typename");
+      const printer = printerOf(selection);
+      let tail = printer.tails.get(sendTypename);
+      if (tail === undefined) {
+        tail = `,"__typename":${JSON.stringify(sendTypename)}}`;
+        printer.tails.set(sendTypename, tail);
+      }
       entry = {
         selection,
         sendTypename,
-        leaves,
+        leaves: printer.leaves,
         byValues: new Map(),
-        prefixes: printable
-          ? fields.map((f, i) => `${i === 0 ? "{" : ","}${JSON.stringify(f.key)}:`)
-          : null,
-        tail: `,"__typename":${JSON.stringify(sendTypename)}}`,
+        prefixes: printer.prefixes,
+        tail,
       };
     }
     this.#types.set(typename, entry);
@@ -192,11 +226,18 @@ export class RepresentationIndex {
 
   /** The number of a representation's JSON (added when new), noted under its values. */
   #number(json: string, node: ValueNode | undefined, last: unknown): number {
-    let index = this.#byJson.get(json);
+    const list = this.json;
+    let index: number | undefined;
+    if (this.#byJson !== null) index = this.#byJson.get(json);
+    else {
+      const at = list.indexOf(json);
+      if (at >= 0) index = at;
+    }
     if (index === undefined) {
-      index = this.json.length;
-      this.#byJson.set(json, index);
-      this.json.push(json);
+      index = list.length;
+      list.push(json);
+      if (this.#byJson !== null) this.#byJson.set(json, index);
+      else if (list.length > SCAN_UP_TO) this.#byJson = new Map(list.map((j, i) => [j, i]));
     }
     node?.set(last, index);
     return index;
