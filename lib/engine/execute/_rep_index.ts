@@ -26,17 +26,28 @@ type Json = Record<string, unknown>;
 /** A node of the lookup by values: the next field's values, or (after the last) the number. */
 type ValueNode = Map<unknown, ValueNode | number>;
 
+/**
+ * How the representations of one selection print for one sent `__typename`,
+ * when every field is a leaf with a name of its own.
+ */
+interface Form {
+  /**
+   * What precedes each field's value (`{"upc":`, then `,"price":` …); at a
+   * `__typename` field, the whole member (its value is the type sent, not read).
+   */
+  readonly parts: readonly string[];
+  /** The position of the `__typename` field; -1: none (it is added last). */
+  readonly typenameAt: number;
+  /** What follows the last value: the `__typename` member unless among the fields, and `}`. */
+  readonly tail: string;
+}
+
 /** How a selection's representations print (made once per selection: plans are cached). */
 interface Printer {
   /** Whether every field is a leaf (only those are looked up by values). */
   readonly leaves: boolean;
-  /**
-   * Leaves with distinct names (not `__typename`): what precedes each value in
-   * the JSON (`{"upc":`, then `,"price":` …); null: the JSON is rendered.
-   */
-  readonly prefixes: readonly string[] | null;
-  /** What follows the last value, by the `__typename` sent: that member and the brace. */
-  readonly tails: Map<string, string>;
+  /** Leaves with distinct names: the forms by `__typename` sent; null: the JSON is rendered. */
+  readonly forms: Map<string, Form> | null;
 }
 
 const PRINTERS = new WeakMap<RepSelection, Printer>();
@@ -46,19 +57,29 @@ function printerOf(selection: RepSelection): Printer {
   if (printer !== undefined) return printer;
   const fields = selection.fields;
   const leaves = fields.length > 0 && fields.every((f) => f.selection === null);
-  const keys = new Set(fields.map((f) => f.key));
-  // `renderFields` writes the members in field order, `__typename` last; a
-  // name met twice (or `__typename` itself) keeps its first place there.
-  const printable = leaves && keys.size === fields.length && !keys.has("__typename");
-  printer = {
-    leaves,
-    prefixes: printable
-      ? fields.map((f, i) => `${i === 0 ? "{" : ","}${JSON.stringify(f.key)}:`)
-      : null,
-    tails: new Map(),
-  };
+  // `renderFields` writes the members in field order and `__typename` (the type sent)
+  // over its own or last; a name met twice keeps its first place there: rendered.
+  const distinct = new Set(fields.map((f) => f.key)).size === fields.length;
+  printer = { leaves, forms: leaves && distinct ? new Map() : null };
   PRINTERS.set(selection, printer);
   return printer;
+}
+
+function formOf(selection: RepSelection, forms: Map<string, Form>, sendTypename: string): Form {
+  let form = forms.get(sendTypename);
+  if (form !== undefined) return form;
+  const typename = `"__typename":${JSON.stringify(sendTypename)}`;
+  const fields = selection.fields;
+  const typenameAt = fields.findIndex((f) => f.key === "__typename");
+  form = {
+    parts: fields.map((f, i) =>
+      `${i === 0 ? "{" : ","}${i === typenameAt ? typename : `${JSON.stringify(f.key)}:`}`
+    ),
+    typenameAt,
+    tail: typenameAt === -1 ? `,${typename}}` : "}",
+  };
+  forms.set(sendTypename, form);
+  return form;
 }
 
 /** Representations of one request found by a scan of their list before a map is made. */
@@ -72,10 +93,8 @@ interface TypeEntry {
   /** Whether every field is a leaf (only those are looked up by values). */
   readonly leaves: boolean;
   readonly byValues: ValueNode;
-  /** See {@linkcode Printer}. */
-  readonly prefixes: readonly string[] | null;
-  /** What follows the last value: the `__typename` member and the closing brace. */
-  readonly tail: string;
+  /** How its representations print; null: they are rendered. */
+  readonly form: Form | null;
 }
 
 /** Options of {@linkcode RepresentationIndex}. */
@@ -119,18 +138,12 @@ export class RepresentationIndex {
     else {
       const sendTypename = this.#options.sendTypename.get(typename) ?? typename;
       const printer = printerOf(selection);
-      let tail = printer.tails.get(sendTypename);
-      if (tail === undefined) {
-        tail = `,"__typename":${JSON.stringify(sendTypename)}}`;
-        printer.tails.set(sendTypename, tail);
-      }
       entry = {
         selection,
         sendTypename,
         leaves: printer.leaves,
         byValues: new Map(),
-        prefixes: printer.prefixes,
-        tail,
+        form: printer.forms === null ? null : formOf(selection, printer.forms, sendTypename),
       };
     }
     this.#types.set(typename, entry);
@@ -197,15 +210,20 @@ export class RepresentationIndex {
         } else node = next as ValueNode;
       }
       // Scalars alone: printed as `JSON.stringify` prints the rendered object.
-      if (node !== undefined && entry.prefixes !== null) {
-        const prefixes = entry.prefixes;
+      const form = entry.form;
+      if (node !== undefined && form !== null) {
+        const parts = form.parts;
         let json = "";
         for (let i = 0; i <= end; i++) {
+          if (i === form.typenameAt) {
+            json += parts[i];
+            continue;
+          }
           const key = fields[i]!.dataKey;
           const value = layer !== undefined && key in layer ? layer[key] : object[key];
-          json += prefixes[i] + (value === undefined ? "null" : JSON.stringify(value));
+          json += parts[i] + (value === undefined ? "null" : JSON.stringify(value));
         }
-        return this.#number(json + entry.tail, node, last);
+        return this.#number(json + form.tail, node, last);
       }
     }
     // Shared objects never change: their representation is printed once for all
