@@ -10,16 +10,18 @@
  * the lookup by JSON and never decide alone: a combination met for the
  * first time still finds its number by its JSON.
  *
- * A representation of leaf fields alone is printed from its values directly
- * (the members' names printed once per type): no object is built for it,
- * and none is kept on shared objects — printing a few scalars costs less
- * than finding a memo.
+ * A representation of leaf fields with names of their own (the planner's
+ * `__typename` and `@key` fields) is printed from its values directly, the
+ * members' names printed once per selection: no object is built for it,
+ * none is kept on shared objects, and it is looked up by its JSON alone —
+ * printing a few scalars costs about what the lookup by values does, and
+ * most fetches send a few representations (three on average on `plans`).
  *
  * @module
  */
 import type { Layers } from "./_layers.ts";
 import { memoizable, renderFields, repMemoOf } from "./_data.ts";
-import type { RepSelection } from "../plan/rep.ts";
+import type { RepField, RepSelection } from "../plan/rep.ts";
 
 type Json = Record<string, unknown>;
 
@@ -80,6 +82,33 @@ function formOf(selection: RepSelection, forms: Map<string, Form>, sendTypename:
   };
   forms.set(sendTypename, form);
   return form;
+}
+
+/** {@linkcode print}: a `@key` field is missing (nothing is sent). */
+const MISSING: unique symbol = Symbol("missing");
+
+/**
+ * A representation of scalars printed as `JSON.stringify` prints the rendered
+ * object; null when a value is an object (then it is rendered).
+ */
+function print(
+  object: Json,
+  layer: Json | undefined,
+  fields: readonly RepField[],
+  form: Form,
+): string | null | typeof MISSING {
+  const parts = form.parts;
+  let json = "";
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    const value = layer !== undefined && f.dataKey in layer ? layer[f.dataKey] : object[f.dataKey];
+    if (f.isKey && (value === null || value === undefined)) return MISSING;
+    if (i === form.typenameAt) json += parts[i];
+    else if (value === undefined) json += parts[i] + "null";
+    else if (typeof value === "object" && value !== null) return null;
+    else json += parts[i] + JSON.stringify(value);
+  }
+  return json + form.tail;
 }
 
 /** Representations of one request found by a scan of their list before a map is made. */
@@ -185,7 +214,13 @@ export class RepresentationIndex {
     // The node and the value under which a new combination of leaf values is noted.
     let node: ValueNode | undefined;
     let last: unknown;
-    if (entry.leaves) {
+    const form = entry.form;
+    if (form !== null) {
+      const json = print(object, layer, fields, form);
+      if (json === MISSING) return null;
+      // An object value (a JSON scalar, an exact big integer): its JSON is rendered.
+      if (json !== null) return this.#number(json, undefined, undefined);
+    } else if (entry.leaves) {
       node = entry.byValues;
       const end = fields.length - 1;
       for (let i = 0; i <= end; i++) {
@@ -208,22 +243,6 @@ export class RepresentationIndex {
           node.set(value, child);
           node = child;
         } else node = next as ValueNode;
-      }
-      // Scalars alone: printed as `JSON.stringify` prints the rendered object.
-      const form = entry.form;
-      if (node !== undefined && form !== null) {
-        const parts = form.parts;
-        let json = "";
-        for (let i = 0; i <= end; i++) {
-          if (i === form.typenameAt) {
-            json += parts[i];
-            continue;
-          }
-          const key = fields[i]!.dataKey;
-          const value = layer !== undefined && key in layer ? layer[key] : object[key];
-          json += parts[i] + (value === undefined ? "null" : JSON.stringify(value));
-        }
-        return this.#number(json + form.tail, node, last);
       }
     }
     // Shared objects never change: their representation is printed once for all
