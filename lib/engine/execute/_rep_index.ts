@@ -121,7 +121,8 @@ interface TypeEntry {
   readonly sendTypename: string;
   /** Whether every field is a leaf (only those are looked up by values). */
   readonly leaves: boolean;
-  readonly byValues: ValueNode;
+  /** Null where it is not used (printed representations, selections with objects). */
+  readonly byValues: ValueNode | null;
   /** How its representations print; null: they are rendered. */
   readonly form: Form | null;
 }
@@ -145,8 +146,11 @@ export class RepresentationIndex {
   readonly json: string[] = [];
   /** Made past {@linkcode SCAN_UP_TO} representations (most fetches send a few). */
   #byJson: Map<string, number> | null = null;
-  /** By type name; null: the fetch sends nothing for the type. */
-  readonly #types = new Map<string, TypeEntry | null>();
+  /** The first type met, and its entry (most fetches start from objects of one type). */
+  #firstType: string | null = null;
+  #firstEntry: TypeEntry | null = null;
+  /** The other types met, by name; null: the fetch sends nothing for the type. */
+  #types: Map<string, TypeEntry | null> | null = null;
   readonly #layers: Layers;
   readonly #options: RepresentationIndexOptions;
 
@@ -160,7 +164,8 @@ export class RepresentationIndex {
   }
 
   #entry(typename: string): TypeEntry | null {
-    let entry = this.#types.get(typename);
+    if (typename === this.#firstType) return this.#firstEntry;
+    let entry = this.#types?.get(typename);
     if (entry !== undefined) return entry;
     const selection = this.#options.selections.get(typename);
     if (selection === undefined) entry = null;
@@ -171,11 +176,14 @@ export class RepresentationIndex {
         selection,
         sendTypename,
         leaves: printer.leaves,
-        byValues: new Map(),
+        byValues: printer.leaves && printer.forms === null ? new Map() : null,
         form: printer.forms === null ? null : formOf(selection, printer.forms, sendTypename),
       };
     }
-    this.#types.set(typename, entry);
+    if (this.#firstType === null) {
+      this.#firstType = typename;
+      this.#firstEntry = entry;
+    } else (this.#types ??= new Map()).set(typename, entry);
     return entry;
   }
 
@@ -220,7 +228,7 @@ export class RepresentationIndex {
       if (json === MISSING) return null;
       // An object value (a JSON scalar, an exact big integer): its JSON is rendered.
       if (json !== null) return this.#number(json, undefined, undefined);
-    } else if (entry.leaves) {
+    } else if (entry.byValues !== null) {
       node = entry.byValues;
       const end = fields.length - 1;
       for (let i = 0; i <= end; i++) {
