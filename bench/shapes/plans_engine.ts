@@ -1,7 +1,8 @@
 /**
- * The engine alone on the `plans` shape (issue 45): prepare (cached), plan
- * (cached), execute with the seven `p<i>` subgraphs answered from memory (the
- * bytes `subgraphs.ts` serves, through the engine's `fetch` hook: no sockets),
+ * The engine alone on the `plans` shape (issue 45; `SHAPE=many`: the `many`
+ * shape's 87 fetches): prepare (cached), plan (cached), execute with the
+ * shape's subgraphs answered from memory (the bytes `subgraphs.ts` serves,
+ * through the engine's `fetch` hook: no sockets),
  * and the answer's JSON, in one isolate. Prints the process's CPU per request
  * (user + system, `process.cpuUsage`) over `N` requests after a warm-up, every
  * answer's `data` checked. Alternate two checkouts to compare builds:
@@ -14,9 +15,11 @@ import process from "node:process";
 import { composeSupergraph } from "../../lib/compose/mod.ts";
 import { buildSupergraph } from "../../lib/supergraph/mod.ts";
 import { createEngine, execute, prepare, resultJson } from "../../lib/engine/mod.ts";
-import { fanSubgraphs, SDLS } from "./subgraphs.ts";
+import { fanSubgraphs, manyExpected, manyQuery, SDLS } from "./subgraphs.ts";
 import { plansExpected, plansQuery } from "./plans.ts";
 
+const MANY = Deno.env.get("SHAPE") === "many";
+const QUERY = MANY ? manyQuery(17) : plansQuery;
 const N = Number(Deno.args[0] ?? "1500");
 const ROUNDS = Number(Deno.args[1] ?? "3");
 const link =
@@ -40,11 +43,11 @@ const engine = createEngine(buildSupergraph(composed.supergraphSdl), {
     });
   },
 });
-const expected = JSON.stringify(plansExpected);
+const expected = JSON.stringify(MANY ? manyExpected(17) : plansExpected);
 
 async function once(): Promise<string> {
-  const prepared = prepare(engine, { query: plansQuery });
-  if (!prepared.ok) throw new Error("the plans query did not prepare");
+  const prepared = prepare(engine, { query: QUERY });
+  if (!prepared.ok) throw new Error("the shape's query did not prepare");
   return resultJson(await execute(engine, prepared.operation));
 }
 function check(json: string): void {
