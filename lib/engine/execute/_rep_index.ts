@@ -10,12 +10,12 @@
  * the lookup by JSON and never decide alone: a combination met for the
  * first time still finds its number by its JSON.
  *
- * A representation of leaf fields with names of their own (the planner's
+ * A new combination of leaf fields with names of their own (the planner's
  * `__typename` and `@key` fields) is printed from its values directly, the
- * members' names printed once per selection: no object is built for it,
- * none is kept on shared objects, and it is looked up by its JSON alone —
- * printing a few scalars costs about what the lookup by values does, and
- * most fetches send a few representations (three on average on `plans`).
+ * members' names printed once per selection: no object is built for it and
+ * none is kept on shared objects (on `plans` every entity is met once per
+ * fetch: such a memo was never read). The lookup by values skips a
+ * `__typename` field: the type sent replaces its value.
  *
  * @module
  */
@@ -50,6 +50,11 @@ interface Printer {
   readonly leaves: boolean;
   /** Leaves with distinct names: the forms by `__typename` sent; null: the JSON is rendered. */
   readonly forms: Map<string, Form> | null;
+  /**
+   * Leaves: the positions of the fields an object is looked up by (all but a
+   * `__typename` that is not a `@key` field: its value is never sent); else empty.
+   */
+  readonly lookup: readonly number[];
 }
 
 const PRINTERS = new WeakMap<RepSelection, Printer>();
@@ -62,7 +67,13 @@ function printerOf(selection: RepSelection): Printer {
   // `renderFields` writes the members in field order and `__typename` (the type sent)
   // over its own or last; a name met twice keeps its first place there: rendered.
   const distinct = new Set(fields.map((f) => f.key)).size === fields.length;
-  printer = { leaves, forms: leaves && distinct ? new Map() : null };
+  const lookup: number[] = [];
+  if (leaves) {
+    fields.forEach((f, i) => {
+      if (f.key !== "__typename" || f.isKey) lookup.push(i);
+    });
+  }
+  printer = { leaves, forms: leaves && distinct ? new Map() : null, lookup };
   PRINTERS.set(selection, printer);
   return printer;
 }
@@ -121,8 +132,10 @@ interface TypeEntry {
   readonly sendTypename: string;
   /** Whether every field is a leaf (only those are looked up by values). */
   readonly leaves: boolean;
-  /** Null where it is not used (printed representations, selections with objects). */
+  /** Null where it is not used (selections with objects, or of `__typename` alone). */
   readonly byValues: ValueNode | null;
+  /** The fields looked up by values, by position (not `__typename`: the type sent replaces it). */
+  readonly lookup: readonly number[];
   /** How its representations print; null: they are rendered. */
   readonly form: Form | null;
 }
@@ -176,7 +189,8 @@ export class RepresentationIndex {
         selection,
         sendTypename,
         leaves: printer.leaves,
-        byValues: printer.leaves && printer.forms === null ? new Map() : null,
+        byValues: printer.lookup.length > 0 ? new Map() : null,
+        lookup: printer.lookup,
         form: printer.forms === null ? null : formOf(selection, printer.forms, sendTypename),
       };
     }
@@ -222,17 +236,12 @@ export class RepresentationIndex {
     // The node and the value under which a new combination of leaf values is noted.
     let node: ValueNode | undefined;
     let last: unknown;
-    const form = entry.form;
-    if (form !== null) {
-      const json = print(object, layer, fields, form);
-      if (json === MISSING) return null;
-      // An object value (a JSON scalar, an exact big integer): its JSON is rendered.
-      if (json !== null) return this.#number(json, undefined, undefined);
-    } else if (entry.byValues !== null) {
+    if (entry.byValues !== null) {
       node = entry.byValues;
-      const end = fields.length - 1;
+      const lookup = entry.lookup;
+      const end = lookup.length - 1;
       for (let i = 0; i <= end; i++) {
-        const f = fields[i]!;
+        const f = fields[lookup[i]!]!;
         const value = layer !== undefined && f.dataKey in layer
           ? layer[f.dataKey]
           : object[f.dataKey];
@@ -251,6 +260,13 @@ export class RepresentationIndex {
           node.set(value, child);
           node = child;
         } else node = next as ValueNode;
+      }
+      // A new combination of scalars: printed, and found by its JSON.
+      const form = entry.form;
+      if (node !== undefined && form !== null) {
+        const json = print(object, layer, fields, form);
+        if (json === MISSING) return null;
+        if (json !== null) return this.#number(json, node, last);
       }
     }
     // Shared objects never change: their representation is printed once for all
