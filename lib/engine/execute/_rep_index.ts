@@ -46,8 +46,6 @@ interface Form {
 
 /** How a selection's representations print (made once per selection: plans are cached). */
 interface Printer {
-  /** Whether every field is a leaf (only those are looked up by values). */
-  readonly leaves: boolean;
   /** Leaves with distinct names: the forms by `__typename` sent; null: the JSON is rendered. */
   readonly forms: Map<string, Form> | null;
   /**
@@ -73,7 +71,7 @@ function printerOf(selection: RepSelection): Printer {
       if (f.key !== "__typename" || f.isKey) lookup.push(i);
     });
   }
-  printer = { leaves, forms: leaves && distinct ? new Map() : null, lookup };
+  printer = { forms: leaves && distinct ? new Map() : null, lookup };
   PRINTERS.set(selection, printer);
   return printer;
 }
@@ -130,8 +128,6 @@ interface TypeEntry {
   readonly selection: RepSelection;
   /** The `__typename` sent for it. */
   readonly sendTypename: string;
-  /** Whether every field is a leaf (only those are looked up by values). */
-  readonly leaves: boolean;
   /** Null where it is not used (selections with objects, or of `__typename` alone). */
   readonly byValues: ValueNode | null;
   /** The fields looked up by values, by position (not `__typename`: the type sent replaces it). */
@@ -188,7 +184,6 @@ export class RepresentationIndex {
       entry = {
         selection,
         sendTypename,
-        leaves: printer.leaves,
         byValues: printer.lookup.length > 0 ? new Map() : null,
         lookup: printer.lookup,
         form: printer.forms === null ? null : formOf(selection, printer.forms, sendTypename),
