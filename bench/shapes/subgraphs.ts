@@ -104,7 +104,7 @@ export function bigAnswer(bytes: number): Uint8Array<ArrayBuffer> {
 }
 
 /** Executes fan subgraph requests (graphql-js), answers cached by body. */
-async function fanSubgraphs(): Promise<
+export async function fanSubgraphs(): Promise<
   (name: string, body: string) => Promise<Uint8Array | undefined>
 > {
   const { parse, execute } = await import("graphql");

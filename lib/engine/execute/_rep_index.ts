@@ -10,25 +10,130 @@
  * the lookup by JSON and never decide alone: a combination met for the
  * first time still finds its number by its JSON.
  *
+ * A new combination of leaf fields with names of their own (the planner's
+ * `__typename` and `@key` fields) is printed from its values directly, the
+ * members' names printed once per selection: no object is built for it and
+ * none is kept on shared objects (on `plans` every entity is met once per
+ * fetch: such a memo was never read). The lookup by values skips a
+ * `__typename` field: the type sent replaces its value.
+ *
  * @module
  */
 import type { Layers } from "./_layers.ts";
 import { memoizable, renderFields, repMemoOf } from "./_data.ts";
-import type { RepSelection } from "../plan/rep.ts";
+import type { RepField, RepSelection } from "../plan/rep.ts";
 
 type Json = Record<string, unknown>;
 
 /** A node of the lookup by values: the next field's values, or (after the last) the number. */
 type ValueNode = Map<unknown, ValueNode | number>;
 
+/**
+ * How the representations of one selection print for one sent `__typename`,
+ * when every field is a leaf with a name of its own.
+ */
+interface Form {
+  /**
+   * What precedes each field's value (`{"upc":`, then `,"price":` …); at a
+   * `__typename` field, the whole member (its value is the type sent, not read).
+   */
+  readonly parts: readonly string[];
+  /** The position of the `__typename` field; -1: none (it is added last). */
+  readonly typenameAt: number;
+  /** What follows the last value: the `__typename` member unless among the fields, and `}`. */
+  readonly tail: string;
+}
+
+/** How a selection's representations print (made once per selection: plans are cached). */
+interface Printer {
+  /** Leaves with distinct names: the forms by `__typename` sent; null: the JSON is rendered. */
+  readonly forms: Map<string, Form> | null;
+  /**
+   * Leaves: the positions of the fields an object is looked up by (all but a
+   * `__typename` that is not a `@key` field: its value is never sent); else empty.
+   */
+  readonly lookup: readonly number[];
+}
+
+const PRINTERS = new WeakMap<RepSelection, Printer>();
+
+function printerOf(selection: RepSelection): Printer {
+  let printer = PRINTERS.get(selection);
+  if (printer !== undefined) return printer;
+  const fields = selection.fields;
+  const leaves = fields.length > 0 && fields.every((f) => f.selection === null);
+  // `renderFields` writes the members in field order and `__typename` (the type sent)
+  // over its own or last; a name met twice keeps its first place there: rendered.
+  const distinct = new Set(fields.map((f) => f.key)).size === fields.length;
+  const lookup: number[] = [];
+  if (leaves) {
+    fields.forEach((f, i) => {
+      if (f.key !== "__typename" || f.isKey) lookup.push(i);
+    });
+  }
+  printer = { forms: leaves && distinct ? new Map() : null, lookup };
+  PRINTERS.set(selection, printer);
+  return printer;
+}
+
+function formOf(selection: RepSelection, forms: Map<string, Form>, sendTypename: string): Form {
+  let form = forms.get(sendTypename);
+  if (form !== undefined) return form;
+  const typename = `"__typename":${JSON.stringify(sendTypename)}`;
+  const fields = selection.fields;
+  const typenameAt = fields.findIndex((f) => f.key === "__typename");
+  form = {
+    parts: fields.map((f, i) =>
+      `${i === 0 ? "{" : ","}${i === typenameAt ? typename : `${JSON.stringify(f.key)}:`}`
+    ),
+    typenameAt,
+    tail: typenameAt === -1 ? `,${typename}}` : "}",
+  };
+  forms.set(sendTypename, form);
+  return form;
+}
+
+/** {@linkcode print}: a `@key` field is missing (nothing is sent). */
+const MISSING: unique symbol = Symbol("missing");
+
+/**
+ * A representation of scalars printed as `JSON.stringify` prints the rendered
+ * object; null when a value is an object (then it is rendered).
+ */
+function print(
+  object: Json,
+  layer: Json | undefined,
+  fields: readonly RepField[],
+  form: Form,
+): string | null | typeof MISSING {
+  const parts = form.parts;
+  let json = "";
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    const value = layer !== undefined && f.dataKey in layer ? layer[f.dataKey] : object[f.dataKey];
+    if (f.isKey && (value === null || value === undefined)) return MISSING;
+    if (i === form.typenameAt) json += parts[i];
+    else if (value === undefined) json += parts[i] + "null";
+    else if (typeof value === "object" && value !== null) return null;
+    else json += parts[i] + JSON.stringify(value);
+  }
+  return json + form.tail;
+}
+
+/** Representations of one request found by a scan of their list before a map is made. */
+const SCAN_UP_TO = 8;
+
 /** What a fetch sends of one type, and the lookup by values of its objects. */
 interface TypeEntry {
   readonly selection: RepSelection;
   /** The `__typename` sent for it. */
   readonly sendTypename: string;
-  /** Whether every field is a leaf (only those are looked up by values). */
-  readonly leaves: boolean;
-  readonly byValues: ValueNode;
+  /** Null where it is not used (selections with objects, or of `__typename` alone). */
+  readonly byValues: ValueNode | null;
+  /** The fields looked up by values, by position (not `__typename`: the type sent replaces it). */
+  readonly lookup: readonly number[];
+  /** How its representations print; null: they are rendered. */
+  readonly form: Form | null;
 }
 
 /** Options of {@linkcode RepresentationIndex}. */
@@ -48,9 +153,13 @@ export interface RepresentationIndexOptions {
 export class RepresentationIndex {
   /** The distinct representations' JSON, by number. */
   readonly json: string[] = [];
-  readonly #byJson = new Map<string, number>();
-  /** By type name; null: the fetch sends nothing for the type. */
-  readonly #types = new Map<string, TypeEntry | null>();
+  /** Made past {@linkcode SCAN_UP_TO} representations (most fetches send a few). */
+  #byJson: Map<string, number> | null = null;
+  /** The first type met, and its entry (most fetches start from objects of one type). */
+  #firstType: string | null = null;
+  #firstEntry: TypeEntry | null = null;
+  /** The other types met, by name; null: the fetch sends nothing for the type. */
+  #types: Map<string, TypeEntry | null> | null = null;
   readonly #layers: Layers;
   readonly #options: RepresentationIndexOptions;
 
@@ -64,16 +173,26 @@ export class RepresentationIndex {
   }
 
   #entry(typename: string): TypeEntry | null {
-    let entry = this.#types.get(typename);
+    if (typename === this.#firstType) return this.#firstEntry;
+    let entry = this.#types?.get(typename);
     if (entry !== undefined) return entry;
     const selection = this.#options.selections.get(typename);
-    entry = selection === undefined ? null : {
-      selection,
-      sendTypename: this.#options.sendTypename.get(typename) ?? typename,
-      leaves: selection.fields.length > 0 && selection.fields.every((f) => f.selection === null),
-      byValues: new Map(),
-    };
-    this.#types.set(typename, entry);
+    if (selection === undefined) entry = null;
+    else {
+      const sendTypename = this.#options.sendTypename.get(typename) ?? typename;
+      const printer = printerOf(selection);
+      entry = {
+        selection,
+        sendTypename,
+        byValues: printer.lookup.length > 0 ? new Map() : null,
+        lookup: printer.lookup,
+        form: printer.forms === null ? null : formOf(selection, printer.forms, sendTypename),
+      };
+    }
+    if (this.#firstType === null) {
+      this.#firstType = typename;
+      this.#firstEntry = entry;
+    } else (this.#types ??= new Map()).set(typename, entry);
     return entry;
   }
 
@@ -112,11 +231,12 @@ export class RepresentationIndex {
     // The node and the value under which a new combination of leaf values is noted.
     let node: ValueNode | undefined;
     let last: unknown;
-    if (entry.leaves) {
+    if (entry.byValues !== null) {
       node = entry.byValues;
-      const end = fields.length - 1;
+      const lookup = entry.lookup;
+      const end = lookup.length - 1;
       for (let i = 0; i <= end; i++) {
-        const f = fields[i]!;
+        const f = fields[lookup[i]!]!;
         const value = layer !== undefined && f.dataKey in layer
           ? layer[f.dataKey]
           : object[f.dataKey];
@@ -136,6 +256,13 @@ export class RepresentationIndex {
           node = child;
         } else node = next as ValueNode;
       }
+      // A new combination of scalars: printed, and found by its JSON.
+      const form = entry.form;
+      if (node !== undefined && form !== null) {
+        const json = print(object, layer, fields, form);
+        if (json === MISSING) return null;
+        if (json !== null) return this.#number(json, node, last);
+      }
     }
     // Shared objects never change: their representation is printed once for all
     // requests sharing them, unless this request's layer changed a field it reads.
@@ -150,11 +277,23 @@ export class RepresentationIndex {
       json = JSON.stringify(rep);
       memo?.set(entry.selection, json);
     }
-    let index = this.#byJson.get(json);
+    return this.#number(json, node, last);
+  }
+
+  /** The number of a representation's JSON (added when new), noted under its values. */
+  #number(json: string, node: ValueNode | undefined, last: unknown): number {
+    const list = this.json;
+    let index: number | undefined;
+    if (this.#byJson !== null) index = this.#byJson.get(json);
+    else {
+      const at = list.indexOf(json);
+      if (at >= 0) index = at;
+    }
     if (index === undefined) {
-      index = this.json.length;
-      this.#byJson.set(json, index);
-      this.json.push(json);
+      index = list.length;
+      list.push(json);
+      if (this.#byJson !== null) this.#byJson.set(json, index);
+      else if (list.length > SCAN_UP_TO) this.#byJson = new Map(list.map((j, i) => [j, i]));
     }
     node?.set(last, index);
     return index;

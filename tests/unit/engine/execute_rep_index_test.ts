@@ -115,10 +115,38 @@ Deno.test("representations: numbered as by their JSON alone, for any objects", (
     { arbitrary: fc.constantFrom(null, undefined, 0, -0, 1, "1", true), weight: 4 },
     { arbitrary: fc.constantFrom(0, 1).map((n) => ({ n })), weight: 1 },
   );
-  const object = fc.record({ upc: value, price: value, weight: value }, { requiredKeys: [] });
+  const object = fc.record({ upc: value, price: value, weight: value, __typename: value }, {
+    requiredKeys: [],
+  });
+  // The planner's selections name `__typename` among the fields (sent as the type's name).
+  const typed: RepSelection = {
+    fields: [leaf("__typename"), leaf("upc", true), leaf("price")],
+    byType: new Map(),
+  };
   fc.assert(
     fc.property(fc.array(object, { maxLength: 30 }), (objects) => {
       assert.deepEqual(indexAll(objects), byJsonAlone(objects));
+      assert.deepEqual(indexAll(objects, typed), byJsonAlone(objects, typed));
     }),
   );
+});
+
+Deno.test("representations: a member named __typename or twice is printed as the rendered object", () => {
+  const typed: RepSelection = {
+    fields: [leaf("upc", true), leaf("__typename")],
+    byType: new Map(),
+  };
+  const twice: RepSelection = {
+    fields: [leaf("upc", true), { key: "upc", dataKey: "sku", selection: null }],
+    byType: new Map(),
+  };
+  const objects = [{ upc: "1", sku: "9", __typename: "Item" }];
+  assert.deepEqual(indexAll(objects, typed), byJsonAlone(objects, typed));
+  assert.deepEqual(indexAll(objects, typed).json, ['{"upc":"1","__typename":"Product"}']);
+  const first: RepSelection = {
+    fields: [leaf("__typename"), leaf("upc", true)],
+    byType: new Map(),
+  };
+  assert.deepEqual(indexAll(objects, first).json, ['{"__typename":"Product","upc":"1"}']);
+  assert.deepEqual(indexAll(objects, twice).json, ['{"upc":"9","__typename":"Product"}']);
 });
