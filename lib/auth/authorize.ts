@@ -10,9 +10,9 @@
  * @module
  */
 import type { DocumentNode } from "graphql";
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import { AuthError, RouterError } from "../errors.ts";
-import type { SupergraphCore } from "../supergraph/types.ts";
+import type { SupergraphCore } from "../supergraph/mod.ts";
 import { formatBearerChallenge } from "./challenge.ts";
 import { authenticate, type AuthState, type VerifiedToken } from "./jwt.ts";
 import { operationAccess, type OperationRequirement } from "./operation_access.ts";

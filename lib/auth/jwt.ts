@@ -16,7 +16,7 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "../config/mod.ts";
-import type { Config, JwksSource as JwksSourceConfig } from "../config/types.ts";
+import type { Config, JwksSource as JwksSourceConfig } from "../config/mod.ts";
 import { AuthError, RouterError } from "../errors.ts";
 import { findToken, invalidTokenError, type TokenCookie } from "./token_source.ts";
 import { type JwksSource, KeysUnavailableError } from "./jwks_source.ts";

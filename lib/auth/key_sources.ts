@@ -8,7 +8,7 @@
  * @module
  */
 import { decodeProtectedHeader } from "jose";
-import type { JwksSource as JwksSourceConfig } from "../config/types.ts";
+import type { JwksSource as JwksSourceConfig } from "../config/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { type JwksCounters, JwksSource, type Timers } from "./jwks_source.ts";
 

@@ -19,7 +19,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import type { AccessRequirement } from "../supergraph/types.ts";
+import type { AccessRequirement } from "../supergraph/mod.ts";
 import { foldScopes, type ScopeRequirement } from "./scopes.ts";
 
 /** What an operation needs. */

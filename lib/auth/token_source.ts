@@ -7,7 +7,7 @@
  * @module
  */
 import { AuthError } from "../errors.ts";
-import { hasPreflightHeader, isSimpleRequest } from "../request/simple_request.ts";
+import { hasPreflightHeader, isSimpleRequest } from "../request/mod.ts";
 import { formatBearerChallenge } from "./challenge.ts";
 
 /** The cookie token source (`authentication.jwt.cookie_name`). */

@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { resolveConfigPath, validateConfigFile } from "../config/mod.ts";
-import { configJsonSchema } from "../config/reference.ts";
+import { configJsonSchema, resolveConfigPath, validateConfigFile } from "../config/mod.ts";
 import type { CommandOptions } from "./types.ts";
 
 const USAGE =

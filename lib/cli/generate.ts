@@ -17,7 +17,7 @@ import {
   resolveConfigPath,
   withScheme,
 } from "../config/mod.ts";
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import {
   buildContractModel,
   type ContractModel,

@@ -24,7 +24,7 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { TlsSubgraphConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
-import { readKeyFile } from "../config/read_key_file.ts";
+import { readKeyFile } from "../config/mod.ts";
 import { unrefTimer } from "../timers.ts";
 
 /** The clients of `tls.subgraphs`, by entry name (`all` included). */

@@ -25,7 +25,7 @@ import {
   readUplinkAnswer,
   type RegistryAnswer,
   uplinkBody,
-} from "../supergraph/registry_protocols.ts";
+} from "../supergraph/mod.ts";
 import { unrefTimer } from "../timers.ts";
 
 /** The longest wait a registry may ask for between polls (Uplink's `minDelaySeconds`), ms. */

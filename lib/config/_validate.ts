@@ -7,7 +7,7 @@
 import { RouterError } from "../errors.ts";
 import { ASYMMETRIC_ALGORITHMS, SYMMETRIC_ALGORITHMS } from "./_schema.ts";
 import { parseListenAddr } from "./_values.ts";
-import { parseCidr } from "../request/client_ip.ts";
+import { parseCidr } from "../request/mod.ts";
 
 type Raw = Record<string, unknown>;
 

@@ -38,3 +38,5 @@ export {
   SYMMETRIC_ALGORITHMS,
 } from "./_schema.ts";
 export { type ConfigWarning, type StartupWarningOptions, startupWarnings } from "./warnings.ts";
+export { configJsonSchema } from "./reference.ts";
+export { readKeyFile } from "./read_key_file.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import { readGzipLimited } from "../limited_body.ts";
-import { bodyOf } from "../request/context.ts";
+import { bodyOf } from "../request/mod.ts";
 import type { CodecResult, ConnectCall } from "./codec.ts";
 import { type ConnectFailure, connectFailure } from "./errors.ts";
 import { decodeRequestEnvelope } from "./stream.ts";

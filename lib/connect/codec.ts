@@ -11,12 +11,12 @@ import {
   checkVariableValues,
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
-} from "../engine/prepare/limits.ts";
+} from "../engine/mod.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
 import { MAX_TIMER_DELAY_MS } from "../timers.ts";
 import { type ConnectFailure, connectFailure } from "./errors.ts";
 import { clipForMessage } from "../errors.ts";
-import { isUtf8QueryString } from "../request/query_string.ts";
+import { isUtf8QueryString } from "../request/mod.ts";
 import { decodeRequestMessage, MessageDecodeError } from "./json.ts";
 import { isConnectStreamContentType, streamContentTypeFailure } from "./stream.ts";
 import type { ContractModel, MethodModel } from "./model.ts";

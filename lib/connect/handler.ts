@@ -13,7 +13,7 @@ import {
   resolveIdentity,
   type VerifiedToken,
 } from "../auth/mod.ts";
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import { AuthError, type RouterError } from "../errors.ts";
 import { operationStage, PluginRefusal, pluginRequestOf } from "../plugins/mod.ts";
 import {
@@ -24,10 +24,10 @@ import {
   type PrepareResult,
   type ResponseHeaderCollector,
 } from "../engine/mod.ts";
-import type { ExecutionResult } from "../engine/types.ts";
+import type { ExecutionResult } from "../engine/mod.ts";
 import { utf8Length } from "../limited_body.ts";
 import { onAbort, signalOf } from "../cancellation.ts";
-import { requestIdOf } from "../request/context.ts";
+import { requestIdOf } from "../request/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { OperationRegistry } from "../operations/mod.ts";
 import {

@@ -30,14 +30,6 @@
 export type * from "./types.ts";
 export {
   accessSignature,
-  type FieldIdentity,
-  type FilteredOperation,
-  filterOperation,
-  UNAUTHORIZED_FIELD_OR_TYPE,
-  unauthorizedError,
-} from "./prepare/field_access.ts";
-export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan/mod.ts";
-export {
   approximateDepth,
   checkJsonTextDepth,
   checkOperationLimits,
@@ -46,42 +38,55 @@ export {
   type ComplexityLimit,
   countInputValues,
   DEFAULT_OPERATION_LIMITS,
+  type FieldIdentity,
+  type FilteredOperation,
+  filterOperation,
+  findIntrospectionField,
   isLimitRefusal,
+  MAX_DATA_DEPTH,
   measureDocument,
+  OfTypeDepthRule,
   type OperationLimits,
   operationLimitsOf,
   type OperationMeasure,
-} from "./prepare/limits.ts";
-export { findIntrospectionField, OfTypeDepthRule } from "./prepare/introspection.ts";
+  parseJsonExact,
+  UNAUTHORIZED_FIELD_OR_TYPE,
+  unauthorizedError,
+} from "./prepare/mod.ts";
+export type { FetchNode, FlattenNode, PlanNode, QueryPlan } from "./plan/mod.ts";
 export {
-  filterSubgraphError,
-  RAW_SUBGRAPH_ERRORS,
-  type SubgraphErrorPolicy,
-  subgraphErrorPolicyOf,
-} from "./execute/subgraph_errors.ts";
-export { resilienceOf } from "./fetch/resilient_fetch.ts";
-export { resultJson } from "./execute/shared_results.ts";
-export { CachePolicy, parseCacheControl } from "./execute/cache_control.ts";
-export {
+  CachePolicy,
   type EntityCacheBackend,
   type EntityCacheEvents,
   type EntityCacheWrite,
+  filterSubgraphError,
   invalidationPrefix,
+  parseCacheControl,
+  RAW_SUBGRAPH_ERRORS,
+  resultJson,
+  type SubgraphErrorPolicy,
+  subgraphErrorPolicyOf,
   topLevelFields,
-} from "./execute/entity_cache.ts";
+} from "./execute/mod.ts";
 export {
+  ALL_SUBGRAPHS,
+  clientFor,
+  createHttp1Pool,
+  http1Eligible,
+  type Http1Pool,
   mergeCacheControl,
+  resilienceOf,
   type ResponseHeaderCollector,
   type ResponseHeaderRules,
-} from "./fetch/response_headers.ts";
-export type { BudgetTicket } from "./admission/memory_budget.ts";
+} from "./fetch/mod.ts";
+export type { BudgetTicket } from "./admission/mod.ts";
 export {
+  type AdmissionGate,
   createUnsentAnswers,
+  Lru,
   STREAMED_ANSWER_BYTES,
   type UnsentAnswers,
-} from "./admission/unsent_answers.ts";
-export { createHttp1Pool, http1Eligible, type Http1Pool } from "./fetch/http1.ts";
-export { ALL_SUBGRAPHS, clientFor } from "./fetch/http_clients.ts";
+} from "./admission/mod.ts";
 export {
   endSubscriptions,
   EventStream,

@@ -7,7 +7,7 @@
  */
 import type { DocumentNode, GraphQLFormattedError, OperationDefinitionNode } from "graphql";
 import type { CachePolicy } from "./execute/cache_control.ts";
-import type { BudgetTicket } from "./admission/memory_budget.ts";
+import type { BudgetTicket } from "./admission/mod.ts";
 import type { QueryPlan } from "./plan/types.ts";
 
 /** A GraphQL request as a facet received it. */

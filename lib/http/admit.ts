@@ -12,7 +12,7 @@
  * @module
  */
 import { Cancellation, onAbort } from "../cancellation.ts";
-import type { AdmissionGate } from "../engine/admission/queue.ts";
+import type { AdmissionGate } from "../engine/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
 import { BODY_INTERRUPTED } from "./body.ts";

@@ -15,14 +15,12 @@
  *
  * @module
  */
-import type { BatchingConfig } from "../config/types.ts";
+import type { BatchingConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
-import { readBodyOf, requestIdOf, withContext } from "../request/context.ts";
-import { chargeOf } from "../request/context.ts";
-import { acceptRequestId } from "../request/request_id.ts";
+import { acceptRequestId, chargeOf, readBodyOf, requestIdOf, withContext } from "../request/mod.ts";
 import { signalOf } from "../cancellation.ts";
 import { utf8Length } from "../limited_body.ts";
-import type { Telemetry } from "../telemetry/telemetry.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
 import { errorResponse } from "./errors.ts";
 import { mergeCacheControl } from "../engine/mod.ts";

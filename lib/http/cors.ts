@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CorsConfig } from "../config/types.ts";
+import type { CorsConfig } from "../config/mod.ts";
 
 /**
  * Headers browsers may always read from our responses (MCP sessions, auth

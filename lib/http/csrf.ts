@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { CsrfPreventionConfig } from "../config/types.ts";
+import type { CsrfPreventionConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
-import { hasPreflightHeader, isSimpleRequest } from "../request/simple_request.ts";
+import { hasPreflightHeader, isSimpleRequest } from "../request/mod.ts";
 
 /**
  * The refusal of a request that could be a cross-site request forgery, or

@@ -27,7 +27,7 @@
 import type { RouterState } from "../state/mod.ts";
 import { checkJsonTextDepth, invalidationPrefix } from "../engine/mod.ts";
 import { AuthError, RouterError } from "../errors.ts";
-import { bodyOf, requestIdOf } from "../request/context.ts";
+import { bodyOf, requestIdOf } from "../request/mod.ts";
 import { errorResponse } from "./errors.ts";
 
 /** Entries of one invalidation request. */

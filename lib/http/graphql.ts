@@ -11,7 +11,7 @@ import {
   resolveIdentity,
   type VerifiedToken,
 } from "../auth/mod.ts";
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import {
   CachePolicy,
   execute,
@@ -34,7 +34,7 @@ import type {
 } from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
-import type { SupergraphCore } from "../supergraph/types.ts";
+import type { SupergraphCore } from "../supergraph/mod.ts";
 import {
   finishTrace,
   startTrace,
@@ -63,9 +63,8 @@ import {
   streamTransportOf,
 } from "./subscriptions.ts";
 import { handleWebSocket, isWebSocketUpgrade } from "./subscriptions_ws.ts";
-import { withRequestId } from "../request/request_id.ts";
-import { requestIdOf } from "../request/context.ts";
-import type { Telemetry } from "../telemetry/telemetry.ts";
+import { requestIdOf, withRequestId } from "../request/mod.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
 import { errorResponse, STATUS } from "./errors.ts";
 import { incrementalResponse } from "./incremental.ts";
 import {

@@ -7,14 +7,12 @@
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
-import { checkJsonTextDepth } from "../engine/mod.ts";
+import { checkJsonTextDepth, parseJsonExact } from "../engine/mod.ts";
 import type { OperationLimits } from "../engine/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
 import { APPLICATION_JSON, isJsonContentType } from "./_media.ts";
-import { isUtf8QueryString } from "../request/query_string.ts";
+import { bodyOf, isUtf8QueryString } from "../request/mod.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
-import { bodyOf } from "../request/context.ts";
-import { parseJsonExact } from "../engine/prepare/json_numbers.ts";
 import { documentIdOf } from "../persisted/mod.ts";
 
 /** Invalid UTF-8 is refused, never replaced with U+FFFD and executed. */

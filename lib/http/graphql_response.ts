@@ -18,7 +18,7 @@ import type {
 } from "../engine/mod.ts";
 import { RouterError } from "../errors.ts";
 import { utf8Length } from "../limited_body.ts";
-import { withRequestId } from "../request/request_id.ts";
+import { withRequestId } from "../request/mod.ts";
 import { withBodySize } from "../telemetry/access_log.ts";
 import { TRACED_RESPONSE_HEADERS } from "../trace/mod.ts";
 import { GRAPHQL_RESPONSE_JSON, type GraphQLMediaType } from "./_media.ts";

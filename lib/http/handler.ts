@@ -14,11 +14,9 @@ import { handlePlayground, wantsPlayground } from "../playground/mod.ts";
 import type { RouterState } from "../state/mod.ts";
 // The telemetry modules themselves, not `telemetry/mod.ts`: that would load
 // prom-client and the OpenTelemetry SDK whether configured or not.
-import { acceptRequestId, REQUEST_ID_HEADER } from "../request/request_id.ts";
-import { withContext } from "../request/context.ts";
-import { peerAddress } from "../request/client_ip.ts";
+import { acceptRequestId, peerAddress, REQUEST_ID_HEADER, withContext } from "../request/mod.ts";
 import { handleLiveView, LIVE_VIEW_PATHS } from "../telemetry/live_view_page.ts";
-import type { RequestScope, RouteTable } from "../telemetry/telemetry.ts";
+import type { RequestScope, RouteTable } from "../telemetry/mod.ts";
 import { type DecodedBody, readBodyDecoded } from "./body.ts";
 import { deadlineGroups } from "../deadline_groups.ts";
 import { readFailure, RequestTimeout, runAdmitted } from "./admit.ts";

@@ -15,7 +15,7 @@ import {
 } from "../engine/mod.ts";
 import { RouterError } from "../errors.ts";
 import { utf8Length } from "../limited_body.ts";
-import { withRequestId } from "../request/request_id.ts";
+import { withRequestId } from "../request/mod.ts";
 import { TRACED_RESPONSE_HEADERS } from "../trace/mod.ts";
 import { DEFER_SPEC } from "./_media.ts";
 import { multipartBody, multipartContentType } from "./multipart.ts";

@@ -17,10 +17,10 @@
  * @module
  */
 import { resolveIdentity } from "../auth/mod.ts";
-import type { RateLimitConfig } from "../config/types.ts";
+import type { RateLimitConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
-import { type Cidr, clientIp, parseCidr } from "../request/client_ip.ts";
+import { type Cidr, clientIp, parseCidr } from "../request/mod.ts";
 import type { RouterState } from "../state/mod.ts";
 import type { GcraLimit } from "../store/mod.ts";
 

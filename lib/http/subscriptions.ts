@@ -15,9 +15,9 @@
 import type { ConnectSubscribe } from "../connect/mod.ts";
 import type { GraphQLFormattedError } from "graphql";
 import { authorizeOperation, type RequestAuthorization, type VerifiedToken } from "../auth/mod.ts";
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import type { SupergraphCore } from "../supergraph/types.ts";
+import type { SupergraphCore } from "../supergraph/mod.ts";
 import {
   type Engine,
   type EventStream,

@@ -5,12 +5,12 @@
  *
  * @module
  */
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { OperationLimits } from "../engine/mod.ts";
 import { readUploadRequest, type UploadRequest } from "./uploads.ts";
 import { signalOf } from "../cancellation.ts";
-import type { RouterMetrics } from "../telemetry/metrics.ts";
+import type { RouterMetrics } from "../telemetry/mod.ts";
 
 export type { UploadRequest };
 

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { FileUploadsConfig } from "../config/types.ts";
+import type { FileUploadsConfig } from "../config/mod.ts";
 import { clipForMessage, RouterError } from "../errors.ts";
 import {
   checkJsonTextDepth,

@@ -16,8 +16,7 @@
  *
  * @module
  */
-import { PEER_HEADER, peerAddress } from "../request/client_ip.ts";
-import { spokenUrl } from "../request/spoken_url.ts";
+import { PEER_HEADER, peerAddress, spokenUrl } from "../request/mod.ts";
 import { Cancellation, onAbort } from "../cancellation.ts";
 import { RouterError } from "../errors.ts";
 import { errorResponse } from "../http/errors.ts";

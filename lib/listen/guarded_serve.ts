@@ -29,7 +29,7 @@ import type { Config } from "../config/mod.ts";
 import { isBare400, refusalAnswer, unreadableAnswer } from "./_guard_answers.ts";
 import type { Logger } from "../log/mod.ts";
 import { unrefTimer } from "../timers.ts";
-import { PEER_HEADER } from "../request/client_ip.ts";
+import { PEER_HEADER } from "../request/mod.ts";
 import type { Server as TlsServer, TLSSocket } from "node:tls";
 import type { Socket } from "node:net";
 import { nodeConn, type RelayConn } from "./_node_conn.ts";

@@ -12,7 +12,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { TlsServerConfig } from "../config/mod.ts";
 import { describeError, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
-import { readKeyFile } from "../config/read_key_file.ts";
+import { readKeyFile } from "../config/mod.ts";
 
 /** A certificate ending within this many days is served with a warning. */
 export const EXPIRY_WARNING_DAYS = 30;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { LogLevel } from "../config/types.ts";
+import type { LogLevel } from "../config/mod.ts";
 import { createLineBuffer, type LineBuffer } from "./line_buffer.ts";
 
 export type { LogLevel };

@@ -10,7 +10,7 @@
 import { clipForMessage } from "../errors.ts";
 import { findDuplicateKey } from "../duplicate_keys.ts";
 import { checkJsonTextDepth, type OperationLimits } from "../engine/mod.ts";
-import { readBodyOf } from "../request/context.ts";
+import { readBodyOf } from "../request/mod.ts";
 import { isRecord, rpcError } from "./respond.ts";
 
 /**

@@ -20,7 +20,7 @@ import { operationStage, PluginRefusal, pluginRequestOf } from "../plugins/mod.t
 import type { McpDeps, McpState } from "./state.ts";
 import { formatOperationInfo, type McpTool } from "./tools.ts";
 import { signalOf } from "../cancellation.ts";
-import { requestIdOf } from "../request/context.ts";
+import { requestIdOf } from "../request/mod.ts";
 
 /** A tool result: text content, error flag, and structured content when offered. */
 export interface ToolResult {

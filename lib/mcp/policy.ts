@@ -12,7 +12,7 @@ import {
   satisfiesScopes,
   type ScopeRequirement,
 } from "../auth/mod.ts";
-import type { ScopesConfig } from "../config/types.ts";
+import type { ScopesConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 
 /** The gate levels, in the spec's order (§5.2). */

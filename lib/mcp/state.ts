@@ -14,11 +14,11 @@ import {
   type OperationAccessResult,
   type RequestAuthorization,
 } from "../auth/mod.ts";
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import type { Engine, PreparedOperation } from "../engine/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import type { OperationRegistry } from "../operations/mod.ts";
-import type { AccessRequirement } from "../supergraph/types.ts";
+import type { AccessRequirement } from "../supergraph/mod.ts";
 import { compileScopePolicy, type ScopePolicy } from "./policy.ts";
 import { importSessionKey, SessionRevocations } from "./session.ts";
 import { McpStreamHub, type StreamHubOptions } from "./streams.ts";

@@ -7,9 +7,9 @@
  */
 import { type GraphQLSchema, Kind, type OperationDefinitionNode } from "graphql";
 import { operationAccess, type ScopeRequirement } from "../auth/mod.ts";
-import type { McpConfig } from "../config/types.ts";
+import type { McpConfig } from "../config/mod.ts";
 import type { JsonSchema, OperationRegistry, RegisteredOperation } from "../operations/mod.ts";
-import type { AccessRequirement } from "../supergraph/types.ts";
+import type { AccessRequirement } from "../supergraph/mod.ts";
 import { type JsonSchema as OutputJsonSchema, outputSchema } from "./output_schema.ts";
 
 /** What a tool does. */

@@ -20,8 +20,8 @@ import {
   checkTextDepth,
   DEFAULT_OPERATION_LIMITS,
   type OperationLimits,
-} from "../engine/prepare/limits.ts";
-import type { OperationKind } from "../engine/types.ts";
+} from "../engine/mod.ts";
+import type { OperationKind } from "../engine/mod.ts";
 import { type JsonSchema, variablesJsonSchema } from "./json_schema.ts";
 
 export { type JsonSchema, validateArguments, variablesJsonSchema } from "./json_schema.ts";

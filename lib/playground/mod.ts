@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { EmbeddedAsset } from "./_asset.ts";
 

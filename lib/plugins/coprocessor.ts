@@ -22,7 +22,7 @@
  * @module
  */
 import { type DocumentNode, print } from "graphql";
-import type { CoprocessorConfig, CoprocessorStageConfig } from "../config/types.ts";
+import type { CoprocessorConfig, CoprocessorStageConfig } from "../config/mod.ts";
 import { RouterError } from "../errors.ts";
 import { readLimited } from "../limited_body.ts";
 import type { Logger } from "../log/mod.ts";

@@ -17,12 +17,13 @@
 import { type AccessModel, touchedAccessKeys } from "../auth/mod.ts";
 import { RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
-import type { PlanNode, QueryPlan } from "../engine/mod.ts";
 import type {
+  PlanNode,
+  QueryPlan,
   StagedSubgraphRequest,
   StagedSubgraphResponse,
   SubgraphStages,
-} from "../engine/types.ts";
+} from "../engine/mod.ts";
 import type { Facet, MaybePromise, Plugin, PluginError, PluginIdentity, Refusal } from "./types.ts";
 import type { DocumentNode } from "graphql";
 

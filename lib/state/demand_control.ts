@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import type { DemandControlOptions, SubgraphCostOptions } from "../engine/mod.ts";
 import type { Logger } from "../log/mod.ts";
 

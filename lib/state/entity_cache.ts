@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { EntityCacheConfig } from "../config/types.ts";
+import type { EntityCacheConfig } from "../config/mod.ts";
 import { type EngineEntityCache, type EntityCacheEvents, topLevelFields } from "../engine/mod.ts";
 import type { EntityCacheStore } from "../store/mod.ts";
 import type { SupergraphModel } from "../supergraph/mod.ts";

@@ -11,7 +11,7 @@ import {
   KeySources,
   type RequestAuthorization,
 } from "../auth/mod.ts";
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import { buildConnectState, type ConnectState } from "../connect/mod.ts";
 import {
   createEngine,
@@ -23,7 +23,7 @@ import {
   subgraphErrorPolicyOf,
   type SubgraphFetch,
 } from "../engine/mod.ts";
-import { parseConfig } from "../config/parse.ts";
+import { parseConfig } from "../config/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { buildMcpState, type McpState } from "../mcp/mod.ts";
 import {

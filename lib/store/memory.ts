@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Lru } from "../engine/admission/_lru.ts";
+import { Lru } from "../engine/mod.ts";
 import { type GcraDecision, type GcraLimit, gcraStep } from "./gcra.ts";
 import type { SharedStore } from "./types.ts";
 

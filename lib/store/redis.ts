@@ -18,7 +18,7 @@
  *
  * @module
  */
-import type { RedisProviderConfig } from "../config/types.ts";
+import type { RedisProviderConfig } from "../config/mod.ts";
 import { GCRA_LUA, type GcraDecision, type GcraLimit } from "./gcra.ts";
 import { type SharedStore, StoreUnavailable } from "./types.ts";
 

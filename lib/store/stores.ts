@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import type { Logger } from "../log/mod.ts";
 import { ApqCache } from "./apq_cache.ts";
 import { MemoryStore } from "./memory.ts";

@@ -22,3 +22,14 @@ export {
   readCacheTags,
   renderCacheTag,
 } from "./cache_tags.ts";
+export {
+  APOLLO_UPLINK_ENDPOINTS,
+  hiveSupergraphUrl,
+  MAX_POLL_REDIRECTS,
+  pollHeaders,
+  pollRedirect,
+  readPollAnswer,
+  readUplinkAnswer,
+  type RegistryAnswer,
+  uplinkBody,
+} from "./registry_protocols.ts";

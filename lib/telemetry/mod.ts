@@ -12,7 +12,7 @@ export {
   MAX_REQUEST_ID_LENGTH,
   REQUEST_ID_HEADER,
   withRequestId,
-} from "../request/request_id.ts";
+} from "../request/mod.ts";
 export {
   accessLogRecord,
   type AccessLogScope,

@@ -7,7 +7,7 @@
  * @module
  */
 import denoJson from "../../deno.json" with { type: "json" };
-import type { Config } from "../config/types.ts";
+import type { Config } from "../config/mod.ts";
 import { parseListenAddr } from "../config/mod.ts";
 import { listenError, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";

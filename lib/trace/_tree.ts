@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { FetchRecord } from "../engine/types.ts";
+import type { FetchRecord } from "../engine/mod.ts";
 import type { FetchTraceNode, FetchTreeTraceNode } from "./types.ts";
 
 /** A fetch of the plan: the node, the Flatten around it, and its loads. */

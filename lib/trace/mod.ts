@@ -13,8 +13,8 @@
  */
 import denoJson from "../../deno.json" with { type: "json" };
 import { DEFAULT_UNMASKED_TRACE_HEADERS } from "../config/mod.ts";
-import type { Config } from "../config/types.ts";
-import type { ExecutionObserver, ExecutionResult } from "../engine/types.ts";
+import type { Config } from "../config/mod.ts";
+import type { ExecutionObserver, ExecutionResult } from "../engine/mod.ts";
 import { decideTrace, type TraceAdmission, traceAdmission } from "./gate.ts";
 import { maskedHeaderSet, unmaskedHeaderSet } from "./headers.ts";
 import type { TraceOptions } from "./options.ts";

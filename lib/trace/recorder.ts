@@ -6,11 +6,11 @@
  *
  * @module
  */
-import type { ExecutionObserver, FetchRecord, StageName } from "../engine/types.ts";
-import { approximateDepth, MAX_DATA_DEPTH } from "../engine/prepare/limits.ts";
+import type { ExecutionObserver, FetchRecord, StageName } from "../engine/mod.ts";
+import { approximateDepth, MAX_DATA_DEPTH } from "../engine/mod.ts";
 import { traceHeaders } from "./headers.ts";
 import { maskUrl } from "../mask_url.ts";
-import { spokenUrl } from "../request/spoken_url.ts";
+import { spokenUrl } from "../request/mod.ts";
 import { formatDuration } from "./duration.ts";
 import type { TraceOptions } from "./options.ts";
 import { buildFetchTree, type PlannedFetch } from "./_tree.ts";

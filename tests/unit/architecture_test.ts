@@ -400,11 +400,8 @@ Deno.test("architecture: the request path is every folder but the config, compos
 const BYPASSES_IN_LOOPS: readonly string[] = [
   "engine -> engine/execute",
   "engine -> engine/plan",
-  "engine/execute -> engine/fetch",
   "engine/execute -> engine/prepare",
-  "engine/fetch -> engine/execute",
   "engine/plan -> engine/prepare",
-  "engine/prepare -> engine/execute",
 ];
 
 /** `lib/a/b.ts -> lib/c/d/e.ts` → `a -> c` (the importer's folder and the door's). */

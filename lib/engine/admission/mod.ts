@@ -15,9 +15,22 @@
  * @module
  */
 export { type AdmissionGate, createAdmissionGate, overloaded } from "./queue.ts";
-export { type AdaptiveLimit, createAdaptiveLimit } from "./adaptive_limit.ts";
+export {
+  type AdaptiveLimit,
+  type AdaptiveLimitOptions,
+  createAdaptiveLimit,
+} from "./adaptive_limit.ts";
 export { cpuShare } from "./cpu_share.ts";
-export { createMemoryBudget, type MemoryBudget } from "./memory_budget.ts";
-export { createUnsentAnswers, type UnsentAnswers } from "./unsent_answers.ts";
+export {
+  ANSWER_COST_PER_BYTE,
+  type BudgetTicket,
+  createMemoryBudget,
+  type MemoryBudget,
+} from "./memory_budget.ts";
+export {
+  createUnsentAnswers,
+  STREAMED_ANSWER_BYTES,
+  type UnsentAnswers,
+} from "./unsent_answers.ts";
 export { entryCost } from "./cache_cost.ts";
 export { Lru } from "./_lru.ts";

@@ -6,9 +6,8 @@
  * @module
  */
 import { isObject } from "./_data.ts";
-import type { KeyTree } from "../plan/sel.ts";
-import { isRawNumber } from "../prepare/json_numbers.ts";
-import { MAX_DATA_DEPTH } from "../prepare/limits.ts";
+import type { KeyTree } from "../plan/mod.ts";
+import { isRawNumber, MAX_DATA_DEPTH } from "../prepare/mod.ts";
 
 type Json = Record<string, unknown>;
 

@@ -11,8 +11,7 @@
  */
 import type { Layers } from "./_layers.ts";
 import { RouterError } from "../../errors.ts";
-import { MAX_DATA_DEPTH } from "../prepare/limits.ts";
-import { isRawNumber } from "../prepare/json_numbers.ts";
+import { isRawNumber, MAX_DATA_DEPTH } from "../prepare/mod.ts";
 import type { RepField, RepSelection } from "../plan/mod.ts";
 
 /** A JSON object of the merged data. */

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { MAX_DATA_DEPTH, MAX_TRACE_VALUES } from "../prepare/limits.ts";
+import { MAX_DATA_DEPTH, MAX_TRACE_VALUES } from "../prepare/mod.ts";
 
 type Json = Record<string, unknown>;
 

@@ -21,7 +21,7 @@
  */
 import type { Layers } from "./_layers.ts";
 import { memoizable, renderFields, repMemoOf } from "./_data.ts";
-import type { RepField, RepSelection } from "../plan/rep.ts";
+import type { RepField, RepSelection } from "../plan/mod.ts";
 
 type Json = Record<string, unknown>;
 

@@ -6,7 +6,7 @@
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
-import { isRawNumber, parseJsonExact } from "../prepare/json_numbers.ts";
+import { isRawNumber, parseJsonExact } from "../prepare/mod.ts";
 import { NOT_JSON, TOO_DEEP } from "./_answer_faults.ts";
 import { selected, selectedItems } from "./_answer_keys.ts";
 import { isObject } from "./_data.ts";

@@ -14,7 +14,7 @@ import {
   type GraphQLScalarType,
   GraphQLString,
 } from "graphql";
-import { isRawNumber } from "../prepare/json_numbers.ts";
+import { isRawNumber } from "../prepare/mod.ts";
 
 const BUILT_IN: ReadonlyMap<string, GraphQLScalarType<unknown, unknown>> = new Map<
   string,

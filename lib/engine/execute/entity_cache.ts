@@ -34,7 +34,7 @@ import type { CacheTagFormat, CacheTagSchema } from "../../supergraph/mod.ts";
 import { renderCacheTag } from "../../supergraph/mod.ts";
 import type { FetchStep } from "../plan/mod.ts";
 import { type CacheDirectives, type CachePolicy, parseCacheControl } from "./cache_control.ts";
-import { parseJsonExact } from "../prepare/json_numbers.ts";
+import { parseJsonExact } from "../prepare/mod.ts";
 
 /**
  * What became of a write: stored (its UTF-8 bytes), or not and why: over

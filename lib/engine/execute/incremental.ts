@@ -13,7 +13,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { DeferredStep, DeferStep } from "../plan/mod.ts";
-import type { NField, NSelection } from "../prepare/normalize.ts";
+import type { NField, NSelection } from "../prepare/mod.ts";
 import type { IncrementalEntry, PartInfo, SubsequentResult } from "../types.ts";
 import type { PlanRun } from "./execute_types.ts";
 

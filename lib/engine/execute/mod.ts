@@ -19,9 +19,31 @@
  *
  * @module
  */
-export { type ExecutedData, executePlan, type ExecutePlanOptions } from "./execute.ts";
+export {
+  type ExecutedData,
+  executePlan,
+  type ExecutePlanOptions,
+  type PlanRun,
+  startPlan,
+} from "./execute.ts";
 export { type ShapeOptions, shapeResponse } from "./shape.ts";
-export { isRawNumber, parseJsonExact } from "../prepare/json_numbers.ts";
-export { printOnce, SharedResults } from "./shared_results.ts";
-export { type SubgraphErrorPolicy, subgraphErrorPolicyOf } from "./subgraph_errors.ts";
+export { isRawNumber, parseJsonExact } from "../prepare/mod.ts";
+export { printOnce, resultJson, SharedResults } from "./shared_results.ts";
+export {
+  filterSubgraphError,
+  RAW_SUBGRAPH_ERRORS,
+  type SubgraphErrorPolicy,
+  subgraphErrorPolicyOf,
+} from "./subgraph_errors.ts";
 export { UPLOAD_NOT_ROUTABLE, uploadFetchOf } from "./uploads.ts";
+export { type SubgraphResponse, type SubgraphSender } from "./execute_types.ts";
+export { CachePolicy, parseCacheControl } from "./cache_control.ts";
+export {
+  type EntityCacheBackend,
+  type EntityCacheEvents,
+  type EntityCacheSettings,
+  type EntityCacheWrite,
+  invalidationPrefix,
+  topLevelFields,
+} from "./entity_cache.ts";
+export { deliveriesOf, deliverIncrementally, deliverySelection } from "./incremental.ts";

@@ -18,8 +18,8 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import type { Layers } from "./_layers.ts";
-import { unauthorizedError } from "../prepare/field_access.ts";
-import type { NField, NSelection, TypeRef } from "../prepare/normalize.ts";
+import { isRawNumber, MAX_DATA_DEPTH, unauthorizedError } from "../prepare/mod.ts";
+import type { NField, NSelection, TypeRef } from "../prepare/mod.ts";
 import {
   coerceScalar,
   keptAsIs,
@@ -28,8 +28,6 @@ import {
   nestedDeeperThan,
   NOT_COERCIBLE,
 } from "./coerce_leaf.ts";
-import { MAX_DATA_DEPTH } from "../prepare/limits.ts";
-import { isRawNumber } from "../prepare/json_numbers.ts";
 
 /** Options for {@linkcode shapeResponse}. */
 export interface ShapeOptions {

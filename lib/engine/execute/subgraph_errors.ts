@@ -8,7 +8,7 @@
  * @module
  */
 import type { GraphQLFormattedError } from "graphql";
-import type { SubgraphErrorPropagationConfig } from "../../config/types.ts";
+import type { SubgraphErrorPropagationConfig } from "../../config/mod.ts";
 import { isRawNumber } from "../prepare/json_numbers.ts";
 
 /** The policy applied to every subgraph error. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { HeaderRule, HeadersConfig } from "../../config/types.ts";
+import type { HeaderRule, HeadersConfig } from "../../config/mod.ts";
 
 /** Where a propagator writes: a `Headers`, or the plain list of {@linkcode headerPairs}. */
 export interface HeaderSink {

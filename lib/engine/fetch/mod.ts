@@ -14,8 +14,8 @@
  *
  * @module
  */
-export { createSubgraphClient, type SubgraphClient } from "./subgraph_client.ts";
-export { createHttp1Pool, type Http1Pool } from "./http1.ts";
+export { createSubgraphClient, type SendOptions, type SubgraphClient } from "./subgraph_client.ts";
+export { createHttp1Pool, http1Eligible, type Http1Pool } from "./http1.ts";
 export { type Resilience, resilienceOf, resilientFetch } from "./resilient_fetch.ts";
 export {
   compileHeaderRules,

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { SubgraphTrafficConfig, TrafficShapingConfig } from "../../config/types.ts";
+import type { SubgraphTrafficConfig, TrafficShapingConfig } from "../../config/mod.ts";
 import { onAbort } from "../../cancellation.ts";
 import { RouterError } from "../../errors.ts";
 import {

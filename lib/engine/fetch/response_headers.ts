@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { HeaderRule, HeadersConfig } from "../../config/types.ts";
+import type { HeaderRule, HeadersConfig } from "../../config/mod.ts";
 
 /** Headers of the router's own response that no rule may set from a subgraph's. */
 const NEVER = new Set([

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { SubgraphInfo } from "../../supergraph/types.ts";
-import type { SubgraphResponse } from "../execute/execute_types.ts";
+import type { SubgraphInfo } from "../../supergraph/mod.ts";
+import type { SubgraphResponse } from "../execute/mod.ts";
 import { headerPairs, type HeaderPropagator } from "./headers.ts";
 import type {
   EngineEvents,
@@ -18,7 +18,7 @@ import type {
   SubgraphStages,
 } from "../types.ts";
 import { RouterError } from "../../errors.ts";
-import type { BudgetTicket, MemoryBudget } from "../admission/memory_budget.ts";
+import type { BudgetTicket, MemoryBudget } from "../admission/mod.ts";
 import { answered, type Resilience, resilientFetch, SubgraphTimeout } from "./resilient_fetch.ts";
 import { readSubgraphBody } from "./subgraph_body.ts";
 import { ClosedBeforeAnswer, type Http1Pool, Http1ProtocolError, wholeBody } from "./http1.ts";

@@ -4,31 +4,43 @@
  *
  * @module
  */
-import type { Http1Pool } from "../fetch/http1.ts";
+import type { Http1Pool, Resilience } from "../fetch/mod.ts";
 import { type DocumentNode, type GraphQLFormattedError } from "graphql";
-import type { HeadersConfig } from "../../config/types.ts";
-import { compileResponseHeaderRules, type ResponseHeaderRules } from "../fetch/response_headers.ts";
-import type { SupergraphModel } from "../../supergraph/mod.ts";
-import { type AdmissionGate, createAdmissionGate, overloaded } from "../admission/queue.ts";
-import { type AdaptiveLimitOptions, createAdaptiveLimit } from "../admission/adaptive_limit.ts";
-import { compileHeaderRules, type HeaderPropagator } from "../fetch/headers.ts";
-import { SharedResults } from "../execute/shared_results.ts";
-import type { EntityCacheSettings } from "../execute/entity_cache.ts";
+import type { HeadersConfig } from "../../config/mod.ts";
 import {
+  compileHeaderRules,
+  compileResponseHeaderRules,
+  createSubgraphClient,
+  type HeaderPropagator,
+  type ResponseHeaderRules,
+  type SubgraphClient,
+} from "../fetch/mod.ts";
+import type { SupergraphModel } from "../../supergraph/mod.ts";
+import {
+  type AdaptiveLimitOptions,
+  type AdmissionGate,
   ANSWER_COST_PER_BYTE,
+  createAdaptiveLimit,
+  createAdmissionGate,
   createMemoryBudget,
+  createUnsentAnswers,
+  Lru,
   type MemoryBudget,
-} from "../admission/memory_budget.ts";
-import { createUnsentAnswers, type UnsentAnswers } from "../admission/unsent_answers.ts";
-import type { Resilience } from "../fetch/resilient_fetch.ts";
+  overloaded,
+  type UnsentAnswers,
+} from "../admission/mod.ts";
+import { RAW_SUBGRAPH_ERRORS, SharedResults, type SubgraphErrorPolicy } from "../execute/mod.ts";
+import type { EntityCacheSettings } from "../execute/mod.ts";
 import { RouterError } from "../../errors.ts";
-import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "../prepare/limits.ts";
-import { Lru } from "../admission/_lru.ts";
-import { RAW_SUBGRAPH_ERRORS, type SubgraphErrorPolicy } from "../execute/subgraph_errors.ts";
-import { type NField, type NSelection } from "../prepare/normalize.ts";
-import { type OverrideLabel, overrideLabelsOf } from "../prepare/override_labels.ts";
+import {
+  DEFAULT_OPERATION_LIMITS,
+  type NField,
+  type NSelection,
+  type OperationLimits,
+  type OverrideLabel,
+  overrideLabelsOf,
+} from "../prepare/mod.ts";
 import { type PlannedOperation } from "../plan/mod.ts";
-import { createSubgraphClient, type SubgraphClient } from "../fetch/subgraph_client.ts";
 import {
   createSubscriptions,
   type Subscriptions,

@@ -7,18 +7,22 @@
  */
 import { type GraphQLFormattedError } from "graphql";
 import { touchedAccessKeys } from "../../auth/mod.ts";
-import { accessSignature, type FieldIdentity, filterOperation } from "../prepare/field_access.ts";
-import { entryCost } from "../admission/cache_cost.ts";
-import { introspectionDocument } from "../prepare/introspection.ts";
-import { normalizeOperation } from "../prepare/normalize.ts";
-import { drawOverrideLabels } from "../prepare/override_labels.ts";
+import {
+  accessSignature,
+  drawOverrideLabels,
+  type FieldIdentity,
+  filterOperation,
+  introspectionDocument,
+  normalizeOperation,
+  prepareOperation,
+} from "../prepare/mod.ts";
+import { entryCost } from "../admission/mod.ts";
 import {
   type PlannedOperation,
   PlanningError,
   planOperation,
   type QueryPlan,
 } from "../plan/mod.ts";
-import { prepareOperation } from "../prepare/prepare.ts";
 import type {
   ExecutionObserver,
   GraphQLRequest,

@@ -11,24 +11,28 @@
  * @module
  */
 import { execute as graphqlExecute, type GraphQLFormattedError } from "graphql";
-import { overloaded } from "../admission/queue.ts";
+import { type MemoryBudget, overloaded } from "../admission/mod.ts";
 import {
+  CachePolicy,
+  deliveriesOf,
+  deliverIncrementally,
+  deliverySelection,
   type ExecutedData,
   executePlan,
   type ExecutePlanOptions,
   type PlanRun,
+  shapeResponse,
   startPlan,
-} from "../execute/execute.ts";
-import { deliveriesOf, deliverIncrementally, deliverySelection } from "../execute/incremental.ts";
-import { REQUEST_ID_HEADER } from "../../request/request_id.ts";
-import { type MemoryBudget } from "../admission/memory_budget.ts";
-import { coerceVariables } from "../prepare/coerce_variables.ts";
-import { withPolicies } from "../prepare/field_access.ts";
-import { checkVariableValues } from "../prepare/limits.ts";
-import { type NSelection } from "../prepare/normalize.ts";
-import { formatted } from "../prepare/prepare.ts";
-import { shapeResponse } from "../execute/shape.ts";
-import { CachePolicy } from "../execute/cache_control.ts";
+  uploadFetchOf,
+} from "../execute/mod.ts";
+import { REQUEST_ID_HEADER } from "../../request/mod.ts";
+import {
+  checkVariableValues,
+  coerceVariables,
+  formatted,
+  type NSelection,
+  withPolicies,
+} from "../prepare/mod.ts";
 import {
   admissionRefusal,
   eventRunner,
@@ -54,9 +58,8 @@ import type {
 
 import { type CachedPlan, type Engine, responseTooLarge } from "./engine.ts";
 import { planFor } from "./prepare_plan.ts";
-import { uploadFetchOf } from "../execute/uploads.ts";
-import type { SubgraphSender } from "../execute/execute_types.ts";
-import type { SendOptions } from "../fetch/subgraph_client.ts";
+import type { SubgraphSender } from "../execute/mod.ts";
+import type { SendOptions } from "../fetch/mod.ts";
 import type { FetchStep } from "../plan/mod.ts";
 import {
   admitCost,

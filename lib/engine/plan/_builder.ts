@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { NField, NormalizedOperation } from "../prepare/normalize.ts";
+import type { NField, NormalizedOperation } from "../prepare/mod.ts";
 import type { RepSelection } from "./rep.ts";
 import type { FieldSetItem } from "./fieldset.ts";
 import type { QueryGraph } from "./graph.ts";

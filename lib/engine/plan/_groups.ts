@@ -6,7 +6,7 @@
  * @module
  */
 import type { FieldSetItem } from "./fieldset.ts";
-import type { NField } from "../prepare/normalize.ts";
+import type { NField } from "../prepare/mod.ts";
 import type { RepSelection } from "./rep.ts";
 import { Sel } from "./sel.ts";
 import type { ContextVariable, Rewrite } from "./types.ts";

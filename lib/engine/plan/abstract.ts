@@ -8,7 +8,7 @@
  * @module
  */
 import type { FieldSetItem } from "./fieldset.ts";
-import type { NField, NSelection } from "../prepare/normalize.ts";
+import type { NField, NSelection } from "../prepare/mod.ts";
 import type { Sel } from "./sel.ts";
 import type { Builder, Walk } from "./_builder.ts";
 import { keysOf, type Pos } from "./_groups.ts";

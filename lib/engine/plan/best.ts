@@ -10,9 +10,9 @@
  *
  * @module
  */
-import type { FieldModel } from "../../supergraph/types.ts";
+import type { FieldModel } from "../../supergraph/mod.ts";
 import type { FieldSetItem } from "./fieldset.ts";
-import type { NField, NSelection } from "../prepare/normalize.ts";
+import type { NField, NSelection } from "../prepare/mod.ts";
 import type { QueryGraph } from "./graph.ts";
 import { type Candidate, type Cost, providedItem, resolvableAt } from "./paths.ts";
 

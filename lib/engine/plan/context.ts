@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { FieldModel } from "../../supergraph/types.ts";
-import type { NField } from "../prepare/normalize.ts";
+import type { FieldModel } from "../../supergraph/mod.ts";
+import type { NField } from "../prepare/mod.ts";
 import type { RepSelection } from "./rep.ts";
 import type { QueryGraph } from "./graph.ts";
 import type { Builder, Walk } from "./_builder.ts";

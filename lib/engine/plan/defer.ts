@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { DeferredFragment } from "../prepare/normalize.ts";
+import type { DeferredFragment } from "../prepare/mod.ts";
 import type { Group } from "./_groups.ts";
 import type {
   DeferNode,

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { NormalizedOperation } from "../prepare/normalize.ts";
+import type { NormalizedOperation } from "../prepare/mod.ts";
 import { printReps, type RepSelection } from "./rep.ts";
 import { Sel } from "./sel.ts";
 import type { QueryGraph } from "./graph.ts";

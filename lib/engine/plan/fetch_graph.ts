@@ -8,7 +8,7 @@
  * @module
  */
 import type { FieldSetItem } from "./fieldset.ts";
-import type { NField, NormalizedOperation, TypeRef } from "../prepare/normalize.ts";
+import type { NField, NormalizedOperation, TypeRef } from "../prepare/mod.ts";
 import { mergeRep, type RepField, type RepSelection } from "./rep.ts";
 import { Sel } from "./sel.ts";
 import type { QueryGraph } from "./graph.ts";

@@ -14,8 +14,7 @@
  *
  * @module
  */
-import type { FieldModel, TypeModel } from "../../supergraph/types.ts";
-import type { SupergraphModel } from "../../supergraph/mod.ts";
+import type { FieldModel, SupergraphModel, TypeModel } from "../../supergraph/mod.ts";
 import { type FieldSetItem, parseFieldSet } from "./fieldset.ts";
 
 /** An entity move: the key(s) that enter a subgraph for objects of a type. */

@@ -86,3 +86,4 @@ export function planOperation(
   if (!search.truncated) return planned;
   return { plan: { ...planned.plan, searchTruncated: true }, step: planned.step };
 }
+export { type KeyTree } from "./sel.ts";

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { FieldModel } from "../../supergraph/types.ts";
+import type { FieldModel } from "../../supergraph/mod.ts";
 import type { FieldSetItem } from "./fieldset.ts";
 import type { QueryGraph } from "./graph.ts";
 import { type Pos, topOf } from "./_groups.ts";

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { FieldModel } from "../../supergraph/types.ts";
+import type { FieldModel } from "../../supergraph/mod.ts";
 import type { FieldSetItem } from "./fieldset.ts";
-import type { NField, NSelection, TypeRef } from "../prepare/normalize.ts";
+import type { NField, NSelection, TypeRef } from "../prepare/mod.ts";
 import type { RepField, RepSelection } from "./rep.ts";
 import type { QueryGraph } from "./graph.ts";
 import type { Pos } from "./_groups.ts";

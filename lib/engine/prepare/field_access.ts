@@ -14,7 +14,7 @@
  */
 import type { GraphQLFormattedError } from "graphql";
 import { satisfiesScopes } from "../../auth/mod.ts";
-import type { AccessRequirement } from "../../supergraph/types.ts";
+import type { AccessRequirement } from "../../supergraph/mod.ts";
 import type { NField, NormalizedOperation, NSelection, TypeRef } from "./normalize.ts";
 
 /**

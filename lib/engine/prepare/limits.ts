@@ -22,7 +22,7 @@ import {
   Kind,
   type SelectionSetNode,
 } from "graphql";
-import type { SecurityConfig } from "../../config/types.ts";
+import type { SecurityConfig } from "../../config/mod.ts";
 import { summarizeFragments } from "./_fragments.ts";
 
 /** One optional limit (`security.complexity_limits.*`). */

@@ -17,8 +17,42 @@
  *
  * @module
  */
-export { prepareOperation, type PrepareOptions } from "./prepare.ts";
-export { type NormalizedOperation, normalizeOperation } from "./normalize.ts";
-export { checkOperationLimits, DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./limits.ts";
+export { formatted, prepareOperation, type PrepareOptions } from "./prepare.ts";
+export {
+  type DeferredFragment,
+  type NField,
+  type NormalizedOperation,
+  normalizeOperation,
+  type NSelection,
+  type TypeRef,
+} from "./normalize.ts";
+export {
+  approximateDepth,
+  checkJsonTextDepth,
+  checkOperationLimits,
+  checkTextDepth,
+  checkVariableValues,
+  type ComplexityLimit,
+  countInputValues,
+  DEFAULT_OPERATION_LIMITS,
+  isLimitRefusal,
+  MAX_DATA_DEPTH,
+  MAX_TRACE_VALUES,
+  measureDocument,
+  type OperationLimits,
+  operationLimitsOf,
+  type OperationMeasure,
+} from "./limits.ts";
 export { coerceVariables } from "./coerce_variables.ts";
-export { filterOperation } from "./field_access.ts";
+export {
+  accessSignature,
+  type FieldIdentity,
+  type FilteredOperation,
+  filterOperation,
+  UNAUTHORIZED_FIELD_OR_TYPE,
+  unauthorizedError,
+  withPolicies,
+} from "./field_access.ts";
+export { isRawNumber, parseJsonExact } from "./json_numbers.ts";
+export { findIntrospectionField, introspectionDocument, OfTypeDepthRule } from "./introspection.ts";
+export { drawOverrideLabels, type OverrideLabel, overrideLabelsOf } from "./override_labels.ts";

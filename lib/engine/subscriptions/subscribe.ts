@@ -23,7 +23,7 @@ import {
 } from "./upstream_stream.ts";
 import type { ExecutionObserver, ExecutionResult, SubgraphStages } from "../types.ts";
 import { createFanoutCapacity, type FanoutCapacity } from "./fanout_capacity.ts";
-import { cpuShare } from "../admission/cpu_share.ts";
+import { cpuShare } from "../admission/mod.ts";
 import { EventStream } from "./event_stream.ts";
 import { unrefTimer } from "../../timers.ts";
 import { printOnce } from "../execute/mod.ts";
