@@ -92,6 +92,11 @@ class Executor {
   answers: (object | undefined)[] | null;
   /** A lower bound of the JSON size of the subgraph errors forwarded so far. */
   errorBytes = 0;
+  /**
+   * The plan's only fetch, a root fetch run by {@linkcode executePlan}: its
+   * answer is merged whole, not cut to its keys (nothing else is merged).
+   */
+  sole: FetchStep | null = null;
   /** Fetches started (deferred branches share one: it runs once). */
   readonly #runs = new Map<FetchStep, Promise<void>>();
 
@@ -360,7 +365,7 @@ class Executor {
     }
     if (observer) this.#record(step, body, { objects, startNs, response, ...mark });
     this.#answered(step, response);
-    const payload = parseOnce(response, step);
+    const payload = parseOnce(response, step, { cut: step !== this.sole });
     if (!this.#graphQLAnswer(step, response, payload)) return null;
     this.#merge(step, payload, entity);
     return { response, payload };
@@ -729,6 +734,7 @@ export async function executePlan(
   options: ExecutePlanOptions,
 ): Promise<ExecutedData> {
   const executor = new Executor(options);
+  if (step?.kind === "Fetch" && step.representations === null) executor.sole = step;
   if (step) await executor.run(step);
   const errors: GraphQLFormattedError[] = [];
   for (const list of executor.errorsByFetch) if (list) errors.push(...list);
