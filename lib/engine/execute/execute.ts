@@ -76,6 +76,25 @@ function pick(variables: Readonly<Record<string, unknown>>, names: readonly stri
   return out;
 }
 
+/** Opens once each of a parallel group's children arrived (each counted once). */
+class Gate {
+  readonly #arrived = new Set<unknown>();
+  readonly #size: number;
+  readonly #open: Promise<void>;
+  #resolve!: () => void;
+
+  constructor(size: number) {
+    this.#size = size;
+    this.#open = new Promise((resolve) => this.#resolve = resolve);
+  }
+
+  arrive(child: unknown): Promise<void> {
+    this.#arrived.add(child);
+    if (this.#arrived.size >= this.#size) this.#resolve();
+    return this.#open;
+  }
+}
+
 class Executor {
   readonly data: Json = {};
   readonly layers: Layers;
@@ -99,6 +118,13 @@ class Executor {
   sole: FetchStep | null = null;
   /** Fetches started (deferred branches share one: it runs once). */
   readonly #runs = new Map<FetchStep, Promise<void>>();
+  /**
+   * Root fetches run side by side, by the gate their answers wait at before
+   * they are parsed: until every sibling answered (or ended), so that a big
+   * answer is parsed when it can be merged and shaped at once, not held parsed
+   * (and kept live through the collector's runs) while a slower sibling waits.
+   */
+  readonly #gates = new Map<FetchStep, Gate>();
 
   constructor(options: ExecutePlanOptions) {
     this.#options = options;
@@ -118,13 +144,17 @@ class Executor {
         for (const s of step.steps) await this.run(s);
         return;
       case "Parallel": {
-        if (this.#options.batchEntityFetches === false) {
-          await Promise.all(step.steps.map((s) => this.run(s)));
-          return;
+        const children = this.#options.batchEntityFetches === false
+          ? step.steps
+          : batchedChildren(step);
+        const gate = new Gate(new Set(children).size);
+        for (const c of children) {
+          if (c.kind === "Fetch" && c.representations === null) this.#gates.set(c, gate);
         }
-        const children = batchedChildren(step);
         await Promise.all(
-          children.map((c) => c.kind === "Batch" ? this.#runBatch(c) : this.run(c)),
+          children.map((c) =>
+            (c.kind === "Batch" ? this.#runBatch(c) : this.run(c)).finally(() => gate.arrive(c))
+          ),
         );
         return;
       }
@@ -357,6 +387,7 @@ class Executor {
       response = given ??
         await options.send(step.subgraph, body, step.node.operationKind === "query");
     } catch (error) {
+      this.#gates.get(step)?.arrive(step);
       const message = this.#failed(step, error);
       if (observer) {
         this.#record(step, body, { objects, startNs, response: null, message, ...mark });
@@ -364,6 +395,8 @@ class Executor {
       return null;
     }
     if (observer) this.#record(step, body, { objects, startNs, response, ...mark });
+    const gate = this.#gates.get(step);
+    if (gate) await gate.arrive(step);
     this.#answered(step, response);
     const payload = parseOnce(response, step, { cut: step !== this.sole });
     if (!this.#graphQLAnswer(step, response, payload)) return null;
