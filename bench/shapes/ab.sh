@@ -15,6 +15,11 @@ set -u
 dir=$1 port=$2 clients=$3 q=$4 sg=$5
 rate=${RATE:-} seconds=${SECONDS_LOAD:-15}
 here="$(cd "$(dirname "$0")" && pwd)"
+# ROUTER_FLAGS unset: the V8 flags of CHECKOUT_DIR's `deno task start` (what operators run);
+# ROUTER_FLAGS= (empty): none.
+if [[ -z ${ROUTER_FLAGS+set} ]]; then
+  ROUTER_FLAGS=$(grep -o '"start": "[^"]*' "$dir/deno.json" | grep -o -- '--v8-flags=[^ ]*' || true)
+fi
 tmp="$(mktemp -d)"
 url="http://127.0.0.1:$port/graphql"
 printf 'listen_addr: 127.0.0.1:%s\nsupergraph_path: %s\nmcp: { enabled: false }\naccess_logs: { enabled: false }\n' "$port" "$sg" >"$tmp/c.yaml"

@@ -56,6 +56,7 @@
  * default admission (a fixed `engine.max_concurrent_operations: 16`),
  * `gwnobatch` without entity batching (`engine.batch_entity_fetches: false`),
  * `gwnoguard` without the connection guard (its three limits at 0: `Deno.serve` on TCP).
+ * GW Router runs with the V8 flags of `deno task start` (`GW_V8_FLAGS` replaces them).
  * Ports: `PORT_BASE` (45000) + 10 (gateway), + 100 (shape subgraphs), + 200 (bench/load
  * subgraphs), + 300 (`query.ts` subgraphs), + 400 (`nested.ts` subgraphs).
  *
@@ -249,6 +250,19 @@ async function deno(
   return JSON.parse(text);
 }
 
+/**
+ * The V8 flags the router ships with: those of `deno task start` (the same as `deno task
+ * compile` bakes in), so the gateway runs as operators run it. `GW_V8_FLAGS` overrides them
+ * (empty: V8's defaults).
+ */
+const SHIPPED_V8_FLAGS: string[] = (() => {
+  const given = Deno.env.get("GW_V8_FLAGS");
+  if (given !== undefined) return given === "" ? [] : [given];
+  const tasks = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks;
+  const flags = /--v8-flags=\S+/.exec(String(tasks.start))?.[0];
+  return flags === undefined ? [] : [flags];
+})();
+
 /** Writes the supergraph of the shape subgraphs. */
 function shapeSupergraph(): string {
   const link =
@@ -305,7 +319,16 @@ ${GW_VARIANTS[name]}
 ${Deno.env.get("GW_CONFIG_EXTRA") ?? ""}
 `,
     );
-    return start([Deno.execPath(), "run", "-A", "main.ts", "serve", "--config", config], {
+    return start([
+      Deno.execPath(),
+      "run",
+      "-A",
+      ...SHIPPED_V8_FLAGS,
+      "main.ts",
+      "serve",
+      "--config",
+      config,
+    ], {
       cpus: GATEWAY_CPUS,
       log,
       env: { LOG_LEVEL: "warn" },

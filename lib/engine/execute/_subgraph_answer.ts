@@ -16,21 +16,44 @@ import type { SubgraphResponse } from "./execute_types.ts";
 
 type Json = Record<string, unknown>;
 
+/** Options of {@linkcode parseOnce}. */
+export interface ParseOnceOptions {
+  /**
+   * Whether the answer is cut to its fetch's keys (default true). A plan of one
+   * root fetch has no other subgraph's data to overwrite, and shaping reads only
+   * the selection: the whole answer serves it.
+   */
+  readonly cut?: boolean;
+}
+
 /**
  * The parsed body (null when it is not JSON) with only the members its fetch
  * selected (see {@linkcode selected}), made once per shared response: requests
  * that shared a subgraph response share its parsed data too (one body is one
- * operation text, so one selection).
+ * operation text, so one selection). With `cut: false` the answer as parsed
+ * (or the cut one, when another request made it already).
  */
-export function parseOnce(response: SubgraphResponse, step: FetchStep | EntityBatch): unknown {
+export function parseOnce(
+  response: SubgraphResponse,
+  step: FetchStep | EntityBatch,
+  options?: ParseOnceOptions,
+): unknown {
   const memo = response.parsed;
   if (memo !== undefined && "value" in memo) return memo.value;
   let payload: unknown;
-  try {
-    payload = parseJsonExact(response.body);
-  } catch (error) {
-    payload = error instanceof RangeError ? TOO_DEEP : NOT_JSON;
+  if (memo !== undefined && "whole" in memo) payload = memo.whole;
+  else {
+    try {
+      payload = parseJsonExact(response.body);
+    } catch (error) {
+      payload = error instanceof RangeError ? TOO_DEEP : NOT_JSON;
+    }
+    if (options?.cut === false) {
+      if (memo !== undefined) memo.whole = payload;
+      return payload;
+    }
   }
+  if (options?.cut === false) return payload;
   if (
     payload !== TOO_DEEP && isObject(payload) && isObject(payload.data) &&
     !isRawNumber(payload.data)

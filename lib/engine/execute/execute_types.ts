@@ -23,9 +23,10 @@ export interface SubgraphResponse {
   readonly firstByteNs?: number;
   /**
    * The body's parse, shared by every caller of one shared response (set by
-   * the first to parse it): the parsed data is then never mutated.
+   * the first to parse it): the parsed data is then never mutated. `value`:
+   * cut to the fetch's keys; `whole`: as parsed (a plan of one root fetch).
    */
-  readonly parsed?: { value?: unknown };
+  readonly parsed?: { value?: unknown; whole?: unknown };
 }
 
 /** Sends one subgraph request (the engine's client: headers, timeout, single flight). */

@@ -15,6 +15,8 @@ import {
   prepare,
   resultJson,
 } from "../../../lib/engine/mod.ts";
+import { parseOnce } from "../../../lib/engine/execute/_subgraph_answer.ts";
+import type { FetchStep } from "../../../lib/engine/plan/mod.ts";
 
 const MODEL = buildSupergraph(
   Deno.readTextFileSync(new URL("../../../schema/supergraph.graphql", import.meta.url)),
@@ -191,4 +193,41 @@ Deno.test("a mutation's entity fetches never join a query's: its in-place merge 
   mutationDone.resolve();
   assert.deepEqual(await query, { data: { thing: { child: { secret: null } } } });
   assert.equal(childrenCalls.length, 2, "the mutation's entity fetch was its own");
+});
+
+Deno.test("issue 45: a plan of one root fetch merges the answer whole; its result still holds only the selection", async () => {
+  const { run, calls } = engineWith(() => ({
+    data: {
+      topProducts: [{ __typename: "Product", upc: "1", name: "Table", price: 9, extra: { a: 1 } }],
+      notAsked: true,
+    },
+  }));
+  const result = await run("{ topProducts { name } }");
+  assert.deepEqual(calls, ["products"]);
+  assert.deepEqual(JSON.parse(resultJson(result)), { data: { topProducts: [{ name: "Table" }] } });
+});
+
+Deno.test("issue 45: a shared answer parsed whole for one plan is still cut for another", () => {
+  const keys = new Map<string, Map<string, null> | null>([["a", new Map([["x", null]])]]);
+  const step = { kind: "Fetch", representations: null, keys } as unknown as FetchStep;
+  const answer = () => ({
+    status: 200,
+    headers: new Headers(),
+    body: '{"data":{"a":{"x":1,"y":2},"b":3}}',
+    deduplicated: true,
+    parsed: {},
+  });
+  const cutLater = answer();
+  const whole = parseOnce(cutLater, step, { cut: false });
+  assert.deepEqual(whole, { data: { a: { x: 1, y: 2 }, b: 3 } });
+  assert.deepEqual(
+    parseOnce(cutLater, step),
+    { data: { a: { x: 1 } } },
+    "cut from the whole parse",
+  );
+  assert.equal(parseOnce(cutLater, step, { cut: false }), parseOnce(cutLater, step));
+  const cutFirst = answer();
+  const cut = parseOnce(cutFirst, step);
+  assert.deepEqual(cut, { data: { a: { x: 1 } } });
+  assert.equal(parseOnce(cutFirst, step, { cut: false }), cut, "the cut answer serves a whole one");
 });
