@@ -226,7 +226,7 @@ Deno.test("issue 45: a pushed stream that the client leaves (return) is done at 
   assert.deepEqual(got, []);
 });
 
-Deno.test("issue 45: a pushed stream that falls BEHIND_FACTOR × max_buffered_events behind (results still executing) ends with SUBSCRIPTION_LIMIT_REACHED", async () => {
+Deno.test("issue 45: a pushed stream that falls BEHIND_FACTOR × max_buffered_events behind (results still executing) ends with SUBSCRIPTION_LIMIT_REACHED", () => {
   const { s, dropped } = stream({ maxBuffered: 2, run: () => new Promise(() => {}) });
   const got: ExecutionResult[] = [];
   let done = 0;
