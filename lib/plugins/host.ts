@@ -596,55 +596,28 @@ export class PluginRequest {
   }
 
   #subgraphRequest(request: StagedSubgraphRequest): MaybePromise<void> {
-    return eachHook(this.#host.hooks.onSubgraphRequest, (entry) => {
-      const context = new SubgraphContext(this.#shared(entry), request);
-      const answer = this.#run<unknown>(entry, "onSubgraphRequest", context);
-      return answer instanceof Promise
-        ? answer.then((settled) =>
-          this.#subgraphRequestAnswered(settled, { entry, context, staged: request })
-        )
-        : this.#subgraphRequestAnswered(answer, { entry, context, staged: request });
-    });
-  }
-
-  #subgraphRequestAnswered(
-    answer: unknown,
-    options: {
-      readonly entry: LoadedPlugin;
-      readonly context: SubgraphContext;
-      readonly staged: { body: string };
-    },
-  ): undefined {
-    const { entry, context } = options;
-    refuseIf(answer, entry, { hook: "onSubgraphRequest", events: this.#host.events });
-    if (typeof context.body === "string") options.staged.body = context.body;
-    return undefined;
+    return this.#subgraphStage("onSubgraphRequest", request);
   }
 
   #subgraphResponse(response: StagedSubgraphResponse): MaybePromise<void> {
-    return eachHook(this.#host.hooks.onSubgraphResponse, (entry) => {
-      const context = new SubgraphContext(this.#shared(entry), response);
-      const answer = this.#run<unknown>(entry, "onSubgraphResponse", context);
-      return answer instanceof Promise
-        ? answer.then((settled) =>
-          this.#subgraphResponseAnswered(settled, { entry, context, staged: response })
-        )
-        : this.#subgraphResponseAnswered(answer, { entry, context, staged: response });
-    });
+    return this.#subgraphStage("onSubgraphResponse", response);
   }
 
-  #subgraphResponseAnswered(
-    answer: unknown,
-    options: {
-      readonly entry: LoadedPlugin;
-      readonly context: SubgraphContext;
-      readonly staged: { body: string };
-    },
-  ): undefined {
-    const { entry, context } = options;
-    refuseIf(answer, entry, { hook: "onSubgraphResponse", events: this.#host.events });
-    if (typeof context.body === "string") options.staged.body = context.body;
-    return undefined;
+  /** A subgraph stage's hooks in order; a hook may refuse, or change the body it was given. */
+  #subgraphStage(
+    hook: "onSubgraphRequest" | "onSubgraphResponse",
+    staged: StagedSubgraphRequest | StagedSubgraphResponse,
+  ): MaybePromise<void> {
+    return eachHook(this.#host.hooks[hook], (entry) => {
+      const context = new SubgraphContext(this.#shared(entry), staged);
+      const answered = (answer: unknown): undefined => {
+        refuseIf(answer, entry, { hook, events: this.#host.events });
+        if (typeof context.body === "string") staged.body = context.body;
+        return undefined;
+      };
+      const answer = this.#run<unknown>(entry, hook, context);
+      return answer instanceof Promise ? answer.then(answered) : answered(answer);
+    });
   }
 
   /** What every hook context carries, for one plugin. */

@@ -58,6 +58,23 @@ async function withRouter(
   }
 }
 
+/** A body that sends `head`, then nothing until `client` aborts (a client that stalls). */
+function stalledBody(head: string, client: AbortController): ReadableStream<Uint8Array> {
+  let sent = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!sent) {
+        sent = true;
+        controller.enqueue(new TextEncoder().encode(head));
+        return;
+      }
+      // The rest never comes: the client stalls until it gives up.
+      await new Promise((resolve) => client.signal.addEventListener("abort", resolve));
+      controller.error(new Error("The client gave up"));
+    },
+  });
+}
+
 const ON = { file_uploads: { enabled: true, max_files: 3, max_file_size: "1MB" } };
 
 Deno.test("issue 43: apollo-upload-client uploads two files; the subgraph's graphql-upload reads both, byte for byte", async () => {
@@ -233,20 +250,8 @@ Deno.test("issue 43: an upload whose file stops arriving is answered at the rout
           JSON.stringify(UPLOAD)
         }\r\n--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n{"0":["variables.file"]}\r\n` +
         `--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="a.bin"\r\n\r\nfirst bytes`;
-      let sent = false;
       const client = new AbortController();
-      const body = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          if (!sent) {
-            sent = true;
-            controller.enqueue(new TextEncoder().encode(head));
-            return;
-          }
-          // The rest never comes: the client stalls until it gives up.
-          await new Promise((resolve) => client.signal.addEventListener("abort", resolve));
-          controller.error(new Error("The client gave up"));
-        },
-      });
+      const body = stalledBody(head, client);
       const started = performance.now();
       const timer = setTimeout(() => client.abort(), 15_000);
       const response = await fetch(`${router.url}/graphql`, {
@@ -283,18 +288,7 @@ Deno.test("an upload whose operations part stalls waits outside the gate: the on
       const head =
         `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":"mut`;
       const client = new AbortController();
-      let sent = false;
-      const body = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          if (!sent) {
-            sent = true;
-            controller.enqueue(new TextEncoder().encode(head));
-            return;
-          }
-          await new Promise((resolve) => client.signal.addEventListener("abort", resolve));
-          controller.error(new Error("The client gave up"));
-        },
-      });
+      const body = stalledBody(head, client);
       const timer = setTimeout(() => client.abort(), 15_000);
       let uploadAnswered = false;
       const upload = fetch(`${router.url}/graphql`, {
