@@ -3,6 +3,11 @@
  * query parameters, `Accept` negotiation, status codes per media type, and
  * the ART hooks (`startTrace` → `execute({observer})` → `finishTrace`).
  *
+ * Over 600 lines: the facet's named stages (router request, operation request,
+ * operation, execution, streamed and whole router responses, subscriptions
+ * over HTTP) in the order a request meets them, each ≤ 120 lines; the answers'
+ * rendering is `graphql_response.ts`, batches `batch.ts`.
+ *
  * @module
  */
 import {

@@ -2,6 +2,10 @@
  * The `Deno.serve` handler: CORS, body limit, a route table compiled per
  * state, facets, and {@linkcode errorResponse} as the one error exit.
  *
+ * Over 600 lines: the edge's steps in order (routes, CORS, rate limits, the
+ * body read before an admission slot, the admitted and unadmitted paths, the
+ * router response), sharing one exchange; each function ≤ 120 lines.
+ *
  * @module
  */
 import { handleEntityCacheInvalidation } from "./entity_cache_invalidation.ts";

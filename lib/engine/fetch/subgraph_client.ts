@@ -2,6 +2,11 @@
  * The subgraph HTTP client: JSON POST with propagated headers, a per-request
  * timeout, and single flight (identical in-flight requests share one response).
  *
+ * Over 600 lines: one request's whole life with a subgraph — single flight,
+ * the plugins' subgraph stages, the transport choice (HTTP/1 pool or fetch),
+ * the timeout, the answer's bounded read and its refusal codes — kept together
+ * so the order of those steps reads in one place; each function ≤ 120 lines.
+ *
  * @module
  */
 import type { SubgraphInfo } from "../../supergraph/mod.ts";
