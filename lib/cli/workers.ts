@@ -18,7 +18,6 @@ import { listenUrl, loadConfig, parseListenAddr, withScheme } from "../config/mo
 import { Cancellation } from "../cancellation.ts";
 import { listenError, RouterError } from "../errors.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
-import { dirname, resolve } from "node:path";
 import { unrefTimer } from "../timers.ts";
 import {
   connectionLimits,
@@ -28,11 +27,11 @@ import {
   logServerTls,
   readServerTls,
   serveGuarded,
-  serverTlsFiles,
   serverTlsKeeper,
   type UnixUpstream,
   unixUpstream,
   type Upstream,
+  watchServerTls,
 } from "../listen/mod.ts";
 import type { RunningRouter, StartRouterOptions } from "./serve.ts";
 
@@ -567,40 +566,3 @@ function serveInThread(port: NonNullable<typeof parentPort>): void {
 // Only inside a serving thread (this module is its entry point); the listener
 // ignores every message that is not ours.
 if (parentPort !== null) serveInThread(parentPort);
-
-/**
- * Watches `tls.server`'s files (their folders: a renamed-in file is seen) and
- * calls `reload` once per burst of changes.
- */
-function watchServerTls(
-  config: Config["tls"]["server"],
-  options: { readonly reload: () => Promise<void>; readonly debounceMs: number },
-): { close(): void } {
-  const files = new Set(serverTlsFiles(config).map((file) => resolve(file)));
-  const watcher = Deno.watchFs([...new Set([...files].map((file) => dirname(file)))], {
-    recursive: false,
-  });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let closed = false;
-  (async () => {
-    try {
-      for await (const event of watcher) {
-        if (!event.paths.some((path) => files.has(path))) continue;
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          // A broken certificate is logged by the keeper; the previous one keeps serving.
-          if (!closed) void options.reload().catch(() => {});
-        }, options.debounceMs);
-      }
-    } catch {
-      // The watcher was closed.
-    }
-  })();
-  return {
-    close() {
-      closed = true;
-      clearTimeout(timer);
-      watcher.close();
-    },
-  };
-}

@@ -38,6 +38,7 @@ export {
   type ServerTlsKeeper,
   serverTlsKeeper,
   type ServerTlsPems,
+  watchServerTls,
 } from "./server_tls.ts";
 export {
   createForwarder,

@@ -9,6 +9,7 @@
  * @module
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
+import { dirname, resolve } from "node:path";
 import type { TlsServerConfig } from "../config/mod.ts";
 import { describeError, RouterError } from "../errors.ts";
 import type { Logger } from "../log/mod.ts";
@@ -244,6 +245,47 @@ export function serverTlsKeeper(
       } catch (error) {
         log.error("TLS certificate reload failed; keeping the previous one", describeError(error));
       }
+    },
+  };
+}
+
+/**
+ * Watches `tls.server`'s files (their folders: a renamed-in file is seen) and
+ * calls `reload` once per burst of changes (the supervisor of `workers > 1`,
+ * which terminates TLS).
+ * @param config `tls.server`.
+ * @param options What to call, and the burst's quiet time, ms.
+ * @returns Its closer.
+ */
+export function watchServerTls(
+  config: TlsServerConfig,
+  options: { readonly reload: () => Promise<void>; readonly debounceMs: number },
+): { close(): void } {
+  const files = new Set(serverTlsFiles(config).map((file) => resolve(file)));
+  const watcher = Deno.watchFs([...new Set([...files].map((file) => dirname(file)))], {
+    recursive: false,
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  (async () => {
+    try {
+      for await (const event of watcher) {
+        if (!event.paths.some((path) => files.has(path))) continue;
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          // A broken certificate is logged by the keeper; the previous one keeps serving.
+          if (!closed) void options.reload().catch(() => {});
+        }, options.debounceMs);
+      }
+    } catch {
+      // The watcher was closed.
+    }
+  })();
+  return {
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      watcher.close();
     },
   };
 }
