@@ -2,7 +2,7 @@
  * `parseConfig`: raw YAML data + environment → validated, frozen {@linkcode Config}.
  * Pure: the environment and the config file's folder come in as options.
  *
- * Over 600 lines (606): one walk of the schema over the YAML and the
+ * Over 600 lines (607): one walk of the schema over the YAML and the
  * environment (a leaf read from either, with the same messages), the derived
  * values, freezing and the env-key listing share the walk's helpers; each is
  * small.

@@ -26,7 +26,7 @@
  * The engine names no store: {@linkcode EntityCacheBackend} is what it needs
  * (lib/store's `EntityCacheStore` is one).
  *
- * Over 600 lines (606): keys, entries, lookups, stores and tags of one cache
+ * Over 600 lines (610): keys, entries, lookups, stores and tags of one cache
  * read together, since a key's every part is decided here; each function is
  * small and pure but for the backend it is given.
  *
