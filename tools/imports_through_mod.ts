@@ -410,17 +410,30 @@ async function main(args: string[]): Promise<number> {
     for (const path of files.keys()) console.log(`would rewrite ${path}`);
     return files.size === 0 && refusals.length === 0 ? 0 : 1;
   }
-  for (const [path, text] of files) Deno.writeTextFileSync(join(ROOT, path), text);
-  if (files.size > 0) {
+  // A pass's new re-exports can open doors the pass decided without: passes
+  // run until one changes nothing (a fixed point; a few at most).
+  const rewritten = new Set<string>();
+  let pending = files;
+  for (let pass = 1; pending.size > 0; pass++) {
+    if (pass > MAX_PASSES) {
+      console.error(`no fixed point after ${MAX_PASSES} passes`);
+      return 1;
+    }
+    for (const [path, text] of pending) Deno.writeTextFileSync(join(ROOT, path), text);
     const fmt = new Deno.Command(Deno.execPath(), {
-      args: ["fmt", "--quiet", ...files.keys()],
+      args: ["fmt", "--quiet", ...pending.keys()],
       cwd: ROOT,
     });
     const { code } = await fmt.output();
     if (code !== 0) console.error("deno fmt failed on the rewritten files");
+    for (const path of pending.keys()) rewritten.add(path);
+    pending = planCodemod().files;
   }
-  console.log(`rewrote ${files.size} files; refused ${refusals.length} imports`);
+  console.log(`rewrote ${rewritten.size} files; refused ${refusals.length} imports`);
   return refusals.length === 0 ? 0 : 1;
 }
+
+/** Passes the codemod makes at most before it gives up on a fixed point. */
+const MAX_PASSES = 5;
 
 if (import.meta.main) Deno.exit(await main(Deno.args));
