@@ -20,6 +20,7 @@
  * @module
  */
 import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { cachedSubgraphs, type SubgraphAnswerer } from "./_cached_subgraphs.ts";
 
 /** The subgraph names, one path each. */
 export const NESTED_SUBGRAPHS: readonly string[] = ["nest", "nestslow"];
@@ -164,12 +165,7 @@ export function nestedSupergraphSdl(port: number): string {
  * bytes (null: no such subgraph), cached by body (bounded).
  * @returns The answerer.
  */
-export async function nestedSubgraphs(): Promise<
-  (path: string, body: string) => Promise<Uint8Array<ArrayBuffer> | null>
-> {
-  const { parse, execute } = await import("graphql");
-  type GraphQLSchema = import("graphql").GraphQLSchema;
-  const { buildSubgraphSchema } = await import("@apollo/subgraph");
+export async function nestedSubgraphs(): Promise<SubgraphAnswerer> {
   const data = nestedData();
   const resolvers: Record<string, Record<string, Record<string, unknown>>> = {
     nest: {
@@ -183,33 +179,14 @@ export async function nestedSubgraphs(): Promise<
       },
     },
   };
-  const schemas = new Map(NESTED_SUBGRAPHS.map((name) => {
-    const input = { typeDefs: parse(`${LINK}\n${NESTED_SDLS[name]}`), resolvers: resolvers[name] };
-    // The graphql copy @apollo/subgraph types against is another module: same shapes.
-    // deno-lint-ignore no-explicit-any
-    return [name, buildSubgraphSchema([input] as any) as unknown as GraphQLSchema] as const;
-  }));
-  const cache = new Map<string, Uint8Array<ArrayBuffer>>();
-  const encoder = new TextEncoder();
-  return async (path, body) => {
-    const schema = schemas.get(path.slice(1));
-    if (!schema) return null;
-    const key = `${path} ${body}`;
-    let bytes = cache.get(key);
-    if (!bytes) {
-      const parsed = JSON.parse(body);
-      const result = await execute({
-        schema,
-        document: parse(parsed.query),
-        variableValues: parsed.variables,
-        operationName: parsed.operationName,
-      });
-      bytes = encoder.encode(JSON.stringify(result));
-      if (cache.size >= 64) cache.delete(cache.keys().next().value!);
-      cache.set(key, bytes);
-    }
-    return bytes;
-  };
+  return await cachedSubgraphs(
+    NESTED_SUBGRAPHS.map((name) => ({
+      name,
+      sdl: `${LINK}\n${NESTED_SDLS[name]}`,
+      resolvers: resolvers[name],
+    })),
+    { maxCached: 64 },
+  );
 }
 
 /**

@@ -25,6 +25,7 @@
  * @module
  */
 import { composeSupergraph } from "../../lib/compose/mod.ts";
+import { cachedSubgraphs, type SubgraphAnswerer } from "./_cached_subgraphs.ts";
 
 /** The subgraph names, one path each. */
 export const QUERY_SUBGRAPHS: readonly string[] = ["accounts", "inventory", "products", "reviews"];
@@ -248,42 +249,15 @@ if (import.meta.main && Deno.args[0] === "files") {
  * (bounded), as the server below serves them.
  * @returns The answerer.
  */
-export async function querySubgraphs(): Promise<
-  (path: string, body: string) => Promise<Uint8Array<ArrayBuffer> | null>
-> {
-  const { parse, execute } = await import("graphql");
-  type GraphQLSchema = import("graphql").GraphQLSchema;
-  const { buildSubgraphSchema } = await import("@apollo/subgraph");
-  const schemas = new Map(QUERY_SUBGRAPHS.map((name) => {
-    const input = {
-      typeDefs: parse(`${QUERY_LINK}\n${QUERY_SDLS[name]}`),
+export async function querySubgraphs(): Promise<SubgraphAnswerer> {
+  return await cachedSubgraphs(
+    QUERY_SUBGRAPHS.map((name) => ({
+      name,
+      sdl: `${QUERY_LINK}\n${QUERY_SDLS[name]}`,
       resolvers: resolvers(name),
-    };
-    // The graphql copy @apollo/subgraph types against is another module: same shapes.
-    // deno-lint-ignore no-explicit-any
-    return [name, buildSubgraphSchema([input] as any) as unknown as GraphQLSchema] as const;
-  }));
-  const cache = new Map<string, Uint8Array<ArrayBuffer>>();
-  const encoder = new TextEncoder();
-  return async (path, body) => {
-    const schema = schemas.get(path.slice(1));
-    if (!schema) return null;
-    const key = `${path} ${body}`;
-    let bytes = cache.get(key);
-    if (!bytes) {
-      const parsed = JSON.parse(body);
-      const result = await execute({
-        schema,
-        document: parse(parsed.query),
-        variableValues: parsed.variables,
-        operationName: parsed.operationName,
-      });
-      bytes = encoder.encode(JSON.stringify(result));
-      if (cache.size >= 1024) cache.delete(cache.keys().next().value!);
-      cache.set(key, bytes);
-    }
-    return bytes;
-  };
+    })),
+    { maxCached: 1024 },
+  );
 }
 
 if (import.meta.main && Deno.args[0] !== "files") {
